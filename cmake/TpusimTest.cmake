@@ -1,0 +1,23 @@
+# tpusim_add_test(NAME SOURCES src... [LIBS lib...] [DEFINITIONS def...])
+#
+# Builds a GoogleTest executable <build>/bin/NAME linked with gtest_main and
+# gmock, and registers each TEST with CTest through gtest_discover_tests, so
+# every test runs in its own process (SystemC cannot restart its kernel).
+include_guard(GLOBAL)
+include(GoogleTest)
+
+function(tpusim_add_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;LIBS;DEFINITIONS")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "tpusim_add_test(${name}): unexpected arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "tpusim_add_test(${name}): SOURCES is required")
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main)
+  if(ARG_DEFINITIONS)
+    target_compile_definitions(${name} PRIVATE ${ARG_DEFINITIONS})
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
+endfunction()

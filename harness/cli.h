@@ -1,0 +1,71 @@
+// The `tpusim` command line: one Add*Command/Run* pair per subcommand.
+//
+// main.cc builds the CLI11 app, lets each subcommand register its options into
+// a plain options struct, parses, and calls Run* for the subcommand that was
+// given. Run* functions write only to the streams passed in and return an
+// ExitCode; they never exit the process.
+#ifndef TPUSIM_HARNESS_CLI_H_
+#define TPUSIM_HARNESS_CLI_H_
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/hlo/module.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace tpusim::harness {
+
+/// Process exit codes, the same for every subcommand (DESIGN.md).
+enum ExitCode : int {
+  kExitOk = 0,           ///< success
+  kExitCheckFailed = 1,  ///< a check on the input failed (e.g. `fmt --check`)
+  kExitInputError = 2,   ///< bad usage, unreadable file, parse or verify error
+};
+
+/// `tpusim check FILE...`: parse and verify each module.
+struct CheckOptions {
+  std::vector<std::string> files;  ///< modules to check, in the order given
+  bool verbose = false;            ///< print "FILE: ok (...)" for each good module
+};
+/// Adds the `check` subcommand to `app`; parsing fills `options`.
+CLI::App* AddCheckCommand(CLI::App& app, CheckOptions& options);
+/// Checks every file even after an error; kExitInputError if any failed.
+int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim fmt FILE [-o OUT] [--check]`: print a module in canonical form.
+struct FmtOptions {
+  std::string file;    ///< module to format
+  std::string output;  ///< write here (atomically) instead of `out`; empty: `out`
+  bool check = false;  ///< only report whether `file` is already canonical
+};
+/// Adds the `fmt` subcommand to `app`; parsing fills `options`.
+CLI::App* AddFmtCommand(CLI::App& app, FmtOptions& options);
+/// kExitCheckFailed when `check` is set and the file is not canonical.
+int RunFmt(const FmtOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim presets [--models-dir DIR]`: list chip presets with headline figures.
+struct PresetsOptions {
+  std::string models_dir;  ///< where the *.yaml presets are; AddPresetsCommand sets the default
+};
+/// Adds the `presets` subcommand to `app`; parsing fills `options`.
+CLI::App* AddPresetsCommand(CLI::App& app, PresetsOptions& options);
+/// Prints one row per preset; kExitInputError if any failed to load (after the others).
+int RunPresets(const PresetsOptions& options, std::ostream& out, std::ostream& err);
+
+/// ParseHloModule then VerifyModule; `filename` appears in error messages.
+StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
+                                                               std::string_view filename);
+
+/// Writes a failed status's message to `err` verbatim, ending it with a newline.
+void PrintError(const Status& status, std::ostream& err);
+
+}  // namespace tpusim::harness
+
+#endif  // TPUSIM_HARNESS_CLI_H_

@@ -1,0 +1,25 @@
+// Helpers shared by the subcommands.
+#include <ostream>
+
+#include "harness/cli.h"
+#include "sim/hlo/parser.h"
+#include "sim/hlo/verifier.h"
+
+namespace tpusim::harness {
+
+StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
+                                                               std::string_view filename) {
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module,
+                          hlo::ParseHloModule(text, filename));
+  TPUSIM_RETURN_IF_ERROR(hlo::VerifyModule(*module));
+  return module;
+}
+
+void PrintError(const Status& status, std::ostream& err) {
+  const std::string& message = status.message();
+  err << message;
+  if (message.empty() || message.back() != '\n') err << '\n';
+  err.flush();
+}
+
+}  // namespace tpusim::harness

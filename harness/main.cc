@@ -1,0 +1,70 @@
+// `tpusim`: the command-line driver. Parses the command line with CLI11 and
+// dispatches to the subcommand's Run* function (harness/cli.h).
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "harness/cli.h"
+#include "harness/version.h"
+
+namespace {
+
+constexpr char kFooter[] = R"(Exit codes:
+  0  success
+  1  a check failed (fmt --check: the file is not canonically formatted)
+  2  usage or input error: bad command line, unreadable file, parse or verify error
+
+Run 'tpusim SUBCOMMAND --help' for the options of a subcommand.)";
+
+/// "tpusim[ SUBCOMMAND]: error: WHAT" plus where to find help, for CLI11 parse errors.
+std::string FailureMessage(const CLI::App* app, const CLI::Error& e) {
+  std::string command = "tpusim";
+  for (const CLI::App* sub : app->get_subcommands()) command += " " + sub->get_name();
+  return command + ": error: " + e.what() + "\nRun '" + command +
+         " --help' for more information.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace harness = tpusim::harness;
+
+  CLI::App app(
+      "tpusim: a cycle-approximate simulator of Google TPU pods that runs the HLO "
+      "modules XLA compiled.",
+      "tpusim");
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  app.set_version_flag("--version", "tpusim " + std::string(tpusim::kVersion),
+                       "Print the version ('tpusim X.Y.Z') and exit");
+  app.require_subcommand(0, 1);  // none: handled below, so unknown words are reported as such
+  app.footer(kFooter);
+  app.failure_message(FailureMessage);
+
+  harness::CheckOptions check_options;
+  CLI::App* check = harness::AddCheckCommand(app, check_options);
+  harness::FmtOptions fmt_options;
+  CLI::App* fmt = harness::AddFmtCommand(app, fmt_options);
+  harness::PresetsOptions presets_options;
+  CLI::App* presets = harness::AddPresetsCommand(app, presets_options);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every other parse error is a usage error.
+    const int code = app.exit(e);
+    return code == 0 ? harness::kExitOk : harness::kExitInputError;
+  }
+
+  try {
+    if (check->parsed()) return harness::RunCheck(check_options, std::cout, std::cerr);
+    if (fmt->parsed()) return harness::RunFmt(fmt_options, std::cout, std::cerr);
+    if (presets->parsed()) return harness::RunPresets(presets_options, std::cout, std::cerr);
+  } catch (const std::exception& e) {
+    std::cerr << "tpusim: internal error: " << e.what() << '\n';
+    return harness::kExitInputError;
+  }
+  std::cerr
+      << "tpusim: error: a subcommand is required\nRun 'tpusim --help' for more information.\n";
+  return harness::kExitInputError;
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything tpusim needs to build and test, from Debian 12 packages.
+# Idempotent: when every package is already installed it changes nothing.
+# Runs apt-get directly as root, through sudo otherwise.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build g++
+  clang libclang-rt-14-dev                      # libFuzzer builds (TPUSIM_FUZZ)
+  libsystemc-dev verilator                      # timing kernel, RTL MXU tile
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  libboost-dev libboost-graph-dev libboost-program-options-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-numpy libopenblas-dev        # reference numerics and plots
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup.sh: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+if ((EUID == 0)); then
+  sudo=()
+elif command -v sudo >/dev/null; then
+  sudo=(sudo)
+else
+  echo "setup.sh: error: not root and sudo is not available; install as root: ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "setup.sh: installing ${missing[*]}"
+"${sudo[@]}" apt-get update
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y --no-install-recommends "${packages[@]}"

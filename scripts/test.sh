@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The full test run CI does, from the repository root:
+#   1. build/       Release (-O2), warnings as errors; ctest
+#   2. build-asan/  ASan + UBSan; ctest
+#   3. build-fuzz/  clang + libFuzzer; the HLO parser fuzzer for 60 s seeded with
+#                   the corpus (clang is required: scripts/setup.sh installs it)
+# Fails when the corpus of HLO modules is missing: it is the acceptance test.
+#
+# Environment: TPUSIM_CORPUS_DIR (default ../shared/corpus relative to the
+# repository root), TPUSIM_JOBS (default 2), TPUSIM_FUZZ_SECONDS (default 60).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+jobs="${TPUSIM_JOBS:-2}"
+fuzz_seconds="${TPUSIM_FUZZ_SECONDS:-60}"
+corpus="${TPUSIM_CORPUS_DIR:-$root/../shared/corpus}"
+
+die() {
+  echo "test.sh: error: $*" >&2
+  exit 1
+}
+step() { echo "=== test.sh: $* ==="; }
+
+[[ -d "$corpus" ]] || die "corpus directory '$corpus' does not exist (set TPUSIM_CORPUS_DIR)"
+corpus="$(cd "$corpus" && pwd)"
+compgen -G "$corpus/*.hlo" >/dev/null || die "corpus directory '$corpus' has no .hlo files"
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+step "Release build (build/)"
+cmake -S . -B build -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+  -DTPUSIM_WERROR=ON -DTPUSIM_CORPUS_DIR="$corpus"
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+step "ASan + UBSan build (build-asan/)"
+cmake -S . -B build-asan -G Ninja \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+  -DTPUSIM_SANITIZE=ON -DTPUSIM_BENCH=OFF -DTPUSIM_CORPUS_DIR="$corpus"
+cmake --build build-asan -j "$jobs"
+ctest --test-dir build-asan --output-on-failure -j "$jobs"
+
+command -v clang++ >/dev/null && command -v clang >/dev/null ||
+die "clang not found; the fuzzer step needs it (run scripts/setup.sh)"
+step "libFuzzer build (build-fuzz/), fuzz_hlo_parser for ${fuzz_seconds}s"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPUSIM_FUZZ=ON -DTPUSIM_BENCH=OFF \
+  -DTPUSIM_CORPUS_DIR="$corpus"
+cmake --build build-fuzz -j "$jobs" --target fuzz_hlo_parser
+seeds="$(mktemp -d "${TMPDIR:-/tmp}/tpusim_fuzz_seeds.XXXXXX")"
+trap 'rm -rf "$seeds"' EXIT
+cp "$corpus"/*.hlo "$seeds"/
+# New inputs go to the temporary copy; crash reproducers to build-fuzz/. An
+# input that takes over 10 s counts as a crash (a hang, in practice).
+build-fuzz/bin/fuzz_hlo_parser -max_total_time="$fuzz_seconds" -timeout=10 -print_final_stats=1 \
+  -dict=tests/hlo/fuzz_hlo.dict -artifact_prefix="$root/build-fuzz/" "$seeds"
+
+step "all passed"

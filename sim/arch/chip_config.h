@@ -1,0 +1,90 @@
+// The resolved description of one TPU chip, as loaded from a preset in models/
+// (see models/README.md for the YAML schema and docs/presets.md for sources).
+//
+// Plain structs, immutable after loading: hardware models copy what they need
+// at construction and never read YAML (style.md rule 3). Every dimensioned
+// field is a unit type from sim/base/units.h.
+#ifndef TPUSIM_SIM_ARCH_CHIP_CONFIG_H_
+#define TPUSIM_SIM_ARCH_CHIP_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+
+#include "sim/base/units.h"
+
+namespace tpusim::arch {
+
+/// One systolic matrix unit and how many each TensorCore has.
+struct MxuConfig {
+  int64_t rows = 0;            ///< systolic array height (weights stationary), e.g. 128
+  int64_t cols = 0;            ///< systolic array width, e.g. 128 (256 on v6e)
+  int64_t count_per_core = 0;  ///< MXUs per TensorCore
+  /// int8 MACs per cycle relative to bf16 (2 where int8 runs at twice the bf16
+  /// rate); 0 when the MXU has no int8 mode.
+  int64_t int8_rate = 0;
+  /// fp8 MACs per cycle relative to bf16; 0 when the MXU has no fp8 mode.
+  int64_t fp8_rate = 0;
+};
+
+/// The vector unit of one TensorCore: a 2D SIMD array of (sublane, lane) slots.
+struct VpuConfig {
+  int64_t sublanes = 0;       ///< rows of a vreg, 8 on every generation so far
+  int64_t lanes = 0;          ///< columns of a vreg, 128 on every generation so far
+  int64_t alus_per_slot = 0;  ///< ALUs per (sublane, lane) slot issuing each cycle
+};
+
+/// On-chip vector memory, per TensorCore.
+struct VmemConfig {
+  Bytes capacity;            ///< per TensorCore
+  BytesPerSecond bandwidth;  ///< vreg loads from VMEM per TensorCore
+};
+
+/// Off-chip high-bandwidth memory, per chip.
+struct HbmConfig {
+  Bytes capacity;            ///< per chip
+  BytesPerSecond bandwidth;  ///< per chip, reads and writes combined
+  Bytes access_granularity;  ///< smallest transfer; a smaller access costs this much
+};
+
+/// Inter-chip interconnect ports of one chip.
+struct IciConfig {
+  int64_t links = 0;                                ///< ICI ports per chip
+  BytesPerSecond bandwidth_per_link_per_direction;  ///< one-way bandwidth of one link
+  Picoseconds hop_latency;                          ///< per chip-to-chip hop
+};
+
+/// Published peak throughput of the whole chip, used to report the fraction
+/// of peak a kernel achieves. The MXU geometry times the clock reproduces
+/// these within 1% (a test checks it); the timing model uses the geometry.
+struct PeakConfig {
+  FlopsPerSecond bf16;  ///< dense bf16 matmul FLOP/s per chip
+  FlopsPerSecond int8;  ///< dense int8 matmul OP/s per chip; 0 when unsupported
+};
+
+/// One chip preset after following `inherits:` and applying overrides.
+struct ChipConfig {
+  std::string name;         ///< preset name (file stem), e.g. "tpu-v5e"; not hashed
+  std::string inherits;     ///< direct parent preset as written, or ""; not hashed
+  std::string description;  ///< one line for `tpusim presets`; not hashed
+
+  Hertz clock;                       ///< TensorCore clock
+  int64_t tensorcores_per_chip = 0;  ///< TensorCores on one chip
+  bool megacore = false;             ///< XLA splits parallel work across the chip's TensorCores
+  MxuConfig mxu;
+  VpuConfig vpu;
+  VmemConfig vmem;
+  HbmConfig hbm;
+  IciConfig ici;
+  PeakConfig peak;
+};
+
+/// bf16 FLOP/s that the MXU geometry delivers at `clock`:
+/// TensorCores x MXUs x rows x cols x 2 (multiply and add) x clock.
+inline FlopsPerSecond MxuPeakBf16(const ChipConfig& c) {
+  return FlopsPerSecond(c.tensorcores_per_chip * c.mxu.count_per_core * c.mxu.rows * c.mxu.cols *
+                        2 * c.clock.value());
+}
+
+}  // namespace tpusim::arch
+
+#endif  // TPUSIM_SIM_ARCH_CHIP_CONFIG_H_

@@ -1,0 +1,128 @@
+#include "sim/base/file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tpusim {
+namespace {
+
+/// Closes a file descriptor on scope exit unless released.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  ~FdCloser() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  /// Closes now and reports close()'s errno (0 on success).
+  int Close() {
+    int rc = ::close(fd_);
+    fd_ = -1;
+    return rc == 0 ? 0 : errno;
+  }
+
+ private:
+  int fd_;  ///< the descriptor to close; -1 once closed
+};
+
+Status ReadError(const std::string& path, int err) {
+  std::string message = path + ": error: cannot open file: " + std::strerror(err);
+  return err == ENOENT ? NotFound(std::move(message)) : InvalidArgument(std::move(message));
+}
+
+Status WriteError(const std::string& path, int err) {
+  return InvalidArgument(path + ": error: cannot write file: " + std::strerror(err));
+}
+
+/// Writes all of `data`, retrying short writes and EINTR; returns errno or 0.
+int WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return 0;
+}
+
+/// The process umask. umask() can only be read by setting it, so this sets it
+/// and restores it at once; tpusim writes files from one thread per process.
+mode_t CurrentUmask() {
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  return mask;
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ReadError(path, errno);
+  FdCloser closer(fd);
+
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ReadError(path, errno);
+  if (S_ISDIR(st.st_mode)) return ReadError(path, EISDIR);
+
+  std::string contents;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) contents.reserve(static_cast<size_t>(st.st_size));
+  char buffer[64 * 1024];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ReadError(path, errno);
+    }
+    if (n == 0) break;
+    contents.append(buffer, static_cast<size_t>(n));
+  }
+  return contents;
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  const size_t slash = path.rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty()) return WriteError(path, EISDIR);
+
+  mode_t mode = 0666 & ~CurrentUmask();
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return WriteError(path, EISDIR);
+    mode = st.st_mode & 07777;
+  }
+
+  std::string temp = (dir == "/" ? "" : dir) + "/." + base + ".tmpXXXXXX";
+  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return WriteError(path, errno);
+  FdCloser closer(fd);
+  auto fail = [&](int err) {
+    ::unlink(temp.c_str());
+    return WriteError(path, err);
+  };
+
+  if (int err = WriteAll(fd, contents); err != 0) return fail(err);
+  if (::fchmod(fd, mode) != 0) return fail(errno);
+  if (::fsync(fd) != 0) return fail(errno);
+  if (int err = closer.Close(); err != 0) return fail(err);
+  if (::rename(temp.c_str(), path.c_str()) != 0) return fail(errno);
+
+  // Make the rename itself durable. Failing here leaves the new file in place,
+  // so it is not reported as an error.
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tpusim

@@ -1,0 +1,30 @@
+// Whole-file I/O for loaders and tools: read a file into memory, and replace a
+// file atomically so that readers never see a partial write.
+#ifndef TPUSIM_SIM_BASE_FILE_H_
+#define TPUSIM_SIM_BASE_FILE_H_
+
+#include <string>
+#include <string_view>
+
+#include "sim/base/status.h"
+
+namespace tpusim {
+
+/// Reads the whole file at `path` in binary mode (no newline translation, NUL
+/// bytes kept). Errors are kNotFound when the file does not exist and
+/// kInvalidArgument otherwise (a directory, no permission, a read error); the
+/// message reads "PATH: error: cannot open file: REASON", REASON being
+/// strerror's text (e.g. "No such file or directory", "Is a directory").
+StatusOr<std::string> ReadFile(const std::string& path);
+
+/// Replaces the file at `path` with `contents`: writes a temporary file in the
+/// same directory, fsyncs it, renames it over `path` and fsyncs the directory.
+/// Readers see either the old file or the new one, never a mix. An existing
+/// file keeps its permission bits; a new one gets 0666 minus the umask. On
+/// failure the temporary file is removed and `path` is untouched; the message
+/// reads "PATH: error: cannot write file: REASON".
+Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+}  // namespace tpusim
+
+#endif  // TPUSIM_SIM_BASE_FILE_H_

@@ -1,0 +1,214 @@
+// Control-flow kernels: call, fusion, while, conditional, map, the async
+// wrappers (async-start/-update/-done, copy-start/-done), the ops that only
+// order or annotate values (opt-barrier, after-all, add-dependency, domain)
+// and the device-id ops.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/eval/kernels.h"
+
+namespace tpusim::eval {
+namespace {
+
+using hlo::AttrId;
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using value::Literal;
+
+/// The computation named by `id` (a single computation or the first of a list).
+const HloComputation* CalledComputation(const HloInstruction& inst, AttrId id) {
+  if (const auto* c = inst.GetAttr<HloComputation*>(id)) return *c;
+  if (const auto* list = inst.GetAttr<hlo::ComputationList>(id)) {
+    if (!list->computations.empty()) return list->computations.front();
+  }
+  return nullptr;
+}
+
+StatusOr<Literal> While(EvalContext& ctx, const HloInstruction& inst, const Literal& init) {
+  const HloComputation* condition = CalledComputation(inst, AttrId::kCondition);
+  const HloComputation* body = CalledComputation(inst, AttrId::kBody);
+  if (condition == nullptr || body == nullptr) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "needs condition= and body=");
+  }
+  Literal state = init;
+  for (int64_t iteration = 0;; ++iteration) {
+    const Literal* args[] = {&state};
+    TPUSIM_ASSIGN_OR_RETURN(Literal keep_going, ctx.Call(*condition, args));
+    if (!keep_going.shape().IsArray() || keep_going.element_count() != 1 ||
+        keep_going.element_type() != hlo::PrimitiveType::kPred) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument, "condition must return pred[]");
+    }
+    if (keep_going.data<uint8_t>()[0] == 0) return state;
+    if (iteration >= ctx.options().max_while_iterations) {
+      return ctx.Error(inst, StatusCode::kFailedPrecondition,
+                       "loop did not finish within " +
+                           std::to_string(ctx.options().max_while_iterations) +
+                           " iterations (EvaluatorOptions::max_while_iterations)");
+    }
+    TPUSIM_ASSIGN_OR_RETURN(state, ctx.Call(*body, args));
+  }
+}
+
+/// Both forms: a pred selects true_computation (operand 1) or
+/// false_computation (operand 2); an s32 index selects branch_computations[i]
+/// with operand i + 1, and an index out of range selects the last branch, as
+/// XLA defines.
+StatusOr<Literal> Conditional(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  const Literal& selector = *ops[0];
+  if (!selector.shape().IsArray() || selector.element_count() != 1) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "branch selector must be a scalar");
+  }
+  const HloComputation* branch = nullptr;
+  int64_t operand = 0;
+  if (selector.element_type() == hlo::PrimitiveType::kPred) {
+    const bool taken = selector.data<uint8_t>()[0] != 0;
+    branch = CalledComputation(inst, taken ? AttrId::kTrueComputation : AttrId::kFalseComputation);
+    operand = taken ? 1 : 2;
+  } else if (const auto* list = inst.GetAttr<hlo::ComputationList>(AttrId::kBranchComputations)) {
+    const int64_t count = static_cast<int64_t>(list->computations.size());
+    int64_t index = ScalarAsInt64(selector);
+    if (index < 0 || index >= count) index = count - 1;
+    if (count > 0) branch = list->computations[index];
+    operand = index + 1;
+  }
+  if (branch == nullptr || operand >= static_cast<int64_t>(ops.size())) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "needs a branch computation and an operand for the selected branch");
+  }
+  const Literal* args[] = {ops[operand]};
+  return ctx.Call(*branch, args);
+}
+
+/// map: the scalar computation applied to each element, in row-major order.
+StatusOr<Literal> Map(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  const HloComputation* fn = inst.to_apply();
+  if (fn == nullptr) return ctx.Error(inst, StatusCode::kInvalidArgument, "needs to_apply=");
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  if (!out.shape().IsArray()) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "result must be an array");
+  }
+  std::vector<Literal> scalars;
+  std::vector<const Literal*> args;
+  for (const Literal* operand : ops) {
+    if (!operand->shape().IsArray() || operand->element_count() != out.element_count()) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument, "operands must match the result");
+    }
+    scalars.emplace_back(hlo::Shape(operand->element_type(), {}));
+  }
+  for (const Literal& scalar : scalars) args.push_back(&scalar);
+  for (int64_t i = 0; i < out.element_count(); ++i) {
+    for (size_t k = 0; k < ops.size(); ++k) CopyElement(*ops[k], i, scalars[k], 0);
+    TPUSIM_ASSIGN_OR_RETURN(Literal result, ctx.Call(*fn, args));
+    if (!result.shape().IsArray() || result.element_count() != 1 ||
+        result.element_type() != out.element_type()) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "to_apply must return a scalar of the result's element type");
+    }
+    CopyElement(result, 0, out, i);
+  }
+  return out;
+}
+
+/// The tuple element `index` of an async-style tuple operand (copy-done reads
+/// the destination at 0, async-done the result at 1).
+StatusOr<Literal> AsyncElement(EvalContext& ctx, const HloInstruction& inst, const Literal& tuple,
+                               int64_t index) {
+  if (!tuple.shape().IsTuple() || tuple.tuple_size() <= index) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "operand must be the tuple its -start op produced");
+  }
+  return tuple.tuple_element(index);
+}
+
+/// Fills element `index` of an async-style tuple result, whose other elements
+/// (the u32/s32 contexts) stay zero: they carry no value a program can read.
+Status SetAsyncElement(EvalContext& ctx, const HloInstruction& inst, Literal& tuple, int64_t index,
+                       Literal value) {
+  if (!tuple.shape().IsTuple() || tuple.tuple_size() <= index ||
+      !tuple.tuple_element(index).shape().Compatible(value.shape())) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "result tuple does not match the started operation");
+  }
+  tuple.mutable_tuple_element(index) = std::move(value);
+  return Status::Ok();
+}
+
+/// copy-start: (destination, source, context), both buffers holding the
+/// operand: the asynchronous copy is a timing matter.
+StatusOr<Literal> CopyStart(EvalContext& ctx, const HloInstruction& inst, const Literal& operand) {
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, operand));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 1, operand));
+  return out;
+}
+
+/// async-start: runs the wrapped computation at once (when it finishes is a
+/// timing matter) and returns ((operands...), result, contexts...).
+StatusOr<Literal> AsyncStart(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  const HloComputation* wrapped = CalledComputation(inst, AttrId::kCalls);
+  if (wrapped == nullptr) return ctx.Error(inst, StatusCode::kInvalidArgument, "needs calls=");
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, ctx.Call(*wrapped, ops));
+  std::vector<Literal> operands;
+  for (const Literal* operand : ops) operands.push_back(*operand);
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  TPUSIM_RETURN_IF_ERROR(
+      SetAsyncElement(ctx, inst, out, 0, Literal::CreateTuple(std::move(operands))));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 1, std::move(result)));
+  return out;
+}
+
+/// replica-id and partition-id: the device being evaluated, as u32[].
+Literal DeviceIdScalar(int64_t id) {
+  return Literal::CreateR0<uint32_t>(static_cast<uint32_t>(id));
+}
+
+}  // namespace
+
+StatusOr<Literal> EvalControl(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  switch (inst.opcode()) {
+    case HloOpcode::kCall:
+    case HloOpcode::kFusion: {
+      // call names its callee with to_apply= (older dumps: calls=); fusion
+      // with calls=.
+      const HloComputation* callee = inst.to_apply();
+      if (callee == nullptr) callee = CalledComputation(inst, AttrId::kCalls);
+      if (callee == nullptr) {
+        return ctx.Error(inst, StatusCode::kInvalidArgument, "names no computation to call");
+      }
+      return ctx.Call(*callee, ops);
+    }
+    case HloOpcode::kWhile:
+      return While(ctx, inst, *ops[0]);
+    case HloOpcode::kConditional:
+      return Conditional(ctx, inst, ops);
+    case HloOpcode::kMap:
+      return Map(ctx, inst, ops);
+    case HloOpcode::kCopyStart:
+      return CopyStart(ctx, inst, *ops[0]);
+    case HloOpcode::kCopyDone:
+      return AsyncElement(ctx, inst, *ops[0], 0);
+    case HloOpcode::kAsyncStart:
+      return AsyncStart(ctx, inst, ops);
+    case HloOpcode::kAsyncDone:
+      return AsyncElement(ctx, inst, *ops[0], 1);
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kDomain:
+      // Scheduling and sharding annotations: the value passes through.
+      return *ops[0];
+    case HloOpcode::kAfterAll:
+      return Literal::CreateToken();
+    case HloOpcode::kReplicaId:
+      return DeviceIdScalar(ctx.device().replica_id);
+    case HloOpcode::kPartitionId:
+      return DeviceIdScalar(ctx.device().partition_id);
+    default:
+      return ctx.Error(inst, StatusCode::kInternal, "not a control opcode");
+  }
+}
+
+}  // namespace tpusim::eval

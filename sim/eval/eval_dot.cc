@@ -1,0 +1,360 @@
+// dot with batch and contracting dimensions, computed as the MXU computes it.
+//
+// TPU numerics (Numerics::kTpu, docs/evaluator.md):
+// - Each float operand is split into bf16 pieces x = x0 + x1 + x2 (x0 =
+//   bf16(x), x1 = bf16(x - x0), x2 = bf16(x - x0 - x1); each difference is
+//   exact in f32). bf16 and f8 operands are a single piece.
+// - The precision config picks the passes, products of pieces (lhs, rhs):
+//   DEFAULT 1 pass (x0*y0); HIGH 3 passes (x0*y1, x1*y0, x0*y0); HIGHEST 6
+//   passes (x0*y2, x2*y0, x1*y1, x0*y1, x1*y0, x0*y0): smallest terms first.
+//   The higher of the two operands' precisions applies; `algorithm=` overrides.
+// - A product of two bf16 values is exact in f32 (8+8 significant bits).
+// - Accumulation is f32, one rounding per addition, in MXU tile order: the
+//   contracting dimension (flattened in the order its dimensions are listed)
+//   is cut into chunks of kMxuTile; within a chunk, pass by pass and within a
+//   pass in increasing k, products are added to a chunk sum seeded with the
+//   first product; chunk sums are then added in order to the result, seeded
+//   with the first chunk's sum. A pass other than x0*y0 skips products with a
+//   zero piece, so an operand that is exactly bf16 gives the 1-pass result.
+// Integer dots accumulate modulo 2^64 and wrap to the result type. f64 dots
+// and Numerics::kIeee multiply and add in f64 (products of f32 or narrower
+// operands are exact there), in increasing k, and round once to the result
+// type.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "sim/eval/kernels.h"
+#include "sim/value/element_type.h"
+#include "sim/value/float_formats.h"
+
+namespace tpusim::eval {
+namespace {
+
+using hlo::AttrId;
+using hlo::HloInstruction;
+using hlo::PrimitiveType;
+using value::Literal;
+
+/// The contracting-dimension tile of the MXU: 128 rows on v2-v5 (DESIGN.md
+/// glossary). Fixed here, not per chip preset, so that values never depend on
+/// the timing model's configuration.
+constexpr int64_t kMxuTile = 128;
+
+/// The index structure of a dot: element (b, m, k) of the lhs is at
+/// lhs_b[b] + lhs_m[m] + lhs_k[k], element (b, k, n) of the rhs at
+/// rhs_b[b] + rhs_k[k] + rhs_n[n], and the result is [b, m, n] row-major.
+struct DotIndex {
+  std::vector<int64_t> lhs_b, lhs_m, lhs_k, rhs_b, rhs_k, rhs_n;
+};
+
+/// Offsets of every index over `dims` of `shape`, in row-major order of the
+/// listed dimensions (the first listed varies slowest).
+std::vector<int64_t> Offsets(const hlo::Shape& shape, const std::vector<int64_t>& dims) {
+  const std::vector<int64_t> strides = RowMajorStrides(shape.dimensions());
+  std::vector<int64_t> sizes, dim_strides;
+  for (int64_t d : dims) {
+    sizes.push_back(shape.dimensions(d));
+    dim_strides.push_back(strides[d]);
+  }
+  std::vector<int64_t> offsets;
+  ForEachIndex(sizes, [&](std::span<const int64_t> index) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < index.size(); ++i) offset += index[i] * dim_strides[i];
+    offsets.push_back(offset);
+  });
+  return offsets;
+}
+
+/// The dimensions of `shape` in neither list, in increasing order.
+std::vector<int64_t> FreeDims(const hlo::Shape& shape, const std::vector<int64_t>& batch,
+                              const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
+      free.push_back(d);
+    }
+  }
+  return free;
+}
+
+StatusOr<DotIndex> BuildIndex(const HloInstruction& inst, const hlo::Shape& lhs,
+                              const hlo::Shape& rhs) {
+  auto list = [&](AttrId id) {
+    const auto* v = inst.GetAttr<std::vector<int64_t>>(id);
+    return v ? *v : std::vector<int64_t>{};
+  };
+  const std::vector<int64_t> lb = list(AttrId::kLhsBatchDims), rb = list(AttrId::kRhsBatchDims);
+  const std::vector<int64_t> lc = list(AttrId::kLhsContractingDims);
+  const std::vector<int64_t> rc = list(AttrId::kRhsContractingDims);
+  auto valid = [](const std::vector<int64_t>& dims, const hlo::Shape& s) {
+    return std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return d >= 0 && d < s.rank(); });
+  };
+  if (lb.size() != rb.size() || lc.size() != rc.size() || !valid(lb, lhs) || !valid(lc, lhs) ||
+      !valid(rb, rhs) || !valid(rc, rhs)) {
+    return InvalidArgument("batch and contracting dimensions must pair up and be in range");
+  }
+  for (size_t i = 0; i < lb.size(); ++i) {
+    if (lhs.dimensions(lb[i]) != rhs.dimensions(rb[i])) {
+      return InvalidArgument("batch dimension sizes differ");
+    }
+  }
+  for (size_t i = 0; i < lc.size(); ++i) {
+    if (lhs.dimensions(lc[i]) != rhs.dimensions(rc[i])) {
+      return InvalidArgument("contracting dimension sizes differ");
+    }
+  }
+  DotIndex index;
+  index.lhs_b = Offsets(lhs, lb);
+  index.lhs_m = Offsets(lhs, FreeDims(lhs, lb, lc));
+  index.lhs_k = Offsets(lhs, lc);
+  index.rhs_b = Offsets(rhs, rb);
+  index.rhs_k = Offsets(rhs, rc);
+  index.rhs_n = Offsets(rhs, FreeDims(rhs, rb, rc));
+  return index;
+}
+
+/// Number of MXU passes for the instruction's precision config or algorithm.
+StatusOr<int> PassCount(const HloInstruction& inst) {
+  const std::string_view algorithm = inst.string_attr(AttrId::kAlgorithm);
+  if (!algorithm.empty()) {
+    if (algorithm == "dot_bf16_bf16_f32") return 1;
+    if (algorithm == "dot_bf16_bf16_f32_x3") return 3;
+    // f32 x f32 -> f32 on the MXU is its 6-pass emulation.
+    if (algorithm == "dot_bf16_bf16_f32_x6" || algorithm == "dot_f32_f32_f32") return 6;
+    return Unimplemented("dot algorithm " + std::string(algorithm) + " is not supported yet");
+  }
+  int passes = 1;
+  if (const auto* precisions = inst.GetAttr<std::vector<std::string>>(AttrId::kOperandPrecision)) {
+    for (const std::string& p : *precisions) {
+      if (p == "high" || p == "HIGH") {
+        passes = std::max(passes, 3);
+      } else if (p == "highest" || p == "HIGHEST") {
+        passes = 6;
+      } else if (p != "default" && p != "DEFAULT") {
+        return InvalidArgument("unknown operand precision '" + p + "'");
+      }
+    }
+  }
+  return passes;
+}
+
+/// True for element types whose every value is a bf16 value (one piece).
+bool IsExactlyBf16(PrimitiveType t) {
+  return t == PrimitiveType::kBF16 || t == PrimitiveType::kF8E5M2 ||
+         t == PrimitiveType::kF8E4M3FN || t == PrimitiveType::kF8E4M3 ||
+         t == PrimitiveType::kF8E5M2FNUZ || t == PrimitiveType::kF8E4M3FNUZ ||
+         t == PrimitiveType::kF8E4M3B11FNUZ || t == PrimitiveType::kF8E3M4 ||
+         t == PrimitiveType::kF4E2M1FN;
+}
+
+float RoundToBf16(float x) { return value::Bf16ToFloat(value::Bf16FromFloat(x)); }
+
+/// The bf16 pieces of an operand, each as floats laid out [b][row][k] so the
+/// inner loop reads consecutive k. `rows` are the m (lhs) or n (rhs) offsets.
+std::vector<std::vector<float>> SplitOperand(const Literal& operand, int piece_count,
+                                             const std::vector<int64_t>& b_off,
+                                             const std::vector<int64_t>& row_off,
+                                             const std::vector<int64_t>& k_off) {
+  const size_t size = b_off.size() * row_off.size() * k_off.size();
+  std::vector<std::vector<float>> pieces(piece_count, std::vector<float>(size));
+  size_t i = 0;
+  for (int64_t b : b_off) {
+    for (int64_t r : row_off) {
+      for (int64_t k : k_off) {
+        // Every operand type here is exact in f32 (f64 takes the f64 path).
+        float rest = static_cast<float>(operand.GetAsDouble(b + r + k));
+        for (int p = 0; p < piece_count; ++p) {
+          const float piece = RoundToBf16(rest);
+          pieces[p][i] = piece;
+          // An inf or NaN piece carries the whole value; nothing remains.
+          rest = std::isfinite(piece) ? rest - piece : 0.0f;
+        }
+        ++i;
+      }
+    }
+  }
+  return pieces;
+}
+
+/// The MXU passes, smallest terms first: (lhs piece, rhs piece).
+std::vector<std::pair<int, int>> Passes(int count) {
+  if (count == 1) return {{0, 0}};
+  if (count == 3) return {{0, 1}, {1, 0}, {0, 0}};
+  return {{0, 2}, {2, 0}, {1, 1}, {0, 1}, {1, 0}, {0, 0}};
+}
+
+Status TpuFloatDot(const HloInstruction& inst, const Literal& lhs, const Literal& rhs,
+                   const DotIndex& ix, Literal& out) {
+  TPUSIM_ASSIGN_OR_RETURN(int pass_count, PassCount(inst));
+  const int pieces = pass_count == 1 ? 1 : pass_count == 3 ? 2 : 3;
+  const int lhs_pieces = IsExactlyBf16(lhs.element_type()) ? 1 : pieces;
+  const int rhs_pieces = IsExactlyBf16(rhs.element_type()) ? 1 : pieces;
+  const auto a = SplitOperand(lhs, lhs_pieces, ix.lhs_b, ix.lhs_m, ix.lhs_k);
+  const auto b = SplitOperand(rhs, rhs_pieces, ix.rhs_b, ix.rhs_n, ix.rhs_k);
+  std::vector<std::pair<int, int>> passes;
+  for (auto [p, q] : Passes(pass_count)) {
+    if (p < lhs_pieces && q < rhs_pieces) passes.emplace_back(p, q);
+  }
+  const int64_t batches = static_cast<int64_t>(ix.lhs_b.size());
+  const int64_t m_count = static_cast<int64_t>(ix.lhs_m.size());
+  const int64_t n_count = static_cast<int64_t>(ix.rhs_n.size());
+  const int64_t k_count = static_cast<int64_t>(ix.lhs_k.size());
+  int64_t linear = 0;
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    for (int64_t mi = 0; mi < m_count; ++mi) {
+      for (int64_t ni = 0; ni < n_count; ++ni) {
+        const size_t a_row = static_cast<size_t>((bi * m_count + mi) * k_count);
+        const size_t b_row = static_cast<size_t>((bi * n_count + ni) * k_count);
+        float acc = 0.0f;
+        for (int64_t k0 = 0; k0 < k_count; k0 += kMxuTile) {
+          const int64_t k1 = std::min(k0 + kMxuTile, k_count);
+          float chunk = 0.0f;
+          bool seeded = false;
+          for (auto [p, q] : passes) {
+            const float* x = a[p].data() + a_row;
+            const float* y = b[q].data() + b_row;
+            const bool lower = p != 0 || q != 0;
+            for (int64_t k = k0; k < k1; ++k) {
+              if (lower && (x[k] == 0.0f || y[k] == 0.0f)) continue;
+              const float product = x[k] * y[k];  // exact: bf16 x bf16
+              chunk = seeded ? chunk + product : product;
+              seeded = true;
+            }
+          }
+          acc = k0 == 0 ? chunk : acc + chunk;
+        }
+        out.SetFromDouble(linear++, static_cast<double>(acc));  // f32 -> result: one rounding
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+/// f64 reference: exact products and sums in double, rounded once at the end.
+void IeeeFloatDot(const Literal& lhs, const Literal& rhs, const DotIndex& ix, Literal& out) {
+  int64_t linear = 0;
+  for (size_t bi = 0; bi < ix.lhs_b.size(); ++bi) {
+    for (int64_t m : ix.lhs_m) {
+      for (int64_t n : ix.rhs_n) {
+        double acc = 0.0;
+        for (size_t k = 0; k < ix.lhs_k.size(); ++k) {
+          acc += lhs.GetAsDouble(ix.lhs_b[bi] + m + ix.lhs_k[k]) *
+                 rhs.GetAsDouble(ix.rhs_b[bi] + ix.rhs_k[k] + n);
+        }
+        out.SetFromDouble(linear++, acc);
+      }
+    }
+  }
+}
+
+/// An integer element, sign- or zero-extended to 64 bits.
+std::vector<uint64_t> IntValues(const Literal& operand) {
+  std::vector<uint64_t> values(static_cast<size_t>(operand.element_count()));
+  value::VisitArrayType(operand.element_type(), [&](auto tag) {
+    using T = value::NativeType<decltype(tag)::value>;
+    if constexpr (std::is_integral_v<T>) {
+      const auto x = operand.data<T>();
+      for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = static_cast<uint64_t>(
+            static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(x[i]));
+      }
+    }
+  });
+  return values;
+}
+
+Status IntegerDot(const Literal& lhs, const Literal& rhs, const DotIndex& ix, Literal& out) {
+  if (hlo::PrimitiveTypeBitWidth(out.element_type()) < 8) {
+    return Unimplemented("dot with a sub-byte integer result");
+  }
+  const std::vector<uint64_t> x = IntValues(lhs), y = IntValues(rhs);
+  std::vector<uint64_t> sums;
+  for (size_t bi = 0; bi < ix.lhs_b.size(); ++bi) {
+    for (int64_t m : ix.lhs_m) {
+      for (int64_t n : ix.rhs_n) {
+        uint64_t acc = 0;  // modulo 2^64, so the order cannot matter
+        for (size_t k = 0; k < ix.lhs_k.size(); ++k) {
+          acc += x[ix.lhs_b[bi] + m + ix.lhs_k[k]] * y[ix.rhs_b[bi] + ix.rhs_k[k] + n];
+        }
+        sums.push_back(acc);
+      }
+    }
+  }
+  value::VisitArrayType(out.element_type(), [&](auto tag) {
+    using T = value::NativeType<decltype(tag)::value>;
+    if constexpr (std::is_integral_v<T>) {
+      auto o = out.data<T>();
+      for (size_t i = 0; i < sums.size(); ++i) o[i] = static_cast<T>(sums[i]);  // wraps
+    }
+  });
+  return Status::Ok();
+}
+
+/// The numerics dispatch shared by dot and MatMul.
+Status DotWithIndex(const EvalContext& ctx, const HloInstruction& inst, const Literal& lhs,
+                    const Literal& rhs, const DotIndex& ix, Literal& out) {
+  const size_t expected = ix.lhs_b.size() * ix.lhs_m.size() * ix.rhs_n.size();
+  if (static_cast<size_t>(out.element_count()) != expected) {
+    return InvalidArgument("result shape does not match batch, lhs free and rhs free dimensions");
+  }
+  const PrimitiveType lt = lhs.element_type(), rt = rhs.element_type(), ot = out.element_type();
+  if (hlo::IsComplex(lt) || hlo::IsComplex(rt) || hlo::IsComplex(ot)) {
+    return Unimplemented("complex dot is not supported yet");
+  }
+  const bool integer = hlo::IsInteger(lt) && hlo::IsInteger(rt) && hlo::IsInteger(ot);
+  if (integer) return IntegerDot(lhs, rhs, ix, out);
+  if (!hlo::IsFloatingPoint(lt) || !hlo::IsFloatingPoint(rt) || !hlo::IsFloatingPoint(ot)) {
+    return Unimplemented("dot mixing integer and floating-point types");
+  }
+  const bool f64 = lt == PrimitiveType::kF64 || rt == PrimitiveType::kF64;
+  if (ctx.options().numerics == Numerics::kIeee || f64) {
+    IeeeFloatDot(lhs, rhs, ix, out);
+    return Status::Ok();
+  }
+  return TpuFloatDot(inst, lhs, rhs, ix, out);
+}
+
+Status Dot(const EvalContext& ctx, const HloInstruction& inst, const Literal& lhs,
+           const Literal& rhs, Literal& out) {
+  if (!lhs.shape().IsArray() || !rhs.shape().IsArray() || !out.shape().IsArray()) {
+    return InvalidArgument("operands and result must be arrays");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(DotIndex ix, BuildIndex(inst, lhs.shape(), rhs.shape()));
+  return DotWithIndex(ctx, inst, lhs, rhs, ix, out);
+}
+
+}  // namespace
+
+Status MatMul(const EvalContext& ctx, const HloInstruction& inst, const Literal& lhs,
+              const Literal& rhs, Literal& out) {
+  const int64_t m = lhs.shape().dimensions(0), k = lhs.shape().dimensions(1);
+  const int64_t n = rhs.shape().dimensions(1);
+  DotIndex ix;
+  ix.lhs_b = ix.rhs_b = {0};
+  for (int64_t i = 0; i < m; ++i) ix.lhs_m.push_back(i * k);
+  for (int64_t i = 0; i < k; ++i) {
+    ix.lhs_k.push_back(i);
+    ix.rhs_k.push_back(i * n);
+  }
+  for (int64_t i = 0; i < n; ++i) ix.rhs_n.push_back(i);
+  return DotWithIndex(ctx, inst, lhs, rhs, ix, out);
+}
+
+StatusOr<Literal> EvalDot(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  if (ops.size() != 2) {
+    return ctx.Unsupported(inst, "dot with sparsity metadata operands is not supported yet");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  const Status status = Dot(ctx, inst, *ops[0], *ops[1], out);
+  if (!status.ok()) return ctx.Error(inst, status.code(), status.message());
+  return out;
+}
+
+}  // namespace tpusim::eval

@@ -1,0 +1,771 @@
+// Elementwise kernels: unary and binary arithmetic, compare, select, clamp,
+// convert, bitcast-convert, reduce-precision.
+//
+// Numerics: f32 and f64 compute in their own type; f16, bf16 and the f8/f4
+// types compute in f32 and round once to the element type. Transcendentals
+// come from detmath, never the host libm. Integers compute modulo 2^64 and
+// wrap to the element's bit width (s4 and friends included), with XLA's
+// results for division by zero, INT_MIN / -1 and out-of-range shifts.
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "sim/eval/det_math.h"
+#include "sim/eval/kernels.h"
+#include "sim/value/element_type.h"
+#include "sim/value/float_formats.h"
+
+namespace tpusim::eval {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::PrimitiveType;
+using value::Literal;
+using value::NativeType;
+
+template <typename T>
+constexpr bool kIsComplex =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+/// The f16/bf16/f8/f4 raw-bits wrappers.
+template <typename T>
+constexpr bool kIsNarrowFloat = std::is_class_v<T> && !kIsComplex<T>;
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<T> || kIsNarrowFloat<T>;
+
+/// The type float elements are computed in: f64 in double, all others in f32.
+template <typename T>
+using ComputeType = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <typename T>
+ComputeType<T> Load(T v) {
+  if constexpr (kIsNarrowFloat<T>) {
+    return v.ToFloat();
+  } else {
+    return v;
+  }
+}
+/// Rounds once from the compute type to the element type.
+template <typename T>
+T Store(ComputeType<T> c) {
+  if constexpr (kIsNarrowFloat<T>) {
+    return T::FromFloat(c);
+  } else {
+    return c;
+  }
+}
+
+/// Bit width of an integer or pred element type (pred counts as one bit, so
+/// its arithmetic wraps to 0 and 1).
+template <PrimitiveType kType>
+constexpr int IntBits() {
+  switch (kType) {
+    case PrimitiveType::kPred:
+    case PrimitiveType::kS1:
+    case PrimitiveType::kU1:
+      return 1;
+    case PrimitiveType::kS2:
+    case PrimitiveType::kU2:
+      return 2;
+    case PrimitiveType::kS4:
+    case PrimitiveType::kU4:
+      return 4;
+    default:
+      return 8 * sizeof(NativeType<kType>);
+  }
+}
+template <PrimitiveType kType>
+constexpr int kIntBits = IntBits<kType>();
+
+/// The low kIntBits bits set.
+template <PrimitiveType kType>
+constexpr uint64_t kIntMask = kIntBits<kType> == 64 ? ~uint64_t{0}
+                                                    : ~(~uint64_t{0} << kIntBits<kType>);
+
+/// The element whose low kIntBits bits are `u` (sign-extended for signed types).
+template <PrimitiveType kType>
+NativeType<kType> FromBits(uint64_t u) {
+  using T = NativeType<kType>;
+  u &= kIntMask<kType>;
+  if constexpr (std::is_signed_v<T> && kIntBits<kType> < 64) {
+    if ((u >> (kIntBits<kType> - 1)) & 1) u |= ~kIntMask<kType>;
+  }
+  return static_cast<T>(u);  // modulo 2^N (C++20)
+}
+/// An integer element as 64 bits: sign-extended, so arithmetic modulo 2^64
+/// then FromBits gives the wrapped result.
+template <typename T>
+uint64_t ToBits(T v) {
+  return static_cast<uint64_t>(
+      static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));
+}
+
+/// The low `bits` bits of `u` as a signed number.
+int64_t SignExtend(uint64_t u, int bits) {
+  if (bits == 64) return static_cast<int64_t>(u);
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  u &= mask;
+  if ((u >> (bits - 1)) & 1) u |= ~mask;
+  return static_cast<int64_t>(u);
+}
+
+template <typename In, typename Out, typename F>
+void Map1(const Literal& a, Literal& out, F f) {
+  const auto x = a.data<In>();
+  auto o = out.data<Out>();
+  for (size_t i = 0; i < o.size(); ++i) o[i] = f(x[i]);
+}
+/// `out` may be `a` itself (ApplyBinaryInPlace): each element is read before
+/// it is written.
+template <typename In, typename Out, typename F>
+void Map2(const Literal& a, const Literal& b, Literal& out, F f) {
+  const In* x = a.data<In>().data();
+  const In* y = b.data<In>().data();
+  auto o = out.data<Out>();
+  for (size_t i = 0; i < o.size(); ++i) o[i] = f(x[i], y[i]);
+}
+
+/// XLA's maximum/minimum: NaN propagates (the first NaN operand wins), and
+/// +0 is greater than -0.
+template <typename C>
+C FloatMax(C x, C y) {
+  if (x != x) return x;
+  if (y != y) return y;
+  if (x == y) return std::signbit(x) ? y : x;
+  return x > y ? x : y;
+}
+template <typename C>
+C FloatMin(C x, C y) {
+  if (x != x) return x;
+  if (y != y) return y;
+  if (x == y) return std::signbit(x) ? x : y;
+  return x < y ? x : y;
+}
+
+Status NotForType(HloOpcode op, PrimitiveType type) {
+  return InvalidArgument(std::string(hlo::HloOpcodeName(op)) + " is not defined for " +
+                         std::string(hlo::PrimitiveTypeName(type)) + " elements");
+}
+Status ComplexUnsupported() {
+  return Unimplemented("complex element types are not supported by the evaluator yet");
+}
+
+// --- binary ------------------------------------------------------------------
+
+template <PrimitiveType kType>
+Status FloatBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out) {
+  using T = NativeType<kType>;
+  using C = ComputeType<T>;
+  auto run = [&](auto f) {
+    Map2<T, T>(a, b, out, [&](T x, T y) { return Store<T>(f(Load(x), Load(y))); });
+    return Status::Ok();
+  };
+  switch (op) {
+    case HloOpcode::kAdd:
+      return run([](C x, C y) { return x + y; });
+    case HloOpcode::kSubtract:
+      return run([](C x, C y) { return x - y; });
+    case HloOpcode::kMultiply:
+      return run([](C x, C y) { return x * y; });
+    case HloOpcode::kDivide:
+      return run([](C x, C y) { return x / y; });
+    // fmod is exact (IEEE remainder toward zero), so every libm agrees.
+    case HloOpcode::kRemainder:
+      return run([](C x, C y) { return std::fmod(x, y); });
+    case HloOpcode::kMaximum:
+      return run(FloatMax<C>);
+    case HloOpcode::kMinimum:
+      return run(FloatMin<C>);
+    case HloOpcode::kPower:
+      return run([](C x, C y) { return detmath::Pow(x, y); });
+    case HloOpcode::kAtan2:
+      return run([](C x, C y) { return detmath::Atan2(x, y); });
+    default:
+      return NotForType(op, kType);
+  }
+}
+
+/// x^y by squaring, modulo 2^64.
+uint64_t IntPow(uint64_t base, uint64_t exponent) {
+  uint64_t result = 1;
+  while (exponent != 0) {
+    if (exponent & 1) result *= base;
+    base *= base;
+    exponent >>= 1;
+  }
+  return result;
+}
+
+template <PrimitiveType kType>
+Status IntBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out) {
+  using T = NativeType<kType>;
+  constexpr bool kSigned = std::is_signed_v<T>;
+  constexpr int kBits = kIntBits<kType>;
+  auto run = [&](auto f) {
+    Map2<T, T>(a, b, out, [&](T x, T y) { return FromBits<kType>(f(ToBits(x), ToBits(y))); });
+    return Status::Ok();
+  };
+  // Signed views of the sign-extended bits.
+  auto s = [](uint64_t u) { return static_cast<int64_t>(u); };
+  switch (op) {
+    case HloOpcode::kAdd:
+      return run([](uint64_t x, uint64_t y) { return x + y; });
+    case HloOpcode::kSubtract:
+      return run([](uint64_t x, uint64_t y) { return x - y; });
+    case HloOpcode::kMultiply:
+      return run([](uint64_t x, uint64_t y) { return x * y; });
+    case HloOpcode::kDivide:
+      // XLA: x / 0 is all ones (-1 signed, the maximum unsigned); INT_MIN / -1
+      // is INT_MIN (the wrapped negation).
+      return run([&](uint64_t x, uint64_t y) -> uint64_t {
+        if (y == 0) return ~uint64_t{0};
+        if constexpr (kSigned) {
+          if (s(y) == -1) return uint64_t{0} - x;
+          return static_cast<uint64_t>(s(x) / s(y));
+        } else {
+          return x / y;
+        }
+      });
+    case HloOpcode::kRemainder:
+      // XLA: x % 0 is x; INT_MIN % -1 is 0. The sign follows the dividend.
+      return run([&](uint64_t x, uint64_t y) -> uint64_t {
+        if (y == 0) return x;
+        if constexpr (kSigned) {
+          if (s(y) == -1) return 0;
+          return static_cast<uint64_t>(s(x) % s(y));
+        } else {
+          return x % y;
+        }
+      });
+    case HloOpcode::kMaximum:
+      return run([&](uint64_t x, uint64_t y) {
+        if constexpr (kSigned) return s(x) > s(y) ? x : y;
+        return x > y ? x : y;
+      });
+    case HloOpcode::kMinimum:
+      return run([&](uint64_t x, uint64_t y) {
+        if constexpr (kSigned) return s(x) < s(y) ? x : y;
+        return x < y ? x : y;
+      });
+    case HloOpcode::kAnd:
+      return run([](uint64_t x, uint64_t y) { return x & y; });
+    case HloOpcode::kOr:
+      return run([](uint64_t x, uint64_t y) { return x | y; });
+    case HloOpcode::kXor:
+      return run([](uint64_t x, uint64_t y) { return x ^ y; });
+    case HloOpcode::kPower:
+      // XLA's evaluator: 1^y = x^0 = 1; a negative exponent gives 0 otherwise.
+      return run([&](uint64_t x, uint64_t y) -> uint64_t {
+        if ((x & kIntMask<kType>) == 1 || y == 0) return 1;
+        if constexpr (kSigned) {
+          if (s(y) < 0) return 0;
+        }
+        return IntPow(x, y);
+      });
+    // Shift amounts are read as unsigned: one at least the bit width (a
+    // negative one included) shifts every bit out, which XLA defines as 0,
+    // or all sign bits for the arithmetic right shift.
+    case HloOpcode::kShiftLeft:
+      return run([](uint64_t x, uint64_t y) {
+        const uint64_t amount = y & kIntMask<kType>;
+        return amount >= kBits ? 0 : x << amount;
+      });
+    case HloOpcode::kShiftRightLogical:
+      return run([](uint64_t x, uint64_t y) {
+        const uint64_t amount = y & kIntMask<kType>;
+        return amount >= kBits ? 0 : (x & kIntMask<kType>) >> amount;
+      });
+    case HloOpcode::kShiftRightArithmetic:
+      return run([&](uint64_t x, uint64_t y) {
+        const uint64_t amount = y & kIntMask<kType>;
+        // The element's top bit is its sign, for unsigned types too; the
+        // 64-bit shift of the sign-extended value fills with it.
+        const int64_t sx = SignExtend(x, kBits);
+        return static_cast<uint64_t>(amount >= kBits ? (sx < 0 ? -1 : 0) : sx >> amount);
+      });
+    default:
+      return NotForType(op, kType);
+  }
+}
+
+Status Binary(HloOpcode op, const Literal& a, const Literal& b, Literal& out) {
+  return value::VisitArrayType(a.element_type(), [&](auto tag) -> Status {
+    constexpr PrimitiveType kType = decltype(tag)::value;
+    using T = NativeType<kType>;
+    if constexpr (kIsComplex<T>) {
+      return ComplexUnsupported();
+    } else if constexpr (kIsFloat<T>) {
+      return FloatBinary<kType>(op, a, b, out);
+    } else {
+      return IntBinary<kType>(op, a, b, out);
+    }
+  });
+}
+
+// --- compare -----------------------------------------------------------------
+
+enum class Direction : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+
+StatusOr<Direction> ParseDirection(std::string_view text) {
+  if (text == "EQ") return Direction::kEq;
+  if (text == "NE") return Direction::kNe;
+  if (text == "LT") return Direction::kLt;
+  if (text == "LE") return Direction::kLe;
+  if (text == "GT") return Direction::kGt;
+  if (text == "GE") return Direction::kGe;
+  return InvalidArgument("unknown comparison direction '" + std::string(text) + "'");
+}
+
+/// IEEE comparison for floats (a NaN makes every direction but NE false),
+/// plain comparison for integer views.
+template <typename K>
+bool Compare(Direction d, K x, K y) {
+  switch (d) {
+    case Direction::kEq:
+      return x == y;
+    case Direction::kNe:
+      return x != y;
+    case Direction::kLt:
+      return x < y;
+    case Direction::kLe:
+      return x <= y;
+    case Direction::kGt:
+      return x > y;
+    case Direction::kGe:
+      return x >= y;
+  }
+  return false;
+}
+
+/// A signed integer whose order is IEEE totalOrder: -NaN < -inf < ... < -0 <
+/// +0 < ... < +inf < +NaN. Narrow floats go through f32, whose conversion
+/// keeps sign and payload order.
+template <typename C>
+auto TotalOrderKey(C x) {
+  using Int = std::conditional_t<sizeof(C) == 8, int64_t, int32_t>;
+  const Int bits = std::bit_cast<Int>(x);
+  return bits ^ static_cast<Int>((bits >> (8 * sizeof(Int) - 1)) & std::numeric_limits<Int>::max());
+}
+
+Status CompareKernel(const HloInstruction& inst, const Literal& a, const Literal& b, Literal& out) {
+  TPUSIM_ASSIGN_OR_RETURN(Direction d, ParseDirection(inst.string_attr(hlo::AttrId::kDirection)));
+  const bool total_order = inst.string_attr(hlo::AttrId::kComparisonType) == "TOTALORDER";
+  return value::VisitArrayType(a.element_type(), [&](auto tag) -> Status {
+    constexpr PrimitiveType kType = decltype(tag)::value;
+    using T = NativeType<kType>;
+    if constexpr (kIsComplex<T>) {
+      return ComplexUnsupported();
+    } else if constexpr (kIsFloat<T>) {
+      if (total_order) {
+        Map2<T, uint8_t>(a, b, out, [&](T x, T y) {
+          return Compare(d, TotalOrderKey(Load(x)), TotalOrderKey(Load(y)));
+        });
+      } else {
+        Map2<T, uint8_t>(a, b, out, [&](T x, T y) { return Compare(d, Load(x), Load(y)); });
+      }
+      return Status::Ok();
+    } else {
+      // Integers compare by their own signedness (the type= attribute of an
+      // integer compare always matches it).
+      Map2<T, uint8_t>(a, b, out, [&](T x, T y) { return Compare(d, x, y); });
+      return Status::Ok();
+    }
+  });
+}
+
+// --- unary -------------------------------------------------------------------
+
+template <PrimitiveType kType>
+Status FloatUnary(HloOpcode op, const Literal& a, Literal& out) {
+  using T = NativeType<kType>;
+  using C = ComputeType<T>;
+  auto run = [&](auto f) {
+    Map1<T, T>(a, out, [&](T x) { return Store<T>(f(Load(x))); });
+    return Status::Ok();
+  };
+  switch (op) {
+    case HloOpcode::kAbs:
+      return run([](C x) { return std::fabs(x); });
+    case HloOpcode::kNegate:
+      return run([](C x) { return -x; });
+    // sign keeps ±0 and NaN.
+    case HloOpcode::kSign:
+      return run([](C x) { return x > 0 ? C{1} : x < 0 ? C{-1} : x; });
+    case HloOpcode::kFloor:
+      return run([](C x) { return detmath::Floor(x); });
+    case HloOpcode::kCeil:
+      return run([](C x) { return detmath::Ceil(x); });
+    case HloOpcode::kRoundNearestAfz:
+      return run([](C x) { return detmath::RoundNearestAfz(x); });
+    case HloOpcode::kRoundNearestEven:
+      return run([](C x) { return detmath::RoundNearestEven(x); });
+    case HloOpcode::kSqrt:
+      return run([](C x) { return detmath::Sqrt(x); });
+    case HloOpcode::kRsqrt:
+      return run([](C x) { return detmath::Rsqrt(x); });
+    case HloOpcode::kCbrt:
+      return run([](C x) { return detmath::Cbrt(x); });
+    case HloOpcode::kExp:
+      return run([](C x) { return detmath::Exp(x); });
+    case HloOpcode::kExpm1:
+      return run([](C x) { return detmath::Expm1(x); });
+    case HloOpcode::kLog:
+      return run([](C x) { return detmath::Log(x); });
+    case HloOpcode::kLog1p:
+      return run([](C x) { return detmath::Log1p(x); });
+    case HloOpcode::kLogistic:
+      return run([](C x) { return detmath::Logistic(x); });
+    case HloOpcode::kTanh:
+      return run([](C x) { return detmath::Tanh(x); });
+    case HloOpcode::kSin:
+      return run([](C x) { return detmath::Sin(x); });
+    case HloOpcode::kCos:
+      return run([](C x) { return detmath::Cos(x); });
+    case HloOpcode::kTan:
+      return run([](C x) { return detmath::Tan(x); });
+    case HloOpcode::kAtan:
+      return run([](C x) { return detmath::Atan(x); });
+    case HloOpcode::kAsin:
+      return run([](C x) { return detmath::Asin(x); });
+    case HloOpcode::kAcos:
+      return run([](C x) { return detmath::Acos(x); });
+    case HloOpcode::kSinh:
+      return run([](C x) { return detmath::Sinh(x); });
+    case HloOpcode::kCosh:
+      return run([](C x) { return detmath::Cosh(x); });
+    case HloOpcode::kAsinh:
+      return run([](C x) { return detmath::Asinh(x); });
+    case HloOpcode::kAcosh:
+      return run([](C x) { return detmath::Acosh(x); });
+    case HloOpcode::kAtanh:
+      return run([](C x) { return detmath::Atanh(x); });
+    case HloOpcode::kErf:
+      return run([](C x) { return detmath::Erf(x); });
+    default:
+      return NotForType(op, kType);
+  }
+}
+
+template <PrimitiveType kType>
+Status IntUnary(HloOpcode op, const Literal& a, Literal& out) {
+  using T = NativeType<kType>;
+  constexpr int kBits = kIntBits<kType>;
+  auto run = [&](auto f) {
+    Map1<T, T>(a, out, [&](T x) { return FromBits<kType>(f(ToBits(x))); });
+    return Status::Ok();
+  };
+  switch (op) {
+    // abs and negate wrap: abs(INT_MIN) = INT_MIN, as two's complement does.
+    case HloOpcode::kAbs:
+      return run([](uint64_t x) {
+        return std::is_signed_v<T> && static_cast<int64_t>(x) < 0 ? uint64_t{0} - x : x;
+      });
+    case HloOpcode::kNegate:
+      return run([](uint64_t x) { return uint64_t{0} - x; });
+    case HloOpcode::kSign:
+      return run([](uint64_t x) -> uint64_t {
+        if (x == 0) return 0;
+        return std::is_signed_v<T> && static_cast<int64_t>(x) < 0 ? ~uint64_t{0} : 1;
+      });
+    case HloOpcode::kNot:
+      return run([](uint64_t x) { return ~x; });
+    case HloOpcode::kPopulationCount:
+      return run(
+          [](uint64_t x) { return static_cast<uint64_t>(std::popcount(x & kIntMask<kType>)); });
+    case HloOpcode::kClz:
+      return run([](uint64_t x) {
+        return static_cast<uint64_t>(std::countl_zero(x & kIntMask<kType>) - (64 - kBits));
+      });
+    default:
+      return NotForType(op, kType);
+  }
+}
+
+Status Unary(HloOpcode op, const Literal& a, Literal& out) {
+  return value::VisitArrayType(a.element_type(), [&](auto tag) -> Status {
+    constexpr PrimitiveType kType = decltype(tag)::value;
+    using T = NativeType<kType>;
+    if constexpr (kIsComplex<T>) {
+      return ComplexUnsupported();
+    } else if constexpr (kIsFloat<T>) {
+      if (op == HloOpcode::kIsFinite) {
+        Map1<T, uint8_t>(a, out, [](T x) { return std::isfinite(Load(x)) ? 1 : 0; });
+        return Status::Ok();
+      }
+      return FloatUnary<kType>(op, a, out);
+    } else {
+      return IntUnary<kType>(op, a, out);
+    }
+  });
+}
+
+// --- reduce-precision --------------------------------------------------------
+
+/// XLA's reduce-precision on the bits of a float or double: round the
+/// mantissa to `mantissa_bits` (nearest, ties to even), then flush values
+/// outside the reduced exponent range to ±inf or ±0. NaN stays NaN when any
+/// mantissa bit is kept.
+template <typename C>
+C ReducePrecision(C x, int64_t exponent_bits, int64_t mantissa_bits) {
+  using U = std::conditional_t<sizeof(C) == 8, uint64_t, uint32_t>;
+  constexpr int kMantissa = sizeof(C) == 8 ? 52 : 23;
+  constexpr int kExponent = sizeof(C) == 8 ? 11 : 8;
+  constexpr U kSign = U{1} << (kMantissa + kExponent);
+  constexpr U kExponentMask = ((U{1} << kExponent) - 1) << kMantissa;
+  U bits = std::bit_cast<U>(x);
+  if (mantissa_bits < kMantissa) {
+    const U last_bit_mask = U{1} << (kMantissa - mantissa_bits);
+    const U base_bias = (last_bit_mask >> 1) - 1;
+    const U last_bit = (bits & last_bit_mask) >> (kMantissa - mantissa_bits);
+    bits = (bits + last_bit + base_bias) & ~(last_bit_mask - 1);
+  }
+  if (exponent_bits < kExponent) {
+    const U sign = bits & kSign;
+    const U exponent = bits & kExponentMask;
+    const int64_t bias = (int64_t{1} << (kExponent - 1)) - 1;
+    const int64_t reduced_bias = (int64_t{1} << (exponent_bits - 1)) - 1;
+    const U max_exponent = static_cast<U>(bias + reduced_bias) << kMantissa;
+    const U min_exponent = static_cast<U>(bias - reduced_bias) << kMantissa;
+    if (exponent > max_exponent) {
+      bits = sign | kExponentMask;  // infinity
+    } else if (exponent <= min_exponent) {
+      bits = sign;  // zero
+    }
+  }
+  if (x != x && mantissa_bits > 0) return x;
+  return std::bit_cast<C>(bits);
+}
+
+Status ReducePrecisionKernel(const HloInstruction& inst, const Literal& a, Literal& out) {
+  const int64_t exponent_bits = inst.int_attr(hlo::AttrId::kExponentBits).value_or(-1);
+  const int64_t mantissa_bits = inst.int_attr(hlo::AttrId::kMantissaBits).value_or(-1);
+  if (exponent_bits < 1 || mantissa_bits < 0) {
+    return InvalidArgument("needs exponent_bits >= 1 and mantissa_bits >= 0");
+  }
+  return value::VisitArrayType(a.element_type(), [&](auto tag) -> Status {
+    constexpr PrimitiveType kType = decltype(tag)::value;
+    using T = NativeType<kType>;
+    if constexpr (kIsFloat<T>) {
+      Map1<T, T>(a, out, [&](T x) {
+        return Store<T>(ReducePrecision(Load(x), exponent_bits, mantissa_bits));
+      });
+      return Status::Ok();
+    } else {
+      return NotForType(HloOpcode::kReducePrecision, kType);
+    }
+  });
+}
+
+// --- convert and bitcast-convert ---------------------------------------------
+
+/// `m` as a double rounded to odd (the last kept bit ORs in every dropped
+/// bit). Rounding that once more to a format of at most 51 significant bits
+/// gives the correctly rounded result, which plain int-to-double-to-bf16
+/// would not (a double rounding could land on a bf16 tie).
+double RoundToOddDouble(uint64_t m) {
+  if (m < (uint64_t{1} << 53)) return static_cast<double>(m);
+  const int drop = 64 - std::countl_zero(m) - 53;
+  uint64_t keep = m >> drop;
+  if (m & ((uint64_t{1} << drop) - 1)) keep |= 1;
+  return static_cast<double>(keep) * static_cast<double>(uint64_t{1} << drop);  // exact
+}
+
+/// XLA convert: floats round once to nearest even; float to integer
+/// truncates, saturates and maps NaN to 0; integer to integer wraps; anything
+/// to pred is `!= 0`.
+Status ConvertKernel(const Literal& in, Literal& out) {
+  if (hlo::IsComplex(in.element_type()) || hlo::IsComplex(out.element_type())) {
+    return ComplexUnsupported();
+  }
+  const int64_t n = out.element_count();
+  if (hlo::IsFloatingPoint(in.element_type())) {
+    return value::VisitArrayType(out.element_type(), [&](auto tag) -> Status {
+      using T = NativeType<decltype(tag)::value>;
+      auto o = out.data<T>();
+      for (int64_t i = 0; i < n; ++i) {
+        const double x = in.GetAsDouble(i);  // exact for every float type
+        if constexpr (kIsNarrowFloat<T>) {
+          o[i] = T::FromDouble(x);
+        } else if constexpr (std::is_floating_point_v<T>) {
+          o[i] = static_cast<T>(x);
+        } else {
+          out.SetFromDouble(i, x);  // the saturating float-to-integer rule
+        }
+      }
+      return Status::Ok();
+    });
+  }
+  // An integer or pred source, read as sign-extended 64 bits.
+  std::vector<uint64_t> bits(static_cast<size_t>(n));
+  const bool is_signed = hlo::IsSignedInt(in.element_type());
+  value::VisitArrayType(in.element_type(), [&](auto tag) {
+    using T = NativeType<decltype(tag)::value>;
+    if constexpr (std::is_integral_v<T>) {
+      const auto x = in.data<T>();
+      for (int64_t i = 0; i < n; ++i) bits[i] = ToBits(x[i]);
+    }
+  });
+  return value::VisitArrayType(out.element_type(), [&](auto tag) -> Status {
+    constexpr PrimitiveType kType = decltype(tag)::value;
+    using T = NativeType<kType>;
+    auto o = out.data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t u = bits[i];
+      const bool negative = is_signed && static_cast<int64_t>(u) < 0;
+      if constexpr (kType == PrimitiveType::kPred) {
+        o[i] = u != 0 ? 1 : 0;
+      } else if constexpr (std::is_integral_v<T>) {
+        o[i] = FromBits<kType>(u);
+      } else if constexpr (std::is_floating_point_v<T>) {
+        // int64 and uint64 to float or double: one IEEE rounding.
+        o[i] = negative ? static_cast<T>(static_cast<int64_t>(u)) : static_cast<T>(u);
+      } else if constexpr (kIsNarrowFloat<T>) {
+        const double magnitude = RoundToOddDouble(negative ? uint64_t{0} - u : u);
+        o[i] = T::FromDouble(negative ? -magnitude : magnitude);
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+/// Reinterprets the bits of each element as the result type, which has the
+/// same bit width (the width-changing form is not supported yet).
+Status BitcastConvertKernel(const Literal& in, Literal& out) {
+  const PrimitiveType from = in.element_type();
+  const PrimitiveType to = out.element_type();
+  if (hlo::PrimitiveTypeBitWidth(from) != hlo::PrimitiveTypeBitWidth(to)) {
+    return Unimplemented("bitcast-convert between types of different bit widths");
+  }
+  if (from == PrimitiveType::kPred || to == PrimitiveType::kPred) {
+    return InvalidArgument("bitcast-convert is not defined for pred");
+  }
+  if (hlo::PrimitiveTypeBitWidth(from) >= 8) {
+    // Stored as their raw bits in containers of the same size.
+    std::copy(in.bytes().begin(), in.bytes().end(), out.mutable_bytes().begin());
+    return Status::Ok();
+  }
+  // Sub-byte types: integers are stored sign-extended in a byte and f4 as its
+  // bits, so go through the low bits of each byte.
+  const auto* x = reinterpret_cast<const uint8_t*>(in.bytes().data());
+  const int width = hlo::PrimitiveTypeBitWidth(to);
+  const uint8_t mask = static_cast<uint8_t>((1u << width) - 1);
+  const bool sign_extend = hlo::IsSignedInt(to);
+  auto o = std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.mutable_bytes().data()),
+                              out.mutable_bytes().size());
+  for (size_t i = 0; i < o.size(); ++i) {
+    o[i] = sign_extend ? static_cast<uint8_t>(SignExtend(x[i] & mask, width)) : x[i] & mask;
+  }
+  return Status::Ok();
+}
+
+// --- select and clamp --------------------------------------------------------
+
+/// select(pred, on_true, on_false); a scalar pred picks a whole operand.
+void SelectKernel(const Literal& pred, const Literal& on_true, const Literal& on_false,
+                  Literal& out) {
+  const auto p = pred.data<uint8_t>();
+  const bool scalar = p.size() == 1;
+  for (int64_t i = 0; i < out.element_count(); ++i) {
+    CopyElement(p[scalar ? 0 : i] != 0 ? on_true : on_false, i, out, i);
+  }
+}
+
+/// `bound` as an array of `like`'s shape (a scalar bound of clamp applies to
+/// every element).
+Literal Expand(const Literal& bound, const Literal& like) {
+  if (bound.element_count() == like.element_count()) return bound;
+  Literal expanded(like.shape());
+  for (int64_t i = 0; i < expanded.element_count(); ++i) CopyElement(bound, 0, expanded, i);
+  return expanded;
+}
+
+/// Checks what the kernels' typed loops rely on: the operand is an array of
+/// `type` with `count` elements (or one element when a scalar is allowed).
+Status CheckOperand(const Literal& operand, PrimitiveType type, int64_t count,
+                    bool scalar_ok = false) {
+  if (!operand.shape().IsArray() || operand.element_type() != type ||
+      (operand.element_count() != count && !(scalar_ok && operand.element_count() == 1))) {
+    return InvalidArgument("operand " + operand.shape().ToString(false) +
+                           " does not match the result's element type and size");
+  }
+  return Status::Ok();
+}
+
+Status Dispatch(const HloInstruction& inst, Operands ops, Literal& out) {
+  if (!out.shape().IsArray()) return InvalidArgument("result must be an array");
+  const HloOpcode op = inst.opcode();
+  const PrimitiveType type = out.element_type();
+  const int64_t n = out.element_count();
+  switch (op) {
+    case HloOpcode::kCompare:
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], ops[0]->element_type(), n));
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[1], ops[0]->element_type(), n));
+      return CompareKernel(inst, *ops[0], *ops[1], out);
+    case HloOpcode::kSelect:
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], PrimitiveType::kPred, n, true));
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[1], type, n));
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[2], type, n));
+      SelectKernel(*ops[0], *ops[1], *ops[2], out);
+      return Status::Ok();
+    case HloOpcode::kClamp: {
+      // XLA: clamp(lo, x, hi) = min(max(x, lo), hi), with their NaN rules.
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], type, n, true));
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[1], type, n));
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[2], type, n, true));
+      TPUSIM_RETURN_IF_ERROR(Binary(HloOpcode::kMaximum, *ops[1], Expand(*ops[0], out), out));
+      return Binary(HloOpcode::kMinimum, out, Expand(*ops[2], out), out);
+    }
+    case HloOpcode::kConvert:
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], ops[0]->element_type(), n));
+      return ConvertKernel(*ops[0], out);
+    case HloOpcode::kBitcastConvert:
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], ops[0]->element_type(), n));
+      return BitcastConvertKernel(*ops[0], out);
+    case HloOpcode::kReducePrecision:
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], type, n));
+      return ReducePrecisionKernel(inst, *ops[0], out);
+    case HloOpcode::kIsFinite:
+      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], ops[0]->element_type(), n));
+      if (!hlo::IsFloatingPoint(ops[0]->element_type())) {
+        return NotForType(op, ops[0]->element_type());
+      }
+      return Unary(op, *ops[0], out);
+    default:
+      for (const Literal* operand : ops) TPUSIM_RETURN_IF_ERROR(CheckOperand(*operand, type, n));
+      if (ops.size() == 1) return Unary(op, *ops[0], out);
+      return Binary(op, *ops[0], *ops[1], out);
+  }
+}
+
+}  // namespace
+
+StatusOr<Literal> EvalElementwise(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  const Status status = Dispatch(inst, ops, out);
+  if (!status.ok()) return ctx.Error(inst, status.code(), status.message());
+  return out;
+}
+
+bool IsInPlaceBinaryOpcode(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+    case HloOpcode::kXor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status ApplyBinaryInPlace(HloOpcode opcode, Literal& acc, const Literal& x) {
+  return Binary(opcode, acc, x, acc);
+}
+
+}  // namespace tpusim::eval

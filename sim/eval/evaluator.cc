@@ -1,0 +1,362 @@
+#include "sim/eval/evaluator.h"
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "sim/eval/kernels.h"
+#include "sim/value/element_type.h"
+
+namespace tpusim::eval {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using value::Literal;
+
+/// The order in which a computation's instructions run and when each value
+/// can be dropped. Instructions are addressed by local index: unique_id minus
+/// the id of the computation's first instruction (AssignUniqueIds numbers
+/// each computation's instructions contiguously, in text order).
+struct ComputationPlan {
+  /// unique_id of the computation's first instruction.
+  int64_t base_id = 0;
+  /// Local indices of the instructions the root depends on (through operands
+  /// and control predecessors), operands first. Dead instructions are not
+  /// run: an unsupported op nobody reads must not fail the program.
+  std::vector<int64_t> order;
+  /// For each local index, the position in `order` of its last reader; its
+  /// value is dropped after that step to bound memory. -1: never read.
+  std::vector<int64_t> last_use;
+};
+
+namespace {
+
+/// The kernel family of each opcode, or nullptr when it has none yet.
+Kernel KernelFor(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAbs:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAdd:
+    case HloOpcode::kAnd:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kBitcastConvert:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kCeil:
+    case HloOpcode::kClamp:
+    case HloOpcode::kClz:
+    case HloOpcode::kCompare:
+    case HloOpcode::kConvert:
+    case HloOpcode::kCos:
+    case HloOpcode::kCosh:
+    case HloOpcode::kDivide:
+    case HloOpcode::kErf:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kFloor:
+    case HloOpcode::kIsFinite:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kNegate:
+    case HloOpcode::kNot:
+    case HloOpcode::kOr:
+    case HloOpcode::kPopulationCount:
+    case HloOpcode::kPower:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kRoundNearestAfz:
+    case HloOpcode::kRoundNearestEven:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSelect:
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightArithmetic:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kSign:
+    case HloOpcode::kSin:
+    case HloOpcode::kSinh:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+    case HloOpcode::kXor:
+      return EvalElementwise;
+    case HloOpcode::kBitcast:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kConstant:
+    case HloOpcode::kCopy:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kIota:
+    case HloOpcode::kPad:
+    case HloOpcode::kReshape:
+    case HloOpcode::kReverse:
+    case HloOpcode::kSlice:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kTuple:
+      return EvalDataMovement;
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kCall:
+    case HloOpcode::kConditional:
+    case HloOpcode::kDomain:
+    case HloOpcode::kFusion:
+    case HloOpcode::kMap:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kPartitionId:
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kWhile:
+      return EvalControl;
+    case HloOpcode::kReduce:
+      return EvalReduce;
+    case HloOpcode::kReduceWindow:
+      return EvalReduceWindow;
+    case HloOpcode::kSelectAndScatter:
+      return EvalSelectAndScatter;
+    case HloOpcode::kDot:
+      return EvalDot;
+    case HloOpcode::kSort:
+      return EvalSort;
+    case HloOpcode::kTopK:
+      return EvalTopK;
+    case HloOpcode::kConvolution:
+      return EvalConvolution;
+    case HloOpcode::kCustomCall:
+      return EvalCustomCall;
+    case HloOpcode::kGather:
+      return EvalGather;
+    case HloOpcode::kScatter:
+      return EvalScatter;
+    default:
+      return nullptr;
+  }
+}
+
+/// Builds the plan of `computation`: an iterative depth-first walk from the
+/// root (iterative so that a long chain of instructions cannot overflow the
+/// stack), emitting each instruction after everything it depends on.
+StatusOr<std::unique_ptr<ComputationPlan>> BuildPlan(const hlo::HloModule& module,
+                                                     const HloComputation& computation) {
+  auto plan = std::make_unique<ComputationPlan>();
+  const auto& instructions = computation.instructions();
+  const int64_t n = computation.instruction_count();
+  if (n == 0 || computation.root() == nullptr) {
+    return InvalidArgument(module.ErrorAt(computation.location(),
+                                          "computation " + computation.name() + " has no root"));
+  }
+  plan->base_id = instructions.front()->unique_id();
+  auto local = [&](const HloInstruction* inst) { return inst->unique_id() - plan->base_id; };
+
+  enum class Mark : uint8_t { kNew, kOpen, kDone };
+  std::vector<Mark> mark(n, Mark::kNew);
+  // Each frame: an instruction and how many of its dependencies were pushed.
+  std::vector<std::pair<const HloInstruction*, size_t>> stack;
+  stack.emplace_back(computation.root(), 0);
+  mark[local(computation.root())] = Mark::kOpen;
+  while (!stack.empty()) {
+    auto& [inst, next] = stack.back();
+    const size_t operand_count = inst->operands().size();
+    const size_t dependency_count = operand_count + inst->control_predecessors().size();
+    if (next == dependency_count) {
+      mark[local(inst)] = Mark::kDone;
+      plan->order.push_back(local(inst));
+      stack.pop_back();
+      continue;
+    }
+    const HloInstruction* dep = next < operand_count
+                                    ? inst->operand(static_cast<int64_t>(next))
+                                    : inst->control_predecessors()[next - operand_count];
+    ++next;
+    const int64_t d = local(dep);
+    if (d < 0 || d >= n || instructions[d].get() != dep) {
+      return InvalidArgument(module.ErrorAt(
+          inst->location(), inst->name() + " uses " + dep->name() + " from another computation"));
+    }
+    if (mark[d] == Mark::kOpen) {
+      return InvalidArgument(module.ErrorAt(
+          dep->location(), "instruction " + dep->name() + " depends on itself (a cycle)"));
+    }
+    if (mark[d] == Mark::kNew) {
+      mark[d] = Mark::kOpen;
+      stack.emplace_back(dep, 0);
+    }
+  }
+  plan->last_use.assign(n, -1);
+  for (size_t pos = 0; pos < plan->order.size(); ++pos) {
+    for (const HloInstruction* operand : instructions[plan->order[pos]]->operands()) {
+      plan->last_use[local(operand)] = static_cast<int64_t>(pos);
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+EvalContext::EvalContext(const hlo::HloModule& module, const EvaluatorOptions& options,
+                         DeviceId device)
+    : module_(module), options_(options), device_(device) {}
+
+EvalContext::~EvalContext() = default;
+
+StatusOr<Literal> EvalContext::NewValue(const HloInstruction& inst, const hlo::Shape& shape) const {
+  StatusOr<Literal> value = Literal::Create(shape, options_.max_bytes);
+  if (!value.ok()) return Error(inst, value.status().code(), value.status().message());
+  return value;
+}
+
+Status EvalContext::Error(const HloInstruction& inst, StatusCode code,
+                          std::string_view what) const {
+  std::string message = inst.OpcodeSpelling() + " " + inst.name() + ": ";
+  message += what;
+  return Status(code, module_.ErrorAt(inst.location(), message));
+}
+
+StatusOr<Literal> EvalContext::Call(const HloComputation& computation, Operands args) {
+  if (static_cast<int64_t>(args.size()) != computation.parameter_count()) {
+    return InvalidArgument(module_.ErrorAt(
+        computation.location(), "computation " + computation.name() + " takes " +
+                                    std::to_string(computation.parameter_count()) +
+                                    " parameters, called with " + std::to_string(args.size())));
+  }
+  auto found = plans_.find(&computation);
+  if (found == plans_.end()) {
+    TPUSIM_ASSIGN_OR_RETURN(auto built, BuildPlan(module_, computation));
+    found = plans_.emplace(&computation, std::move(built)).first;
+  }
+  const ComputationPlan& plan = *found->second;
+  const auto& instructions = computation.instructions();
+  const int64_t root = computation.root()->unique_id() - plan.base_id;
+
+  std::vector<std::optional<Literal>> values(instructions.size());
+  std::vector<const Literal*> operands;
+  for (size_t pos = 0; pos < plan.order.size(); ++pos) {
+    const HloInstruction& inst = *instructions[plan.order[pos]];
+    operands.clear();
+    for (const HloInstruction* operand : inst.operands()) {
+      operands.push_back(&*values[operand->unique_id() - plan.base_id]);
+    }
+    if (inst.opcode() == HloOpcode::kParameter) {
+      const int64_t number = inst.parameter_number();
+      if (number < 0 || number >= static_cast<int64_t>(args.size())) {
+        return Error(inst, StatusCode::kInvalidArgument, "parameter number out of range");
+      }
+      values[plan.order[pos]] = *args[number];
+    } else {
+      const Kernel kernel = KernelFor(inst.opcode());
+      if (kernel == nullptr) return Unsupported(inst, "opcode not implemented by the evaluator");
+      TPUSIM_ASSIGN_OR_RETURN(Literal result, kernel(*this, inst, operands));
+      values[plan.order[pos]] = std::move(result);
+    }
+    for (const HloInstruction* operand : inst.operands()) {
+      const int64_t o = operand->unique_id() - plan.base_id;
+      if (o != root && plan.last_use[o] == static_cast<int64_t>(pos)) values[o].reset();
+    }
+  }
+  return std::move(*values[root]);
+}
+
+StatusOr<Literal> Evaluator::Evaluate(const hlo::HloModule& module,
+                                      std::span<const Literal> args) const {
+  return Evaluate(module, args, DeviceId{});
+}
+
+StatusOr<Literal> Evaluator::Evaluate(const hlo::HloModule& module, std::span<const Literal> args,
+                                      DeviceId device) const {
+  const HloComputation* entry = module.entry();
+  if (entry == nullptr) return InvalidArgument(module.filename() + ": module has no entry");
+  if (static_cast<int64_t>(args.size()) != entry->parameter_count()) {
+    return InvalidArgument(module.filename() + ": entry computation " + entry->name() + " takes " +
+                           std::to_string(entry->parameter_count()) + " arguments, got " +
+                           std::to_string(args.size()));
+  }
+  std::vector<const Literal*> arg_ptrs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const HloInstruction* parameter = entry->parameters()[i];
+    if (!args[i].shape().Compatible(parameter->shape())) {
+      return InvalidArgument(module.ErrorAt(parameter->location(),
+                                            "argument " + std::to_string(i) + " has shape " +
+                                                args[i].shape().ToString(false) + ", parameter " +
+                                                parameter->name() + " expects " +
+                                                parameter->shape().ToString(false)));
+    }
+    arg_ptrs.push_back(&args[i]);
+  }
+  EvalContext context(module, options_, device);
+  return context.Call(*entry, arg_ptrs);
+}
+
+bool Evaluator::IsOpcodeImplemented(HloOpcode opcode) {
+  return opcode == HloOpcode::kParameter || KernelFor(opcode) != nullptr;
+}
+
+// --- index helpers -----------------------------------------------------------
+
+std::vector<int64_t> RowMajorStrides(std::span<const int64_t> dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * dims[i + 1];
+  }
+  return strides;
+}
+
+void ForEachIndex(std::span<const int64_t> dims,
+                  const std::function<void(std::span<const int64_t>)>& fn) {
+  for (int64_t d : dims) {
+    if (d == 0) return;
+  }
+  std::vector<int64_t> index(dims.size(), 0);
+  while (true) {
+    fn(index);
+    int64_t i = static_cast<int64_t>(dims.size()) - 1;
+    for (; i >= 0; --i) {
+      if (++index[i] < dims[i]) break;
+      index[i] = 0;
+    }
+    if (i < 0) return;
+  }
+}
+
+void CopyElement(const Literal& src, int64_t src_index, Literal& dst, int64_t dst_index) {
+  const int64_t size = value::ElementByteSize(src.element_type());
+  std::memcpy(dst.mutable_bytes().data() + dst_index * size, src.bytes().data() + src_index * size,
+              static_cast<size_t>(size));
+}
+
+int64_t ScalarAsInt64(const Literal& scalar) {
+  return value::VisitArrayType(scalar.element_type(), [&](auto tag) -> int64_t {
+    using T = value::NativeType<decltype(tag)::value>;
+    if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> && sizeof(T) == 8) {
+      // A u64 index beyond int64 is past every dimension; clamping treats
+      // INT64_MAX the same way.
+      const T v = scalar.data<T>()[0];
+      return v > static_cast<T>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+    } else if constexpr (std::is_integral_v<T>) {
+      return static_cast<int64_t>(scalar.data<T>()[0]);
+    } else {
+      // Index operands are integers (the verifier checks); a float here has
+      // no index meaning, and 0 is what clamping would make of most of them.
+      return 0;
+    }
+  });
+}
+
+}  // namespace tpusim::eval

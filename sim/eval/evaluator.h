@@ -1,0 +1,77 @@
+// Evaluator: runs an HLO module on Literal inputs and returns what it computes,
+// with TPU numerics (MXU passes for dot) or an IEEE reference, bit-identically
+// on every machine. docs/evaluator.md states the numerics and the order of
+// every sum.
+#ifndef TPUSIM_SIM_EVAL_EVALUATOR_H_
+#define TPUSIM_SIM_EVAL_EVALUATOR_H_
+
+#include <cstdint>
+#include <limits>
+#include <span>
+
+#include "sim/base/status.h"
+#include "sim/hlo/module.h"
+#include "sim/hlo/opcode.h"
+#include "sim/value/literal.h"
+
+namespace tpusim::eval {
+
+/// How dot products are computed.
+enum class Numerics : uint8_t {
+  /// As the MXU computes: operands split into bf16 passes per the precision
+  /// config, exact products, f32 accumulation in MXU tile order. The default.
+  kTpu,
+  /// Full-precision reference: exact operand values, products and sums in f64,
+  /// rounded once to the result type.
+  kIeee,
+};
+
+struct EvaluatorOptions {
+  Numerics numerics = Numerics::kTpu;
+  /// Largest value (one instruction's result, tuple elements included) the
+  /// evaluator may allocate, in bytes; a larger one is kResourceExhausted.
+  int64_t max_bytes = std::numeric_limits<int64_t>::max();
+  /// A while loop that runs more iterations than this is an error rather than a
+  /// hang (a program whose loop condition never becomes false).
+  int64_t max_while_iterations = int64_t{1} << 24;
+};
+
+/// Which device of an SPMD program is being evaluated: replica-id and
+/// partition-id read these.
+struct DeviceId {
+  int64_t replica_id = 0;
+  int64_t partition_id = 0;
+};
+
+class Evaluator {
+ public:
+  explicit Evaluator(EvaluatorOptions options = {}) : options_(options) {}
+
+  /// Evaluates the entry computation of `module` on device (replica 0,
+  /// partition 0) with `args` as its parameters, in parameter-number order.
+  /// Errors: kInvalidArgument for a wrong argument count or shape, or a
+  /// runtime fault (a while loop over its cap); kUnimplemented for an opcode
+  /// or element type the evaluator does not support yet (the message names it
+  /// and its FILE:LINE:COL); kResourceExhausted for a value over max_bytes.
+  StatusOr<value::Literal> Evaluate(const hlo::HloModule& module,
+                                    std::span<const value::Literal> args) const;
+  /// Same, as the given device of an SPMD program.
+  StatusOr<value::Literal> Evaluate(const hlo::HloModule& module,
+                                    std::span<const value::Literal> args, DeviceId device) const;
+
+  /// True when the evaluator has a kernel for `opcode`, so a harness can report
+  /// an unsupported program before running it. A kernel may still reject some
+  /// forms with kUnimplemented: complex element types, custom-call targets
+  /// other than the public ones docs/evaluator.md lists.
+  static bool IsOpcodeImplemented(hlo::HloOpcode opcode);
+
+  const EvaluatorOptions& options() const { return options_; }
+
+ private:
+  /// Fixed at construction; every Evaluate call uses the same options.
+  EvaluatorOptions options_;
+};
+
+}  // namespace tpusim::eval
+
+#endif  // TPUSIM_SIM_EVAL_EVALUATOR_H_

@@ -1,0 +1,152 @@
+// Internal interface between the evaluator core (evaluator.cc) and its kernel
+// families (eval_*.cc). Not part of the public API.
+#ifndef TPUSIM_SIM_EVAL_KERNELS_H_
+#define TPUSIM_SIM_EVAL_KERNELS_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/eval/evaluator.h"
+#include "sim/hlo/computation.h"
+#include "sim/hlo/instruction.h"
+#include "sim/hlo/module.h"
+#include "sim/value/literal.h"
+
+namespace tpusim::eval {
+
+/// The operand values of one instruction, in operand order.
+using Operands = std::span<const value::Literal* const>;
+
+/// How one computation is run; defined in evaluator.cc.
+struct ComputationPlan;
+
+/// What a kernel may use while evaluating one instruction on one device.
+class EvalContext {
+ public:
+  EvalContext(const hlo::HloModule& module, const EvaluatorOptions& options, DeviceId device);
+  ~EvalContext();
+  EvalContext(const EvalContext&) = delete;
+  EvalContext& operator=(const EvalContext&) = delete;
+
+  const EvaluatorOptions& options() const { return options_; }
+  DeviceId device() const { return device_; }
+
+  /// Evaluates `computation` with `args` as its parameters (call, fusion,
+  /// while, conditional, map and reducers all come through here).
+  StatusOr<value::Literal> Call(const hlo::HloComputation& computation, Operands args);
+
+  /// A zero-filled value of `shape` for `inst`, or kResourceExhausted (naming
+  /// the instruction) when it is over max_bytes.
+  StatusOr<value::Literal> NewValue(const hlo::HloInstruction& inst, const hlo::Shape& shape) const;
+
+  /// An error of `code` whose message is "FILE:LINE:COL: error: OPCODE NAME: WHAT".
+  Status Error(const hlo::HloInstruction& inst, StatusCode code, std::string_view what) const;
+  Status Unsupported(const hlo::HloInstruction& inst, std::string_view what) const {
+    return Error(inst, StatusCode::kUnimplemented, what);
+  }
+
+ private:
+  /// The program being run: its filename for messages.
+  const hlo::HloModule& module_;
+  /// Numerics mode and limits, shared by every kernel.
+  const EvaluatorOptions& options_;
+  /// Read by replica-id and partition-id.
+  DeviceId device_;
+  /// Evaluation order and value lifetimes of each computation, computed on
+  /// its first call and reused (a while body runs many times). Looked up by
+  /// address, never iterated, so its order cannot leak into results.
+  std::unordered_map<const hlo::HloComputation*, std::unique_ptr<ComputationPlan>> plans_;
+};
+
+/// One kernel family: evaluates `inst` (whose opcode the family owns) given
+/// its operand values.
+using Kernel = StatusOr<value::Literal> (*)(EvalContext&, const hlo::HloInstruction&, Operands);
+
+StatusOr<value::Literal> EvalElementwise(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalDataMovement(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalControl(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalReduce(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalReduceWindow(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalSelectAndScatter(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalDot(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalSort(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalTopK(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalConvolution(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalCustomCall(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalGather(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalScatter(EvalContext&, const hlo::HloInstruction&, Operands);
+
+/// out[m, n] = lhs[m, k] x rhs[k, n] for 2-D arrays, with exactly dot's
+/// numerics under `inst`'s precision config and the context's mode: the
+/// contracting dimension k is what the MXU tiles. Convolution lowers to it.
+Status MatMul(const EvalContext& ctx, const hlo::HloInstruction& inst, const value::Literal& lhs,
+              const value::Literal& rhs, value::Literal& out);
+
+/// True for the binary opcodes ApplyBinaryInPlace accepts: the arithmetic and
+/// logical ones a reducer computation commonly consists of.
+bool IsInPlaceBinaryOpcode(hlo::HloOpcode opcode);
+/// `acc[i] = opcode(acc[i], x[i])` for every element, with exactly the
+/// numerics of the elementwise kernel (so a reduce fast path built on it is
+/// bit-identical to evaluating the reducer computation). Both arrays have the
+/// same element type and element count; opcode is IsInPlaceBinaryOpcode.
+Status ApplyBinaryInPlace(hlo::HloOpcode opcode, value::Literal& acc, const value::Literal& x);
+
+/// Combines (acc..., x...) -> acc with a reducer computation (reduce,
+/// reduce-window, scatter): through the elementwise kernel when the reducer is
+/// a plain binary op (same numerics, no computation call), else by calling it.
+/// Errors name `inst`.
+class Combiner {
+ public:
+  /// `inputs`: one array per accumulator, giving the element types.
+  Combiner(EvalContext& ctx, const hlo::HloInstruction& inst, const hlo::HloComputation& reducer,
+           Operands inputs);
+
+  /// Sets every accumulator to the element at `offset` of its source (the
+  /// init scalars, or the current value of a scatter target).
+  void Reset(Operands sources, int64_t offset = 0);
+  /// acc = f(acc, inputs at `offset`).
+  Status Combine(Operands inputs, int64_t offset);
+  const value::Literal& acc(size_t k) const { return acc_[k]; }
+
+ private:
+  /// For Call and error messages.
+  EvalContext& ctx_;
+  const hlo::HloInstruction& inst_;
+  const hlo::HloComputation& reducer_;
+  /// Number of accumulators.
+  size_t n_;
+  /// Set when the reducer is a plain binary op of the elementwise kernel.
+  std::optional<hlo::HloOpcode> simple_;
+  /// Running values and the current elements, as scalars.
+  std::vector<value::Literal> acc_, x_;
+};
+
+// --- index helpers shared by the kernels -------------------------------------
+
+/// Row-major strides of `dims` (the last dimension has stride 1).
+std::vector<int64_t> RowMajorStrides(std::span<const int64_t> dims);
+
+/// Calls `fn(index)` for every multi-index of `dims` in row-major order
+/// (nothing when any dimension is 0; once, with an empty index, for a scalar).
+void ForEachIndex(std::span<const int64_t> dims,
+                  const std::function<void(std::span<const int64_t>)>& fn);
+
+/// Copies one element (ElementByteSize bytes) from `src` at `src_index` to
+/// `dst` at `dst_index`; both arrays have the same element type.
+void CopyElement(const value::Literal& src, int64_t src_index, value::Literal& dst,
+                 int64_t dst_index);
+
+/// The value of an integer scalar (index operands of dynamic-slice and
+/// friends, conditional's branch index).
+int64_t ScalarAsInt64(const value::Literal& scalar);
+
+}  // namespace tpusim::eval
+
+#endif  // TPUSIM_SIM_EVAL_KERNELS_H_

@@ -1,0 +1,97 @@
+#include "sim/hlo/attribute.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "sim/hlo/name_lookup.h"
+
+namespace tpusim::hlo {
+namespace {
+
+struct AttrInfo {
+  std::string_view name;
+  AttrKind kind;
+};
+
+constexpr std::array<AttrInfo, static_cast<size_t>(AttrId::kUnknown)> kAttrInfo = {{
+#define V(enumerator, spelling, kind) {spelling, AttrKind::kind},
+#include "sim/hlo/attribute.def"
+#undef V
+}};
+
+constexpr std::array<std::string_view, kAttrInfo.size()> kAttrNames = [] {
+  std::array<std::string_view, kAttrInfo.size()> names{};
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kAttrInfo[i].name;
+  return names;
+}();
+
+/// Spelling -> id, built at compile time, so that AttrIdFromName (called for
+/// every attribute the parser reads) is one hash and usually one comparison.
+constexpr auto kAttrTable = internal::SpellingTable<512>::Build(kAttrNames);
+
+}  // namespace
+
+std::string_view AttrName(AttrId id) {
+  return id == AttrId::kUnknown ? std::string_view() : kAttrInfo[static_cast<size_t>(id)].name;
+}
+
+AttrKind AttrKindOf(AttrId id) {
+  return id == AttrId::kUnknown ? AttrKind::kRaw : kAttrInfo[static_cast<size_t>(id)].kind;
+}
+
+AttrId AttrIdFromName(std::string_view name) {
+  const int i = kAttrTable.Find(kAttrNames, name);
+  return i < 0 ? AttrId::kUnknown : static_cast<AttrId>(i);
+}
+
+std::vector<int64_t> IotaTileAssignment::Expand() const {
+  const size_t rank = reshape_dims.size();
+  int64_t count = 1;
+  for (int64_t d : reshape_dims) {
+    if (d < 0 || (d > 0 && count > std::numeric_limits<int64_t>::max() / d)) return {};
+    count *= d;
+  }
+  // The identity when no T(...) was written; otherwise it must permute 0..rank-1.
+  std::vector<int64_t> perm = transpose_perm;
+  if (perm.empty()) {
+    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+  }
+  if (perm.size() != rank) return {};
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || static_cast<size_t>(p) >= rank || seen[p]) return {};
+    seen[p] = true;
+  }
+
+  // Without a real transpose the devices are simply 0, 1, 2, ...
+  bool identity = true;
+  for (size_t i = 0; i < rank; ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+  if (identity) {
+    std::vector<int64_t> result(static_cast<size_t>(count));
+    for (int64_t n = 0; n < count; ++n) result[static_cast<size_t>(n)] = n;
+    return result;
+  }
+
+  // Row-major strides of the iota reshaped to reshape_dims.
+  std::vector<int64_t> stride(rank, 1);
+  for (size_t i = rank; i-- > 1;) stride[i - 1] = stride[i] * reshape_dims[i];
+
+  // Walk the transposed array (dims reshape_dims[perm[k]]) in row-major order;
+  // index[k] along its dimension k is index perm[k] of the untransposed array.
+  std::vector<int64_t> result;
+  result.reserve(count);
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t value = 0;
+    for (size_t k = 0; k < rank; ++k) value += index[k] * stride[perm[k]];
+    result.push_back(value);
+    for (size_t k = rank; k-- > 0;) {
+      if (++index[k] < reshape_dims[perm[k]]) break;
+      index[k] = 0;
+    }
+  }
+  return result;
+}
+
+}  // namespace tpusim::hlo

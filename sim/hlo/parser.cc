@@ -1,0 +1,459 @@
+// HLO text parser: module header, stack-frame tables, computations,
+// instructions and name resolution. Shapes, attributes and literals live in
+// parse_shape.cc, parse_attributes.cc and parse_literal.cc.
+#include "sim/hlo/parser.h"
+
+#include <string>
+#include <unordered_set>
+
+#include "sim/hlo/parser_impl.h"
+#include "sim/hlo/shape_inference.h"
+
+namespace tpusim::hlo {
+
+StatusOr<std::unique_ptr<HloModule>> ParseHloModule(std::string_view text,
+                                                    std::string_view filename) {
+  internal::Parser parser(text, filename);
+  return parser.ParseModule();
+}
+
+StatusOr<Shape> ParseShape(std::string_view text) {
+  internal::Parser parser(text, "<shape>");
+  return parser.ParseShapeOnly();
+}
+
+namespace internal {
+
+StatusOr<Shape> Parser::ParseShapeOnly() {
+  TPUSIM_ASSIGN_OR_RETURN(Shape shape, ParseShape());
+  if (!lexer_.AtEnd()) return lexer_.Expected("end of shape");
+  return shape;
+}
+
+StatusOr<std::unique_ptr<HloModule>> Parser::ParseModule() {
+  TPUSIM_RETURN_IF_ERROR(ParseHeader());
+  TPUSIM_RETURN_IF_ERROR(ParseStackFrameTables());
+  while (!lexer_.AtEnd()) TPUSIM_RETURN_IF_ERROR(ParseComputation());
+  if (module_->computations().empty()) {
+    return lexer_.Expected("a computation after the module header");
+  }
+  if (module_->entry() == nullptr) module_->set_entry(module_->computations().back().get());
+  TPUSIM_RETURN_IF_ERROR(ResolveComputationReferences());
+  module_->AssignUniqueIds();
+  TPUSIM_RETURN_IF_ERROR(InferMissingShapes());
+  return std::move(module_);
+}
+
+Status Parser::ParseHeader() {
+  if (!lexer_.TryConsumeWord("HloModule")) return lexer_.Expected("'HloModule' at start of module");
+  TPUSIM_ASSIGN_OR_RETURN(std::string_view name, lexer_.ExpectIdentifier("a module name"));
+  module_ = std::make_unique<HloModule>(std::string(name));
+  module_->set_filename(std::string(lexer_.filename()));
+  lexer_.TryConsume(':');  // old dumps: `HloModule name:`
+  while (lexer_.TryConsume(',')) {
+    TPUSIM_ASSIGN_OR_RETURN(std::string_view attr, lexer_.ExpectIdentifier("a module attribute name"));
+    TPUSIM_RETURN_IF_ERROR(lexer_.Expect('=', "after module attribute name"));
+    TPUSIM_RETURN_IF_ERROR(ParseHeaderAttribute(attr));
+  }
+  return Status::Ok();
+}
+
+Status Parser::ParseHeaderAttribute(std::string_view name) {
+  ModuleHeader& h = module_->mutable_header();
+  const size_t loc = lexer_.Mark();
+  auto duplicate = [&]() {
+    return lexer_.ErrorAt(loc, "duplicate module attribute '" + std::string(name) + "'");
+  };
+  for (const std::string& seen : h.order) {
+    if (seen == name) return duplicate();
+  }
+  h.order.emplace_back(name);
+  auto parse_bool = [&]() -> StatusOr<bool> {
+    if (lexer_.TryConsumeWord("true")) return true;
+    if (lexer_.TryConsumeWord("false")) return false;
+    return lexer_.Expected("'true' or 'false'");
+  };
+  if (name == "is_scheduled") {
+    TPUSIM_ASSIGN_OR_RETURN(h.is_scheduled, parse_bool());
+  } else if (name == "alias_passthrough_params") {
+    TPUSIM_ASSIGN_OR_RETURN(h.alias_passthrough_params, parse_bool());
+  } else if (name == "replica_count" || name == "num_partitions") {
+    TPUSIM_ASSIGN_OR_RETURN(int64_t n, lexer_.ReadInt("a device count"));
+    if (n < 1) return lexer_.ErrorAt(loc, std::string(name) + " must be at least 1");
+    (name == "replica_count" ? h.replica_count : h.num_partitions) = n;
+  } else if (name == "entry_computation_layout") {
+    TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open entry_computation_layout"));
+    TPUSIM_RETURN_IF_ERROR(lexer_.Expect('(', "before the parameter layouts"));
+    ComputationLayout layout;
+    if (!lexer_.TryConsume(')')) {
+      do {
+        TPUSIM_ASSIGN_OR_RETURN(Shape s, ParseShape());
+        layout.parameters.push_back(std::move(s));
+      } while (lexer_.TryConsume(','));
+      TPUSIM_RETURN_IF_ERROR(lexer_.Expect(')', "after the parameter layouts"));
+    }
+    if (!lexer_.TryConsume("->")) return lexer_.Expected("'->' before the result layout");
+    TPUSIM_ASSIGN_OR_RETURN(layout.result, ParseShape());
+    TPUSIM_RETURN_IF_ERROR(lexer_.Expect('}', "to close entry_computation_layout"));
+    h.entry_computation_layout = std::move(layout);
+  } else if (name == "input_output_alias") {
+    TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open input_output_alias"));
+    std::vector<InputOutputAlias> aliases;
+    if (!lexer_.TryConsume('}')) {
+      do {
+        InputOutputAlias a;
+        TPUSIM_ASSIGN_OR_RETURN(a.output_index, ParseShapeIndex());
+        TPUSIM_RETURN_IF_ERROR(lexer_.Expect(':', "after the output index"));
+        TPUSIM_RETURN_IF_ERROR(lexer_.Expect('(', "before the aliased parameter"));
+        TPUSIM_ASSIGN_OR_RETURN(a.parameter_number, lexer_.ReadInt("a parameter number"));
+        TPUSIM_RETURN_IF_ERROR(lexer_.Expect(',', "after the parameter number"));
+        TPUSIM_ASSIGN_OR_RETURN(a.parameter_index, ParseShapeIndex());
+        if (lexer_.TryConsume(',')) {
+          std::string_view kind = lexer_.ReadIdentifier();
+          if (kind != "may-alias" && kind != "must-alias") {
+            return lexer_.Expected("'may-alias' or 'must-alias'");
+          }
+          a.kind = std::string(kind);
+        }
+        TPUSIM_RETURN_IF_ERROR(lexer_.Expect(')', "after the alias"));
+        aliases.push_back(std::move(a));
+      } while (lexer_.TryConsume(','));
+      TPUSIM_RETURN_IF_ERROR(lexer_.Expect('}', "to close input_output_alias"));
+    }
+    h.input_output_alias = std::move(aliases);
+  } else if (name == "buffer_donor") {
+    TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open buffer_donor"));
+    std::vector<BufferDonor> donors;
+    if (!lexer_.TryConsume('}')) {
+      do {
+        BufferDonor d;
+        TPUSIM_RETURN_IF_ERROR(lexer_.Expect('(', "before the donor parameter"));
+        TPUSIM_ASSIGN_OR_RETURN(d.parameter_number, lexer_.ReadInt("a parameter number"));
+        TPUSIM_RETURN_IF_ERROR(lexer_.Expect(',', "after the parameter number"));
+        TPUSIM_ASSIGN_OR_RETURN(d.parameter_index, ParseShapeIndex());
+        TPUSIM_RETURN_IF_ERROR(lexer_.Expect(')', "after the donor"));
+        donors.push_back(std::move(d));
+      } while (lexer_.TryConsume(','));
+      TPUSIM_RETURN_IF_ERROR(lexer_.Expect('}', "to close buffer_donor"));
+    }
+    h.buffer_donor = std::move(donors);
+  } else if (name == "allow_spmd_sharding_propagation_to_parameters") {
+    TPUSIM_ASSIGN_OR_RETURN(h.allow_spmd_sharding_propagation_to_parameters, ParseBoolList());
+  } else if (name == "allow_spmd_sharding_propagation_to_output") {
+    TPUSIM_ASSIGN_OR_RETURN(h.allow_spmd_sharding_propagation_to_output, ParseBoolList());
+  } else if (name == "frontend_attributes") {
+    TPUSIM_ASSIGN_OR_RETURN(h.frontend_attributes, ParseKeyValues("frontend attributes"));
+  } else {
+    TPUSIM_ASSIGN_OR_RETURN(std::string_view raw, lexer_.ReadRawValue());
+    h.unknown.emplace(std::string(name), std::string(raw));
+  }
+  return Status::Ok();
+}
+
+Status Parser::ParseStackFrameTables() {
+  StackFrameTables& t = module_->mutable_stack_frames();
+  struct Section {
+    std::string_view keyword;
+    std::vector<StackFrameTables::Entry>* entries;
+    bool has_string;
+  };
+  const Section sections[] = {{"FileNames", &t.file_names, true},
+                              {"FunctionNames", &t.function_names, true},
+                              {"FileLocations", &t.file_locations, false},
+                              {"StackFrames", &t.stack_frames, false}};
+  for (const Section& section : sections) {
+    if (!lexer_.TryConsumeWord(section.keyword)) continue;
+    while (lexer_.AtNumber()) {
+      StackFrameTables::Entry e;
+      TPUSIM_ASSIGN_OR_RETURN(e.id, lexer_.ReadInt("a table entry id"));
+      if (section.has_string) {
+        TPUSIM_ASSIGN_OR_RETURN(e.text, lexer_.ReadString("a quoted name"));
+      } else {
+        TPUSIM_ASSIGN_OR_RETURN(e.fields, ParseKeyValues("table entry fields"));
+      }
+      section.entries->push_back(std::move(e));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Parser::ParseComputation() {
+  const SourceLocation loc = lexer_.NextLocation();
+  bool is_entry = false;
+  std::string_view name = lexer_.PeekIdentifier();
+  if (name == "ENTRY") {
+    lexer_.ReadIdentifier();
+    is_entry = true;
+  }
+  TPUSIM_ASSIGN_OR_RETURN(name, lexer_.ExpectIdentifier("a computation name"));
+  if (module_->FindComputation(name) != nullptr) {
+    return lexer_.ErrorAt(loc, "duplicate computation name '" + std::string(name) + "'");
+  }
+  auto owned = std::make_unique<HloComputation>(std::string(name));
+  owned->set_location(loc);
+  HloComputation* computation = module_->AddComputation(std::move(owned));
+  if (is_entry) {
+    if (module_->entry_keyword()) {
+      return lexer_.ErrorAt(loc, "second ENTRY computation '" + std::string(name) +
+                                     "'; a module has exactly one");
+    }
+    module_->set_entry(computation);
+    module_->set_entry_keyword(true);
+  }
+  // Optional signature `(p: shape, ...) -> shape`; the parameters themselves
+  // define the computation's signature, so it is only checked for syntax.
+  if (lexer_.TryConsume('(')) {
+    if (!lexer_.TryConsume(')')) {
+      do {
+        TPUSIM_RETURN_IF_ERROR(lexer_.ExpectIdentifier("a parameter name").status());
+        TPUSIM_RETURN_IF_ERROR(lexer_.Expect(':', "after the parameter name"));
+        TPUSIM_RETURN_IF_ERROR(ParseDiscardedShape());
+      } while (lexer_.TryConsume(','));
+      TPUSIM_RETURN_IF_ERROR(lexer_.Expect(')', "to close the parameter list"));
+    }
+    if (!lexer_.TryConsume("->")) return lexer_.Expected("'->' before the result shape");
+    TPUSIM_RETURN_IF_ERROR(ParseDiscardedShape());
+  }
+  TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open the computation body"));
+  names_.Clear();
+  pending_operands_.clear();
+  pending_control_.clear();
+  bool saw_root = false;
+  while (!lexer_.TryConsume('}')) {
+    if (lexer_.AtEnd()) {
+      return lexer_.ErrorAt(lexer_.Location(), "unexpected end of file in computation '" +
+                                                   std::string(name) + "', expected '}'");
+    }
+    TPUSIM_RETURN_IF_ERROR(ParseInstruction(*computation, saw_root));
+  }
+  if (computation->instructions().empty()) {
+    return lexer_.ErrorAt(loc, "computation '" + std::string(name) + "' has no instructions");
+  }
+  if (!saw_root) computation->set_root(computation->instructions().back().get());
+  if (lexer_.Peek() == ',') {
+    // `, execution_thread="host"` after the closing brace.
+    lexer_.Advance(1);
+    if (!lexer_.TryConsumeWord("execution_thread")) return lexer_.Expected("'execution_thread'");
+    TPUSIM_RETURN_IF_ERROR(lexer_.Expect('=', "after execution_thread"));
+    TPUSIM_ASSIGN_OR_RETURN(std::string thread, lexer_.ReadString("a quoted thread name"));
+    computation->set_execution_thread(std::move(thread));
+  }
+  return ResolveComputation(*computation);
+}
+
+Status Parser::ParseInstruction(HloComputation& computation, bool& saw_root) {
+  const SourceLocation loc = lexer_.NextLocation();
+  bool is_root = false;
+  if (lexer_.PeekIdentifier() == "ROOT") {
+    lexer_.ReadIdentifier();
+    is_root = true;
+  }
+  const std::string_view name = lexer_.ReadIdentifier();
+  if (name.empty()) return lexer_.Expected("an instruction name");
+  if (!lexer_.TryConsume('=')) return lexer_.ExpectFailed('=', "after the instruction name");
+  const size_t shape_loc = lexer_.Mark();
+  // The instruction is made first so that its shape is parsed in place (a
+  // Shape is large to move); the opcode is filled in once it is read.
+  auto owned =
+      std::make_unique<HloInstruction>(std::string(name), HloOpcode::kParameter, Shape());
+  HloInstruction* inst = owned.get();
+  bool has_shape = false;
+  if (AtShape()) {
+    TPUSIM_RETURN_IF_ERROR(ParseShapeInto(inst->mutable_shape()));
+    has_shape = true;
+  }
+  const size_t opcode_loc = lexer_.Mark();
+  std::string_view word = lexer_.ReadIdentifier();
+  if (word.empty()) {
+    return has_shape ? lexer_.Expected("an opcode") : lexer_.Expected("a shape or an opcode");
+  }
+  std::optional<HloOpcode> wrapped;
+  TPUSIM_ASSIGN_OR_RETURN(HloOpcode opcode, ParseOpcode(word, opcode_loc, wrapped));
+  inst->opcode_ = opcode;
+  inst->set_location(loc);
+  if (wrapped) inst->set_async_wrapped_opcode(*wrapped);
+  if (!names_.Insert(inst)) {
+    return lexer_.ErrorAt(loc, "duplicate instruction name '" + std::string(name) +
+                                   "' in computation '" + computation.name() + "'");
+  }
+  computation.AddInstruction(std::move(owned));
+  if (is_root) {
+    if (saw_root) {
+      return lexer_.ErrorAt(loc, "second ROOT instruction '" + std::string(name) +
+                                     "' in computation '" + computation.name() + "'");
+    }
+    saw_root = true;
+    computation.set_root(inst);
+  }
+  if (!has_shape) {
+    if (opcode == HloOpcode::kParameter || opcode == HloOpcode::kConstant) {
+      return lexer_.ErrorAt(shape_loc, "expected a shape before '" + std::string(word) +
+                                           "' (its shape cannot be inferred)");
+    }
+    missing_shapes_.push_back(inst);
+  }
+
+  if (!lexer_.TryConsume('(')) return lexer_.ExpectFailed('(', "after the opcode");
+  if (opcode == HloOpcode::kParameter) {
+    const size_t nloc = lexer_.Mark();
+    TPUSIM_ASSIGN_OR_RETURN(int64_t number, lexer_.ReadInt("a parameter number"));
+    if (number < 0) return lexer_.ErrorAt(nloc, "parameter number must be non-negative");
+    if (number < computation.parameter_count() && computation.parameters()[number] != nullptr) {
+      return lexer_.ErrorAt(nloc, "duplicate parameter number " + std::to_string(number) +
+                                      " in computation '" + computation.name() + "'");
+    }
+    if (number > 1'000'000) return lexer_.ErrorAt(nloc, "parameter number is implausibly large");
+    inst->set_parameter_number(number);
+    computation.SetParameter(number, inst);
+    TPUSIM_RETURN_IF_ERROR(lexer_.Expect(')', "after the parameter number"));
+  } else if (opcode == HloOpcode::kConstant) {
+    TPUSIM_ASSIGN_OR_RETURN(ConstantLiteral literal, ParseLiteral(inst->shape()));
+    inst->set_literal(std::move(literal));
+    TPUSIM_RETURN_IF_ERROR(lexer_.Expect(')', "after the constant literal"));
+  } else {
+    TPUSIM_RETURN_IF_ERROR(ParseOperands(inst));
+  }
+  return ParseAttributes(*inst);
+}
+
+Status Parser::ParseOperands(HloInstruction* instruction) {
+  if (lexer_.TryConsume(')')) return Status::Ok();
+  const size_t first = pending_operands_.size();
+  do {
+    // Older dumps print each operand's shape before its name.
+    if (AtShape()) TPUSIM_RETURN_IF_ERROR(ParseShape().status());
+    const size_t loc = lexer_.Mark();
+    std::string_view name = lexer_.ReadIdentifier();
+    if (name.empty()) return lexer_.Expected("an operand name");
+    pending_operands_.push_back({instruction, {name, loc}});
+  } while (lexer_.TryConsume(','));
+  if (!lexer_.TryConsume(')')) return lexer_.ExpectFailed(')', "to close the operand list");
+  // Usually every operand is already defined: link them now, which gives the
+  // same operand and user order as resolving the whole computation at its
+  // end. After the first forward reference everything waits for the end, so
+  // that users are still added in text order.
+  if (first != 0) return Status::Ok();
+  const size_t end = pending_operands_.size();
+  operand_scratch_.clear();
+  for (size_t i = first; i < end; ++i) {
+    HloInstruction* operand = names_.Find(pending_operands_[i].name.name);
+    if (operand == nullptr) return Status::Ok();
+    operand_scratch_.push_back(operand);
+  }
+  instruction->ReserveOperands(operand_scratch_.size());
+  for (HloInstruction* operand : operand_scratch_) instruction->AppendOperand(operand);
+  pending_operands_.resize(first);
+  return Status::Ok();
+}
+
+StatusOr<HloOpcode> Parser::ParseOpcode(std::string_view word, size_t loc,
+                                        std::optional<HloOpcode>& wrapped) {
+  if (std::optional<HloOpcode> op = HloOpcodeFromName(word)) return *op;
+  // `X-start`, `X-update`, `X-done` for an X without async opcodes of its own.
+  struct Suffix {
+    std::string_view text;
+    HloOpcode opcode;
+  };
+  for (const Suffix& s : {Suffix{"-start", HloOpcode::kAsyncStart},
+                          Suffix{"-update", HloOpcode::kAsyncUpdate},
+                          Suffix{"-done", HloOpcode::kAsyncDone}}) {
+    if (word.size() > s.text.size() && word.substr(word.size() - s.text.size()) == s.text) {
+      if (std::optional<HloOpcode> inner =
+              HloOpcodeFromName(word.substr(0, word.size() - s.text.size()))) {
+        wrapped = *inner;
+        return s.opcode;
+      }
+    }
+  }
+  return lexer_.ErrorAt(loc, "unknown opcode '" + std::string(word) + "'");
+}
+
+Status Parser::ResolveComputation(HloComputation& computation) {
+  auto lookup = [&](const PendingName& p, const char* role) -> StatusOr<HloInstruction*> {
+    HloInstruction* found = names_.Find(p.name);
+    if (found == nullptr) {
+      return lexer_.ErrorAt(p.location, std::string("undefined ") + role + " '" +
+                                            std::string(p.name) + "' in computation '" +
+                                            computation.name() + "'");
+    }
+    return found;
+  };
+  for (size_t i = 0; i < pending_operands_.size(); ++i) {
+    const PendingOperand& p = pending_operands_[i];
+    if (i == 0 || pending_operands_[i - 1].instruction != p.instruction) {
+      // Operands of one instruction are contiguous: size its list once.
+      size_t run = i;
+      while (run < pending_operands_.size() && pending_operands_[run].instruction == p.instruction) {
+        ++run;
+      }
+      p.instruction->ReserveOperands(run - i);
+    }
+    TPUSIM_ASSIGN_OR_RETURN(HloInstruction * operand, lookup(p.name, "operand"));
+    p.instruction->AppendOperand(operand);
+  }
+  for (auto& [inst, names] : pending_control_) {
+    for (const PendingName& p : names) {
+      TPUSIM_ASSIGN_OR_RETURN(HloInstruction * pred, lookup(p, "control predecessor"));
+      inst->AddControlPredecessor(pred);
+    }
+  }
+  for (int64_t i = 0; i < computation.parameter_count(); ++i) {
+    if (computation.parameters()[i] == nullptr) {
+      return lexer_.ErrorAt(computation.location(),
+                            "computation '" + computation.name() + "' has no parameter(" +
+                                std::to_string(i) + ") but has a higher-numbered parameter");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Parser::ResolveComputationReferences() {
+  for (PendingComputationRef& ref : pending_computations_) {
+    Attribute& attr = ref.instruction->mutable_attributes()[ref.attribute_index];
+    std::vector<HloComputation*> resolved;
+    resolved.reserve(ref.names.size());
+    for (const PendingName& p : ref.names) {
+      HloComputation* c = module_->FindComputation(p.name);
+      if (c == nullptr) {
+        return lexer_.ErrorAt(p.location, "undefined computation '" + std::string(p.name) +
+                                              "' in attribute '" + std::string(attr.spelling()) +
+                                              "'");
+      }
+      resolved.push_back(c);
+    }
+    if (auto* single = std::get_if<HloComputation*>(&attr.value)) {
+      *single = resolved.front();
+    } else {
+      std::get<ComputationList>(attr.value).computations = std::move(resolved);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Parser::InferMissingShapes() {
+  // Shapes are inferred in text order; an operand written later without a
+  // shape of its own has none yet, and inference must not read its placeholder.
+  std::unordered_set<const HloInstruction*> unknown(missing_shapes_.begin(), missing_shapes_.end());
+  for (HloInstruction* inst : missing_shapes_) {
+    for (const HloInstruction* operand : inst->operands()) {
+      if (unknown.count(operand)) {
+        return lexer_.ErrorAt(inst->location(),
+                              "instruction '" + inst->name() + "' has no shape and its operand '" +
+                                  operand->name() + "' has none yet; write the shape after '='");
+      }
+    }
+    StatusOr<Shape> shape = InferShape(*inst);
+    if (!shape.ok()) {
+      return lexer_.ErrorAt(inst->location(),
+                            "instruction '" + inst->name() + "' has no shape and its shape " +
+                                "cannot be inferred: " + shape.status().message() +
+                                "; write the shape after '='");
+    }
+    inst->mutable_shape() = std::move(shape).value();
+    unknown.erase(inst);
+  }
+  return Status::Ok();
+}
+
+}  // namespace internal
+}  // namespace tpusim::hlo

@@ -1,0 +1,203 @@
+// The HLO text parser's internals, shared by parser.cc and parse_*.cc.
+// Not part of the library's API; include parser.h instead.
+#ifndef TPUSIM_SIM_HLO_PARSER_IMPL_H_
+#define TPUSIM_SIM_HLO_PARSER_IMPL_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/hlo/lexer.h"
+#include "sim/hlo/module.h"
+
+namespace tpusim::hlo::internal {
+
+/// A name written in the text that is resolved once everything is parsed:
+/// operands may be defined after their use (the verifier then reports cycles),
+/// and computations may be referenced before their definition.
+struct PendingName {
+  std::string_view name;
+  /// Offset of the name in the text; turned into line:column only for errors.
+  size_t location;
+};
+
+/// One operand of one instruction, in text order (a flat list, so that parsing
+/// an instruction allocates nothing for its operand names).
+struct PendingOperand {
+  HloInstruction* instruction;
+  PendingName name;
+};
+
+/// Instruction names of one computation: an open-addressing hash table keyed
+/// by each instruction's own name (no allocation per entry, unlike
+/// std::unordered_map). Clear() is O(1): slots of older generations count as
+/// empty.
+class NameTable {
+ public:
+  void Clear() {
+    count_ = 0;
+    if (++generation_ == 0) {  // wrapped: really empty the slots
+      slots_.assign(slots_.size(), Slot{});
+      generation_ = 1;
+    }
+  }
+  HloInstruction* Find(std::string_view name) const {
+    if (slots_.empty()) return nullptr;
+    const uint32_t h = Hash(name);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.generation != generation_) return nullptr;
+      if (s.hash == h && s.instruction->name() == name) return s.instruction;
+    }
+  }
+  /// Adds `instruction` under its name; false when the name is taken.
+  bool Insert(HloInstruction* instruction) {
+    if ((count_ + 1) * 2 > slots_.size()) Grow();
+    const std::string_view name = instruction->name();
+    const uint32_t h = Hash(name);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.generation != generation_) {
+        s = {instruction, h, generation_};
+        ++count_;
+        return true;
+      }
+      if (s.hash == h && s.instruction->name() == name) return false;
+    }
+  }
+
+ private:
+  struct Slot {
+    HloInstruction* instruction = nullptr;
+    uint32_t hash = 0;
+    uint32_t generation = 0;  ///< live only when equal to generation_
+  };
+  static uint32_t Hash(std::string_view s) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ s.size();
+    size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      h = (h ^ w) * 0xff51afd7ed558ccdULL;
+      h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    std::memcpy(&w, s.data() + i, s.size() - i);
+    // MurmurHash3's finalizer, so that every input bit reaches the low bits.
+    h ^= w;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return static_cast<uint32_t>(h);
+  }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
+    const size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.generation != generation_) continue;
+      size_t i = s.hash & mask;
+      while (slots_[i].generation == generation_) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+  uint32_t generation_ = 1;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string_view filename) : lexer_(text, filename) {}
+
+  StatusOr<std::unique_ptr<HloModule>> ParseModule();
+  StatusOr<Shape> ParseShapeOnly();
+
+ private:
+  // parser.cc: module, computations, instructions, name resolution.
+  Status ParseHeader();
+  Status ParseHeaderAttribute(std::string_view name);
+  Status ParseStackFrameTables();
+  Status ParseComputation();
+  Status ParseInstruction(HloComputation& computation, bool& saw_root);
+  Status ParseOperands(HloInstruction* instruction);
+  StatusOr<HloOpcode> ParseOpcode(std::string_view word, size_t loc,
+                                  std::optional<HloOpcode>& wrapped);
+  Status ResolveComputation(HloComputation& computation);
+  Status ResolveComputationReferences();
+  Status InferMissingShapes();
+
+  // parse_shape.cc
+  StatusOr<Shape> ParseShape();
+  /// ParseShape into a default-constructed `out` (saves moving the result).
+  Status ParseShapeInto(Shape& out);
+  /// ParseShape for a shape that is only checked (computation signatures):
+  /// parsed into discarded_shape_, reusing its memory.
+  Status ParseDiscardedShape();
+  /// True when a shape starts at the cursor (type name followed by '[', '(' or `b(`).
+  bool AtShape();
+  Status ParseArrayDimensions(Shape& shape);
+  Status ParseLayout(Shape& shape);
+  StatusOr<std::vector<int64_t>> ParseIntList(char open, char close, std::string_view what);
+
+  // parse_attributes.cc
+  Status ParseAttributes(HloInstruction& instruction);
+  StatusOr<AttrValue> ParseAttributeValue(AttrKind kind, HloInstruction* instruction,
+                                          size_t attribute_index);
+  StatusOr<Window> ParseWindow();
+  StatusOr<ConvolutionDimensionNumbers> ParseDimLabels();
+  StatusOr<std::vector<SliceRange>> ParseSliceRanges();
+  StatusOr<std::vector<PaddingDimension>> ParsePadding();
+  StatusOr<ReplicaGroups> ParseReplicaGroups();
+  StatusOr<ReplicaGroups> ParseMeshReplicaGroups();
+  StatusOr<IotaTileAssignment> ParseIotaAfterDims(std::vector<int64_t> dims);
+  StatusOr<Sharding> ParseSharding();
+  StatusOr<std::vector<KeyValue>> ParseKeyValues(std::string_view what);
+  StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseIntPairs();
+  StatusOr<ShapeIndex> ParseShapeIndex();
+  StatusOr<std::vector<bool>> ParseBoolList();
+  /// `x`-separated integers directly at the cursor (`3x3`, `1`).
+  StatusOr<std::vector<int64_t>> ParseDxD(std::string_view what);
+
+  // parse_literal.cc
+  StatusOr<ConstantLiteral> ParseLiteral(const Shape& shape);
+  Status ParseArrayLiteral(const Shape& shape, ConstantLiteral& literal);
+  Status ParseLiteralElement(PrimitiveType type, ConstantLiteral& literal);
+
+  Lexer lexer_;
+  std::unique_ptr<HloModule> module_;
+  /// Operand names of the current computation's instructions, by instruction,
+  /// from the first one that names an instruction not defined yet (earlier
+  /// ones are linked while parsing).
+  std::vector<PendingOperand> pending_operands_;
+  /// Scratch space, reused to avoid an allocation per instruction.
+  std::vector<HloInstruction*> operand_scratch_;
+  std::vector<Attribute> attribute_scratch_;
+  std::vector<int64_t> int_scratch_;
+  std::vector<KeyValue> key_value_scratch_;
+  Shape discarded_shape_;
+  std::vector<std::pair<HloInstruction*, std::vector<PendingName>>> pending_control_;
+  /// Computation names inside attributes, resolved after the whole module.
+  struct PendingComputationRef {
+    HloInstruction* instruction;
+    size_t attribute_index;
+    std::vector<PendingName> names;
+  };
+  std::vector<PendingComputationRef> pending_computations_;
+  /// Instructions written without a shape, in text order.
+  std::vector<HloInstruction*> missing_shapes_;
+  /// Names of the current computation's instructions.
+  NameTable names_;
+};
+
+}  // namespace tpusim::hlo::internal
+
+#endif  // TPUSIM_SIM_HLO_PARSER_IMPL_H_

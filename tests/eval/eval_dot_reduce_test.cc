@@ -1,0 +1,347 @@
+// dot (TPU MXU numerics and the IEEE reference), reduce and reduce-window
+// (fixed order, variadic, fast path equal to the generic path),
+// select-and-scatter, and run-to-run determinism.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tests/eval/eval_test_util.h"
+
+namespace tpusim::eval {
+namespace {
+
+using testing::Eval;
+using testing::R1;
+using value::Literal;
+
+/// Deterministic f32 values spread over a few binades with full mantissas.
+Literal Floats(std::vector<int64_t> dims, uint32_t seed) {
+  Literal l(hlo::Shape(hlo::PrimitiveType::kF32, std::move(dims)));
+  uint32_t state = seed;
+  for (float& x : l.data<float>()) {
+    state = state * 1664525u + 1013904223u;
+    x = (static_cast<float>(state >> 8) / 16777216.0f - 0.5f) * 4.0f;
+  }
+  return l;
+}
+
+float Bf16Round(float x) { return value::Bf16ToFloat(value::Bf16FromFloat(x)); }
+
+std::string MatmulHlo(int m, int k, int n, std::string_view precision) {
+  const std::string ms = std::to_string(m), ks = std::to_string(k), ns = std::to_string(n);
+  return "HloModule m\nENTRY e {\n  a = f32[" + ms + "," + ks + "] parameter(0)\n  b = f32[" + ks +
+         "," + ns + "] parameter(1)\n  ROOT d = f32[" + ms + "," + ns +
+         "] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={" +
+         std::string(precision) + "," + std::string(precision) + "}\n}\n";
+}
+
+TEST(EvalDot, BatchAndContractingDims) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = s32[2,2,3] parameter(0)
+  b = s32[3,2] parameter(1)
+  c = s32[2,3,2] broadcast(b), dimensions={1,2}
+  ROOT d = s32[2,2,2] dot(a, c), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+})";
+  Literal a(hlo::Shape(hlo::PrimitiveType::kS32, {2, 2, 3}));
+  for (int i = 0; i < 12; ++i) a.data<int32_t>()[i] = i;
+  Literal b(hlo::Shape(hlo::PrimitiveType::kS32, {3, 2}));
+  for (int i = 0; i < 6; ++i) b.data<int32_t>()[i] = i + 1;  // {{1,2},{3,4},{5,6}}
+  Literal r = Eval(text, {a, b});
+  const std::vector<int32_t> expected = {13, 16, 40, 52, 67, 88, 94, 124};
+  EXPECT_EQ(std::vector<int32_t>(r.data<int32_t>().begin(), r.data<int32_t>().end()), expected);
+}
+
+TEST(EvalDot, IntegerDotWrapsInResultType) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = s8[2] parameter(0)
+  b = s8[2] parameter(1)
+  ROOT d = s32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+})";
+  EXPECT_EQ(Eval(text, {R1<int8_t>({-128, 127}), R1<int8_t>({-128, 127})}),
+            Literal::CreateR0<int32_t>(16384 + 16129));
+}
+
+// Issue 3: an f32 dot at DEFAULT precision equals the dot of bf16-rounded
+// operands exactly (products exact, same f32 accumulation order).
+TEST(EvalDot, DefaultPrecisionEqualsDotOfBf16RoundedOperands) {
+  const int m = 3, k = 300, n = 4;  // k spans three MXU tiles
+  Literal a = Floats({m, k}, 1), b = Floats({k, n}, 2);
+  Literal rounded_a = a, rounded_b = b;
+  for (float& x : rounded_a.data<float>()) x = Bf16Round(x);
+  for (float& x : rounded_b.data<float>()) x = Bf16Round(x);
+  Literal direct = Eval(MatmulHlo(m, k, n, "default"), {a, b});
+  Literal via_rounded = Eval(MatmulHlo(m, k, n, "default"), {rounded_a, rounded_b});
+  EXPECT_EQ(direct, via_rounded);
+  // And that is the documented order: per 128-tile f32 sums, tiles added in order.
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int k0 = 0; k0 < k; k0 += 128) {
+        float chunk = 0.0f;
+        for (int kk = k0; kk < std::min(k0 + 128, k); ++kk) {
+          const float p = rounded_a.Get<float>({i, kk}) * rounded_b.Get<float>({kk, j});
+          chunk = kk == k0 ? p : chunk + p;
+        }
+        acc = k0 == 0 ? chunk : acc + chunk;
+      }
+      EXPECT_EQ(direct.Get<float>({i, j}), acc) << i << "," << j;
+    }
+  }
+}
+
+TEST(EvalDot, Bf16OperandsUseOnePassWhateverThePrecision) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = bf16[2,3] parameter(0)
+  b = bf16[3,2] parameter(1)
+  ROOT d = f32[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,highest}
+})";
+  Literal a(hlo::Shape(hlo::PrimitiveType::kBF16, {2, 3}));
+  Literal b(hlo::Shape(hlo::PrimitiveType::kBF16, {3, 2}));
+  for (int i = 0; i < 6; ++i) {
+    a.SetFromDouble(i, 0.5 * i + 0.25);
+    b.SetFromDouble(i, 1.0 - 0.75 * i);
+  }
+  Literal r = Eval(text, {a, b});
+  // Small exact values: the sums are exact too.
+  EXPECT_EQ(r.Get<float>({0, 0}), 0.25f * 1.0f + 0.75f * -0.5f + 1.25f * -2.0f);
+}
+
+// Issue 3: HIGHEST is within f32 rounding of an f64 reference; DEFAULT is not.
+TEST(EvalDot, HighestIsWithinF32RoundingOfF64) {
+  const int m = 4, k = 256, n = 4;
+  Literal a = Floats({m, k}, 3), b = Floats({k, n}, 4);
+  Literal highest = Eval(MatmulHlo(m, k, n, "highest"), {a, b});
+  Literal high = Eval(MatmulHlo(m, k, n, "high"), {a, b});
+  Literal fallback = Eval(MatmulHlo(m, k, n, "default"), {a, b});
+  double worst_highest = 0, worst_high = 0, worst_default = 0;
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      double exact = 0, magnitude = 0;
+      for (int kk = 0; kk < k; ++kk) {
+        const double p = static_cast<double>(a.Get<float>({i, kk})) * b.Get<float>({kk, j});
+        exact += p;
+        magnitude += std::fabs(p);
+      }
+      // Relative to the sum of |products|, in units of f32 epsilon (2^-24).
+      auto err = [&](const Literal& r) {
+        return std::fabs(r.Get<float>({i, j}) - exact) / magnitude / std::ldexp(1.0, -24);
+      };
+      worst_highest = std::max(worst_highest, err(highest));
+      worst_high = std::max(worst_high, err(high));
+      worst_default = std::max(worst_default, err(fallback));
+    }
+  }
+  // HIGHEST drops only terms below 2^-24 of each product, so what is left is
+  // the f32 accumulation's own rounding (measured: under 0.2). HIGH drops
+  // terms near 2^-16 of a product (measured: about 14); DEFAULT's bf16
+  // operand rounding costs thousands.
+  EXPECT_LT(worst_highest, 4.0);
+  EXPECT_LT(worst_high, 256.0);
+  EXPECT_GT(worst_default, 1000.0);
+}
+
+TEST(EvalDot, IeeeModeRoundsAnF64SumOnce) {
+  const int m = 2, k = 50, n = 2;
+  Literal a = Floats({m, k}, 5), b = Floats({k, n}, 6);
+  EvaluatorOptions ieee;
+  ieee.numerics = Numerics::kIeee;
+  Literal r = Eval(MatmulHlo(m, k, n, "default"), {a, b}, ieee);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      double exact = 0;
+      for (int kk = 0; kk < k; ++kk) {
+        exact += static_cast<double>(a.Get<float>({i, kk})) * b.Get<float>({kk, j});
+      }
+      EXPECT_EQ(r.Get<float>({i, j}), static_cast<float>(exact));
+    }
+  }
+}
+
+TEST(EvalDot, UnknownAlgorithmIsUnimplemented) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT d = f32[] dot(a, a), lhs_contracting_dims={0}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32
+})";
+  auto r = testing::TryEval(text, {R1<float>({1, 2})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
+}
+
+const char* kAddReducer = R"(
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+)";
+
+TEST(EvalReduce, SumsInRowMajorOrderOfReducedDims) {
+  const std::string text = std::string("HloModule m\n") + kAddReducer + R"(
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[3] reduce(p, z), dimensions={0}, to_apply=add
+})";
+  Literal p(hlo::Shape(hlo::PrimitiveType::kF32, {2, 3}));
+  for (int i = 0; i < 6; ++i) p.data<float>()[i] = static_cast<float>(i);
+  EXPECT_EQ(Eval(text, {p}), R1<float>({3, 5, 7}));
+}
+
+TEST(EvalReduce, FastPathEqualsGenericReducerBitForBit) {
+  // The same reducer written with an extra (no-op) instruction takes the
+  // generic path; sequential f32 sums of mixed magnitudes must agree exactly.
+  const std::string fast = std::string("HloModule m\n") + kAddReducer + R"(
+ENTRY e {
+  p = f32[4,300] parameter(0)
+  z = f32[] constant(0.1)
+  ROOT r = f32[4] reduce(p, z), dimensions={1}, to_apply=add
+})";
+  const std::string generic = R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  c = f32[] copy(y)
+  ROOT s = f32[] add(x, c)
+}
+ENTRY e {
+  p = f32[4,300] parameter(0)
+  z = f32[] constant(0.1)
+  ROOT r = f32[4] reduce(p, z), dimensions={1}, to_apply=add
+})";
+  Literal p = Floats({4, 300}, 7);
+  Literal a = Eval(fast, {p});
+  EXPECT_EQ(a, Eval(generic, {p}));
+  float expected = 0.1f;
+  for (int k = 0; k < 300; ++k) expected += p.Get<float>({2, k});
+  EXPECT_EQ(a.Get<float>({2}), expected);
+}
+
+TEST(EvalReduce, VariadicArgmax) {
+  const char* text = R"(HloModule m
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = pred[] compare(v1, v0), direction=GT
+  v = f32[] select(gt, v1, v0)
+  i = s32[] select(gt, i1, i0)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  p = f32[5] parameter(0)
+  idx = s32[5] iota(), iota_dimension=0
+  lo = f32[] constant(-inf)
+  z = s32[] constant(-1)
+  ROOT r = (f32[], s32[]) reduce(p, idx, lo, z), dimensions={0}, to_apply=argmax
+})";
+  Literal r = Eval(text, {R1<float>({1, 7, 3, 7, 2})});
+  ASSERT_EQ(r.tuple_size(), 2);
+  EXPECT_EQ(r.tuple_element(0), Literal::CreateR0<float>(7));
+  EXPECT_EQ(r.tuple_element(1), Literal::CreateR0<int32_t>(1));
+}
+
+TEST(EvalReduceWindow, MaxPoolWithStrideAndPadding) {
+  const char* text = R"(HloModule m
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+ENTRY e {
+  p = f32[5] parameter(0)
+  lo = f32[] constant(-inf)
+  ROOT r = f32[3] reduce-window(p, lo), window={size=2 stride=2 pad=0_1}, to_apply=max
+})";
+  EXPECT_EQ(Eval(text, {R1<float>({1, 3, 2, 5, 4})}), R1<float>({3, 5, 4}));
+}
+
+TEST(EvalReduceWindow, GenericReducerWithDilationsSkipsHoles) {
+  // A reducer the fast path does not recognise; base dilation 2 makes
+  // {1,2,3} into {1,_,2,_,3}, and holes are skipped rather than combined.
+  const char* text = R"(HloModule m
+sum {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  c = s32[] copy(y)
+  ROOT s = s32[] add(x, c)
+}
+ENTRY e {
+  p = s32[3] parameter(0)
+  z = s32[] constant(100)
+  ROOT r = s32[4] reduce-window(p, z), window={size=2 lhs_dilate=2}, to_apply=sum
+})";
+  EXPECT_EQ(Eval(text, {R1<int32_t>({1, 2, 3})}), R1<int32_t>({101, 102, 102, 103}));
+}
+
+TEST(EvalReduceWindow, VariadicReduceWindow) {
+  const char* text = R"(HloModule m
+both {
+  a0 = s32[] parameter(0)
+  b0 = f32[] parameter(1)
+  a1 = s32[] parameter(2)
+  b1 = f32[] parameter(3)
+  a = s32[] add(a0, a1)
+  b = f32[] maximum(b0, b1)
+  ROOT t = (s32[], f32[]) tuple(a, b)
+}
+ENTRY e {
+  p = s32[4] parameter(0)
+  q = f32[4] parameter(1)
+  z = s32[] constant(0)
+  lo = f32[] constant(-inf)
+  ROOT r = (s32[3], f32[3]) reduce-window(p, q, z, lo), window={size=2}, to_apply=both
+})";
+  Literal r = Eval(text, {R1<int32_t>({1, 2, 3, 4}), R1<float>({4, 1, 3, 2})});
+  ASSERT_EQ(r.tuple_size(), 2);
+  EXPECT_EQ(r.tuple_element(0), R1<int32_t>({3, 5, 7}));
+  EXPECT_EQ(r.tuple_element(1), R1<float>({4, 3, 3}));
+}
+
+TEST(EvalSelectAndScatter, MaxPoolGradientRoutesToTheFirstMaximum) {
+  const char* text = R"(HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[6] parameter(0)
+  g = f32[3] parameter(1)
+  z = f32[] constant(0)
+  ROOT r = f32[6] select-and-scatter(p, g, z), window={size=3 stride=2 pad=0_1}, select=ge, scatter=add
+})";
+  // Windows {1,5,5}, {5,2,7} and {7,3}+padding select positions 1 (GE keeps
+  // the first of the tied 5s), 4 and 4; the gradients add up there.
+  Literal r = Eval(text, {R1<float>({1, 5, 5, 2, 7, 3}), R1<float>({10, 20, 30})});
+  EXPECT_EQ(r, R1<float>({0, 10, 0, 0, 50, 0}));
+}
+
+TEST(Evaluator, SameInputsGiveIdenticalBytesTwice) {
+  const std::string text = std::string("HloModule m\n") + kAddReducer + R"(
+ENTRY e {
+  a = f32[8,200] parameter(0)
+  b = f32[200,8] parameter(1)
+  d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={high,high}
+  t = f32[8,8] tanh(d)
+  z = f32[] constant(0)
+  ROOT r = f32[8] reduce(t, z), dimensions={1}, to_apply=add
+})";
+  Literal a = Floats({8, 200}, 8), b = Floats({200, 8}, 9);
+  EXPECT_EQ(Eval(text, {a, b}), Eval(text, {a, b}));
+}
+
+}  // namespace
+}  // namespace tpusim::eval

@@ -1,0 +1,1163 @@
+// The HLO text parser on small inline modules: every header attribute, the
+// stack-frame tables, shapes and layout extras, every attribute kind, constants
+// of every type. Each test checks the typed values the parser produced and that
+// printing is a faithful round trip: ParseHloModule(PrintModule(m)) equals m,
+// and printing that again gives the same bytes.
+#include "sim/hlo/parser.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/hlo/printer.h"
+
+namespace tpusim::hlo {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+/// Parses `text` (failing the test on an error) and checks the round trip.
+/// Returns nullptr when parsing failed, so callers ASSERT_NE(m, nullptr).
+std::unique_ptr<HloModule> Parse(std::string_view text) {
+  StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(text, "test.hlo");
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  if (!parsed.ok()) return nullptr;
+  std::unique_ptr<HloModule> module = std::move(parsed).value();
+
+  const std::string printed = PrintModule(*module);
+  StatusOr<std::unique_ptr<HloModule>> again = ParseHloModule(printed, "printed.hlo");
+  EXPECT_TRUE(again.ok()) << again.status().message() << "\n--- printed ---\n" << printed;
+  if (again.ok()) {
+    std::string why;
+    EXPECT_TRUE(ModulesEqual(*module, **again, &why)) << why << "\n--- printed ---\n" << printed;
+    EXPECT_EQ(PrintModule(**again), printed) << "printing is not a fixed point";
+  }
+  return module;
+}
+
+/// The error message of a text that must not parse.
+std::string ParseError(std::string_view text) {
+  StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(text, "bad.hlo");
+  EXPECT_FALSE(parsed.ok()) << "parsed, but should not have:\n" << text;
+  return parsed.ok() ? "" : parsed.status().message();
+}
+
+/// The instruction with this name in any computation; fails the test if absent.
+const HloInstruction* Find(const HloModule& module, std::string_view name) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction->name() == name) return instruction.get();
+    }
+  }
+  ADD_FAILURE() << "no instruction named " << name;
+  static const HloInstruction kMissing("<missing>", HloOpcode::kTuple, Shape::Tuple({}));
+  return &kMissing;
+}
+
+uint64_t Bits(double d) { return std::bit_cast<uint64_t>(d); }
+
+/// An int-list attribute (dimensions, lhs_batch_dims, ...); fails the test and
+/// returns an empty list when it is absent.
+std::vector<int64_t> IntList(const HloInstruction* instruction, AttrId id) {
+  const auto* list = instruction->GetAttr<std::vector<int64_t>>(id);
+  if (list == nullptr) {
+    ADD_FAILURE() << instruction->name() << " has no int-list attribute " << AttrName(id);
+    return {};
+  }
+  return *list;
+}
+
+// --- module header ------------------------------------------------------------
+
+TEST(ParseHeader, EveryKnownAttributeGetsItsTypedValue) {
+  auto m = Parse(R"(HloModule jit_f.1, is_scheduled=true, entry_computation_layout={(f32[2]{0:T(128)S(1)}, (s32[], bf16[8,128]{1,0:T(8,128)(2,1)}))->f32[2]{0}}, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {1}, must-alias) }, buffer_donor={ (0, {}), (1, {0}) }, alias_passthrough_params=true, replica_count=2, num_partitions=4, allow_spmd_sharding_propagation_to_parameters={true,false}, allow_spmd_sharding_propagation_to_output={true}, frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[\"x\"=4]>}", fingerprint="abc"}
+
+ENTRY main {
+  p = f32[2]{0} parameter(0)
+  q = (s32[], bf16[8,128]) parameter(1)
+  ROOT r = f32[2]{0} negate(p)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->name(), "jit_f.1");
+  const ModuleHeader& h = m->header();
+  EXPECT_EQ(h.is_scheduled, true);
+  EXPECT_TRUE(m->is_scheduled());
+  ASSERT_TRUE(h.entry_computation_layout.has_value());
+  const ComputationLayout& layout = *h.entry_computation_layout;
+  ASSERT_EQ(layout.parameters.size(), 2u);
+  ASSERT_TRUE(layout.parameters[0].has_layout());
+  EXPECT_EQ(layout.parameters[0].layout().memory_space, 1);
+  ASSERT_EQ(layout.parameters[0].layout().tiles.size(), 1u);
+  EXPECT_THAT(layout.parameters[0].layout().tiles[0].dimensions, ElementsAre(128));
+  ASSERT_TRUE(layout.parameters[1].IsTuple());
+  const Shape& bf16 = layout.parameters[1].tuple_shapes(1);
+  EXPECT_EQ(bf16.element_type(), PrimitiveType::kBF16);
+  ASSERT_EQ(bf16.layout().tiles.size(), 2u);
+  EXPECT_THAT(bf16.layout().tiles[1].dimensions, ElementsAre(2, 1));
+  EXPECT_EQ(layout.result.ToString(), "f32[2]{0}");
+
+  ASSERT_TRUE(h.input_output_alias.has_value());
+  ASSERT_EQ(h.input_output_alias->size(), 2u);
+  const InputOutputAlias& alias = (*h.input_output_alias)[1];
+  EXPECT_THAT(alias.output_index, ElementsAre(1));
+  EXPECT_EQ(alias.parameter_number, 1);
+  EXPECT_THAT(alias.parameter_index, ElementsAre(1));
+  EXPECT_EQ(alias.kind, "must-alias");
+  EXPECT_EQ((*h.input_output_alias)[0].kind, "may-alias");
+
+  ASSERT_TRUE(h.buffer_donor.has_value());
+  ASSERT_EQ(h.buffer_donor->size(), 2u);
+  EXPECT_EQ((*h.buffer_donor)[1].parameter_number, 1);
+  EXPECT_THAT((*h.buffer_donor)[1].parameter_index, ElementsAre(0));
+
+  EXPECT_EQ(h.alias_passthrough_params, true);
+  EXPECT_EQ(m->replica_count(), 2);
+  EXPECT_EQ(m->num_partitions(), 4);
+  EXPECT_EQ(h.allow_spmd_sharding_propagation_to_parameters, (std::vector<bool>{true, false}));
+  EXPECT_EQ(h.allow_spmd_sharding_propagation_to_output, (std::vector<bool>{true}));
+  ASSERT_TRUE(h.frontend_attributes.has_value());
+  ASSERT_EQ(h.frontend_attributes->size(), 2u);
+  EXPECT_EQ((*h.frontend_attributes)[0].key, "xla.sdy.meshes");
+  EXPECT_EQ((*h.frontend_attributes)[0].value, "{mesh = #sdy.mesh<[\"x\"=4]>}");
+  EXPECT_TRUE(h.unknown.empty());
+  EXPECT_THAT(h.order,
+              ElementsAre("is_scheduled", "entry_computation_layout", "input_output_alias",
+                          "buffer_donor", "alias_passthrough_params", "replica_count",
+                          "num_partitions", "allow_spmd_sharding_propagation_to_parameters",
+                          "allow_spmd_sharding_propagation_to_output", "frontend_attributes"));
+}
+
+TEST(ParseHeader, AbsentAttributesStayAbsentAndDefaultToOne) {
+  auto m = Parse("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(m->header().replica_count.has_value());
+  EXPECT_EQ(m->replica_count(), 1);
+  EXPECT_EQ(m->num_partitions(), 1);
+  EXPECT_FALSE(m->is_scheduled());
+  EXPECT_TRUE(m->header().order.empty());
+}
+
+TEST(ParseHeader, UnknownAttributesAreKeptVerbatimInOrder) {
+  auto m = Parse(R"(HloModule m, origin_recovery_table={ {"a", "b"}, {"c", "d"} }, num_partitions=2, debug_attributes=some_word
+
+ENTRY e {
+  ROOT p = f32[] parameter(0)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const ModuleHeader& h = m->header();
+  ASSERT_EQ(h.unknown.size(), 2u);
+  EXPECT_EQ(h.unknown.at("origin_recovery_table"), R"({ {"a", "b"}, {"c", "d"} })");
+  EXPECT_EQ(h.unknown.at("debug_attributes"), "some_word");
+  EXPECT_THAT(h.order, ElementsAre("origin_recovery_table", "num_partitions", "debug_attributes"));
+  EXPECT_THAT(PrintModule(*m),
+              HasSubstr(R"(origin_recovery_table={ {"a", "b"}, {"c", "d"} }, num_partitions=2, debug_attributes=some_word)"));
+}
+
+TEST(ParseHeader, OldStyleColonAfterTheModuleNameIsAccepted) {
+  auto m = Parse("HloModule convolution.167:\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->name(), "convolution.167");
+}
+
+TEST(ParseStackFrames, FourTablesAreReadIntoEntries) {
+  auto m = Parse(R"(HloModule m, entry_computation_layout={()->f32[]}
+
+FileNames
+1 "/src/model.py"
+2 "/src/lib \"x\".py"
+
+FunctionNames
+1 "run.<locals>.body"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=13 end_line=13 column=25 end_column=33}
+2 {file_name_id=2 function_name_id=1 line=7 end_line=8 column=1 end_column=2}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=0}
+2 {file_location_id=2 parent_frame_id=1}
+
+ENTRY main {
+  ROOT c = f32[] constant(1), metadata={op_name="jit(f)/c" stack_frame_id=2}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const StackFrameTables& t = m->stack_frames();
+  ASSERT_EQ(t.file_names.size(), 2u);
+  EXPECT_EQ(t.file_names[1].id, 2);
+  EXPECT_EQ(t.file_names[1].text, "/src/lib \"x\".py");
+  ASSERT_EQ(t.function_names.size(), 1u);
+  EXPECT_EQ(t.function_names[0].text, "run.<locals>.body");
+  ASSERT_EQ(t.file_locations.size(), 2u);
+  ASSERT_EQ(t.file_locations[0].fields.size(), 6u);
+  EXPECT_EQ(t.file_locations[0].fields[2].key, "line");
+  EXPECT_EQ(t.file_locations[0].fields[2].value, "13");
+  ASSERT_EQ(t.stack_frames.size(), 2u);
+  EXPECT_EQ(t.stack_frames[1].fields[1].key, "parent_frame_id");
+  EXPECT_EQ(t.stack_frames[1].fields[1].value, "1");
+  EXPECT_EQ(Find(*m, "c")->metadata_field("stack_frame_id"), "2");
+}
+
+// --- computations --------------------------------------------------------------
+
+TEST(ParseComputation, WithoutEntryKeywordTheLastComputationIsTheEntry) {
+  auto m = Parse(R"(HloModule m
+first {
+  ROOT a = f32[] parameter(0)
+}
+second {
+  ROOT b = s32[] parameter(0)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(m->entry_keyword());
+  ASSERT_NE(m->entry(), nullptr);
+  EXPECT_EQ(m->entry()->name(), "second");
+  EXPECT_TRUE(m->entry()->IsEntry());
+  EXPECT_FALSE(m->computations()[0]->IsEntry());
+}
+
+TEST(ParseComputation, SignatureExecutionThreadAndRootInTheMiddle) {
+  auto m = Parse(R"(HloModule m
+
+%host_work (x: f32[4], y: (s32[], f32[4])) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%x)
+  %y = (s32[], f32[4]{0}) parameter(1)
+}, execution_thread="host"
+
+ENTRY %main () -> f32[] {
+  ROOT %c = f32[] constant(0)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(m->entry_keyword());
+  EXPECT_EQ(m->entry()->name(), "main");
+  const HloComputation& host = *m->computations()[0];
+  EXPECT_EQ(host.execution_thread(), "host");
+  EXPECT_EQ(host.root()->name(), "n");
+  ASSERT_EQ(host.parameter_count(), 2);
+  EXPECT_EQ(host.parameters()[1]->name(), "y");
+  EXPECT_EQ(host.parameters()[1]->parameter_number(), 1);
+  EXPECT_EQ(m->entry()->execution_thread(), "");
+}
+
+TEST(ParseComputation, WithoutRootTheLastInstructionIsTheRoot) {
+  auto m = Parse("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  n = f32[] negate(p)\n}\n");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->entry()->root()->name(), "n");
+}
+
+TEST(ParseComputation, WrappedInstructionsCommentsAndOddNames) {
+  auto m = Parse(R"(HloModule SyncTensorsGraph.43 // trailing comment
+
+/* a block
+   comment */
+ENTRY %main.1-x {
+  %get-tuple-element.20 = f32[2]{0} parameter(0)
+  %None.4 = f32[2]{0}
+      parameter(/*index=1*/1)
+  ROOT %t = (f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}, /*index=5*/f32[2]{0})
+      tuple(%get-tuple-element.20, %None.4, %None.4, %None.4, %None.4,
+            /*index=5*/%None.4)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->name(), "SyncTensorsGraph.43");
+  EXPECT_EQ(m->entry()->name(), "main.1-x");
+  const HloInstruction* t = Find(*m, "t");
+  EXPECT_EQ(t->operand_count(), 6);
+  EXPECT_EQ(t->operand(0)->name(), "get-tuple-element.20");
+  EXPECT_EQ(t->shape().tuple_size(), 6);
+  // An operand used five times has the tuple as its user once.
+  EXPECT_EQ(Find(*m, "None.4")->users().size(), 1u);
+  EXPECT_EQ(m->instruction_count(), 3);
+}
+
+TEST(ParseComputation, OperandsWithInlineShapesAreResolvedByName) {
+  auto m = Parse(R"(HloModule torch
+
+ENTRY %SyncTensorsGraph.8 (p0: f32[2], p1: (f32[], s32[])) -> f32[2] {
+  %p0 = f32[2]{0} parameter(0)
+  %p1 = (f32[], s32[]) parameter(1)
+  %gte = f32[] get-tuple-element((f32[], s32[]) %p1), index=0
+  %b = f32[2]{0} broadcast(f32[] %gte), dimensions={}
+  ROOT %add = f32[2]{0} add(f32[2]{0} %p0, f32[2]{0} %b)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* add = Find(*m, "add");
+  ASSERT_EQ(add->operand_count(), 2);
+  EXPECT_EQ(add->operand(0), Find(*m, "p0"));
+  EXPECT_EQ(add->operand(1), Find(*m, "b"));
+  EXPECT_EQ(Find(*m, "gte")->operand(0), Find(*m, "p1"));
+  // Printing drops the inline shapes.
+  EXPECT_THAT(PrintModule(*m), HasSubstr("add(%p0, %b)"));
+}
+
+TEST(ParseComputation, MissingShapesAreInferred) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  param = (s32[], f32[2,3]{1,0}) parameter(0)
+  count = get-tuple-element(param), index=0
+  data = get-tuple-element(param), index=1
+  ROOT res = copy(data)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(Find(*m, "count")->shape().ToString(false), "s32[]");
+  EXPECT_EQ(Find(*m, "data")->shape().ToString(false), "f32[2,3]");
+  EXPECT_EQ(Find(*m, "res")->shape().ToString(false), "f32[2,3]");
+  EXPECT_EQ(Find(*m, "res")->shape().element_type(), PrimitiveType::kF32);
+}
+
+TEST(ParseComputation, ComputationsMayBeReferencedBeforeTheirDefinition) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=add
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->entry()->name(), "e");
+  ASSERT_NE(Find(*m, "r")->to_apply(), nullptr);
+  EXPECT_EQ(Find(*m, "r")->to_apply()->name(), "add");
+}
+
+// --- shapes and layouts ------------------------------------------------------
+
+TEST(ParseShapes, EveryElementType) {
+  std::string text = "HloModule types\nENTRY e {\n";
+  std::vector<std::pair<std::string, PrimitiveType>> types;
+#define V(enumerator, name, bits, kind) types.emplace_back(name, PrimitiveType::enumerator);
+#include "sim/hlo/primitive_type.def"
+#undef V
+  int n = 0;
+  for (const auto& [name, type] : types) {
+    const std::string dims = type == PrimitiveType::kToken || type == PrimitiveType::kOpaque ? "[]" : "[3,2]";
+    text += "  p" + std::to_string(n) + " = " + name + dims + " parameter(" + std::to_string(n) + ")\n";
+    ++n;
+  }
+  text += "  ROOT t = () tuple()\n}\n";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->entry()->parameter_count(), static_cast<int64_t>(types.size()));
+  for (size_t i = 0; i < types.size(); ++i) {
+    const Shape& shape = m->entry()->parameters()[i]->shape();
+    EXPECT_EQ(shape.element_type(), types[i].second) << types[i].first;
+    if (types[i].second == PrimitiveType::kToken) {
+      EXPECT_TRUE(shape.IsToken());
+    } else if (types[i].second == PrimitiveType::kOpaque) {
+      EXPECT_TRUE(shape.IsOpaque());
+    } else {
+      EXPECT_THAT(shape.dimensions(), ElementsAre(3, 2)) << types[i].first;
+    }
+  }
+}
+
+TEST(ParseShapes, TuplesTokensBuffersAndDynamicDimensions) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = (f32[2]{0}, (s32[], token[]), ()) parameter(0)
+  b = b(f32[4]{0}) parameter(1)
+  c = s32[<=4,2,?]{2,1,0} parameter(2)
+  d = f32[0,3] parameter(3)
+  ROOT t = () tuple()
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const Shape& a = Find(*m, "a")->shape();
+  ASSERT_TRUE(a.IsTuple());
+  ASSERT_EQ(a.tuple_size(), 3);
+  EXPECT_TRUE(a.tuple_shapes(1).tuple_shapes(1).IsToken());
+  EXPECT_TRUE(a.tuple_shapes(2).IsTuple());
+  EXPECT_EQ(a.tuple_shapes(2).tuple_size(), 0);
+  const Shape& b = Find(*m, "b")->shape();
+  ASSERT_TRUE(b.IsBuffer());
+  EXPECT_EQ(b.tuple_shapes(0).ToString(), "f32[4]{0}");
+  const Shape& c = Find(*m, "c")->shape();
+  EXPECT_THAT(c.dimensions(), ElementsAre(4, 2, Shape::kUnboundedSize));
+  EXPECT_TRUE(c.is_dynamic_dimension(0));
+  EXPECT_FALSE(c.is_dynamic_dimension(1));
+  EXPECT_TRUE(c.is_dynamic_dimension(2));
+  EXPECT_FALSE(c.is_static());
+  EXPECT_EQ(Find(*m, "d")->shape().element_count(), 0);
+  EXPECT_FALSE(Find(*m, "d")->shape().has_layout());
+}
+
+TEST(ParseShapes, EveryLayoutExtra) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  tiled = bf16[16,256]{0,1:T(8,128)(2,1)} parameter(0)
+  combined = s4[4,8,128]{2,1,0:T(2,*,128)(8,1)E(4)S(1)} parameter(1)
+  scalar = u32[]{:S(2)} parameter(2)
+  sparse = f32[10,10]{1,0:D(D,C+)T(4)L(2)#(u16)*(u32)E(32)S(5)SC(0:2,4)(1:5)P(f32[20]{0})M(8)} parameter(3)
+  one_d = f32[1024]{0:T(1024)} parameter(4)
+  ROOT t = () tuple()
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const Layout& tiled = Find(*m, "tiled")->shape().layout();
+  EXPECT_THAT(tiled.minor_to_major(), ElementsAre(0, 1));
+  ASSERT_EQ(tiled.tiles.size(), 2u);
+  EXPECT_THAT(tiled.tiles[0].dimensions, ElementsAre(8, 128));
+  EXPECT_THAT(tiled.tiles[1].dimensions, ElementsAre(2, 1));
+
+  const Layout& combined = Find(*m, "combined")->shape().layout();
+  EXPECT_THAT(combined.tiles[0].dimensions, ElementsAre(2, Tile::kCombinedDimension, 128));
+  EXPECT_EQ(combined.element_size_in_bits, 4);
+  EXPECT_EQ(combined.memory_space, 1);
+
+  const Shape& scalar = Find(*m, "scalar")->shape();
+  ASSERT_TRUE(scalar.has_layout());
+  EXPECT_TRUE(scalar.layout().minor_to_major().empty());
+  EXPECT_EQ(scalar.layout().memory_space, 2);
+
+  const Layout& sparse = Find(*m, "sparse")->shape().layout();
+  EXPECT_THAT(sparse.dim_level_types, ElementsAre("D", "C+"));
+  EXPECT_THAT(sparse.tiles[0].dimensions, ElementsAre(4));
+  EXPECT_EQ(sparse.tail_padding_alignment_in_elements, 2);
+  EXPECT_EQ(sparse.index_primitive_type, PrimitiveType::kU16);
+  EXPECT_EQ(sparse.pointer_primitive_type, PrimitiveType::kU32);
+  EXPECT_EQ(sparse.element_size_in_bits, 32);
+  EXPECT_EQ(sparse.memory_space, 5);
+  ASSERT_EQ(sparse.split_configs.size(), 2u);
+  EXPECT_EQ(sparse.split_configs[0].dimension, 0);
+  EXPECT_THAT(sparse.split_configs[0].split_indices, ElementsAre(2, 4));
+  EXPECT_THAT(sparse.split_configs[1].split_indices, ElementsAre(5));
+  ASSERT_NE(sparse.physical_shape, nullptr);
+  EXPECT_EQ(sparse.physical_shape->ToString(), "f32[20]{0}");
+  EXPECT_EQ(sparse.dynamic_shape_metadata_prefix_bytes, 8);
+  EXPECT_TRUE(sparse.HasExtras());
+
+  EXPECT_THAT(Find(*m, "one_d")->shape().layout().tiles[0].dimensions, ElementsAre(1024));
+}
+
+TEST(ParseShapes, StandaloneShape) {
+  StatusOr<Shape> s = ParseShape("bf16[8,128]{1,0:T(8,128)(2,1)}");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->element_type(), PrimitiveType::kBF16);
+  EXPECT_EQ(s->ToString(), "bf16[8,128]{1,0:T(8,128)(2,1)}");
+  EXPECT_FALSE(ParseShape("f32[2] junk").ok());
+  EXPECT_FALSE(ParseShape("f32[2]{0,1}").ok());
+}
+
+// --- attributes ----------------------------------------------------------------
+
+constexpr char kAdd[] = R"(
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)";
+
+TEST(ParseAttributes, WindowWithEveryField) {
+  auto m = Parse(std::string("HloModule m\n") + kAdd + R"(
+ENTRY e {
+  x = f32[1,8,8,3] parameter(0)
+  k = f32[3,3,3,16] parameter(1)
+  conv = f32[1,4,8,16] convolution(x, k), window={size=3x3 stride=2x1 pad=0_1x2_-1 lhs_dilate=1x2 rhs_dilate=2x1 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f, feature_group_count=1, batch_group_count=1
+  v = f32[16] parameter(2)
+  z = f32[] constant(0)
+  ROOT rw = f32[1] reduce-window(v, z), window={size=16}, to_apply=add
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const Window* w = Find(*m, "conv")->window();
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->dimensions.size(), 2u);
+  const WindowDimension& d0 = w->dimensions[0];
+  const WindowDimension& d1 = w->dimensions[1];
+  EXPECT_EQ(d0.size, 3);
+  EXPECT_EQ(d0.stride, 2);
+  EXPECT_EQ(d1.stride, 1);
+  EXPECT_EQ(d0.padding_low, 0);
+  EXPECT_EQ(d0.padding_high, 1);
+  EXPECT_EQ(d1.padding_low, 2);
+  EXPECT_EQ(d1.padding_high, -1);
+  EXPECT_EQ(d0.base_dilation, 1);
+  EXPECT_EQ(d1.base_dilation, 2);
+  EXPECT_EQ(d0.window_dilation, 2);
+  EXPECT_EQ(d1.window_dilation, 1);
+  EXPECT_TRUE(d0.window_reversal);
+  EXPECT_FALSE(d1.window_reversal);
+  EXPECT_EQ(Find(*m, "conv")->int_attr(AttrId::kFeatureGroupCount), 1);
+  EXPECT_EQ(Find(*m, "conv")->int_attr(AttrId::kBatchGroupCount), 1);
+
+  const Window* one = Find(*m, "rw")->window();
+  ASSERT_NE(one, nullptr);
+  ASSERT_EQ(one->dimensions.size(), 1u);
+  EXPECT_EQ(one->dimensions[0].size, 16);
+  EXPECT_EQ(one->dimensions[0].stride, 1);
+}
+
+TEST(ParseAttributes, DimLabels) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  x = f32[2,5,5,3] parameter(0)
+  k = f32[3,3,3,8] parameter(1)
+  c = f32[2,3,3,8] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f
+  y = f32[5,3,2] parameter(2)
+  k2 = f32[1,3,4] parameter(3)
+  c2 = f32[5,4,2] convolution(y, k2), window={size=1}, dim_labels=0fb_0io->0fb
+  a = f32[4,8] parameter(4)
+  w = f32[8,16] parameter(5)
+  ROOT mm = f32[4,16] convolution(a, w), dim_labels=bf_io->bf
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const ConvolutionDimensionNumbers* d = Find(*m, "c")->convolution_dimension_numbers();
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->input_batch_dimension, 0);
+  EXPECT_EQ(d->input_feature_dimension, 3);
+  EXPECT_THAT(d->input_spatial_dimensions, ElementsAre(1, 2));
+  EXPECT_EQ(d->kernel_input_feature_dimension, 2);
+  EXPECT_EQ(d->kernel_output_feature_dimension, 3);
+  EXPECT_THAT(d->kernel_spatial_dimensions, ElementsAre(0, 1));
+  EXPECT_EQ(d->output_batch_dimension, 0);
+  EXPECT_EQ(d->output_feature_dimension, 3);
+  EXPECT_THAT(d->output_spatial_dimensions, ElementsAre(1, 2));
+
+  const ConvolutionDimensionNumbers* d2 = Find(*m, "c2")->convolution_dimension_numbers();
+  ASSERT_NE(d2, nullptr);
+  EXPECT_EQ(d2->input_batch_dimension, 2);
+  EXPECT_EQ(d2->input_feature_dimension, 1);
+  EXPECT_THAT(d2->input_spatial_dimensions, ElementsAre(0));
+
+  const ConvolutionDimensionNumbers* mm = Find(*m, "mm")->convolution_dimension_numbers();
+  ASSERT_NE(mm, nullptr);
+  EXPECT_TRUE(mm->input_spatial_dimensions.empty());
+  EXPECT_EQ(mm->kernel_input_feature_dimension, 0);
+  EXPECT_EQ(mm->kernel_output_feature_dimension, 1);
+}
+
+TEST(ParseAttributes, DotDimensionNumbersPrecisionAndAlgorithm) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[4,2,3] parameter(0)
+  b = f32[4,3,5] parameter(1)
+  ROOT d = f32[4,2,5] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}, operand_precision={highest,default}, algorithm=dot_bf16_bf16_f32
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* d = Find(*m, "d");
+  EXPECT_EQ(IntList(d, AttrId::kLhsBatchDims), std::vector<int64_t>{0});
+  EXPECT_EQ(IntList(d, AttrId::kLhsContractingDims), std::vector<int64_t>{2});
+  EXPECT_EQ(IntList(d, AttrId::kRhsBatchDims), std::vector<int64_t>{0});
+  EXPECT_EQ(IntList(d, AttrId::kRhsContractingDims), std::vector<int64_t>{1});
+  EXPECT_THAT(*d->GetAttr<std::vector<std::string>>(AttrId::kOperandPrecision),
+              ElementsAre("highest", "default"));
+  EXPECT_EQ(d->string_attr(AttrId::kAlgorithm), "dot_bf16_bf16_f32");
+}
+
+TEST(ParseAttributes, SliceDimensionsAndPadding) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  s = f32[8,4] slice(p), slice={[0:8], [2:10:2]}
+  i = s32[] parameter(1)
+  ds = f32[1,16] dynamic-slice(p, i, i), dynamic_slice_sizes={1,16}
+  t = f32[16,8] transpose(p), dimensions={1,0}
+  z = f32[] constant(0)
+  pd = f32[10,33] pad(p, z), padding=1_1x0_-1_2
+  ROOT scalar_pad = f32[] pad(z, z), padding=
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const auto* ranges = Find(*m, "s")->GetAttr<std::vector<SliceRange>>(AttrId::kSlice);
+  ASSERT_NE(ranges, nullptr);
+  ASSERT_EQ(ranges->size(), 2u);
+  EXPECT_EQ((*ranges)[0], (SliceRange{0, 8, 1}));
+  EXPECT_EQ((*ranges)[1], (SliceRange{2, 10, 2}));
+  EXPECT_THAT(IntList(Find(*m, "ds"), AttrId::kDynamicSliceSizes),
+              ElementsAre(1, 16));
+  EXPECT_THAT(Find(*m, "t")->dimensions(), ElementsAre(1, 0));
+  const auto* padding = Find(*m, "pd")->GetAttr<std::vector<PaddingDimension>>(AttrId::kPadding);
+  ASSERT_NE(padding, nullptr);
+  ASSERT_EQ(padding->size(), 2u);
+  EXPECT_EQ((*padding)[0], (PaddingDimension{1, 1, 0}));
+  EXPECT_EQ((*padding)[1], (PaddingDimension{0, -1, 2}));
+  const auto* empty = Find(*m, "scalar_pad")->GetAttr<std::vector<PaddingDimension>>(AttrId::kPadding);
+  ASSERT_NE(empty, nullptr);
+  EXPECT_TRUE(empty->empty());
+}
+
+TEST(ParseAttributes, ReplicaGroupsExplicitEmptyIotaAndTransposedIota) {
+  auto m = Parse(std::string("HloModule m, replica_count=8\n") + kAdd + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  list = f32[4] all-reduce(p), replica_groups={{0,1},{2,3,4,5},{6,7}}, to_apply=add
+  all = f32[4] all-reduce(p), replica_groups={}, to_apply=add
+  iota = f32[4] all-reduce(p), replica_groups=[2,4]<=[8], to_apply=add
+  ROOT tr = f32[4] all-reduce(p), replica_groups=[2,4]<=[4,2]T(1,0), channel_id=3, use_global_device_ids=true, to_apply=add
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const ReplicaGroups* list = Find(*m, "list")->replica_groups();
+  ASSERT_NE(list, nullptr);
+  EXPECT_FALSE(list->iota.has_value());
+  EXPECT_THAT(list->groups, ElementsAre(ElementsAre(0, 1), ElementsAre(2, 3, 4, 5), ElementsAre(6, 7)));
+
+  const ReplicaGroups* all = Find(*m, "all")->replica_groups();
+  ASSERT_NE(all, nullptr);
+  EXPECT_TRUE(all->groups.empty());
+
+  const ReplicaGroups* iota = Find(*m, "iota")->replica_groups();
+  ASSERT_NE(iota, nullptr);
+  ASSERT_TRUE(iota->iota.has_value());
+  EXPECT_THAT(iota->iota->dims, ElementsAre(2, 4));
+  EXPECT_THAT(iota->iota->reshape_dims, ElementsAre(8));
+  EXPECT_TRUE(iota->iota->transpose_perm.empty());
+  EXPECT_THAT(iota->groups, ElementsAre(ElementsAre(0, 1, 2, 3), ElementsAre(4, 5, 6, 7)));
+
+  // iota(8) as [4,2] = {{0,1},{2,3},{4,5},{6,7}}, transposed: {{0,2,4,6},{1,3,5,7}}.
+  const HloInstruction* tr = Find(*m, "tr");
+  const ReplicaGroups* transposed = tr->replica_groups();
+  ASSERT_NE(transposed, nullptr);
+  ASSERT_TRUE(transposed->iota.has_value());
+  EXPECT_THAT(transposed->iota->transpose_perm, ElementsAre(1, 0));
+  EXPECT_THAT(transposed->groups, ElementsAre(ElementsAre(0, 2, 4, 6), ElementsAre(1, 3, 5, 7)));
+  EXPECT_EQ(tr->int_attr(AttrId::kChannelId), 3);
+  EXPECT_TRUE(tr->bool_attr(AttrId::kUseGlobalDeviceIds));
+  // The iota form survives printing.
+  EXPECT_THAT(PrintModule(*m), HasSubstr("replica_groups=[2,4]<=[4,2]T(1,0)"));
+}
+
+TEST(ParseAttributes, EveryShardingForm) {
+  auto m = Parse(R"(HloModule m, num_partitions=8
+ENTRY e {
+  a = f32[4,4] parameter(0), sharding={replicated}
+  b = f32[4,4] parameter(1), sharding={maximal device=3}
+  c = f32[4,4] parameter(2), sharding={manual}
+  d = f32[4,4] parameter(3), sharding={unknown}
+  e = f32[4,4] parameter(4), sharding={devices=[2,1]0,1}
+  f = f32[4,4] parameter(5), sharding={devices=[4,2]<=[8]}
+  g = f32[4,4,2] parameter(6), sharding={devices=[2,2,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  h = f32[4,4] parameter(7), sharding={devices=[2,2,2]3,2,1,0,7,6,5,4 last_tile_dims={manual, replicated}}
+  i = f32[4,4] parameter(8), sharding={replicated shard_as 1}
+  j = f32[4,4] parameter(9), sharding={unknown shard_like 2}
+  k = f32[4,4] parameter(10), sharding={unreduced}
+  l = f32[4,4] parameter(11), sharding={replicated metadata={op_name="a" source_line=3}}
+  ROOT t = (f32[4,4], (f32[4,4], f32[4,4])) tuple(a, a, a), sharding={{replicated}, {maximal device=0}, {devices=[2,1]1,0}}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  using Type = Sharding::Type;
+  auto sharding = [&](std::string_view name) -> const Sharding& {
+    const Sharding* s = Find(*m, name)->sharding();
+    EXPECT_NE(s, nullptr) << name;
+    static const Sharding kNone;
+    return s ? *s : kNone;
+  };
+  EXPECT_EQ(sharding("a").type, Type::kReplicated);
+  EXPECT_EQ(sharding("b").type, Type::kMaximal);
+  EXPECT_EQ(sharding("b").device, 3);
+  EXPECT_EQ(sharding("c").type, Type::kManual);
+  EXPECT_EQ(sharding("d").type, Type::kUnknown);
+  EXPECT_EQ(sharding("e").type, Type::kTiled);
+  EXPECT_THAT(sharding("e").tile_dims, ElementsAre(2, 1));
+  EXPECT_THAT(sharding("e").devices, ElementsAre(0, 1));
+  EXPECT_FALSE(sharding("e").iota.has_value());
+  ASSERT_TRUE(sharding("f").iota.has_value());
+  EXPECT_THAT(sharding("f").iota->reshape_dims, ElementsAre(8));
+  EXPECT_THAT(sharding("f").iota->Expand(), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
+  ASSERT_TRUE(sharding("g").iota.has_value());
+  EXPECT_THAT(sharding("g").iota->Expand(), ElementsAre(0, 4, 1, 5, 2, 6, 3, 7));
+  EXPECT_TRUE(sharding("g").last_tile_dim_replicate);
+  EXPECT_THAT(sharding("h").devices, ElementsAre(3, 2, 1, 0, 7, 6, 5, 4));
+  EXPECT_THAT(sharding("h").last_tile_dims, ElementsAre("manual", "replicated"));
+  EXPECT_EQ(sharding("i").shard_as, 1);
+  EXPECT_EQ(sharding("j").shard_like, 2);
+  EXPECT_EQ(sharding("k").type, Type::kUnreduced);
+  EXPECT_EQ(sharding("l").metadata, R"({op_name="a" source_line=3})");
+  const Sharding& t = sharding("t");
+  EXPECT_EQ(t.type, Type::kTuple);
+  ASSERT_EQ(t.elements.size(), 3u);
+  EXPECT_EQ(t.elements[1].type, Type::kMaximal);
+  EXPECT_THAT(t.elements[2].devices, ElementsAre(1, 0));
+}
+
+TEST(ParseAttributes, MetadataAndFrontendAttributes) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  ROOT c = f32[] constant(1), metadata={op_type="Add" op_name="jit(f)/jit(main)/add \"q\"" source_file="/x/y.py" source_line=12 source_end_line=13 source_column=4 source_end_column=9 stack_frame_id=7 scheduling_name="c.1"}, frontend_attributes={_scheduling_group_id="123:-1",_xla_send_recv_source_target_pairs="{{0,1},{1,2}}",composite.name="my.op"}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* c = Find(*m, "c");
+  ASSERT_EQ(c->metadata().size(), 9u);
+  EXPECT_EQ(c->metadata_field("op_type"), "Add");
+  EXPECT_EQ(c->metadata_field("op_name"), "jit(f)/jit(main)/add \"q\"");
+  EXPECT_EQ(c->metadata_field("source_line"), "12");
+  EXPECT_TRUE(c->metadata()[0].quoted);
+  EXPECT_FALSE(c->metadata()[3].quoted);
+  EXPECT_EQ(c->metadata_field("scheduling_name"), "c.1");
+  EXPECT_EQ(c->metadata_field("absent"), "");
+  const auto* fe = c->GetAttr<std::vector<KeyValue>>(AttrId::kFrontendAttributes);
+  ASSERT_NE(fe, nullptr);
+  ASSERT_EQ(fe->size(), 3u);
+  EXPECT_EQ((*fe)[0].key, "_scheduling_group_id");
+  EXPECT_EQ((*fe)[0].value, "123:-1");
+  EXPECT_EQ((*fe)[1].value, "{{0,1},{1,2}}");
+  EXPECT_EQ((*fe)[2].key, "composite.name");
+}
+
+TEST(ParseAttributes, BackendConfigStringAndJsonAreKeptVerbatim) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  s = f32[8] custom-call(p), custom_call_target="tpu_custom_call", api_version=API_VERSION_STATUS_RETURNING, backend_config="{\"custom_call_config\": {\"body\": \"a\\nb\"}}"
+  ROOT j = f32[8] fusion(s), kind=kLoop, calls=fused, backend_config={"flag_configs":[],"window_config":{"kernel_window_bounds":["1","8"]},"note":"has } and { inside"}
+}
+fused {
+  x = f32[8] parameter(0)
+  ROOT n = f32[8] negate(x)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const auto* s = Find(*m, "s")->GetAttr<BackendConfig>(AttrId::kBackendConfig);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->is_string);
+  EXPECT_EQ(s->text, "{\"custom_call_config\": {\"body\": \"a\\nb\"}}");
+  EXPECT_EQ(Find(*m, "s")->string_attr(AttrId::kCustomCallTarget), "tpu_custom_call");
+  EXPECT_EQ(Find(*m, "s")->string_attr(AttrId::kApiVersion), "API_VERSION_STATUS_RETURNING");
+  const auto* j = Find(*m, "j")->GetAttr<BackendConfig>(AttrId::kBackendConfig);
+  ASSERT_NE(j, nullptr);
+  EXPECT_FALSE(j->is_string);
+  EXPECT_EQ(j->text, R"({"flag_configs":[],"window_config":{"kernel_window_bounds":["1","8"]},"note":"has } and { inside"})");
+  EXPECT_EQ(Find(*m, "j")->string_attr(AttrId::kFusionKind), "kLoop");
+  EXPECT_THAT(PrintModule(*m), HasSubstr(j->text));
+}
+
+TEST(ParseAttributes, SourceTargetPairsAndControlPredecessors) {
+  auto m = Parse(R"(HloModule m, replica_count=4
+ENTRY e {
+  p = f32[4] parameter(0)
+  a = f32[4] negate(p)
+  b = f32[4] negate(p), control-predecessors={a}
+  cp = f32[4] collective-permute(b), channel_id=1, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  ROOT r = f32[4] add(cp, a), control-predecessors={b, %cp}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const auto* pairs =
+      Find(*m, "cp")->GetAttr<std::vector<std::pair<int64_t, int64_t>>>(AttrId::kSourceTargetPairs);
+  ASSERT_NE(pairs, nullptr);
+  EXPECT_THAT(*pairs, ElementsAre(std::pair<int64_t, int64_t>{0, 1}, std::pair<int64_t, int64_t>{1, 2},
+                                  std::pair<int64_t, int64_t>{2, 3}, std::pair<int64_t, int64_t>{3, 0}));
+  EXPECT_THAT(Find(*m, "b")->control_predecessors(), ElementsAre(Find(*m, "a")));
+  EXPECT_THAT(Find(*m, "r")->control_predecessors(), ElementsAre(Find(*m, "b"), Find(*m, "cp")));
+  // control-predecessors are not attributes and not operands.
+  EXPECT_TRUE(Find(*m, "b")->attributes().empty());
+  EXPECT_EQ(Find(*m, "b")->operand_count(), 1);
+}
+
+TEST(ParseAttributes, AsyncSpellings) {
+  auto m = Parse(std::string("HloModule m, replica_count=2\n") + kAdd + R"(
+async_comp {
+  x = f32[8] parameter(0)
+  ROOT ag = f32[16] all-gather(x), dimensions={0}, replica_groups={{0,1}}
+}, execution_thread="main"
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  rss = ((f32[8]), f32[4]) reduce-scatter-start(p), dimensions={0}, replica_groups={{0,1}}, to_apply=add
+  rsd = f32[4] reduce-scatter-done(rss)
+  ars = f32[8] all-reduce-start(p), replica_groups={{0,1}}, to_apply=add
+  ard = f32[8] all-reduce-done(ars)
+  cs = (f32[8], f32[8], u32[]) copy-start(p), cross_program_prefetch_index=0
+  cd = f32[8] copy-done(cs)
+  as = ((f32[8]), f32[16], s32[]) async-start(p), calls=async_comp, async_execution_thread="main"
+  au = ((f32[8]), f32[16], s32[]) async-update(as)
+  ad = f32[16] async-done(au)
+  ROOT t = (f32[4], f32[8], f32[8], f32[16]) tuple(rsd, ard, cd, ad)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* rss = Find(*m, "rss");
+  EXPECT_EQ(rss->opcode(), HloOpcode::kAsyncStart);
+  EXPECT_EQ(rss->async_wrapped_opcode(), HloOpcode::kReduceScatter);
+  EXPECT_EQ(rss->OpcodeSpelling(), "reduce-scatter-start");
+  EXPECT_EQ(Find(*m, "rsd")->opcode(), HloOpcode::kAsyncDone);
+  EXPECT_EQ(Find(*m, "rsd")->OpcodeSpelling(), "reduce-scatter-done");
+  EXPECT_EQ(Find(*m, "ars")->opcode(), HloOpcode::kAllReduceStart);
+  EXPECT_FALSE(Find(*m, "ars")->async_wrapped_opcode().has_value());
+  EXPECT_EQ(Find(*m, "cs")->opcode(), HloOpcode::kCopyStart);
+  EXPECT_EQ(Find(*m, "cs")->int_attr(AttrId::kCrossProgramPrefetchIndex), 0);
+  const HloInstruction* as = Find(*m, "as");
+  EXPECT_EQ(as->opcode(), HloOpcode::kAsyncStart);
+  EXPECT_FALSE(as->async_wrapped_opcode().has_value());
+  ASSERT_EQ(as->called_computations().size(), 1u);
+  EXPECT_EQ(as->called_computations()[0]->name(), "async_comp");
+  EXPECT_EQ(as->string_attr(AttrId::kAsyncExecutionThread), "main");
+  EXPECT_EQ(Find(*m, "au")->opcode(), HloOpcode::kAsyncUpdate);
+  EXPECT_EQ(Find(*m, "ad")->opcode(), HloOpcode::kAsyncDone);
+  const std::string printed = PrintModule(*m);
+  EXPECT_THAT(printed, HasSubstr("reduce-scatter-start(%p)"));
+  EXPECT_THAT(printed, HasSubstr("reduce-scatter-done(%rss)"));
+}
+
+TEST(ParseAttributes, UnknownAttributesAreKeptVerbatim) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT c = f32[2] custom-call(p), custom_call_target="foo", output_to_operand_aliasing={{}: (0, {})}, my_new_attr=some{weird, "stuff}"}[1](x), custom_call_has_side_effect=true, original_value={[0] "p"}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* c = Find(*m, "c");
+  const Attribute* alias = c->FindUnknownAttribute("output_to_operand_aliasing");
+  ASSERT_NE(alias, nullptr);
+  EXPECT_EQ(alias->kind(), AttrKind::kRaw);
+  EXPECT_EQ(std::get<std::string>(alias->value), "{{}: (0, {})}");
+  const Attribute* weird = c->FindUnknownAttribute("my_new_attr");
+  ASSERT_NE(weird, nullptr);
+  EXPECT_EQ(std::get<std::string>(weird->value), R"(some{weird, "stuff}"}[1](x))");
+  EXPECT_TRUE(c->bool_attr(AttrId::kCustomCallHasSideEffect));
+  ASSERT_NE(c->FindUnknownAttribute("original_value"), nullptr);
+  // Attribute order is kept, unknown ones included.
+  ASSERT_EQ(c->attributes().size(), 5u);
+  EXPECT_EQ(c->attributes()[2].spelling(), "my_new_attr");
+  EXPECT_THAT(PrintModule(*m),
+              HasSubstr(R"(output_to_operand_aliasing={{}: (0, {})}, my_new_attr=some{weird, "stuff}"}[1](x), custom_call_has_side_effect=true, original_value={[0] "p"})"));
+}
+
+TEST(ParseAttributes, ScalarKindsOnTheirOpcodes) {
+  auto m = Parse(std::string("HloModule m\n") + kAdd + R"(
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT, type=TOTALORDER
+}
+
+ENTRY e {
+  x = f32[8] parameter(0)
+  gte_src = (f32[8], s32[]) parameter(1)
+  g = s32[] get-tuple-element(gte_src), index=1
+  rp = f32[8] reduce-precision(x), exponent_bits=5, mantissa_bits=10
+  srt = f32[8] sort(x), dimensions={0}, is_stable=true, to_apply=lt
+  tk = (f32[2], s32[2]) topk(x), k=2, largest=true
+  io = s32[8] iota(), iota_dimension=0
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  r = f32[8] rng(lo, hi), distribution=rng_uniform
+  bn = (f32[2,8], f32[8], f32[8]) parameter(2)
+  sc = f32[8] parameter(3)
+  bnt = (f32[2,8], f32[8], f32[8]) batch-norm-training(f32[2,8] bnx, sc, sc), epsilon=0.001, feature_index=1
+  bnx = f32[2,8] parameter(4)
+  cx = c64[8] parameter(5)
+  f = c64[8] fft(cx), fft_type=FFT, fft_length={8}
+  cu = f32[8] custom-call(x), custom_call_target="Sharding", custom_call_schedule=SCHEDULE_LATEST, operand_layout_constraints={f32[8]{0}}
+  tok = token[] after-all()
+  of = token[] outfeed(x, tok), outfeed_shape=f32[8]{0}, outfeed_config="cfg"
+  ROOT t = () tuple()
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(Find(*m, "c")->string_attr(AttrId::kDirection), "LT");
+  EXPECT_EQ(Find(*m, "c")->string_attr(AttrId::kComparisonType), "TOTALORDER");
+  EXPECT_EQ(Find(*m, "g")->int_attr(AttrId::kIndex), 1);
+  EXPECT_EQ(Find(*m, "rp")->int_attr(AttrId::kExponentBits), 5);
+  EXPECT_EQ(Find(*m, "rp")->int_attr(AttrId::kMantissaBits), 10);
+  EXPECT_TRUE(Find(*m, "srt")->bool_attr(AttrId::kIsStable));
+  EXPECT_EQ(Find(*m, "srt")->to_apply()->name(), "lt");
+  EXPECT_EQ(Find(*m, "tk")->int_attr(AttrId::kK), 2);
+  EXPECT_TRUE(Find(*m, "tk")->bool_attr(AttrId::kLargest));
+  EXPECT_EQ(Find(*m, "io")->int_attr(AttrId::kIotaDimension), 0);
+  EXPECT_EQ(Find(*m, "r")->string_attr(AttrId::kDistribution), "rng_uniform");
+  const double* eps = Find(*m, "bnt")->GetAttr<double>(AttrId::kEpsilon);
+  ASSERT_NE(eps, nullptr);
+  EXPECT_EQ(*eps, 0.001);
+  EXPECT_EQ(Find(*m, "bnt")->int_attr(AttrId::kFeatureIndex), 1);
+  EXPECT_EQ(Find(*m, "bnt")->operand(0), Find(*m, "bnx"));  // defined after its use
+  EXPECT_EQ(Find(*m, "f")->string_attr(AttrId::kFftType), "FFT");
+  EXPECT_THAT(IntList(Find(*m, "f"), AttrId::kFftLength), ElementsAre(8));
+  const auto* constraints = Find(*m, "cu")->GetAttr<std::vector<Shape>>(AttrId::kOperandLayoutConstraints);
+  ASSERT_NE(constraints, nullptr);
+  ASSERT_EQ(constraints->size(), 1u);
+  EXPECT_EQ((*constraints)[0].ToString(), "f32[8]{0}");
+  EXPECT_EQ(Find(*m, "cu")->string_attr(AttrId::kCustomCallSchedule), "SCHEDULE_LATEST");
+  const auto* outfeed_shape = Find(*m, "of")->GetAttr<Box<Shape>>(AttrId::kOutfeedShape);
+  ASSERT_NE(outfeed_shape, nullptr);
+  EXPECT_EQ((*outfeed_shape)->ToString(), "f32[8]{0}");
+  EXPECT_EQ(Find(*m, "of")->string_attr(AttrId::kOutfeedConfig), "cfg");
+  EXPECT_EQ(Find(*m, "tok")->operand_count(), 0);
+}
+
+TEST(ParseAttributes, GatherAndScatterDimensionNumbers) {
+  auto m = Parse(std::string("HloModule m\n") + kAdd + R"(
+ENTRY e {
+  op = f32[3,4] parameter(0)
+  idx = s32[2,1] parameter(1)
+  g = f32[2,4] gather(op, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, operand_batching_dims={}, start_indices_batching_dims={}, index_vector_dim=1, slice_sizes={1,4}, indices_are_sorted=true
+  upd = f32[2,4] parameter(2)
+  ROOT sc = f32[3,4] scatter(op, idx, upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, input_batching_dims={}, scatter_indices_batching_dims={}, index_vector_dim=1, indices_are_sorted=false, unique_indices=true, to_apply=add
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* g = Find(*m, "g");
+  EXPECT_THAT(IntList(g, AttrId::kOffsetDims), ElementsAre(1));
+  EXPECT_THAT(IntList(g, AttrId::kCollapsedSliceDims), ElementsAre(0));
+  EXPECT_THAT(IntList(g, AttrId::kStartIndexMap), ElementsAre(0));
+  EXPECT_TRUE(IntList(g, AttrId::kOperandBatchingDims).empty());
+  EXPECT_EQ(g->int_attr(AttrId::kIndexVectorDim), 1);
+  EXPECT_THAT(IntList(g, AttrId::kSliceSizes), ElementsAre(1, 4));
+  EXPECT_TRUE(g->bool_attr(AttrId::kIndicesAreSorted));
+  const HloInstruction* s = Find(*m, "sc");
+  EXPECT_THAT(IntList(s, AttrId::kUpdateWindowDims), ElementsAre(1));
+  EXPECT_THAT(IntList(s, AttrId::kInsertedWindowDims), ElementsAre(0));
+  EXPECT_THAT(IntList(s, AttrId::kScatterDimsToOperandDims), ElementsAre(0));
+  EXPECT_FALSE(s->bool_attr(AttrId::kIndicesAreSorted, true));
+  EXPECT_TRUE(s->bool_attr(AttrId::kUniqueIndices));
+  EXPECT_EQ(s->to_apply()->name(), "add");
+}
+
+TEST(ParseAttributes, ComputationReferences) {
+  auto m = Parse(R"(HloModule m
+cond {
+  c = (s32[]) parameter(0)
+  i = s32[] get-tuple-element(c), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  b = (s32[]) parameter(0)
+  i = s32[] get-tuple-element(b), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[]) tuple(next)
+}
+id {
+  ROOT x = (s32[]) parameter(0)
+}
+ENTRY e {
+  p = (s32[]) parameter(0)
+  w = (s32[]) while(p), condition=cond, body=body
+  k = pred[] parameter(1)
+  c1 = (s32[]) conditional(k, w, w), true_computation=body, false_computation=id
+  j = s32[] parameter(2)
+  c2 = (s32[]) conditional(j, p, p, p), branch_computations={body, id, %body}
+  cl = (s32[]) call(c2), to_apply=id
+  ROOT cc = (s32[]) custom-call(cl), custom_call_target="x", called_computations={id}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* w = Find(*m, "w");
+  ASSERT_NE(w->GetAttr<HloComputation*>(AttrId::kCondition), nullptr);
+  EXPECT_EQ((*w->GetAttr<HloComputation*>(AttrId::kCondition))->name(), "cond");
+  EXPECT_EQ((*w->GetAttr<HloComputation*>(AttrId::kBody))->name(), "body");
+  ASSERT_EQ(w->called_computations().size(), 2u);
+  EXPECT_EQ((*Find(*m, "c1")->GetAttr<HloComputation*>(AttrId::kTrueComputation))->name(), "body");
+  EXPECT_EQ((*Find(*m, "c1")->GetAttr<HloComputation*>(AttrId::kFalseComputation))->name(), "id");
+  const auto* branches = Find(*m, "c2")->GetAttr<ComputationList>(AttrId::kBranchComputations);
+  ASSERT_NE(branches, nullptr);
+  ASSERT_EQ(branches->computations.size(), 3u);
+  EXPECT_EQ(branches->computations[1]->name(), "id");
+  EXPECT_EQ(branches->computations[2]->name(), "body");
+  EXPECT_TRUE(branches->braced);
+  EXPECT_EQ(Find(*m, "cl")->to_apply()->name(), "id");
+  const auto* called = Find(*m, "cc")->GetAttr<ComputationList>(AttrId::kCalledComputations);
+  ASSERT_NE(called, nullptr);
+  EXPECT_EQ(called->computations[0]->name(), "id");
+}
+
+TEST(ParseAttributes, FusionCallsMayBeBareOrBraced) {
+  auto m = Parse(R"(HloModule m
+f1 {
+  x = f32[2] parameter(0)
+  ROOT n = f32[2] negate(x)
+}
+ENTRY e {
+  p = f32[2] parameter(0)
+  a = f32[2] fusion(p), kind=kLoop, calls=f1
+  ROOT b = f32[2] fusion(a), kind=kOutput, calls={f1}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const auto* bare = Find(*m, "a")->GetAttr<ComputationList>(AttrId::kCalls);
+  const auto* braced = Find(*m, "b")->GetAttr<ComputationList>(AttrId::kCalls);
+  ASSERT_NE(bare, nullptr);
+  ASSERT_NE(braced, nullptr);
+  EXPECT_FALSE(bare->braced);
+  EXPECT_TRUE(braced->braced);
+  EXPECT_EQ(bare->computations[0]->name(), "f1");
+  EXPECT_THAT(PrintModule(*m), HasSubstr("calls=%f1\n"));
+  EXPECT_THAT(PrintModule(*m), HasSubstr("calls={%f1}\n"));
+}
+
+// --- constants -------------------------------------------------------------------
+
+TEST(ParseConstants, IntegersOfEveryWidthAtTheirLimits) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  b = pred[3] constant({true, false, 1})
+  s1 = s1[2] constant({-1, 0})
+  s2 = s2[2] constant({-2, 1})
+  s4 = s4[2] constant({-8, 7})
+  s8 = s8[2] constant({-128, 127})
+  s16 = s16[] constant(-32768)
+  s32 = s32[] constant(2147483647)
+  s64 = s64[2] constant({-9223372036854775808, 9223372036854775807})
+  u1 = u1[] constant(1)
+  u2 = u2[] constant(3)
+  u4 = u4[] constant(15)
+  u8 = u8[] constant(255)
+  u16 = u16[] constant(65535)
+  u32 = u32[] constant(4294967295)
+  u64 = u64[] constant(18446744073709551615)
+  ROOT t = () tuple()
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_THAT(Find(*m, "b")->literal().ints, ElementsAre(1, 0, 1));
+  EXPECT_THAT(Find(*m, "s1")->literal().ints, ElementsAre(-1, 0));
+  EXPECT_THAT(Find(*m, "s2")->literal().ints, ElementsAre(-2, 1));
+  EXPECT_THAT(Find(*m, "s4")->literal().ints, ElementsAre(-8, 7));
+  EXPECT_THAT(Find(*m, "s8")->literal().ints, ElementsAre(-128, 127));
+  EXPECT_THAT(Find(*m, "s16")->literal().ints, ElementsAre(-32768));
+  EXPECT_THAT(Find(*m, "s32")->literal().ints, ElementsAre(2147483647));
+  EXPECT_THAT(Find(*m, "s64")->literal().ints,
+              ElementsAre(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
+  EXPECT_THAT(Find(*m, "u1")->literal().ints, ElementsAre(1));
+  EXPECT_THAT(Find(*m, "u2")->literal().ints, ElementsAre(3));
+  EXPECT_THAT(Find(*m, "u4")->literal().ints, ElementsAre(15));
+  EXPECT_THAT(Find(*m, "u8")->literal().ints, ElementsAre(255));
+  EXPECT_THAT(Find(*m, "u16")->literal().ints, ElementsAre(65535));
+  EXPECT_THAT(Find(*m, "u32")->literal().ints, ElementsAre(4294967295));
+  // Unsigned 64-bit values are stored bit-cast.
+  EXPECT_EQ(static_cast<uint64_t>(Find(*m, "u64")->literal().ints.at(0)),
+            std::numeric_limits<uint64_t>::max());
+}
+
+TEST(ParseConstants, RealsOfEveryFloatTypeIncludingSpecialValues) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  f16 = f16[2] constant({0.5, -65504})
+  bf16 = bf16[] constant(-2.38197633e+38)
+  f32 = f32[6] constant({0.01001, -3.5233877e-06, inf, -inf, nan, -0})
+  f64 = f64[] constant(0.1)
+  payload = f32[] constant(nan(0x1))
+  negnan = f32[] constant(-nan)
+  e4m3fn = f8e4m3fn[] constant(448)
+  e5m2 = f8e5m2[] constant(-57344)
+  e4m3 = f8e4m3[] constant(0.25)
+  e3m4 = f8e3m4[] constant(1.5)
+  fnuz = f8e4m3fnuz[] constant(-1)
+  e5m2fnuz = f8e5m2fnuz[] constant(2)
+  b11 = f8e4m3b11fnuz[] constant(0.125)
+  e8m0 = f8e8m0fnu[] constant(1024)
+  e2m1 = f4e2m1fn[2] constant({6, -0.5})
+  ROOT t = () tuple()
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_THAT(Find(*m, "f16")->literal().reals, ElementsAre(0.5, -65504.0));
+  EXPECT_EQ(Find(*m, "bf16")->literal().reals.at(0), -2.38197633e+38);
+  const std::vector<double>& f32 = Find(*m, "f32")->literal().reals;
+  ASSERT_EQ(f32.size(), 6u);
+  EXPECT_EQ(f32[0], 0.01001);
+  EXPECT_EQ(f32[1], -3.5233877e-06);
+  EXPECT_EQ(f32[2], std::numeric_limits<double>::infinity());
+  EXPECT_EQ(f32[3], -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(Bits(f32[4]), 0x7ff8000000000000u);  // the default quiet NaN
+  EXPECT_EQ(Bits(f32[5]), 0x8000000000000000u);  // -0 keeps its sign
+  EXPECT_EQ(Find(*m, "f64")->literal().reals.at(0), 0.1);
+  EXPECT_EQ(Bits(Find(*m, "payload")->literal().reals.at(0)), 0x7ff0000000000001u);
+  EXPECT_EQ(Bits(Find(*m, "negnan")->literal().reals.at(0)), 0xfff8000000000000u);
+  EXPECT_EQ(Find(*m, "e4m3fn")->literal().reals.at(0), 448.0);
+  EXPECT_EQ(Find(*m, "e5m2")->literal().reals.at(0), -57344.0);
+  EXPECT_EQ(Find(*m, "e8m0")->literal().reals.at(0), 1024.0);
+  EXPECT_THAT(Find(*m, "e2m1")->literal().reals, ElementsAre(6.0, -0.5));
+  EXPECT_TRUE(Find(*m, "f32")->literal().ints.empty());
+}
+
+TEST(ParseConstants, ComplexNestedElidedTupleAndEmpty) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  c = c64[] constant((nan, 0))
+  c2 = c128[2] constant({(1.5, -2), (0, inf)})
+  nested = s32[2,3] constant({ { 1, 2, 3 }, {4,5,/*index=5*/6} })
+  cube = f32[2,1,2] constant({{{1, 2}}, {{3, 4}}})
+  elided = f32[1000,1000] constant({...})
+  tup = (s32[], (f32[2], pred[])) constant((7, ({0.5, 1}, true)))
+  empty = f32[0] constant({})
+  empty2 = f32[2,0] constant({{}, {}})
+  ROOT t = () tuple()
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const ConstantLiteral& c = Find(*m, "c")->literal();
+  ASSERT_EQ(c.reals.size(), 1u);
+  EXPECT_TRUE(std::isnan(c.reals[0]));
+  EXPECT_THAT(c.imags, ElementsAre(0.0));
+  const ConstantLiteral& c2 = Find(*m, "c2")->literal();
+  EXPECT_THAT(c2.reals, ElementsAre(1.5, 0.0));
+  EXPECT_THAT(c2.imags, ElementsAre(-2.0, std::numeric_limits<double>::infinity()));
+  EXPECT_THAT(Find(*m, "nested")->literal().ints, ElementsAre(1, 2, 3, 4, 5, 6));
+  EXPECT_THAT(Find(*m, "cube")->literal().reals, ElementsAre(1, 2, 3, 4));
+  const ConstantLiteral& elided = Find(*m, "elided")->literal();
+  EXPECT_TRUE(elided.elided);
+  EXPECT_TRUE(elided.reals.empty());
+  const ConstantLiteral& tup = Find(*m, "tup")->literal();
+  ASSERT_EQ(tup.elements.size(), 2u);
+  EXPECT_THAT(tup.elements[0].ints, ElementsAre(7));
+  ASSERT_EQ(tup.elements[1].elements.size(), 2u);
+  EXPECT_THAT(tup.elements[1].elements[0].reals, ElementsAre(0.5, 1.0));
+  EXPECT_THAT(tup.elements[1].elements[1].ints, ElementsAre(1));
+  EXPECT_TRUE(Find(*m, "empty")->literal().reals.empty());
+  EXPECT_FALSE(Find(*m, "empty")->literal().elided);
+  EXPECT_TRUE(Find(*m, "empty2")->literal().reals.empty());
+  EXPECT_THAT(PrintModule(*m), HasSubstr("constant({...})"));
+}
+
+TEST(ParseConstants, RealsKeepTheirDecimalValueThroughPrinting) {
+  // More digits than f32 holds: the IR keeps the nearest double, and printing
+  // must not round it to f32, or the round trip would change the value.
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  ROOT c = f32[3] constant({0.1234567890123, 1e-40, 3.4028235677973366e+38})
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_THAT(Find(*m, "c")->literal().reals, ElementsAre(0.1234567890123, 1e-40, 3.4028235677973366e+38));
+}
+
+// --- errors ------------------------------------------------------------------------
+
+TEST(ParseErrors, MessageNamesFileLineColumnAndShowsACaret) {
+  const std::string error = ParseError("HloModule m\nENTRY e {\n  p = f32[2 parameter(0)\n}\n");
+  EXPECT_THAT(error, HasSubstr("bad.hlo:3:13: error: expected ']' to close the dimensions, got 'parameter'"));
+  EXPECT_THAT(error, HasSubstr("\n  p = f32[2 parameter(0)\n            ^"));
+}
+
+TEST(ParseErrors, UnknownElementTypeIsNamedAsSuch) {
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT p = f33[2] parameter(0)\n}\n"),
+              HasSubstr("bad.hlo:3:12: error: unknown element type 'f33'"));
+}
+
+TEST(ParseErrors, OperandsMustBeDefinedInTheSameComputation) {
+  EXPECT_THAT(ParseError(std::string("HloModule m\n") + kAdd +
+                         "ENTRY e {\n  ROOT r = f32[] negate(a)\n}\n"),
+              HasSubstr("undefined operand 'a' in computation 'e'"));
+}
+
+}  // namespace
+}  // namespace tpusim::hlo

@@ -1,0 +1,354 @@
+// Integration tests of the `tpusim` binary: command-line contract, exit codes,
+// and the acceptance tests over the shared corpus of real HLO modules.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/integration/run_binary.h"
+
+namespace tpusim::test {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+/// A small valid module: 1 computation, 4 instructions.
+constexpr char kAddOneModule[] = R"(HloModule add_one
+
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %one = f32[] constant(1)
+  %ones = f32[4]{0} broadcast(%one), dimensions={}
+  ROOT %sum = f32[4]{0} add(%p, %ones)
+}
+)";
+
+RunResult Tpusim(const std::vector<std::string>& args) { return RunBinary(TPUSIM_BINARY, args); }
+
+/// Everything about a run, for failure messages.
+std::string Describe(const RunResult& r) {
+  return "exit code " + std::to_string(r.exit_code) + "\n--- stdout ---\n" + r.out +
+         "\n--- stderr ---\n" + r.err;
+}
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  ASSERT_TRUE(out.good()) << "cannot write " << path;
+}
+
+/// "line N" and both lines where two texts first differ, or "" when equal.
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  if (a == b) return "";
+  std::istringstream sa(a);
+  std::istringstream sb(b);
+  std::string la;
+  std::string lb;
+  for (int line = 1;; ++line) {
+    const bool more_a = static_cast<bool>(std::getline(sa, la));
+    const bool more_b = static_cast<bool>(std::getline(sb, lb));
+    if (!more_a && !more_b) return "texts differ only in the final newline";
+    if (!more_a || !more_b || la != lb) {
+      return "first difference at line " + std::to_string(line) +
+             ":\n  first:  " + (more_a ? la : "<end of text>") +
+             "\n  second: " + (more_b ? lb : "<end of text>");
+    }
+  }
+}
+
+/// A fresh directory for one test, removed with everything in it afterwards.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = ::testing::TempDir() + "tpusim_cli_test_XXXXXX";
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) fs::remove_all(path_, ignored);
+  }
+  /// A path inside the directory.
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;  ///< empty if mkdtemp failed (tests then fail on file access)
+};
+
+/// The *.hlo files directly in `dir`, sorted by name; fails when there are none.
+::testing::AssertionResult ListModules(const fs::path& dir, std::vector<fs::path>& modules) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return ::testing::AssertionFailure()
+           << "module directory " << dir
+           << " does not exist; set TPUSIM_CORPUS_DIR (cmake -DTPUSIM_CORPUS_DIR=...) to the "
+              "shared corpus of HLO modules";
+  }
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".hlo") {
+      modules.push_back(entry.path());
+    }
+  }
+  if (ec) return ::testing::AssertionFailure() << "cannot list " << dir << ": " << ec.message();
+  if (modules.empty()) {
+    return ::testing::AssertionFailure() << "module directory " << dir << " has no .hlo files";
+  }
+  std::sort(modules.begin(), modules.end());
+  return ::testing::AssertionSuccess();
+}
+
+/// `tpusim check -v` over all `modules` at once: exit 0 and one ok line each.
+void ExpectAllCheck(const std::vector<fs::path>& modules) {
+  std::vector<std::string> args = {"check", "--verbose"};
+  for (const fs::path& m : modules) args.push_back(m.string());
+  RunResult r = Tpusim(args);
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.err, IsEmpty());
+  for (const fs::path& m : modules) EXPECT_THAT(r.out, HasSubstr(m.string() + ": ok ("));
+}
+
+// --- command line -----------------------------------------------------------
+
+TEST(Cli, VersionPrintsVersionAndExitsZero) {
+  RunResult r = Tpusim({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "tpusim " TPUSIM_VERSION "\n");
+  EXPECT_THAT(r.err, IsEmpty());
+}
+
+TEST(Cli, HelpListsSubcommandsAndExitCodes) {
+  RunResult r = Tpusim({"--help"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("check"));
+  EXPECT_THAT(r.out, HasSubstr("fmt"));
+  EXPECT_THAT(r.out, HasSubstr("--version"));
+  EXPECT_THAT(r.out, HasSubstr("Exit codes:"));
+}
+
+TEST(Cli, SubcommandHelpDescribesEveryOption) {
+  RunResult check = Tpusim({"check", "--help"});
+  EXPECT_EQ(check.exit_code, 0) << Describe(check);
+  EXPECT_THAT(check.out, HasSubstr("--verbose"));
+  EXPECT_THAT(check.out, HasSubstr("FILE"));
+
+  RunResult fmt = Tpusim({"fmt", "--help"});
+  EXPECT_EQ(fmt.exit_code, 0) << Describe(fmt);
+  EXPECT_THAT(fmt.out, HasSubstr("--output"));
+  EXPECT_THAT(fmt.out, HasSubstr("--check"));
+}
+
+TEST(Cli, NoSubcommandIsUsageError) {
+  RunResult r = Tpusim({});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, Not(IsEmpty()));
+}
+
+TEST(Cli, UnknownSubcommandIsUsageError) {
+  RunResult r = Tpusim({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("frobnicate"));
+}
+
+TEST(Cli, UnknownFlagIsUsageError) {
+  RunResult top = Tpusim({"--frobnicate"});
+  EXPECT_EQ(top.exit_code, 2) << Describe(top);
+  RunResult sub = Tpusim({"check", "--frobnicate", "x.hlo"});
+  EXPECT_EQ(sub.exit_code, 2) << Describe(sub);
+  EXPECT_THAT(sub.err, HasSubstr("--frobnicate"));
+}
+
+TEST(Cli, MissingRequiredArgumentIsUsageError) {
+  EXPECT_EQ(Tpusim({"check"}).exit_code, 2);
+  EXPECT_EQ(Tpusim({"fmt"}).exit_code, 2);
+}
+
+TEST(Cli, FmtCheckExcludesOutput) {
+  RunResult r = Tpusim({"fmt", "--check", "-o", "out.hlo", "in.hlo"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+}
+
+// --- check ------------------------------------------------------------------
+
+TEST(Check, MissingFileIsInputErrorNamingTheFile) {
+  ScratchDir dir;
+  const std::string missing = dir / "missing.hlo";
+  RunResult r = Tpusim({"check", missing});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_EQ(r.err, missing + ": error: cannot open file: No such file or directory\n");
+  EXPECT_THAT(r.out, IsEmpty());
+}
+
+TEST(Check, DirectoryIsInputError) {
+  ScratchDir dir;
+  RunResult r = Tpusim({"check", dir.path().string()});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(dir.path().string() + ": error: cannot open file: Is a directory"));
+}
+
+TEST(Check, GoodModulePrintsNothingUnlessVerbose) {
+  ScratchDir dir;
+  const std::string good = dir / "add_one.hlo";
+  WriteText(good, kAddOneModule);
+
+  RunResult quiet = Tpusim({"check", good});
+  EXPECT_EQ(quiet.exit_code, 0) << Describe(quiet);
+  EXPECT_THAT(quiet.out, IsEmpty());
+  EXPECT_THAT(quiet.err, IsEmpty());
+
+  RunResult verbose = Tpusim({"check", "-v", good});
+  EXPECT_EQ(verbose.exit_code, 0) << Describe(verbose);
+  EXPECT_EQ(verbose.out, good + ": ok (1 computations, 4 instructions)\n");
+}
+
+TEST(Check, ParseErrorIsInputErrorWithFileAndLine) {
+  ScratchDir dir;
+  const std::string bad = dir / "bad.hlo";
+  WriteText(bad,
+            "HloModule bad\n\nENTRY %main () -> f32[] {\n  ROOT %x = f32[] not-an-opcode()\n}\n");
+  RunResult r = Tpusim({"check", bad});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(bad + ":4:"));
+  EXPECT_THAT(r.err, HasSubstr("error:"));
+}
+
+TEST(Check, KeepsGoingAfterABadFile) {
+  ScratchDir dir;
+  const std::string missing = dir / "missing.hlo";
+  const std::string good = dir / "add_one.hlo";
+  WriteText(good, kAddOneModule);
+  RunResult r = Tpusim({"check", "--verbose", missing, good});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(missing + ": error: cannot open file"));
+  EXPECT_THAT(r.out, HasSubstr(good + ": ok ("));
+}
+
+// --- fmt --------------------------------------------------------------------
+
+TEST(Fmt, OutputIsCanonicalAndStable) {
+  ScratchDir dir;
+  const std::string input = dir / "add_one.hlo";
+  WriteText(input, kAddOneModule);
+  RunResult first = Tpusim({"fmt", input});
+  ASSERT_EQ(first.exit_code, 0) << Describe(first);
+  EXPECT_THAT(first.err, IsEmpty());
+
+  const std::string canonical = dir / "canonical.hlo";
+  WriteText(canonical, first.out);
+  RunResult second = Tpusim({"fmt", canonical});
+  ASSERT_EQ(second.exit_code, 0) << Describe(second);
+  EXPECT_EQ(first.out, second.out) << FirstDifference(first.out, second.out);
+
+  RunResult check = Tpusim({"fmt", "--check", canonical});
+  EXPECT_EQ(check.exit_code, 0) << Describe(check);
+  EXPECT_THAT(check.out, IsEmpty());
+}
+
+TEST(Fmt, CheckFailsOnNonCanonicalText) {
+  ScratchDir dir;
+  const std::string input = dir / "add_one.hlo";
+  WriteText(input, kAddOneModule);
+  RunResult canonical = Tpusim({"fmt", input});
+  ASSERT_EQ(canonical.exit_code, 0) << Describe(canonical);
+
+  // A comment parses away, so the printer never writes it back.
+  WriteText(input, "// not canonical\n" + canonical.out);
+  RunResult r = Tpusim({"fmt", "--check", input});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, IsEmpty());
+  EXPECT_THAT(r.err, HasSubstr(input + ": not canonically formatted"));
+}
+
+TEST(Fmt, OutputFileGetsWhatStdoutWouldAndMayBeTheInput) {
+  ScratchDir dir;
+  const std::string input = dir / "add_one.hlo";
+  WriteText(input, kAddOneModule);
+  RunResult to_stdout = Tpusim({"fmt", input});
+  ASSERT_EQ(to_stdout.exit_code, 0) << Describe(to_stdout);
+
+  const std::string output = dir / "out.hlo";
+  RunResult to_file = Tpusim({"fmt", input, "-o", output});
+  EXPECT_EQ(to_file.exit_code, 0) << Describe(to_file);
+  EXPECT_THAT(to_file.out, IsEmpty());
+  EXPECT_EQ(ReadText(output), to_stdout.out);
+
+  RunResult in_place = Tpusim({"fmt", input, "--output", input});
+  EXPECT_EQ(in_place.exit_code, 0) << Describe(in_place);
+  EXPECT_EQ(ReadText(input), to_stdout.out);
+  // Only add_one.hlo and out.hlo remain: no temporary file is left behind.
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 2);
+}
+
+TEST(Fmt, UnwritableOutputIsInputError) {
+  ScratchDir dir;
+  const std::string input = dir / "add_one.hlo";
+  WriteText(input, kAddOneModule);
+  const std::string output = dir / "no_such_dir/out.hlo";
+  RunResult r = Tpusim({"fmt", input, "-o", output});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(output + ": error: cannot write file"));
+}
+
+TEST(Fmt, MissingFileIsInputError) {
+  ScratchDir dir;
+  const std::string missing = dir / "missing.hlo";
+  RunResult r = Tpusim({"fmt", missing});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(missing + ": error: cannot open file"));
+  EXPECT_THAT(r.out, IsEmpty());
+}
+
+// --- acceptance: the shared corpus and the bundled examples -----------------
+
+TEST(CorpusCheck, EveryCorpusModuleParsesAndVerifies) {
+  std::vector<fs::path> modules;
+  ASSERT_TRUE(ListModules(TPUSIM_CORPUS_DIR, modules));
+  ExpectAllCheck(modules);
+}
+
+TEST(CorpusFmt, FormattingEveryCorpusModuleIsAFixedPoint) {
+  std::vector<fs::path> modules;
+  ASSERT_TRUE(ListModules(TPUSIM_CORPUS_DIR, modules));
+  ScratchDir dir;
+  for (const fs::path& module : modules) {
+    SCOPED_TRACE(module.string());
+    RunResult a = Tpusim({"fmt", module.string()});
+    if (a.exit_code != 0) {
+      ADD_FAILURE() << "fmt failed: " << Describe(a);
+      continue;
+    }
+    const std::string formatted = dir / module.filename().string();
+    WriteText(formatted, a.out);
+    RunResult b = Tpusim({"fmt", formatted});
+    if (b.exit_code != 0) {
+      ADD_FAILURE() << "formatted text does not parse and verify: " << Describe(b);
+      continue;
+    }
+    EXPECT_TRUE(a.out == b.out) << "fmt(fmt(x)) != fmt(x); " << FirstDifference(a.out, b.out);
+  }
+}
+
+TEST(BundledModules, EveryScenarioModuleParsesAndVerifies) {
+  std::vector<fs::path> modules;
+  ASSERT_TRUE(ListModules(fs::path(TPUSIM_SOURCE_DIR) / "scenarios" / "hlo", modules));
+  ExpectAllCheck(modules);
+}
+
+}  // namespace
+}  // namespace tpusim::test

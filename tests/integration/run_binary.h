@@ -1,0 +1,27 @@
+// Running a program as a child process and capturing what it prints, for
+// integration tests of the `tpusim` binary.
+#ifndef TPUSIM_TESTS_INTEGRATION_RUN_BINARY_H_
+#define TPUSIM_TESTS_INTEGRATION_RUN_BINARY_H_
+
+#include <string>
+#include <vector>
+
+namespace tpusim::test {
+
+/// How a child process ended and what it wrote.
+struct RunResult {
+  /// The exit status, or 128 + signal number when a signal killed it (as a
+  /// shell reports it), or -1 when the program could not be started.
+  int exit_code = -1;
+  std::string out;  ///< everything written to stdout
+  std::string err;  ///< everything written to stderr (or why spawning failed)
+};
+
+/// Runs `program` with `args` (argv[1...]), stdin from /dev/null, and waits
+/// for it. Both output streams are drained concurrently, so a child that fills
+/// one pipe cannot deadlock.
+RunResult RunBinary(const std::string& program, const std::vector<std::string>& args);
+
+}  // namespace tpusim::test
+
+#endif  // TPUSIM_TESTS_INTEGRATION_RUN_BINARY_H_
