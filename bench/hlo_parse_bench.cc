@@ -138,6 +138,12 @@ std::unique_ptr<HloModule> ParseOrNull(const Module& m, benchmark::State& state)
   return std::move(parsed).value();
 }
 
+/// Rates are bytes of HLO text per second, whatever the benchmark does with it.
+void SetFileBytesProcessed(benchmark::State& state, const Module& m) {
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(m.text.size()));
+}
+
 void BM_Parse(benchmark::State& state, const Module& m) {
   // Heap of one parse, measured once outside the timed loop.
   const int64_t before = g_heap_current;
@@ -158,7 +164,7 @@ void BM_Parse(benchmark::State& state, const Module& m) {
     state.ResumeTiming();
   }
   const double size = static_cast<double>(m.text.size());
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.text.size()));
+  SetFileBytesProcessed(state, m);
   state.counters["file_KiB"] = size / 1024;
   state.counters["instructions"] = static_cast<double>(instructions);
   state.counters["peak_heap_ratio"] = static_cast<double>(peak) / size;
@@ -171,7 +177,7 @@ void BM_ParseAndFree(benchmark::State& state, const Module& m) {
     StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(m.text, m.path);
     benchmark::DoNotOptimize(parsed);
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.text.size()));
+  SetFileBytesProcessed(state, m);
 }
 
 void BM_Print(benchmark::State& state, const Module& m) {
@@ -183,7 +189,7 @@ void BM_Print(benchmark::State& state, const Module& m) {
     printed = text.size();
     benchmark::DoNotOptimize(text);
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.text.size()));
+  SetFileBytesProcessed(state, m);
   state.counters["printed_ratio"] = static_cast<double>(printed) / static_cast<double>(m.text.size());
 }
 
@@ -195,7 +201,7 @@ void BM_Verify(benchmark::State& state, const Module& m) {
     Status s = VerifyModule(*module);
     benchmark::DoNotOptimize(s);
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.text.size()));
+  SetFileBytesProcessed(state, m);
 }
 
 }  // namespace
@@ -209,21 +215,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hlo_parse_bench: error: no .hlo files in %s\n", TPUSIM_CORPUS_DIR);
     return 2;
   }
-  for (const Module& m : modules) {
-    benchmark::RegisterBenchmark(("Parse/" + m.name).c_str(), BM_Parse, std::cref(m))
-        ->Unit(benchmark::kMicrosecond);
-  }
-  for (const Module& m : modules) {
-    benchmark::RegisterBenchmark(("ParseAndFree/" + m.name).c_str(), BM_ParseAndFree, std::cref(m))
-        ->Unit(benchmark::kMicrosecond);
-  }
-  for (const Module& m : modules) {
-    benchmark::RegisterBenchmark(("Print/" + m.name).c_str(), BM_Print, std::cref(m))
-        ->Unit(benchmark::kMicrosecond);
-  }
-  for (const Module& m : modules) {
-    benchmark::RegisterBenchmark(("Verify/" + m.name).c_str(), BM_Verify, std::cref(m))
-        ->Unit(benchmark::kMicrosecond);
+  struct Kind {
+    const char* prefix;
+    void (*run)(benchmark::State&, const Module&);
+  };
+  for (const Kind& kind : {Kind{"Parse/", BM_Parse}, Kind{"ParseAndFree/", BM_ParseAndFree},
+                           Kind{"Print/", BM_Print}, Kind{"Verify/", BM_Verify}}) {
+    for (const Module& m : modules) {
+      benchmark::RegisterBenchmark((kind.prefix + m.name).c_str(), kind.run, std::cref(m))
+          ->Unit(benchmark::kMicrosecond);
+    }
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
