@@ -7,8 +7,10 @@
 #ifndef TPUSIM_HARNESS_CLI_H_
 #define TPUSIM_HARNESS_CLI_H_
 
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +60,24 @@ struct PresetsOptions {
 CLI::App* AddPresetsCommand(CLI::App& app, PresetsOptions& options);
 /// Prints one row per preset; kExitInputError if any failed to load (after the others).
 int RunPresets(const PresetsOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim exec FILE [--inputs seed:N|DIR] [--out DIR] [--numerics tpu|ieee] ...`:
+/// run a module on every device and summarise (and optionally write) its outputs.
+struct ExecOptions {
+  std::string file;                   ///< module to run
+  std::string inputs = "seed:0";      ///< "seed:N" or a directory of param_<N>.npy
+  std::string out;                    ///< write outputs as .npy here; empty: do not write
+  std::string numerics = "tpu";       ///< "tpu" or "ieee"
+  std::string max_memory;             ///< a byte count ("8GiB"); empty: half the physical RAM
+  std::string elided_constants = "seeded";  ///< "seeded" or "error"
+  std::optional<int64_t> replicas;    ///< default: the module's replica_count
+  std::optional<int64_t> partitions;  ///< default: the module's num_partitions
+};
+/// Adds the `exec` subcommand to `app`; parsing fills `options`.
+CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options);
+/// kExitInputError for every failure: bad options or inputs, an unsupported
+/// operation, a run over the memory limit.
+int RunExec(const ExecOptions& options, std::ostream& out, std::ostream& err);
 
 /// ParseHloModule then VerifyModule; `filename` appears in error messages.
 StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,

@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
   CLI::App* check = harness::AddCheckCommand(app, check_options);
   harness::FmtOptions fmt_options;
   CLI::App* fmt = harness::AddFmtCommand(app, fmt_options);
+  harness::ExecOptions exec_options;
+  CLI::App* exec = harness::AddExecCommand(app, exec_options);
   harness::PresetsOptions presets_options;
   CLI::App* presets = harness::AddPresetsCommand(app, presets_options);
 
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
   try {
     if (check->parsed()) return harness::RunCheck(check_options, std::cout, std::cerr);
     if (fmt->parsed()) return harness::RunFmt(fmt_options, std::cout, std::cerr);
+    if (exec->parsed()) return harness::RunExec(exec_options, std::cout, std::cerr);
     if (presets->parsed()) return harness::RunPresets(presets_options, std::cout, std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "tpusim: internal error: " << e.what() << '\n';

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/eval/kernels.h"
+#include "sim/eval/program_inputs.h"
 #include "sim/value/element_type.h"
 
 namespace tpusim::eval {
@@ -23,7 +24,6 @@ using value::Literal;
 /// real numbers (held as the nearest double of their decimal text) round once
 /// to the element type.
 Status FillConstant(const hlo::ConstantLiteral& constant, Literal& out) {
-  if (constant.elided) return InvalidArgument("the dump elided this constant's values");
   if (out.shape().IsTuple()) {
     if (constant.elements.size() != static_cast<size_t>(out.tuple_size())) {
       return InvalidArgument("tuple constant has the wrong number of elements");
@@ -347,6 +347,18 @@ StatusOr<Literal> EvalDataMovement(EvalContext& ctx, const HloInstruction& inst,
       break;
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  if (inst.opcode() == HloOpcode::kConstant && inst.has_literal() && inst.literal().elided) {
+    if (!ctx.options().elided_constant_seed.has_value()) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "the dump elided this constant's values (`{...}`); give a seed for them "
+                       "(tpusim exec --elided-constants seeded)");
+    }
+    // A stream of its own per constant, apart from every input's stream
+    // (those have the top bit clear).
+    FillSeeded(out, *ctx.options().elided_constant_seed,
+               (uint64_t{1} << 63) | static_cast<uint64_t>(inst.unique_id()));
+    return out;
+  }
   const bool needs_array = inst.opcode() != HloOpcode::kConstant;
   if (needs_array && !out.shape().IsArray()) {
     return ctx.Error(inst, StatusCode::kInvalidArgument, "result must be an array");

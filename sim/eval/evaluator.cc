@@ -1,7 +1,9 @@
 #include "sim/eval/evaluator.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -302,6 +304,61 @@ StatusOr<Literal> Evaluator::Evaluate(const hlo::HloModule& module, std::span<co
   }
   EvalContext context(module, options_, device);
   return context.Call(*entry, arg_ptrs);
+}
+
+namespace {
+
+/// a + b for non-negative sizes, saturating at INT64_MAX: an absurd program
+/// must read as "too big", never wrap to a small number.
+int64_t AddBytes(int64_t a, int64_t b) { return b > INT64_MAX - a ? INT64_MAX : a + b; }
+
+/// Peak bytes while `computation` runs, its parameters' copies included;
+/// memoised per computation in `peaks`.
+StatusOr<int64_t> ComputationPeakBytes(const hlo::HloModule& module,
+                                       const HloComputation& computation,
+                                       std::map<const HloComputation*, int64_t>& peaks) {
+  if (auto found = peaks.find(&computation); found != peaks.end()) return found->second;
+  TPUSIM_ASSIGN_OR_RETURN(const auto plan, BuildPlan(module, computation));
+  const auto& instructions = computation.instructions();
+  const int64_t root = computation.root()->unique_id() - plan->base_id;
+  std::vector<int64_t> bytes(instructions.size(), 0);
+  int64_t live = 0;
+  int64_t peak = 0;
+  for (size_t pos = 0; pos < plan->order.size(); ++pos) {
+    const HloInstruction& inst = *instructions[plan->order[pos]];
+    int64_t callee_peak = 0;
+    for (const HloComputation* callee : inst.called_computations()) {
+      TPUSIM_ASSIGN_OR_RETURN(const int64_t p, ComputationPeakBytes(module, *callee, peaks));
+      callee_peak = std::max(callee_peak, p);
+    }
+    TPUSIM_ASSIGN_OR_RETURN(bytes[plan->order[pos]], Literal::ByteSizeOf(inst.shape()));
+    live = AddBytes(live, bytes[plan->order[pos]]);
+    peak = std::max(peak, AddBytes(live, callee_peak));
+    for (const HloInstruction* operand : inst.operands()) {
+      const int64_t o = operand->unique_id() - plan->base_id;
+      if (o != root && plan->last_use[o] == static_cast<int64_t>(pos)) {
+        live -= bytes[o];
+        bytes[o] = 0;  // an operand used twice by this instruction is freed once
+      }
+    }
+  }
+  peaks.emplace(&computation, peak);
+  return peak;
+}
+
+}  // namespace
+
+StatusOr<int64_t> Evaluator::EstimatePeakBytes(const hlo::HloModule& module) {
+  const HloComputation* entry = module.entry();
+  if (entry == nullptr) return InvalidArgument(module.filename() + ": module has no entry");
+  int64_t arguments = 0;
+  for (const HloInstruction* parameter : entry->parameters()) {
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, Literal::ByteSizeOf(parameter->shape()));
+    arguments = AddBytes(arguments, bytes);
+  }
+  std::map<const HloComputation*, int64_t> peaks;
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, ComputationPeakBytes(module, *entry, peaks));
+  return AddBytes(arguments, peak);
 }
 
 bool Evaluator::IsOpcodeImplemented(HloOpcode opcode) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 
 #include "sim/base/status.h"
@@ -34,6 +35,10 @@ struct EvaluatorOptions {
   /// A while loop that runs more iterations than this is an error rather than a
   /// hang (a program whose loop condition never becomes false).
   int64_t max_while_iterations = int64_t{1} << 24;
+  /// A constant whose values the dump elided (`constant({...})`) is filled
+  /// with seeded values from this seed (FillSeeded, one stream per constant);
+  /// unset, such a constant is an error.
+  std::optional<uint64_t> elided_constant_seed;
 };
 
 /// Which device of an SPMD program is being evaluated: replica-id and
@@ -64,6 +69,14 @@ class Evaluator {
   /// forms with kUnimplemented: complex element types, custom-call targets
   /// other than the public ones docs/evaluator.md lists.
   static bool IsOpcodeImplemented(hlo::HloOpcode opcode);
+
+  /// Bytes one device holds at its peak while evaluating `module`: the
+  /// arguments, every value alive at once under the evaluator's order and
+  /// value lifetimes, and the peak of each called computation while it runs
+  /// (a called computation's parameters are copies). Lets a harness refuse a
+  /// run before allocating anything. Errors: those of planning a computation
+  /// (a cycle, a missing root) and of unmaterialisable shapes.
+  static StatusOr<int64_t> EstimatePeakBytes(const hlo::HloModule& module);
 
   const EvaluatorOptions& options() const { return options_; }
 

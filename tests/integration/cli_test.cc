@@ -2,7 +2,6 @@
 // and the acceptance tests over the shared corpus of real HLO modules.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/integration_util.h"
 #include "tests/integration/run_binary.h"
 
 namespace tpusim::test {
@@ -35,23 +35,6 @@ ENTRY %main (p: f32[4]) -> f32[4] {
 
 RunResult Tpusim(const std::vector<std::string>& args) { return RunBinary(TPUSIM_BINARY, args); }
 
-/// Everything about a run, for failure messages.
-std::string Describe(const RunResult& r) {
-  return "exit code " + std::to_string(r.exit_code) + "\n--- stdout ---\n" + r.out +
-         "\n--- stderr ---\n" + r.err;
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void WriteText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  ASSERT_TRUE(out.good()) << "cannot write " << path;
-}
-
 /// "line N" and both lines where two texts first differ, or "" when equal.
 std::string FirstDifference(const std::string& a, const std::string& b) {
   if (a == b) return "";
@@ -69,49 +52,6 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
              "\n  second: " + (more_b ? lb : "<end of text>");
     }
   }
-}
-
-/// A fresh directory for one test, removed with everything in it afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = ::testing::TempDir() + "tpusim_cli_test_XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    if (!path_.empty()) fs::remove_all(path_, ignored);
-  }
-  /// A path inside the directory.
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;  ///< empty if mkdtemp failed (tests then fail on file access)
-};
-
-/// The *.hlo files directly in `dir`, sorted by name; fails when there are none.
-::testing::AssertionResult ListModules(const fs::path& dir, std::vector<fs::path>& modules) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return ::testing::AssertionFailure()
-           << "module directory " << dir
-           << " does not exist; set TPUSIM_CORPUS_DIR (cmake -DTPUSIM_CORPUS_DIR=...) to the "
-              "shared corpus of HLO modules";
-  }
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".hlo") {
-      modules.push_back(entry.path());
-    }
-  }
-  if (ec) return ::testing::AssertionFailure() << "cannot list " << dir << ": " << ec.message();
-  if (modules.empty()) {
-    return ::testing::AssertionFailure() << "module directory " << dir << " has no .hlo files";
-  }
-  std::sort(modules.begin(), modules.end());
-  return ::testing::AssertionSuccess();
 }
 
 /// `tpusim check -v` over all `modules` at once: exit 0 and one ok line each.

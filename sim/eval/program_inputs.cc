@@ -1,0 +1,290 @@
+#include "sim/eval/program_inputs.h"
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "sim/hlo/computation.h"
+#include "sim/hlo/instruction.h"
+#include "sim/hlo/primitive_type.h"
+#include "sim/value/element_type.h"
+#include "sim/value/random.h"
+
+namespace tpusim::eval {
+namespace {
+
+using hlo::AttrId;
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::PrimitiveType;
+using value::Literal;
+
+/// Where, inside the value an instruction produces, the tracked leaf sits:
+/// the tuple indices from the outside in (empty: the value is the leaf).
+using LeafPath = std::vector<int64_t>;
+
+std::vector<int64_t> IntListAttr(const HloInstruction& inst, AttrId id) {
+  const auto* v = inst.GetAttr<std::vector<int64_t>>(id);
+  return v != nullptr ? *v : std::vector<int64_t>{};
+}
+
+/// The computation a control-flow or call-like instruction passes operand
+/// `operand_index` to as parameter `parameter_number`, for each callee.
+std::vector<std::pair<const HloComputation*, int64_t>> Callees(const HloInstruction& inst,
+                                                               int64_t operand_index) {
+  std::vector<std::pair<const HloComputation*, int64_t>> callees;
+  switch (inst.opcode()) {
+    case HloOpcode::kFusion:
+    case HloOpcode::kCall:
+    case HloOpcode::kAsyncStart:
+      for (const HloComputation* c : inst.called_computations()) {
+        callees.emplace_back(c, operand_index);
+      }
+      break;
+    case HloOpcode::kWhile:
+      // condition and body both take the loop state as parameter 0.
+      for (const HloComputation* c : inst.called_computations()) callees.emplace_back(c, 0);
+      break;
+    case HloOpcode::kConditional: {
+      // Operand 0 picks the branch; operand i + 1 is branch i's argument.
+      const std::vector<HloComputation*> branches = inst.called_computations();
+      if (operand_index >= 1 && operand_index - 1 < static_cast<int64_t>(branches.size())) {
+        callees.emplace_back(branches[operand_index - 1], 0);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return callees;
+}
+
+/// Finds every index operand an integer leaf reaches and the largest start
+/// index each allows; `bound` ends as the smallest of them.
+class IndexBoundFinder {
+ public:
+  std::optional<int64_t> bound() const { return bound_; }
+
+  void Visit(const HloInstruction& value, const LeafPath& path) {
+    if (!visited_.emplace(&value, path).second) return;  // while loops feed back
+    for (const HloInstruction* user : value.users()) {
+      for (int64_t i = 0; i < user->operand_count(); ++i) {
+        if (user->operand(i) == &value) VisitUse(*user, i, path);
+      }
+    }
+  }
+
+ private:
+  void VisitUse(const HloInstruction& user, int64_t operand_index, const LeafPath& path) {
+    switch (user.opcode()) {
+      case HloOpcode::kTuple: {
+        LeafPath inner{operand_index};
+        inner.insert(inner.end(), path.begin(), path.end());
+        Visit(user, inner);
+        return;
+      }
+      case HloOpcode::kGetTupleElement:
+        if (!path.empty() && user.int_attr(AttrId::kIndex) == path.front()) {
+          Visit(user, LeafPath(path.begin() + 1, path.end()));
+        }
+        return;
+      case HloOpcode::kFusion:
+      case HloOpcode::kCall:
+      case HloOpcode::kAsyncStart:
+      case HloOpcode::kWhile:
+      case HloOpcode::kConditional:
+        for (const auto& [callee, number] : Callees(user, operand_index)) {
+          if (number < static_cast<int64_t>(callee->parameters().size())) {
+            Visit(*callee->parameters()[number], path);
+          }
+        }
+        return;
+      default:
+        break;
+    }
+    if (!path.empty()) return;
+    switch (user.opcode()) {
+      case HloOpcode::kBitcast:
+      case HloOpcode::kBroadcast:
+      case HloOpcode::kConvert:
+      case HloOpcode::kCopy:
+      case HloOpcode::kReshape:
+      case HloOpcode::kSlice:
+      case HloOpcode::kTranspose:
+        Visit(user, path);
+        return;
+      case HloOpcode::kDynamicSlice:
+        if (operand_index >= 1) {
+          const std::vector<int64_t> sizes = IntListAttr(user, AttrId::kDynamicSliceSizes);
+          DimensionBound(user.operand(0)->shape(), operand_index - 1,
+                         operand_index - 1 < static_cast<int64_t>(sizes.size())
+                             ? sizes[operand_index - 1]
+                             : 1);
+        }
+        return;
+      case HloOpcode::kDynamicUpdateSlice:
+        if (operand_index >= 2) {
+          const hlo::Shape& update = user.operand(1)->shape();
+          const int64_t dim = operand_index - 2;
+          DimensionBound(user.operand(0)->shape(), dim,
+                         update.IsArray() && dim < update.rank() ? update.dimensions()[dim] : 1);
+        }
+        return;
+      case HloOpcode::kGather:
+        if (operand_index == 1) {
+          const std::vector<int64_t> sizes = IntListAttr(user, AttrId::kSliceSizes);
+          for (int64_t dim : IntListAttr(user, AttrId::kStartIndexMap)) {
+            DimensionBound(user.operand(0)->shape(), dim,
+                           dim < static_cast<int64_t>(sizes.size()) ? sizes[dim] : 1);
+          }
+        }
+        return;
+      case HloOpcode::kScatter: {
+        // Operands: N targets, the indices, N updates. A scattered window is
+        // at least one element along each mapped dimension.
+        const int64_t targets = (user.operand_count() - 1) / 2;
+        if (operand_index == targets) {
+          for (int64_t dim : IntListAttr(user, AttrId::kScatterDimsToOperandDims)) {
+            DimensionBound(user.operand(0)->shape(), dim, 1);
+          }
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /// A start index into dimension `dim` of `shape` for a slice `size` long.
+  void DimensionBound(const hlo::Shape& shape, int64_t dim, int64_t size) {
+    if (!shape.IsArray() || dim < 0 || dim >= shape.rank()) return;
+    const int64_t largest = std::max<int64_t>(0, shape.dimensions()[dim] - size);
+    bound_ = bound_.has_value() ? std::min(*bound_, largest) : largest;
+  }
+
+  std::optional<int64_t> bound_;
+  std::set<std::pair<const HloInstruction*, LeafPath>> visited_;
+};
+
+/// The inclusive range seeded integers of `type` are drawn from.
+std::pair<int64_t, int64_t> IntegerRange(PrimitiveType type) {
+  const bool is_signed = hlo::IsSignedInt(type);
+  const int bits = hlo::PrimitiveTypeBitWidth(type);
+  if (is_signed) {
+    const int64_t lo = bits >= 5 ? -8 : -(int64_t{1} << (bits - 1));
+    const int64_t hi = bits >= 5 ? 8 : (int64_t{1} << (bits - 1)) - 1;
+    return {lo, hi};
+  }
+  return {0, bits >= 5 ? 16 : (int64_t{1} << bits) - 1};
+}
+
+/// Fills one array leaf from `random`.
+void FillLeaf(Literal& leaf, value::Random& random, std::optional<int64_t> index_bound) {
+  const PrimitiveType type = leaf.element_type();
+  const int64_t n = leaf.element_count();
+  if (type == PrimitiveType::kC64 || type == PrimitiveType::kC128) {
+    value::VisitArrayType(type, [&](auto tag) {
+      using T = value::NativeType<decltype(tag)::value>;
+      if constexpr (std::is_same_v<T, std::complex<float>> ||
+                    std::is_same_v<T, std::complex<double>>) {
+        using Part = typename T::value_type;
+        for (T& x : leaf.data<T>()) {
+          const double re = random.Normal();
+          x = T(static_cast<Part>(re), static_cast<Part>(random.Normal()));
+        }
+      }
+    });
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    double v;
+    if (type == PrimitiveType::kPred) {
+      v = static_cast<double>(random.NextU32() & 1);
+    } else if (hlo::IsInteger(type)) {
+      const auto [lo, hi] = index_bound.has_value()
+                                ? std::pair<int64_t, int64_t>{0, *index_bound}
+                                : IntegerRange(type);
+      v = static_cast<double>(random.UniformInt(lo, hi));
+    } else {
+      v = random.Normal();
+    }
+    leaf.SetFromDouble(i, v);
+  }
+}
+
+/// Fills every array leaf of `value` (produced by `parameter` at `path`),
+/// numbering leaves depth-first from `*next_leaf`.
+void FillValue(Literal& value, const HloInstruction& parameter, LeafPath& path, uint64_t seed,
+               int64_t device, int64_t* next_leaf) {
+  if (value.shape().IsTuple()) {
+    for (int64_t i = 0; i < value.tuple_size(); ++i) {
+      path.push_back(i);
+      FillValue(value.mutable_tuple_element(i), parameter, path, seed, device, next_leaf);
+      path.pop_back();
+    }
+    return;
+  }
+  if (!value.shape().IsArray()) return;  // a token holds nothing
+  std::optional<int64_t> index_bound;
+  if (hlo::IsInteger(value.element_type())) {
+    IndexBoundFinder finder;
+    finder.Visit(parameter, path);
+    index_bound = finder.bound();
+  }
+  // Stream: device in the upper 32 bits, leaf number in the lower.
+  const uint64_t stream = (static_cast<uint64_t>(device) << 32) | static_cast<uint64_t>(*next_leaf);
+  ++*next_leaf;
+  value::Random random(seed, stream);
+  FillLeaf(value, random, index_bound);
+}
+
+/// FillSeeded with one stream for all leaves.
+void FillLeaves(Literal& value, value::Random& random) {
+  if (value.shape().IsTuple()) {
+    for (int64_t i = 0; i < value.tuple_size(); ++i) {
+      FillLeaves(value.mutable_tuple_element(i), random);
+    }
+  } else if (value.shape().IsArray()) {
+    FillLeaf(value, random, std::nullopt);
+  }
+}
+
+}  // namespace
+
+void FillSeeded(Literal& value, uint64_t seed, uint64_t stream) {
+  value::Random random(seed, stream);
+  FillLeaves(value, random);
+}
+
+StatusOr<std::vector<Literal>> SeededInputs(const hlo::HloModule& module, uint64_t seed,
+                                            int64_t device, int64_t max_bytes) {
+  const HloComputation* entry = module.entry();
+  if (entry == nullptr) return InvalidArgument(module.filename() + ": module has no entry");
+  std::vector<Literal> inputs;
+  int64_t total_bytes = 0;
+  int64_t next_leaf = 0;
+  for (const HloInstruction* parameter : entry->parameters()) {
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, Literal::ByteSizeOf(parameter->shape()));
+    total_bytes += bytes;
+    if (total_bytes > max_bytes) {
+      return ResourceExhausted(module.ErrorAt(
+          parameter->location(), "the inputs need more than the memory limit of " +
+                                     std::to_string(max_bytes) + " bytes (at parameter " +
+                                     parameter->name() + ")"));
+    }
+    TPUSIM_ASSIGN_OR_RETURN(Literal input, Literal::Create(parameter->shape(), max_bytes));
+    LeafPath path;
+    FillValue(input, *parameter, path, seed, device, &next_leaf);
+    inputs.push_back(std::move(input));
+  }
+  return inputs;
+}
+
+}  // namespace tpusim::eval

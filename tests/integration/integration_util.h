@@ -1,0 +1,45 @@
+// Helpers shared by the integration tests: describing a run, reading and
+// writing files, scratch directories, listing the corpus.
+#ifndef TPUSIM_TESTS_INTEGRATION_INTEGRATION_UTIL_H_
+#define TPUSIM_TESTS_INTEGRATION_INTEGRATION_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/integration/run_binary.h"
+
+namespace tpusim::test {
+
+/// Everything about a run, for failure messages.
+std::string Describe(const RunResult& r);
+
+/// The whole file, or "" when it cannot be read.
+std::string ReadText(const std::filesystem::path& path);
+/// Replaces the file with `text`; a failure is a test failure.
+void WriteText(const std::filesystem::path& path, const std::string& text);
+
+/// A fresh directory for one test, removed with everything in it afterwards.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir();
+  /// A path inside the directory.
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;  ///< empty if mkdtemp failed (tests then fail on file access)
+};
+
+/// The *.hlo files directly in `dir`, sorted by name; fails when there are none.
+::testing::AssertionResult ListModules(const std::filesystem::path& dir,
+                                       std::vector<std::filesystem::path>& modules);
+
+}  // namespace tpusim::test
+
+#endif  // TPUSIM_TESTS_INTEGRATION_INTEGRATION_UTIL_H_
