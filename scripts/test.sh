@@ -2,7 +2,9 @@
 # The full test run CI does, from the repository root:
 #   1. build/       Release (-O2), warnings as errors; ctest
 #   2. build-asan/  ASan + UBSan; ctest
-#   3. build-fuzz/  clang + libFuzzer; the HLO parser fuzzer for 60 s seeded with
+#   3. build-O0/    tpusim unoptimised; scripts/determinism_check.sh requires the
+#                   -O2, -O0 and ASan binaries to compute byte-identical outputs
+#   4. build-fuzz/  clang + libFuzzer; the HLO parser fuzzer for 60 s seeded with
 #                   the corpus (clang is required: scripts/setup.sh installs it)
 # Fails when the corpus of HLO modules is missing: it is the acceptance test.
 #
@@ -43,6 +45,13 @@ cmake -S . -B build-asan -G Ninja \
   -DTPUSIM_SANITIZE=ON -DTPUSIM_BENCH=OFF -DTPUSIM_CORPUS_DIR="$corpus"
 cmake --build build-asan -j "$jobs"
 ctest --test-dir build-asan --output-on-failure -j "$jobs"
+
+step "-O0 build of tpusim (build-O0/); bit determinism across -O2, -O0 and ASan"
+cmake -S . -B build-O0 -G Ninja \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0" -DTPUSIM_BENCH=OFF \
+  -DTPUSIM_CORPUS_DIR="$corpus"
+cmake --build build-O0 -j "$jobs" --target tpusim
+scripts/determinism_check.sh "$corpus" build/bin/tpusim build-O0/bin/tpusim build-asan/bin/tpusim
 
 command -v clang++ >/dev/null && command -v clang >/dev/null ||
 die "clang not found; the fuzzer step needs it (run scripts/setup.sh)"

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Bit determinism across builds (issue 3): runs a fixed set of modules through
+# `tpusim exec` with seeded inputs, with every given tpusim binary (e.g. -O2,
+# -O0 and ASan builds), the first one twice, and requires byte-identical
+# output files and summary tables (which hold a checksum per output).
+#
+# Usage: scripts/determinism_check.sh CORPUS_DIR TPUSIM [TPUSIM...]
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+[[ $# -ge 2 ]] || { echo "usage: $0 CORPUS_DIR TPUSIM [TPUSIM...]" >&2; exit 2; }
+corpus="$1"
+shift
+
+# Modules that run in seconds even unoptimised and between them exercise dot
+# and convolution at every precision, transcendental math, reductions, sort,
+# gather/scatter, while loops and the seeded inputs of every common type.
+modules=(
+  "$root/scenarios/hlo/mlp_bf16.hlo"
+  "$corpus/fully_connected_reference_model.hlo"
+  "$corpus/gpu_triton_gemm_fusion.hlo"
+  "$corpus/hlo_import_all_ops.hlo"
+  "$corpus/jax_depthwise_conv_bf16.hlo"
+  "$corpus/jax_dynamic_slice_loop_bf16.hlo"
+  "$corpus/jax_mha_block_bf16.hlo"
+  "$corpus/jax_scan_while_stackframes.hlo"
+  "$corpus/jax_topk_logits.hlo"
+  "$corpus/sort_variadic_f64.hlo"
+  "$corpus/tf_rng_tensorarray_while_send_conditional.hlo"
+  "$corpus/torchxla_reduce_window_synctensors.hlo"
+)
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/tpusim_determinism.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+# run LABEL BINARY MODULE NUMERICS: outputs in $work/LABEL/, table in $work/LABEL.txt.
+run() {
+  local label="$1" binary="$2" module="$3" numerics="$4"
+  if ! "$binary" exec "$module" --inputs seed:3 --numerics "$numerics" --out "$work/$label" \
+    >"$work/$label.txt" 2>"$work/$label.err"; then
+    echo "determinism_check: FAIL: $binary exec $module failed:" >&2
+    cat "$work/$label.err" >&2
+    exit 1
+  fi
+}
+
+failures=0
+for module in "${modules[@]}"; do
+  name="$(basename "$module" .hlo)"
+  for numerics in tpu ieee; do
+    run "$name.$numerics.ref" "$1" "$module" "$numerics"
+    run "$name.$numerics.again" "$1" "$module" "$numerics"
+    labels=("$name.$numerics.again")
+    i=0
+    for binary in "${@:2}"; do
+      i=$((i + 1))
+      run "$name.$numerics.b$i" "$binary" "$module" "$numerics"
+      labels+=("$name.$numerics.b$i")
+    done
+    before=$failures
+    for label in "${labels[@]}"; do
+      if ! cmp -s "$work/$name.$numerics.ref.txt" "$work/$label.txt" ||
+        ! diff -r -q "$work/$name.$numerics.ref" "$work/$label" >/dev/null; then
+        echo "determinism_check: FAIL: $name --numerics $numerics: $label differs from the first run"
+        diff "$work/$name.$numerics.ref.txt" "$work/$label.txt" || true
+        failures=$((failures + 1))
+      fi
+    done
+    [[ $failures -ne $before ]] ||
+      echo "determinism_check: ok: $name --numerics $numerics ($(($# + 1)) runs identical)"
+  done
+done
+[[ $failures -eq 0 ]] || { echo "determinism_check: $failures mismatch(es)" >&2; exit 1; }
+echo "determinism_check: all ${#modules[@]} modules bit-identical across $(($# + 1)) runs"
