@@ -18,7 +18,8 @@
 //   sum at -0 instead: -0 + p == p bit for bit for every p, so the two agree
 //   without a per-lane "seeded" flag. Likewise a skipped product (a zero piece
 //   in a pass other than (0, 0)) becomes an added -0, which leaves any sum
-//   unchanged, NaN included.
+//   unchanged, NaN included. Most tiles need no skipping at all and run
+//   without masks; TileBody says when that is exact.
 // - NaN results are canonicalised to 0x7FC00000. When both operands of an
 //   add or multiply are NaN, x86 returns the first operand's NaN, and a
 //   compiler may swap the operands of these commutative operations; so the
@@ -74,10 +75,17 @@ struct PackedOperand {
   int64_t k = 0;
   int64_t piece_stride = 0;  ///< floats from one piece to the next
   std::vector<float> data;
+  int64_t k_tiles = 0;  ///< ceil(k / kMxuTile)
+  /// For each batch, panel and k tile: whether the block holds an inf or a
+  /// NaN (only piece 0 can). See TileBody for what that decides.
+  std::vector<uint8_t> has_non_finite;
 
   /// Piece 0 of a panel, at k = 0.
   const float* Panel(int64_t batch, int64_t panel) const {
     return data.data() + (batch * panels + panel) * k * width;
+  }
+  bool HasNonFinite(int64_t batch, int64_t panel, int64_t k_tile) const {
+    return has_non_finite[static_cast<size_t>((batch * panels + panel) * k_tiles + k_tile)] != 0;
   }
 };
 
@@ -142,6 +150,16 @@ PackedOperand Pack(const MatrixView& view, int width, int pieces) {
   if (pieces == 1) SplitIntoPieces<1>(packed.data.data(), packed.piece_stride);
   if (pieces == 2) SplitIntoPieces<2>(packed.data.data(), packed.piece_stride);
   if (pieces == 3) SplitIntoPieces<3>(packed.data.data(), packed.piece_stride);
+  packed.k_tiles = (packed.k + kMxuTile - 1) / kMxuTile;
+  packed.has_non_finite.resize(static_cast<size_t>(packed.batches * packed.panels * packed.k_tiles));
+  const float* panel = packed.data.data();  // piece 0
+  uint8_t* flag = packed.has_non_finite.data();
+  for (int64_t i = 0; i < packed.batches * packed.panels; ++i, panel += packed.k * width) {
+    for (int64_t k0 = 0; k0 < packed.k; k0 += kMxuTile, ++flag) {
+      const int64_t end = std::min(packed.k, k0 + kMxuTile) * width;
+      *flag = std::any_of(panel + k0 * width, panel + end, [](float x) { return !std::isfinite(x); });
+    }
+  }
   return packed;
 }
 
@@ -153,6 +171,10 @@ struct TileJob {
   int64_t rhs_piece_stride;
   int64_t k_len;  ///< 1..kMxuTile
   const MxuPass* passes;
+  /// Whether the lhs or rhs block holds an inf or NaN.
+  bool non_finite;
+  /// Whether a pass other than (0, 0) is among the passes.
+  bool has_lower_pass;
   int pass_count;
   float* out;  ///< the result at the block's first row and column
   int64_t out_stride;
@@ -161,11 +183,13 @@ struct TileJob {
   bool first_tile;  ///< the result is the tile sum rather than result + tile sum
 };
 
-/// The kernel body, compiled once per SimdLevel by the wrappers below.
-[[gnu::always_inline]] inline void TileBody(const TileJob& job) {
+/// Sets `sum` to the tile sums of the job's passes. kSkip: lower passes skip
+/// products with a zero piece (by adding -0 instead), as documented; without
+/// it they add every product (see TileBody for when that is exact).
+template <bool kSkip>
+[[gnu::always_inline]] inline void Accumulate(const TileJob& job, Vec (&sum)[kMr][kNv]) {
   const Vec zero = {};
   const Vec neg_zero = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
-  Vec sum[kMr][kNv];
 #pragma GCC unroll 4
   for (auto& row : sum) {
 #pragma GCC unroll 2
@@ -175,7 +199,7 @@ struct TileJob {
     const MxuPass pass = job.passes[i];
     const float* a = job.lhs + pass.lhs * job.lhs_piece_stride;
     const float* b = job.rhs + pass.rhs * job.rhs_piece_stride;
-    if (pass.lhs == 0 && pass.rhs == 0) {
+    if (!kSkip || (pass.lhs == 0 && pass.rhs == 0)) {
       for (int64_t k = 0; k < job.k_len; ++k, a += kMr, b += kNr) {
         Vec y[kNv];
 #pragma GCC unroll 2
@@ -188,27 +212,60 @@ struct TileJob {
           for (int v = 0; v < kNv; ++v) sum[r][v] = sum[r][v] + x * y[v];
         }
       }
-    } else {
-      // Lower passes skip products with a zero piece: they add -0 instead.
-      for (int64_t k = 0; k < job.k_len; ++k, a += kMr, b += kNr) {
-        Vec y[kNv];
+      continue;
+    }
+    for (int64_t k = 0; k < job.k_len; ++k, a += kMr, b += kNr) {
+      Vec y[kNv];
 #pragma GCC unroll 2
-        for (int v = 0; v < kNv; ++v) y[v] = *reinterpret_cast<const UnalignedVec*>(b + v * kLanes);
-        Mask y_zero[kNv];
+      for (int v = 0; v < kNv; ++v) y[v] = *reinterpret_cast<const UnalignedVec*>(b + v * kLanes);
+      Mask y_zero[kNv];
 #pragma GCC unroll 2
-        for (int v = 0; v < kNv; ++v) y_zero[v] = y[v] == zero;
+      for (int v = 0; v < kNv; ++v) y_zero[v] = y[v] == zero;
 #pragma GCC unroll 4
-        for (int r = 0; r < kMr; ++r) {
-          const float s = a[r];
-          const Vec x = {s, s, s, s, s, s, s, s};
-          const Mask x_zero = x == zero;
+      for (int r = 0; r < kMr; ++r) {
+        const float s = a[r];
+        const Vec x = {s, s, s, s, s, s, s, s};
+        const Mask x_zero = x == zero;
 #pragma GCC unroll 2
-          for (int v = 0; v < kNv; ++v) {
-            const Vec product = x * y[v];
-            sum[r][v] = sum[r][v] + ((x_zero | y_zero[v]) ? neg_zero : product);
-          }
+        for (int v = 0; v < kNv; ++v) {
+          const Vec product = x * y[v];
+          sum[r][v] = sum[r][v] + ((x_zero | y_zero[v]) ? neg_zero : product);
         }
       }
+    }
+  }
+}
+
+/// The kernel body, compiled once per SimdLevel by the wrappers below.
+///
+/// Skipping a product with a zero piece only matters in two cases, so the
+/// lower passes usually run unmasked (no compare and blend per product):
+/// - A zero piece times an inf or NaN gives NaN where skipping gives nothing.
+///   Only piece 0 can be non-finite, and blocks holding one take the masked
+///   path.
+/// - Otherwise the skipped product is ±0, and adding it changes a sum only
+///   when the sum is -0 and the product +0. A sum of the documented loop is
+///   -0 only while every product it has added is -0 (x + y is -0 only for
+///   -0 + -0 in round-to-nearest); once it adds anything else, adding ±0
+///   changes it no more, so the unmasked sum equals it from then on. So the
+///   unmasked tile sum differs only where the documented tile sum is -0, and
+///   then it is +0: a tile where some unmasked sum is +0 is recomputed masked.
+[[gnu::always_inline]] inline void TileBody(const TileJob& job) {
+  Vec sum[kMr][kNv];
+  if (job.non_finite) {
+    Accumulate<true>(job, sum);
+  } else {
+    Accumulate<false>(job, sum);
+    if (job.has_lower_pass) {
+      Mask positive_zero = {};
+#pragma GCC unroll 4
+      for (auto& row : sum) {
+#pragma GCC unroll 2
+        for (Vec& s : row) positive_zero |= reinterpret_cast<Mask>(s) == Mask{};
+      }
+      bool any = false;
+      for (int lane = 0; lane < kLanes; ++lane) any |= positive_zero[lane] != 0;
+      if (any) Accumulate<true>(job, sum);
     }
   }
   if (job.rows == kMr && job.cols == kNr) {
@@ -286,6 +343,8 @@ void MxuMatMul(const MatrixView& lhs, const MatrixView& rhs, std::span<const Mxu
   job.rhs_piece_stride = b.piece_stride;
   job.passes = passes.data();
   job.pass_count = static_cast<int>(passes.size());
+  job.has_lower_pass = std::any_of(passes.begin(), passes.end(),
+                                   [](const MxuPass& pass) { return pass.lhs != 0 || pass.rhs != 0; });
   job.out_stride = n;
   for (int64_t batch = 0; batch < batches; ++batch) {
     float* out = result.data() + batch * m * n;
@@ -296,9 +355,11 @@ void MxuMatMul(const MatrixView& lhs, const MatrixView& rhs, std::span<const Mxu
         const int64_t block_end = std::min(a.panels, block + kMcPanels);
         for (int64_t j = 0; j < b.panels; ++j) {
           job.rhs = b.Panel(batch, j) + k0 * kNr;
+          const bool rhs_non_finite = b.HasNonFinite(batch, j, k0 / kMxuTile);
           job.cols = static_cast<int>(std::min<int64_t>(kNr, n - j * kNr));
           for (int64_t i = block; i < block_end; ++i) {
             job.lhs = a.Panel(batch, i) + k0 * kMr;
+            job.non_finite = rhs_non_finite || a.HasNonFinite(batch, i, k0 / kMxuTile);
             job.rows = static_cast<int>(std::min<int64_t>(kMr, m - i * kMr));
             job.out = out + i * kMr * n + j * kNr;
             tile(job);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -197,6 +198,23 @@ TEST(MxuMatMul, EqualsDocumentedOrderWithMostlyEdgeValues) {
 
 TEST(MxuMatMul, EqualsDocumentedOrderOnSumsOfSignedZeros) {
   CompareOnAllSizes(PrimitiveType::kF32, 1.0, 300, kZeroish);
+}
+
+TEST(MxuMatMul, EqualsDocumentedOrderWithSparseInfinitiesMeetingZeroPieces) {
+  // Whole register tiles (no padding lanes), a few infinities in the lhs and
+  // many bf16-exact rhs values (zero lower pieces): the lower passes must skip
+  // inf * 0, which would turn the documented inf results into NaN.
+  for (const Size& s : std::vector<Size>{{4, 128, 16}, {8, 256, 32}}) {
+    const Literal a = Matrix(PrimitiveType::kF32, s.m, s.k,
+                             Values(size_t(s.m) * s.k, 21, 0.004, {kInf, -kInf}));
+    const Literal b = Matrix(PrimitiveType::kF32, s.k, s.n,
+                             Values(size_t(s.k) * s.n, 22, 0.3, {1.0f, -0.5f, 3.0f}));
+    const std::vector<float> expected = Reference(AsFloats(a), AsFloats(b), s.m, s.k, s.n, kHighest);
+    ASSERT_TRUE(std::any_of(expected.begin(), expected.end(), [](float x) { return std::isinf(x); }));
+    for (SimdLevel level : Levels()) {
+      ExpectBitEqual(expected, Fast(a, b, s.m, s.k, s.n, kHighest, level), s.n, "sparse inf");
+    }
+  }
 }
 
 TEST(MxuMatMul, EqualsDocumentedOrderOnBf16Operands) {
