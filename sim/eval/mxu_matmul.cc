@@ -43,7 +43,9 @@ namespace {
 
 /// Register tile: kMr lhs rows by kNr result columns of f32 sums, 8 AVX2
 /// vectors, which leaves room in 16 vector registers for the rhs row, the
-/// broadcast lhs value, the product and the zero masks of skipped products.
+/// broadcast lhs value and the product (the masked path, which also needs
+/// the zero masks, spills a few sums; it is rarely taken). A 6 x 16 tile
+/// measured slower (docs/performance.md's benchmark, 512 and 1024).
 constexpr int kMr = 4;
 constexpr int kNr = 16;
 constexpr int kLanes = 8;
