@@ -16,20 +16,21 @@
 //   first product; chunk sums are then added in order to the result, seeded
 //   with the first chunk's sum. A pass other than x0*y0 skips products with a
 //   zero piece, so an operand that is exactly bf16 gives the 1-pass result.
+//   A NaN result is the quiet NaN 0x7FC00000. The f32 product itself is
+//   mxu_matmul.cc's blocked kernel.
 // Integer dots accumulate modulo 2^64 and wrap to the result type. f64 dots
 // and Numerics::kIeee multiply and add in f64 (products of f32 or narrower
 // operands are exact there), in increasing k, and round once to the result
 // type.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "sim/eval/kernels.h"
+#include "sim/eval/mxu_matmul.h"
 #include "sim/value/element_type.h"
 #include "sim/value/float_formats.h"
 
@@ -40,11 +41,6 @@ using hlo::AttrId;
 using hlo::HloInstruction;
 using hlo::PrimitiveType;
 using value::Literal;
-
-/// The contracting-dimension tile of the MXU: 128 rows on v2-v5 (DESIGN.md
-/// glossary). Fixed here, not per chip preset, so that values never depend on
-/// the timing model's configuration.
-constexpr int64_t kMxuTile = 128;
 
 /// The index structure of a dot: element (b, m, k) of the lhs is at
 /// lhs_b[b] + lhs_m[m] + lhs_k[k], element (b, k, n) of the rhs at
@@ -154,37 +150,8 @@ bool IsExactlyBf16(PrimitiveType t) {
          t == PrimitiveType::kF4E2M1FN;
 }
 
-float RoundToBf16(float x) { return value::Bf16ToFloat(value::Bf16FromFloat(x)); }
-
-/// The bf16 pieces of an operand, each as floats laid out [b][row][k] so the
-/// inner loop reads consecutive k. `rows` are the m (lhs) or n (rhs) offsets.
-std::vector<std::vector<float>> SplitOperand(const Literal& operand, int piece_count,
-                                             const std::vector<int64_t>& b_off,
-                                             const std::vector<int64_t>& row_off,
-                                             const std::vector<int64_t>& k_off) {
-  const size_t size = b_off.size() * row_off.size() * k_off.size();
-  std::vector<std::vector<float>> pieces(piece_count, std::vector<float>(size));
-  size_t i = 0;
-  for (int64_t b : b_off) {
-    for (int64_t r : row_off) {
-      for (int64_t k : k_off) {
-        // Every operand type here is exact in f32 (f64 takes the f64 path).
-        float rest = static_cast<float>(operand.GetAsDouble(b + r + k));
-        for (int p = 0; p < piece_count; ++p) {
-          const float piece = RoundToBf16(rest);
-          pieces[p][i] = piece;
-          // An inf or NaN piece carries the whole value; nothing remains.
-          rest = std::isfinite(piece) ? rest - piece : 0.0f;
-        }
-        ++i;
-      }
-    }
-  }
-  return pieces;
-}
-
-/// The MXU passes, smallest terms first: (lhs piece, rhs piece).
-std::vector<std::pair<int, int>> Passes(int count) {
+/// The MXU passes, smallest terms first.
+std::vector<MxuPass> Passes(int count) {
   if (count == 1) return {{0, 0}};
   if (count == 3) return {{0, 1}, {1, 0}, {0, 0}};
   return {{0, 2}, {2, 0}, {1, 1}, {0, 1}, {1, 0}, {0, 0}};
@@ -196,42 +163,25 @@ Status TpuFloatDot(const HloInstruction& inst, const Literal& lhs, const Literal
   const int pieces = pass_count == 1 ? 1 : pass_count == 3 ? 2 : 3;
   const int lhs_pieces = IsExactlyBf16(lhs.element_type()) ? 1 : pieces;
   const int rhs_pieces = IsExactlyBf16(rhs.element_type()) ? 1 : pieces;
-  const auto a = SplitOperand(lhs, lhs_pieces, ix.lhs_b, ix.lhs_m, ix.lhs_k);
-  const auto b = SplitOperand(rhs, rhs_pieces, ix.rhs_b, ix.rhs_n, ix.rhs_k);
-  std::vector<std::pair<int, int>> passes;
-  for (auto [p, q] : Passes(pass_count)) {
-    if (p < lhs_pieces && q < rhs_pieces) passes.emplace_back(p, q);
+  std::vector<MxuPass> passes;
+  for (const MxuPass& pass : Passes(pass_count)) {
+    if (pass.lhs < lhs_pieces && pass.rhs < rhs_pieces) passes.push_back(pass);
   }
-  const int64_t batches = static_cast<int64_t>(ix.lhs_b.size());
-  const int64_t m_count = static_cast<int64_t>(ix.lhs_m.size());
-  const int64_t n_count = static_cast<int64_t>(ix.rhs_n.size());
-  const int64_t k_count = static_cast<int64_t>(ix.lhs_k.size());
-  int64_t linear = 0;
-  for (int64_t bi = 0; bi < batches; ++bi) {
-    for (int64_t mi = 0; mi < m_count; ++mi) {
-      for (int64_t ni = 0; ni < n_count; ++ni) {
-        const size_t a_row = static_cast<size_t>((bi * m_count + mi) * k_count);
-        const size_t b_row = static_cast<size_t>((bi * n_count + ni) * k_count);
-        float acc = 0.0f;
-        for (int64_t k0 = 0; k0 < k_count; k0 += kMxuTile) {
-          const int64_t k1 = std::min(k0 + kMxuTile, k_count);
-          float chunk = 0.0f;
-          bool seeded = false;
-          for (auto [p, q] : passes) {
-            const float* x = a[p].data() + a_row;
-            const float* y = b[q].data() + b_row;
-            const bool lower = p != 0 || q != 0;
-            for (int64_t k = k0; k < k1; ++k) {
-              if (lower && (x[k] == 0.0f || y[k] == 0.0f)) continue;
-              const float product = x[k] * y[k];  // exact: bf16 x bf16
-              chunk = seeded ? chunk + product : product;
-              seeded = true;
-            }
-          }
-          acc = k0 == 0 ? chunk : acc + chunk;
-        }
-        out.SetFromDouble(linear++, static_cast<double>(acc));  // f32 -> result: one rounding
-      }
+  const MatrixView lhs_view{&lhs, ix.lhs_b, ix.lhs_m, ix.lhs_k};
+  const MatrixView rhs_view{&rhs, ix.rhs_b, ix.rhs_n, ix.rhs_k};
+  if (out.element_type() == PrimitiveType::kF32) {
+    MxuMatMul(lhs_view, rhs_view, passes, BestSimdLevel(), out.data<float>());
+    return Status::Ok();
+  }
+  std::vector<float> sums(static_cast<size_t>(out.element_count()));
+  MxuMatMul(lhs_view, rhs_view, passes, BestSimdLevel(), sums);
+  // f32 -> result type: one rounding.
+  if (out.element_type() == PrimitiveType::kBF16) {
+    auto o = out.data<uint16_t>();
+    for (size_t i = 0; i < sums.size(); ++i) o[i] = value::Bf16FromFloat(sums[i]);
+  } else {
+    for (size_t i = 0; i < sums.size(); ++i) {
+      out.SetFromDouble(static_cast<int64_t>(i), static_cast<double>(sums[i]));
     }
   }
   return Status::Ok();
