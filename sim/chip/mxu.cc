@@ -37,8 +37,7 @@ int64_t Mxu::MatmulCycles(const MatmulWork& work) const {
   const int64_t tiles = WeightTiles(work);
   if (tiles == 0) return 0;
   const int64_t streamed = RoundUp(work.m, row_quantum_);
-  const int64_t per_tile = std::max(streamed, rows_);
-  return SatAdd(SatMul(CeilDiv(tiles, count_), per_tile), rows_ + cols_);
+  return SatAdd(SatMul(CeilDiv(tiles, count_), streamed), rows_ + cols_);
 }
 
 }  // namespace tpusim::chip

@@ -14,12 +14,13 @@ namespace tpusim::chip {
 /// A weight tile of `rows * rate` x `cols` (rate = int8_rate or fp8_rate for
 /// those inputs, 1 for bf16) is loaded into an MXU and the m rows of the
 /// other operand stream through it, one row per cycle, padded to whole
-/// (sublanes)-row vregs. The next tile's weights load while the current one
-/// streams (double-buffered weights: the pipeline bubble is only at the start
-/// [Q SB Appendix B]), so a tile costs max(streamed rows, rows) cycles: when
-/// fewer than `rows` rows stream, the MXU waits for its weights. Tiles are
+/// (sublanes)-row vregs ("bf16[8,128] @ bf16[128,128] every 8 cycles"). The
+/// next tile's weights load while the current one streams (double-buffered
+/// weights: the pipeline bubble is only at the start [Q SB Appendix B]), so a
+/// tile costs its streamed rows; k and n are padded to whole tiles. Tiles are
 /// dealt round-robin to the MXUs; the array fills (rows cycles) and drains
-/// (cols cycles) once per instruction.
+/// (cols cycles) once per instruction. Not modelled: a floor on the weight
+/// load when fewer rows stream than the load takes (no rate is published).
 class Mxu {
  public:
   explicit Mxu(const arch::ChipConfig& chip);

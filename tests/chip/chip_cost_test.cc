@@ -33,11 +33,11 @@ TEST(Mxu, TilesCoverPaddedContractionAndColumnsPerPass) {
   EXPECT_EQ(mxu.WeightTiles({.batch = 1, .m = 4, .k = 4, .n = 2, .input = MxuInput::kInt8}), 1);
 }
 
-TEST(Mxu, TileStreamsPaddedRowsOrWaitsForWeights) {
+TEST(Mxu, TileStreamsRowsPaddedToWholeVregsPlusOneFillAndDrain) {
   Mxu mxu(Tiny());
   // m = 5 pads to 6 rows (sublanes 2); 6 tiles x 6 cycles + fill 2 + drain 2.
   EXPECT_EQ(mxu.MatmulCycles({.batch = 1, .m = 5, .k = 3, .n = 5}), 6 * 6 + 4);
-  // m = 1 pads to 2 = rows: weight load bound, 2 cycles per tile.
+  // m = 1 pads to 2 rows.
   EXPECT_EQ(mxu.MatmulCycles({.batch = 1, .m = 1, .k = 2, .n = 2}), 2 + 4);
   EXPECT_EQ(mxu.MatmulCycles({.batch = 1, .m = 0, .k = 2, .n = 2}), 0);
 }
