@@ -108,12 +108,11 @@ class TensorCore : public sc_core::sc_module {
  private:
   /// Asks one unit for its busy time for `work`, issued at local offset `at`.
   int64_t Ask(Unit unit, const chip::CoreWork& work, const sc_core::sc_time& at) {
-    tlm::tlm_generic_payload payload;
-    payload.set_command(tlm::TLM_IGNORE_COMMAND);
-    payload.set_data_ptr(reinterpret_cast<unsigned char*>(const_cast<chip::CoreWork*>(&work)));
-    payload.set_data_length(sizeof(chip::CoreWork));
+    payload_.set_command(tlm::TLM_IGNORE_COMMAND);
+    payload_.set_data_ptr(reinterpret_cast<unsigned char*>(const_cast<chip::CoreWork*>(&work)));
+    payload_.set_data_length(sizeof(chip::CoreWork));
     sc_core::sc_time delay = at;
-    (*sockets[static_cast<int>(unit)])->b_transport(payload, delay);
+    (*sockets[static_cast<int>(unit)])->b_transport(payload_, delay);
     return TimeToCycles(delay - at);
   }
 
@@ -192,6 +191,8 @@ class TensorCore : public sc_core::sc_module {
   std::vector<OpRecord>* records_;  ///< core 0 records; nullptr on the others
   int64_t* end_cycle_;              ///< core 0 reports the program's end
   std::vector<int64_t> async_done_at_;  ///< completion cycle of each async id
+  /// Reused for every request: constructing a payload allocates its extension array.
+  tlm::tlm_generic_payload payload_;
 };
 
 /// Everything one job elaborates: its program, its cores and their units.
