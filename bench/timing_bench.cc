@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     modules.push_back(std::move(*m));
   }
 
-  std::printf("%-45s %10s %14s %12s\n", "module", "steps", "cycles", "lower us");
+  std::printf("%-45s %10s %12s\n", "module", "steps", "lower us");
   std::vector<timing::Program> programs;
   for (const auto& m : modules) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
       if (i == 0) programs.push_back(std::move(*p));
     }
     const double lower_us = Seconds(t0) / kLowerings * 1e6;
-    std::printf("%-45.45s %10zu %14s %12.1f\n", m->name().c_str(), programs.back().steps.size(), "", lower_us);
+    std::printf("%-45.45s %10zu %12.1f\n", m->name().c_str(), programs.back().steps.size(), lower_us);
   }
 
   if (clocked) {

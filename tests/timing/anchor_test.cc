@@ -46,6 +46,7 @@ int64_t FirstMxuBound(const arch::ChipConfig& chip, int64_t lo, int64_t hi, int6
       EXPECT_EQ(bound, BoundBy::kMxu) << "batch " << b;
     }
   }
+  ::testing::Test::RecordProperty("first_mxu_bound", std::to_string(first));
   return first;
 }
 
