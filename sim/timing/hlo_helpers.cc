@@ -1,5 +1,6 @@
 #include "sim/timing/hlo_helpers.h"
 
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -117,10 +118,16 @@ std::optional<int64_t> KnownTripCount(const HloInstruction& w) {
   if (TupleIndexOf(next->operand(0), bparam) == index) step = ScalarInt(next->operand(1));
   if (!step && TupleIndexOf(next->operand(1), bparam) == index) step = ScalarInt(next->operand(0));
   if (!step || *step == 0) return std::nullopt;
-  const int64_t s = *step;
-  const int64_t a = *start;
-  const int64_t b = *limit;
-  const auto count = [](int64_t span, int64_t stride) { return span <= 0 ? 0 : (span + stride - 1) / stride; };
+  // In 128 bits: constants anywhere in int64 cannot overflow the span.
+  const __int128 s = *step;
+  const __int128 a = *start;
+  const __int128 b = *limit;
+  const auto count = [](__int128 span, __int128 stride) -> std::optional<int64_t> {
+    if (span <= 0) return 0;
+    const __int128 n = (span + stride - 1) / stride;
+    if (n > std::numeric_limits<int64_t>::max()) return std::nullopt;
+    return static_cast<int64_t>(n);
+  };
   if (direction == "LT" && s > 0) return count(b - a, s);
   if (direction == "LE" && s > 0) return count(b - a + 1, s);
   if (direction == "GT" && s < 0) return count(a - b, -s);

@@ -94,8 +94,12 @@ class Lowerer {
     }
     const int64_t trips = KnownTripCount(inst).value_or(options_.default_trip_count);
     for (int64_t t = 0; t < trips; ++t) {
+      const size_t before = program_.steps.size();
       TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));
       TPUSIM_RETURN_IF_ERROR(Walk(*body, depth + 1));
+      // An iteration that issues nothing issues nothing every time: stop
+      // rather than spin through a huge trip count.
+      if (program_.steps.size() == before) break;
     }
     return Walk(*cond, depth + 1);  // the test that ends the loop
   }

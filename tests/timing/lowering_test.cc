@@ -264,6 +264,60 @@ ENTRY e {
   EXPECT_EQ(program->steps.size(), 5u * 2 + 1);
 }
 
+TEST(Lowering, HugeTripCountsFailCleanlyOrCostNothing) {
+  const std::string loop = R"(HloModule m
+cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2000000000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  x = f32[8] get-tuple-element(p), index=1
+  ROOT t = (s32[], f32[8]) tuple(next, x)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  x = f32[8] parameter(0)
+  t = (s32[], f32[8]) tuple(zero, x)
+  ROOT w = (s32[], f32[8]) while(t), condition=cond, body=body
+})";
+  auto module = Parse(loop);
+  ASSERT_NE(module, nullptr);
+  TimingOptions options;
+  options.max_executed_instructions = 1000;
+  auto program = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(program.status().message().find("executed instructions"), std::string::npos);
+
+  // A loop whose iterations issue no work costs nothing, however many trips.
+  auto idle = Parse(R"(HloModule m
+cond {
+  p = (f32[8]) parameter(0)
+  ROOT c = pred[] constant(true)
+}
+body {
+  p = (f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(p), index=0
+  ROOT t = (f32[8]) tuple(x)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  t = (f32[8]) tuple(x)
+  ROOT w = (f32[8]) while(t), condition=cond, body=body
+})");
+  ASSERT_NE(idle, nullptr);
+  options.default_trip_count = 4'000'000'000'000;
+  auto empty = LowerModule(*idle, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_TRUE(empty->steps.empty());
+}
+
 TEST(Lowering, UnsupportedAlgorithmIsALocatedError) {
   auto module = Parse(R"(HloModule m
 ENTRY e {
