@@ -3,7 +3,7 @@
 // the same work on per-cycle clocked SystemC processes (--clocked), which
 // checks that both reach the same cycle count.
 //
-//   timing_bench [--chip NAME] [--repeat N] [--clocked] MODULE.hlo...
+//   timing_bench [--chip NAME] [--repeat N] [--clocked] [--table] MODULE.hlo...
 //
 // SystemC runs once per process, so each invocation times one engine: the
 // TLM run batches every module `repeat` times into one SimulateBatch; the
@@ -21,6 +21,7 @@
 #include "sim/base/file.h"
 #include "sim/hlo/parser.h"
 #include "sim/timing/program.h"
+#include "sim/timing/report.h"
 #include "sim/timing/timing.h"
 
 namespace {
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   std::string chip_name = "tpu-v5e";
   int repeat = 10;
   bool clocked = false;
+  bool table = false;  // print each module's op profile after the TLM run
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -50,11 +52,13 @@ int main(int argc, char** argv) {
       repeat = std::atoi(argv[++i]);
     } else if (a == "--clocked") {
       clocked = true;
+    } else if (a == "--table") {
+      table = true;
     } else {
       paths.push_back(a);
     }
   }
-  if (paths.empty() || repeat < 1) return Fail("usage: timing_bench [--chip NAME] [--repeat N] [--clocked] MODULE.hlo...");
+  if (paths.empty() || repeat < 1) return Fail("usage: timing_bench [--chip NAME] [--repeat N] [--clocked] [--table] MODULE.hlo...");
   auto chip = arch::LoadChipPreset(chip_name, TPUSIM_MODELS_DIR);
   if (!chip.ok()) return Fail(std::string(chip.status().message()));
 
@@ -111,6 +115,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < modules.size(); ++i) {
     std::printf("tlm %-41.41s %14lld cycles\n", modules[i]->name().c_str(),
                 static_cast<long long>((*results)[i].cycles));
+    if (table) std::printf("%s\n", timing::FormatOpTable((*results)[i], 12).c_str());
   }
   std::printf("tlm engine (lowering included): %zu runs, %lld instructions in %.3f s: %.0f instructions/s\n",
               jobs.size(), static_cast<long long>(steps), s, steps / s);
