@@ -92,7 +92,10 @@ class Lowerer {
     if (cond == nullptr || body == nullptr) {
       return Error(inst, StatusCode::kInvalidArgument, "while needs condition= and body=");
     }
-    const int64_t trips = KnownTripCount(inst).value_or(options_.default_trip_count);
+    const auto given = options_.trip_counts.find(inst.name());
+    const int64_t trips = given != options_.trip_counts.end()
+                              ? given->second
+                              : KnownTripCount(inst).value_or(options_.default_trip_count);
     for (int64_t t = 0; t < trips; ++t) {
       const size_t before = program_.steps.size();
       TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));

@@ -10,6 +10,7 @@
 #define TPUSIM_SIM_TIMING_TIMING_H_
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,9 @@
 namespace tpusim::timing {
 
 struct TimingOptions {
+  /// Trip counts known from elsewhere (e.g. a functional run), by while
+  /// instruction name; they take precedence over what the program shows.
+  std::map<std::string, int64_t> trip_counts;
   /// Iterations of a while loop whose trip count cannot be read off the program.
   int64_t default_trip_count = 1;
   /// Branch every conditional takes (0 = the true branch of a pred

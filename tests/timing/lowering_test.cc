@@ -262,6 +262,11 @@ ENTRY e {
   auto program = LowerModule(*module, Preset("tpu-v5e"), options);
   ASSERT_TRUE(program.ok());
   EXPECT_EQ(program->steps.size(), 5u * 2 + 1);
+  // A trip count given by name (e.g. from a functional run) wins.
+  options.trip_counts["w"] = 7;
+  auto given = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->steps.size(), 7u * 2 + 1);
 }
 
 TEST(Lowering, HugeTripCountsFailCleanlyOrCostNothing) {
