@@ -1,11 +1,10 @@
 #include "bench/clocked_engine.h"
 
-#include <systemc>
-
 #include <algorithm>
 #include <array>
 #include <memory>
 #include <string>
+#include <systemc>
 
 #include "sim/chip/core_cost.h"
 
@@ -36,9 +35,14 @@ class ClockedCore : public sc_core::sc_module {
   sc_core::sc_in<bool> clk;
 
   SC_HAS_PROCESS(ClockedCore);
-  ClockedCore(sc_core::sc_module_name name, const timing::Program& program, const chip::CoreCost& cost,
-              int64_t* end, int64_t* running)
-      : sc_core::sc_module(name), clk("clk"), program_(program), cost_(cost), end_(end), running_(running),
+  ClockedCore(sc_core::sc_module_name name, const timing::Program& program,
+              const chip::CoreCost& cost, int64_t* end, int64_t* running)
+      : sc_core::sc_module(name),
+        clk("clk"),
+        program_(program),
+        cost_(cost),
+        end_(end),
+        running_(running),
         done_at_(program.async_count, 0) {
     for (int u = 0; u < chip::kUnitCount; ++u) {
       units_[u] = std::make_unique<ClockedUnit>(("unit" + std::to_string(u)).c_str());
@@ -95,14 +99,16 @@ class ClockedCore : public sc_core::sc_module {
 
 }  // namespace
 
-std::vector<int64_t> RunClocked(const std::vector<timing::Program>& programs, const arch::ChipConfig& chip) {
+std::vector<int64_t> RunClocked(const std::vector<timing::Program>& programs,
+                                const arch::ChipConfig& chip) {
   chip::CoreCost cost(chip);
   sc_core::sc_clock clock("clock", 1, sc_core::SC_NS);
   std::vector<int64_t> ends(programs.size(), 0);
   int64_t running = static_cast<int64_t>(programs.size());
   std::vector<std::unique_ptr<ClockedCore>> cores;
   for (size_t i = 0; i < programs.size(); ++i) {
-    cores.push_back(std::make_unique<ClockedCore>(("core" + std::to_string(i)).c_str(), programs[i], cost, &ends[i], &running));
+    cores.push_back(std::make_unique<ClockedCore>(("core" + std::to_string(i)).c_str(), programs[i],
+                                                  cost, &ends[i], &running));
     cores.back()->clk(clock);
   }
   sc_core::sc_start();

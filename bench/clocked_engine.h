@@ -16,7 +16,8 @@ namespace tpusim::bench {
 
 /// Runs each program on its own clocked TensorCore (core 0 only; megacore
 /// cores run in step) and returns each one's cycle count.
-std::vector<int64_t> RunClocked(const std::vector<timing::Program>& programs, const arch::ChipConfig& chip);
+std::vector<int64_t> RunClocked(const std::vector<timing::Program>& programs,
+                                const arch::ChipConfig& chip);
 
 }  // namespace tpusim::bench
 

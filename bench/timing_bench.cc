@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
       paths.push_back(a);
     }
   }
-  if (paths.empty() || repeat < 1) return Fail("usage: timing_bench [--chip NAME] [--repeat N] [--clocked] [--table] MODULE.hlo...");
+  if (paths.empty() || repeat < 1)
+    return Fail(
+        "usage: timing_bench [--chip NAME] [--repeat N] [--clocked] [--table] MODULE.hlo...");
   auto chip = arch::LoadChipPreset(chip_name, TPUSIM_MODELS_DIR);
   if (!chip.ok()) return Fail(std::string(chip.status().message()));
 
@@ -82,7 +84,8 @@ int main(int argc, char** argv) {
       if (i == 0) programs.push_back(std::move(*p));
     }
     const double lower_us = Seconds(t0) / kLowerings * 1e6;
-    std::printf("%-45.45s %10zu %12.1f\n", m->name().c_str(), programs.back().steps.size(), lower_us);
+    std::printf("%-45.45s %10zu %12.1f\n", m->name().c_str(), programs.back().steps.size(),
+                lower_us);
   }
 
   if (clocked) {
@@ -94,11 +97,14 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < programs.size(); ++i) {
       steps += static_cast<int64_t>(programs[i].steps.size());
       total_cycles += cycles[i];
-      std::printf("clocked %-37.37s %14lld cycles\n", modules[i]->name().c_str(), static_cast<long long>(cycles[i]));
+      std::printf("clocked %-37.37s %14lld cycles\n", modules[i]->name().c_str(),
+                  static_cast<long long>(cycles[i]));
     }
-    std::printf("clocked engine: %lld instructions, %lld cycles in %.3f s: %.0f instructions/s, %.3g cycles/s\n",
-                static_cast<long long>(steps), static_cast<long long>(total_cycles), s, steps / s,
-                total_cycles / s);
+    std::printf(
+        "clocked engine: %lld instructions, %lld cycles in %.3f s: %.0f instructions/s, %.3g "
+        "cycles/s\n",
+        static_cast<long long>(steps), static_cast<long long>(total_cycles), s, steps / s,
+        total_cycles / s);
     return 0;
   }
 
@@ -117,7 +123,9 @@ int main(int argc, char** argv) {
                 static_cast<long long>((*results)[i].cycles));
     if (table) std::printf("%s\n", timing::FormatOpTable((*results)[i], 12).c_str());
   }
-  std::printf("tlm engine (lowering included): %zu runs, %lld instructions in %.3f s: %.0f instructions/s\n",
-              jobs.size(), static_cast<long long>(steps), s, steps / s);
+  std::printf(
+      "tlm engine (lowering included): %zu runs, %lld instructions in %.3f s: %.0f "
+      "instructions/s\n",
+      jobs.size(), static_cast<long long>(steps), s, steps / s);
   return 0;
 }

@@ -23,9 +23,9 @@ class Hbm {
   int64_t Cycles(int64_t bytes) const;
 
  private:
-  int64_t granularity_;      ///< bytes
-  int64_t clock_hz_;         ///< TensorCore clock
-  int64_t bytes_per_second_; ///< this core's share of the chip bandwidth
+  int64_t granularity_;       ///< bytes
+  int64_t clock_hz_;          ///< TensorCore clock
+  int64_t bytes_per_second_;  ///< this core's share of the chip bandwidth
 };
 
 /// Operand sizes of a matmul kernel, for deciding whether it fits in VMEM.
@@ -68,8 +68,8 @@ class Dma {
   int64_t Cycles(int64_t bytes) const;
 
  private:
-  Hbm hbm_;             ///< the memory the copies cross
-  int64_t start_;       ///< cycles before the first byte moves
+  Hbm hbm_;        ///< the memory the copies cross
+  int64_t start_;  ///< cycles before the first byte moves
 };
 
 }  // namespace tpusim::chip

@@ -35,12 +35,12 @@ class Mxu {
   /// lacks runs at the bf16 rate after conversion).
   int64_t Rate(MxuInput input) const;
 
-  int64_t rows_;        ///< contraction depth of a bf16 weight tile
-  int64_t cols_;        ///< output columns of a weight tile
-  int64_t count_;       ///< MXUs per TensorCore
-  int64_t int8_rate_;   ///< from MxuConfig
-  int64_t fp8_rate_;    ///< from MxuConfig
-  int64_t row_quantum_; ///< streamed rows are padded to whole vregs of this many sublanes
+  int64_t rows_;         ///< contraction depth of a bf16 weight tile
+  int64_t cols_;         ///< output columns of a weight tile
+  int64_t count_;        ///< MXUs per TensorCore
+  int64_t int8_rate_;    ///< from MxuConfig
+  int64_t fp8_rate_;     ///< from MxuConfig
+  int64_t row_quantum_;  ///< streamed rows are padded to whole vregs of this many sublanes
 };
 
 }  // namespace tpusim::chip

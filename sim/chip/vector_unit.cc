@@ -12,9 +12,8 @@ Vpu::Vpu(const arch::ChipConfig& chip)
       transcendental_cycles_(chip.vpu.transcendental_op_cycles) {}
 
 int64_t Vpu::Cycles(const VectorWork& work) const {
-  const int64_t issue =
-      SatAdd(SatAdd(work.cheap_ops, SatMul(work.medium_ops, medium_cycles_)),
-             SatMul(work.transcendental_ops, transcendental_cycles_));
+  const int64_t issue = SatAdd(SatAdd(work.cheap_ops, SatMul(work.medium_ops, medium_cycles_)),
+                               SatMul(work.transcendental_ops, transcendental_cycles_));
   return CeilDiv(issue, alus_);
 }
 

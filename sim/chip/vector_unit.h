@@ -24,11 +24,11 @@ class Vpu {
   int64_t Cycles(const VectorWork& work) const;
 
  private:
-  int64_t sublanes_;              ///< rows of a vreg
-  int64_t lanes_;                 ///< columns of a vreg
-  int64_t alus_;                  ///< vreg ops issued per cycle
-  int64_t medium_cycles_;         ///< issue cycles of a medium op
-  int64_t transcendental_cycles_; ///< issue cycles of a transcendental op
+  int64_t sublanes_;               ///< rows of a vreg
+  int64_t lanes_;                  ///< columns of a vreg
+  int64_t alus_;                   ///< vreg ops issued per cycle
+  int64_t medium_cycles_;          ///< issue cycles of a medium op
+  int64_t transcendental_cycles_;  ///< issue cycles of a transcendental op
 };
 
 /// The XLUs: `count` units each spending `cycles_per_vreg` on a vreg

@@ -26,11 +26,11 @@ enum class MxuInput : uint8_t { kBf16, kInt8, kFp8 };
 /// One matmul `batch` x ([m, k] @ [k, n]) on the MXUs: the [k, n] operand is
 /// the stationary weight tile, the m rows stream through.
 struct MatmulWork {
-  int64_t batch = 1;  ///< independent matmuls (dot batch dimensions, convolution groups)
-  int64_t m = 0;      ///< streamed rows
-  int64_t k = 0;      ///< contraction depth
-  int64_t n = 0;      ///< output columns
-  int64_t passes = 1; ///< bf16 passes per product (f32 precision emulation: 1, 3 or 6)
+  int64_t batch = 1;   ///< independent matmuls (dot batch dimensions, convolution groups)
+  int64_t m = 0;       ///< streamed rows
+  int64_t k = 0;       ///< contraction depth
+  int64_t n = 0;       ///< output columns
+  int64_t passes = 1;  ///< bf16 passes per product (f32 precision emulation: 1, 3 or 6)
   MxuInput input = MxuInput::kBf16;
 };
 
@@ -39,7 +39,7 @@ struct VectorWork {
   int64_t cheap_ops = 0;           ///< add, multiply, compare, select, convert, moves
   int64_t medium_ops = 0;          ///< divide, exp, log, tanh, power, sqrt
   int64_t transcendental_ops = 0;  ///< sin, cos, tan and the inverse/hyperbolic ones
-  int64_t xlu_vregs = 0;           ///< vregs through the transpose unit (minor transposes, lane reductions)
+  int64_t xlu_vregs = 0;  ///< vregs through the transpose unit (minor transposes, lane reductions)
 };
 
 /// Everything one instruction asks of one TensorCore.

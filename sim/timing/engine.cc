@@ -14,13 +14,12 @@
 #include <tlm_utils/simple_target_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
 
-#include <systemc>
-
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "sim/chip/arith.h"
@@ -86,7 +85,8 @@ struct CoreBarrier {
 /// One TensorCore issuing the program in order.
 class TensorCore : public sc_core::sc_module {
  public:
-  std::array<std::unique_ptr<tlm_utils::simple_initiator_socket<TensorCore>>, chip::kUnitCount> sockets;
+  std::array<std::unique_ptr<tlm_utils::simple_initiator_socket<TensorCore>>, chip::kUnitCount>
+      sockets;
 
   SC_HAS_PROCESS(TensorCore);
   TensorCore(sc_core::sc_module_name name, const Program& program, const chip::CoreCost& cost,
@@ -188,8 +188,8 @@ class TensorCore : public sc_core::sc_module {
   const Program& program_;
   const chip::CoreCost& cost_;
   CoreBarrier& barrier_;
-  std::vector<OpRecord>* records_;  ///< core 0 records; nullptr on the others
-  int64_t* end_cycle_;              ///< core 0 reports the program's end
+  std::vector<OpRecord>* records_;      ///< core 0 records; nullptr on the others
+  int64_t* end_cycle_;                  ///< core 0 reports the program's end
   std::vector<int64_t> async_done_at_;  ///< completion cycle of each async id
   /// Reused for every request: constructing a payload allocates its extension array.
   tlm::tlm_generic_payload payload_;
@@ -211,13 +211,20 @@ bool g_simulated = false;  ///< the SystemC kernel has been started in this proc
 
 std::string_view BoundByName(BoundBy bound) {
   switch (bound) {
-    case BoundBy::kMxu: return "MXU";
-    case BoundBy::kVpu: return "VPU";
-    case BoundBy::kTranspose: return "transpose";
-    case BoundBy::kHbm: return "HBM";
-    case BoundBy::kVmem: return "VMEM";
-    case BoundBy::kDma: return "DMA";
-    case BoundBy::kLatency: return "latency";
+    case BoundBy::kMxu:
+      return "MXU";
+    case BoundBy::kVpu:
+      return "VPU";
+    case BoundBy::kTranspose:
+      return "transpose";
+    case BoundBy::kHbm:
+      return "HBM";
+    case BoundBy::kVmem:
+      return "VMEM";
+    case BoundBy::kDma:
+      return "DMA";
+    case BoundBy::kLatency:
+      return "latency";
   }
   return "?";
 }
@@ -231,7 +238,8 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
   // Lower everything first: an input error must not use up the one run.
   std::vector<std::unique_ptr<JobModel>> models;
   for (const SimulationJob& job : jobs) {
-    if (job.module == nullptr || job.chip == nullptr) return InvalidArgument("simulation job without module or chip");
+    if (job.module == nullptr || job.chip == nullptr)
+      return InvalidArgument("simulation job without module or chip");
     auto model = std::make_unique<JobModel>();
     TPUSIM_ASSIGN_OR_RETURN(model->program, LowerModule(*job.module, *job.chip, job.options));
     model->cost = std::make_unique<chip::CoreCost>(*job.chip);
@@ -257,12 +265,14 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
     m.barrier.cores = m.program.cores;
     for (int64_t c = 0; c < m.program.cores; ++c) {
       const std::string core_name = "job" + std::to_string(j) + "_core" + std::to_string(c);
-      m.cores.push_back(std::make_unique<TensorCore>(core_name.c_str(), m.program, *m.cost, m.barrier,
-                                                     c == 0 ? &m.result.ops : nullptr,
+      m.cores.push_back(std::make_unique<TensorCore>(core_name.c_str(), m.program, *m.cost,
+                                                     m.barrier, c == 0 ? &m.result.ops : nullptr,
                                                      c == 0 ? &m.result.cycles : nullptr));
       for (int u = 0; u < chip::kUnitCount; ++u) {
-        const std::string unit_name = core_name + "_" + std::string(chip::UnitName(static_cast<Unit>(u)));
-        m.units.push_back(std::make_unique<UnitTarget>(unit_name.c_str(), *m.cost, static_cast<Unit>(u)));
+        const std::string unit_name =
+            core_name + "_" + std::string(chip::UnitName(static_cast<Unit>(u)));
+        m.units.push_back(
+            std::make_unique<UnitTarget>(unit_name.c_str(), *m.cost, static_cast<Unit>(u)));
         m.cores.back()->sockets[u]->bind(m.units.back()->socket);
       }
     }

@@ -19,21 +19,41 @@ const hlo::HloComputation* CalledComputation(const HloInstruction& inst, hlo::At
 
 StepKind StepKindOf(const HloInstruction& inst) {
   switch (inst.opcode()) {
-    case HloOpcode::kParameter: case HloOpcode::kConstant: case HloOpcode::kGetTupleElement:
-    case HloOpcode::kTuple: case HloOpcode::kBitcast: case HloOpcode::kAfterAll:
-    case HloOpcode::kAddDependency: case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kPartitionId: case HloOpcode::kReplicaId: case HloOpcode::kDomain:
-    case HloOpcode::kGetDimensionSize: case HloOpcode::kSetDimensionSize:
-    case HloOpcode::kWhile: case HloOpcode::kConditional: case HloOpcode::kCall:
-    case HloOpcode::kInfeed: case HloOpcode::kOutfeed: case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kTuple:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kPartitionId:
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kDomain:
+    case HloOpcode::kGetDimensionSize:
+    case HloOpcode::kSetDimensionSize:
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional:
+    case HloOpcode::kCall:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kAsyncUpdate:
     case HloOpcode::kRngGetAndUpdateState:
       return StepKind::kFree;
-    case HloOpcode::kCopyStart: case HloOpcode::kAllGatherStart: case HloOpcode::kAllReduceStart:
-    case HloOpcode::kCollectivePermuteStart: case HloOpcode::kAsyncStart: case HloOpcode::kSend:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kSend:
     case HloOpcode::kRecv:
       return StepKind::kAsyncStart;
-    case HloOpcode::kCopyDone: case HloOpcode::kAllGatherDone: case HloOpcode::kAllReduceDone:
-    case HloOpcode::kCollectivePermuteDone: case HloOpcode::kAsyncDone: case HloOpcode::kSendDone:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kSendDone:
     case HloOpcode::kRecvDone:
       return StepKind::kAsyncDone;
     default:
@@ -53,7 +73,8 @@ std::optional<int64_t> ScalarInt(const HloInstruction* inst) {
 
 /// i when `inst` is get-tuple-element(`param`), index i.
 std::optional<int64_t> TupleIndexOf(const HloInstruction* inst, const HloInstruction* param) {
-  if (inst->opcode() != HloOpcode::kGetTupleElement || inst->operand(0) != param) return std::nullopt;
+  if (inst->opcode() != HloOpcode::kGetTupleElement || inst->operand(0) != param)
+    return std::nullopt;
   return inst->int_attr(hlo::AttrId::kIndex);
 }
 
@@ -84,7 +105,8 @@ std::optional<int64_t> KnownTripCount(const HloInstruction& w) {
   const hlo::HloComputation* body = CalledComputation(w, hlo::AttrId::kBody);
   if (cond == nullptr || body == nullptr || w.operand_count() != 1) return std::nullopt;
   const HloInstruction* compare = cond->root();
-  if (compare == nullptr || compare->opcode() != HloOpcode::kCompare || cond->parameter_count() != 1) {
+  if (compare == nullptr || compare->opcode() != HloOpcode::kCompare ||
+      cond->parameter_count() != 1) {
     return std::nullopt;
   }
   std::string direction(compare->string_attr(hlo::AttrId::kDirection));
@@ -95,20 +117,25 @@ std::optional<int64_t> KnownTripCount(const HloInstruction& w) {
     // `constant OP counter`: swap to `counter OP' constant`.
     index = TupleIndexOf(compare->operand(1), cparam);
     limit = ScalarInt(compare->operand(0));
-    if (direction == "LT") direction = "GT";
-    else if (direction == "GT") direction = "LT";
-    else if (direction == "LE") direction = "GE";
-    else if (direction == "GE") direction = "LE";
+    if (direction == "LT")
+      direction = "GT";
+    else if (direction == "GT")
+      direction = "LT";
+    else if (direction == "LE")
+      direction = "GE";
+    else if (direction == "GE")
+      direction = "LE";
   }
   if (!index || !limit) return std::nullopt;
   // Initial value: element `index` of the while's tuple operand.
   const HloInstruction* init = w.operand(0);
-  if (init->opcode() != HloOpcode::kTuple || *index < 0 || *index >= init->operand_count()) return std::nullopt;
+  if (init->opcode() != HloOpcode::kTuple || *index < 0 || *index >= init->operand_count())
+    return std::nullopt;
   const std::optional<int64_t> start = ScalarInt(init->operand(*index));
   // Step: body root element `index` = add(gte(param, index), constant).
   const HloInstruction* root = body->root();
-  if (!start || root == nullptr || root->opcode() != HloOpcode::kTuple || *index >= root->operand_count() ||
-      body->parameter_count() != 1) {
+  if (!start || root == nullptr || root->opcode() != HloOpcode::kTuple ||
+      *index >= root->operand_count() || body->parameter_count() != 1) {
     return std::nullopt;
   }
   const HloInstruction* next = root->operand(*index);

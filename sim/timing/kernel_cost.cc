@@ -27,27 +27,65 @@ enum class OpClass : uint8_t { kNone, kCheap, kMedium, kTranscendental };
 
 OpClass ElementwiseClass(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kAbs: case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kCeil:
-    case HloOpcode::kClamp: case HloOpcode::kClz: case HloOpcode::kCompare:
-    case HloOpcode::kComplex: case HloOpcode::kConvert: case HloOpcode::kFloor:
-    case HloOpcode::kImag: case HloOpcode::kIsFinite: case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum: case HloOpcode::kMultiply: case HloOpcode::kNegate:
-    case HloOpcode::kNot: case HloOpcode::kOr: case HloOpcode::kPopulationCount:
-    case HloOpcode::kReal: case HloOpcode::kReducePrecision: case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven: case HloOpcode::kSelect: case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic: case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSign: case HloOpcode::kSubtract: case HloOpcode::kXor:
-    case HloOpcode::kBitcastConvert: case HloOpcode::kStochasticConvert:
+    case HloOpcode::kAbs:
+    case HloOpcode::kAdd:
+    case HloOpcode::kAnd:
+    case HloOpcode::kCeil:
+    case HloOpcode::kClamp:
+    case HloOpcode::kClz:
+    case HloOpcode::kCompare:
+    case HloOpcode::kComplex:
+    case HloOpcode::kConvert:
+    case HloOpcode::kFloor:
+    case HloOpcode::kImag:
+    case HloOpcode::kIsFinite:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kNegate:
+    case HloOpcode::kNot:
+    case HloOpcode::kOr:
+    case HloOpcode::kPopulationCount:
+    case HloOpcode::kReal:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kRoundNearestAfz:
+    case HloOpcode::kRoundNearestEven:
+    case HloOpcode::kSelect:
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightArithmetic:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kSign:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kXor:
+    case HloOpcode::kBitcastConvert:
+    case HloOpcode::kStochasticConvert:
       return OpClass::kCheap;
-    case HloOpcode::kDivide: case HloOpcode::kRemainder: case HloOpcode::kExp:
-    case HloOpcode::kLog: case HloOpcode::kLogistic: case HloOpcode::kTanh:
-    case HloOpcode::kPower: case HloOpcode::kSqrt: case HloOpcode::kRsqrt:
-    case HloOpcode::kCbrt: case HloOpcode::kErf: case HloOpcode::kAtan2:
-    case HloOpcode::kRng: case HloOpcode::kRngBitGenerator:
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kExp:
+    case HloOpcode::kLog:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kTanh:
+    case HloOpcode::kPower:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kErf:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kRng:
+    case HloOpcode::kRngBitGenerator:
       return OpClass::kMedium;
-    case HloOpcode::kSin: case HloOpcode::kCos: case HloOpcode::kTan: case HloOpcode::kAsin:
-    case HloOpcode::kAcos: case HloOpcode::kAtan: case HloOpcode::kSinh: case HloOpcode::kCosh:
-    case HloOpcode::kAsinh: case HloOpcode::kAcosh: case HloOpcode::kAtanh:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAtan:
+    case HloOpcode::kSinh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAtanh:
       return OpClass::kTranscendental;
     default:
       return OpClass::kNone;
@@ -57,9 +95,15 @@ OpClass ElementwiseClass(HloOpcode op) {
 /// Opcodes that only move or produce data in vregs: one cheap op per result vreg.
 bool IsDataMovement(HloOpcode op) {
   switch (op) {
-    case HloOpcode::kBroadcast: case HloOpcode::kIota: case HloOpcode::kReshape:
-    case HloOpcode::kDynamicReshape: case HloOpcode::kSlice: case HloOpcode::kDynamicSlice:
-    case HloOpcode::kConcatenate: case HloOpcode::kPad: case HloOpcode::kReverse:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kIota:
+    case HloOpcode::kReshape:
+    case HloOpcode::kDynamicReshape:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
     case HloOpcode::kGather:
       return true;
     default:
@@ -74,10 +118,12 @@ int64_t Product(const Shape& s, const std::vector<int64_t>& dims) {
 }
 
 /// Dimensions of `s` not in `a` or `b`, in order.
-std::vector<int64_t> OtherDims(const Shape& s, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+std::vector<int64_t> OtherDims(const Shape& s, const std::vector<int64_t>& a,
+                               const std::vector<int64_t>& b) {
   std::vector<int64_t> out;
   for (int64_t d = 0; d < s.rank(); ++d) {
-    if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end()) {
+    if (std::find(a.begin(), a.end(), d) == a.end() &&
+        std::find(b.begin(), b.end(), d) == b.end()) {
       out.push_back(d);
     }
   }
@@ -161,11 +207,13 @@ StatusOr<chip::MatmulWork> ConvolutionWork(const HloInstruction& conv) {
       !InRange(out, dn->output_spatial_dimensions)) {
     return InvalidArgument("convolution dimension numbers out of range");
   }
-  const int64_t groups = std::max<int64_t>(1, conv.int_attr(hlo::AttrId::kFeatureGroupCount).value_or(1)) *
-                         std::max<int64_t>(1, conv.int_attr(hlo::AttrId::kBatchGroupCount).value_or(1));
+  const int64_t groups =
+      std::max<int64_t>(1, conv.int_attr(hlo::AttrId::kFeatureGroupCount).value_or(1)) *
+      std::max<int64_t>(1, conv.int_attr(hlo::AttrId::kBatchGroupCount).value_or(1));
   chip::MatmulWork w;
   w.batch = groups;
-  w.m = SatMul(out.dimensions(dn->output_batch_dimension), Product(out, dn->output_spatial_dimensions));
+  w.m = SatMul(out.dimensions(dn->output_batch_dimension),
+               Product(out, dn->output_spatial_dimensions));
   w.k = SatMul(kernel.dimensions(dn->kernel_input_feature_dimension),
                Product(kernel, dn->kernel_spatial_dimensions));
   w.n = CeilDiv(kernel.dimensions(dn->kernel_output_feature_dimension), groups);
@@ -230,7 +278,8 @@ int64_t KernelCoster::OperandReadBytes(const HloInstruction& kernel, int64_t i) 
       break;
     case HloOpcode::kFusion: {
       const hlo::HloComputation* fused = CalledComputation(kernel, hlo::AttrId::kCalls);
-      if (fused == nullptr || i >= fused->parameter_count() || fused->parameters()[i] == nullptr) break;
+      if (fused == nullptr || i >= fused->parameter_count() || fused->parameters()[i] == nullptr)
+        break;
       const HloInstruction& param = *fused->parameters()[i];
       const std::vector<HloInstruction*>& users = param.users();
       if (users.empty()) return 0;
@@ -238,11 +287,12 @@ int64_t KernelCoster::OperandReadBytes(const HloInstruction& kernel, int64_t i) 
                                     users[0]->opcode() == HloOpcode::kDynamicUpdateSlice &&
                                     users[0]->operand(0) == &param;
       if (updated_in_place) return 0;
-      const bool only_sliced = std::all_of(users.begin(), users.end(), [&](const HloInstruction* u) {
-        return (u->opcode() == HloOpcode::kSlice || u->opcode() == HloOpcode::kDynamicSlice ||
-                u->opcode() == HloOpcode::kGather) &&
-               u->operand(0) == &param;
-      });
+      const bool only_sliced =
+          std::all_of(users.begin(), users.end(), [&](const HloInstruction* u) {
+            return (u->opcode() == HloOpcode::kSlice || u->opcode() == HloOpcode::kDynamicSlice ||
+                    u->opcode() == HloOpcode::kGather) &&
+                   u->operand(0) == &param;
+          });
       if (only_sliced) {
         int64_t total = 0;
         for (const HloInstruction* u : users) total = SatAdd(total, BufferBytes(u->shape()));
@@ -256,7 +306,8 @@ int64_t KernelCoster::OperandReadBytes(const HloInstruction& kernel, int64_t i) 
   return BufferBytes(operand.shape());
 }
 
-Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work, int64_t& flops) const {
+Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work,
+                                int64_t& flops) const {
   const int64_t sub = cost_.vpu().sublanes();
   const int64_t lanes = cost_.vpu().lanes();
   const auto vregs = [&](const Shape& s) { return VregCount(s, sub, lanes); };
@@ -321,7 +372,9 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
         const Shape& out = inst.shape().IsTuple() ? inst.shape().tuple_shapes(i) : inst.shape();
         v.cheap_ops = SatAdd(v.cheap_ops, vregs(in));
         flops = SatAdd(flops, ElementCount(in));
-        const auto reduced = [&](int64_t d) { return std::find(dims.begin(), dims.end(), d) != dims.end(); };
+        const auto reduced = [&](int64_t d) {
+          return std::find(dims.begin(), dims.end(), d) != dims.end();
+        };
         // A lane reduction goes through the XLU once per vreg of partial sums
         // (one row group of sublanes); sublane reductions are 3 permutes + 3
         // adds per result vreg [Q SB].
@@ -340,11 +393,11 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
       }
       const Shape& out = inst.shape().IsTuple() ? inst.shape().tuple_shapes(0) : inst.shape();
       const int64_t per = op == HloOpcode::kSelectAndScatter ? 2 : 1;
-      v.cheap_ops = SatAdd(v.cheap_ops, SatMul(SatMul(vregs(op == HloOpcode::kSelectAndScatter
-                                                                 ? inst.operand(0)->shape()
-                                                                 : out),
-                                                          window),
-                                                   per));
+      v.cheap_ops = SatAdd(
+          v.cheap_ops,
+          SatMul(SatMul(vregs(op == HloOpcode::kSelectAndScatter ? inst.operand(0)->shape() : out),
+                        window),
+                 per));
       flops = SatAdd(flops, SatMul(ElementCount(out), window));
       return Status::Ok();
     }
@@ -367,7 +420,8 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
     }
     case HloOpcode::kMap: {
       const hlo::HloComputation* f = inst.to_apply();
-      const int64_t ops = f ? std::max<int64_t>(1, f->instruction_count() - f->parameter_count()) : 1;
+      const int64_t ops =
+          f ? std::max<int64_t>(1, f->instruction_count() - f->parameter_count()) : 1;
       v.cheap_ops = SatAdd(v.cheap_ops, SatMul(vregs(inst.shape()), ops));
       flops = SatAdd(flops, SatMul(ElementCount(inst.shape()), ops));
       return Status::Ok();
@@ -401,7 +455,9 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
       chip::MatmulWork w;
       w.n = a.dimensions(a.rank() - 1);
       w.k = w.n;
-      w.m = op == HloOpcode::kCholesky ? w.n : out.dimensions(out.rank() - 2) * out.dimensions(out.rank() - 1) / w.n;
+      w.m = op == HloOpcode::kCholesky
+                ? w.n
+                : out.dimensions(out.rank() - 2) * out.dimensions(out.rank() - 1) / w.n;
       w.batch = std::max<int64_t>(1, ElementCount(a) / std::max<int64_t>(1, SatMul(w.n, w.n)));
       flops = SatAdd(flops, MatmulFlops(w) / 2);
       work.matmuls.push_back(w);
@@ -467,12 +523,12 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
       result.kind = StepKind::kAsyncStart;
       chip::CoreWork whole;
       int64_t bytes = 0;
-      for (const HloInstruction* o : inst.operands()) bytes = SatAdd(bytes, BufferBytes(o->shape()));
+      for (const HloInstruction* o : inst.operands())
+        bytes = SatAdd(bytes, BufferBytes(o->shape()));
       const Shape& s = inst.shape();
       if (op == HloOpcode::kCopyStart) {
-        bytes = SatAdd(BufferBytes(inst.operand(0)->shape()), s.IsTuple() && s.tuple_size() > 0
-                                                                  ? BufferBytes(s.tuple_shapes(0))
-                                                                  : 0);
+        bytes = SatAdd(BufferBytes(inst.operand(0)->shape()),
+                       s.IsTuple() && s.tuple_size() > 0 ? BufferBytes(s.tuple_shapes(0)) : 0);
       } else if (s.IsTuple()) {
         if (s.tuple_size() >= 2) bytes = SatAdd(bytes, BufferBytes(s.tuple_shapes(1)));
       } else {
@@ -489,13 +545,15 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   result.kind = StepKind::kKernel;
   chip::CoreWork whole;
   int64_t flops = 0;
-  const hlo::HloComputation* fused = op == HloOpcode::kFusion ? CalledComputation(inst, hlo::AttrId::kCalls) : nullptr;
+  const hlo::HloComputation* fused =
+      op == HloOpcode::kFusion ? CalledComputation(inst, hlo::AttrId::kCalls) : nullptr;
   std::vector<const HloInstruction*> matmuls;
   int64_t vmem = 0;
   if (fused != nullptr) {
     for (const auto& f : fused->instructions()) {
       TPUSIM_RETURN_IF_ERROR(AddCompute(*f, whole, flops));
-      if (f->opcode() == HloOpcode::kDot || f->opcode() == HloOpcode::kConvolution) matmuls.push_back(f.get());
+      if (f->opcode() == HloOpcode::kDot || f->opcode() == HloOpcode::kConvolution)
+        matmuls.push_back(f.get());
       if (StepKindOf(*f) == StepKind::kKernel) vmem = SatAdd(vmem, PhysicalBytes(f->shape()));
     }
   } else {
@@ -512,7 +570,8 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   }
   const HloInstruction* root = fused != nullptr ? fused->root() : &inst;
   const bool in_place = root != nullptr && root->opcode() == HloOpcode::kDynamicUpdateSlice;
-  const int64_t written = in_place ? BufferBytes(root->operand(1)->shape()) : BufferBytes(inst.shape());
+  const int64_t written =
+      in_place ? BufferBytes(root->operand(1)->shape()) : BufferBytes(inst.shape());
   hbm = SatAdd(hbm, written);
   vmem = SatAdd(vmem, PhysicalBytes(inst.shape()));
   // A single matmul whose operands do not fit in VMEM re-reads them.

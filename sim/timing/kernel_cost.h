@@ -28,8 +28,9 @@ enum class StepKind : uint8_t {
 struct KernelCost {
   StepKind kind = StepKind::kFree;
   chip::CoreWork per_core;  ///< what each TensorCore does (megacore: its share)
-  int64_t flops = 0;        ///< whole instruction: 2 x MACs of its matmuls, plus one per vector element op
-  int64_t hbm_bytes = 0;    ///< whole instruction, after granularity rounding and streaming re-reads
+  int64_t flops =
+      0;  ///< whole instruction: 2 x MACs of its matmuls, plus one per vector element op
+  int64_t hbm_bytes = 0;  ///< whole instruction, after granularity rounding and streaming re-reads
 };
 
 /// Lowers instructions for one chip. `cores` TensorCores share each kernel:

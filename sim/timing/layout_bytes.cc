@@ -51,7 +51,8 @@ int64_t ArrayBytes(const hlo::Shape& array) {
 int64_t PhysicalBytes(const hlo::Shape& shape) {
   if (shape.IsTuple()) {
     int64_t total = 0;
-    for (const hlo::Shape& element : shape.tuple_shapes()) total = chip::SatAdd(total, PhysicalBytes(element));
+    for (const hlo::Shape& element : shape.tuple_shapes())
+      total = chip::SatAdd(total, PhysicalBytes(element));
     return total;
   }
   if (shape.IsBuffer()) return PhysicalBytes(shape.tuple_shapes(0));

@@ -30,8 +30,9 @@ class Lowerer {
 
   Status Walk(const HloComputation& computation, int depth) {
     if (depth > kMaxDepth) {
-      return Status(StatusCode::kInvalidArgument,
-                    module_.ErrorAt(computation.location(), computation.name() + ": calls nest too deeply"));
+      return Status(
+          StatusCode::kInvalidArgument,
+          module_.ErrorAt(computation.location(), computation.name() + ": calls nest too deeply"));
     }
     for (const auto& owned : computation.instructions()) {
       const HloInstruction& inst = *owned;
@@ -66,14 +67,16 @@ class Lowerer {
     std::optional<KernelCost>& cached = program_.costs[inst.unique_id()];
     if (!cached) {
       StatusOr<KernelCost> cost = coster_.Cost(inst);
-      if (!cost.ok()) return Error(inst, cost.status().code(), std::string(cost.status().message()));
+      if (!cost.ok())
+        return Error(inst, cost.status().code(), std::string(cost.status().message()));
       cached = std::move(*cost);
     }
     if (cached->kind == StepKind::kFree) return Status::Ok();
     if (static_cast<int64_t>(program_.steps.size()) >= options_.max_executed_instructions) {
-      return Error(inst, StatusCode::kResourceExhausted,
-                   "more than " + std::to_string(options_.max_executed_instructions) +
-                       " executed instructions (loops unrolled); raise the limit or lower the trip counts");
+      return Error(
+          inst, StatusCode::kResourceExhausted,
+          "more than " + std::to_string(options_.max_executed_instructions) +
+              " executed instructions (loops unrolled); raise the limit or lower the trip counts");
     }
     Step step{&inst, &*cached, -1};
     if (cached->kind == StepKind::kAsyncStart) {
@@ -115,8 +118,10 @@ class Lowerer {
       branches.push_back(CalledComputation(inst, hlo::AttrId::kTrueComputation));
       branches.push_back(CalledComputation(inst, hlo::AttrId::kFalseComputation));
     }
-    if (branches.empty() || std::find(branches.begin(), branches.end(), nullptr) != branches.end()) {
-      return Error(inst, StatusCode::kInvalidArgument, "conditional without its branch computations");
+    if (branches.empty() ||
+        std::find(branches.begin(), branches.end(), nullptr) != branches.end()) {
+      return Error(inst, StatusCode::kInvalidArgument,
+                   "conditional without its branch computations");
     }
     const int64_t last = static_cast<int64_t>(branches.size()) - 1;
     const int64_t chosen = options_.conditional_branch < 0 || options_.conditional_branch > last
@@ -138,7 +143,8 @@ class Lowerer {
 StatusOr<Program> LowerModule(const hlo::HloModule& module, const arch::ChipConfig& chip,
                               const TimingOptions& options) {
   Program program;
-  if (module.entry() == nullptr) return InvalidArgument(module.filename() + ": error: module has no entry computation");
+  if (module.entry() == nullptr)
+    return InvalidArgument(module.filename() + ": error: module has no entry computation");
   Lowerer lowerer(module, chip, options, program);
   TPUSIM_RETURN_IF_ERROR(lowerer.Walk(*module.entry(), 0));
   return program;

@@ -20,8 +20,8 @@ double Micros(const TimingResult& r, int64_t cycles) {
 /// Achieved / peak over `cycles`; 0 when no time passed.
 double Fraction(const TimingResult& r, int64_t amount, double peak_per_second, int64_t cycles) {
   if (cycles <= 0 || peak_per_second <= 0) return 0;
-  return static_cast<double>(amount) / (static_cast<double>(cycles) / static_cast<double>(r.clock_hz)) /
-         peak_per_second;
+  return static_cast<double>(amount) /
+         (static_cast<double>(cycles) / static_cast<double>(r.clock_hz)) / peak_per_second;
 }
 
 std::string Printf(const char* format, auto... args) {
@@ -58,12 +58,14 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
     row.hbm_bytes += op.hbm_bytes;
     ++row.bound[op.bound_by];
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.cycles > b.cycles; });
-  std::string out = Printf("%s on %s: %lld cycles, %.3f us, %lld FLOPs, %lld HBM bytes\n", r.module.c_str(),
-                           r.chip.c_str(), static_cast<long long>(r.cycles), r.time_us,
-                           static_cast<long long>(r.flops), static_cast<long long>(r.hbm_bytes));
-  out += Printf("%-40s %-22s %6s %14s %12s %16s %16s %7s %7s %-9s\n", "instruction", "opcode", "runs", "cycles",
-                "us", "FLOPs", "HBM bytes", "%FLOP", "%HBM", "bound by");
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.cycles > b.cycles; });
+  std::string out =
+      Printf("%s on %s: %lld cycles, %.3f us, %lld FLOPs, %lld HBM bytes\n", r.module.c_str(),
+             r.chip.c_str(), static_cast<long long>(r.cycles), r.time_us,
+             static_cast<long long>(r.flops), static_cast<long long>(r.hbm_bytes));
+  out += Printf("%-40s %-22s %6s %14s %12s %16s %16s %7s %7s %-9s\n", "instruction", "opcode",
+                "runs", "cycles", "us", "FLOPs", "HBM bytes", "%FLOP", "%HBM", "bound by");
   for (int64_t i = 0; i < std::min<int64_t>(limit, static_cast<int64_t>(rows.size())); ++i) {
     const Row& row = rows[i];
     BoundBy bound = BoundBy::kLatency;
@@ -71,10 +73,11 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
     for (auto [b, n] : row.bound) {
       if (n > most) most = n, bound = b;
     }
-    out += Printf("%-40.40s %-22.22s %6lld %14lld %12.3f %16lld %16lld %6.1f%% %6.1f%% %-9s\n", row.name.c_str(),
-                  row.opcode.c_str(), static_cast<long long>(row.count), static_cast<long long>(row.cycles),
-                  Micros(r, row.cycles), static_cast<long long>(row.flops),
-                  static_cast<long long>(row.hbm_bytes), 100 * Fraction(r, row.flops, r.peak_flops, row.cycles),
+    out += Printf("%-40.40s %-22.22s %6lld %14lld %12.3f %16lld %16lld %6.1f%% %6.1f%% %-9s\n",
+                  row.name.c_str(), row.opcode.c_str(), static_cast<long long>(row.count),
+                  static_cast<long long>(row.cycles), Micros(r, row.cycles),
+                  static_cast<long long>(row.flops), static_cast<long long>(row.hbm_bytes),
+                  100 * Fraction(r, row.flops, r.peak_flops, row.cycles),
                   100 * Fraction(r, row.hbm_bytes, r.hbm_bandwidth, row.cycles),
                   std::string(BoundByName(bound)).c_str());
   }
@@ -108,7 +111,8 @@ std::string TimingJson(const TimingResult& r) {
 std::string TimingTraceJson(const TimingResult& r) {
   ordered_json events = ordered_json::array();
   const auto meta = [&](const char* what, int64_t pid, int64_t tid, const std::string& name) {
-    events.push_back({{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+    events.push_back(
+        {{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
   };
   for (int64_t core = 0; core < r.tensorcores; ++core) {
     meta("process_name", core, 0, r.chip + " TensorCore " + std::to_string(core));

@@ -47,28 +47,28 @@ std::string_view BoundByName(BoundBy bound);
 /// One executed instruction (an instruction inside a loop body appears once
 /// per iteration; instructions that do no work are not listed).
 struct OpRecord {
-  std::string name;          ///< instruction name without '%'
-  std::string opcode;        ///< as spelled in the text, e.g. "fusion", "copy-start"
-  int64_t start_cycle = 0;   ///< when TensorCore 0 issued it
-  int64_t cycles = 0;        ///< until the next instruction may issue
-  int64_t flops = 0;         ///< whole chip
-  int64_t hbm_bytes = 0;     ///< whole chip
+  std::string name;         ///< instruction name without '%'
+  std::string opcode;       ///< as spelled in the text, e.g. "fusion", "copy-start"
+  int64_t start_cycle = 0;  ///< when TensorCore 0 issued it
+  int64_t cycles = 0;       ///< until the next instruction may issue
+  int64_t flops = 0;        ///< whole chip
+  int64_t hbm_bytes = 0;    ///< whole chip
   BoundBy bound_by = BoundBy::kLatency;
   chip::UnitCycles unit_cycles{};  ///< busy cycles of each unit of one TensorCore
 };
 
 struct TimingResult {
-  std::string chip;             ///< preset name
-  std::string module;           ///< module name
-  int64_t clock_hz = 0;         ///< converts cycles to time
-  int64_t tensorcores = 1;      ///< TensorCores running the program (2 on megacore chips)
-  double peak_flops = 0;        ///< bf16 FLOP/s of those TensorCores (geometry x clock)
-  double hbm_bandwidth = 0;     ///< B/s available to those TensorCores
-  int64_t cycles = 0;           ///< end of the last instruction (and of outstanding async work)
-  double time_us = 0;           ///< cycles / clock
+  std::string chip;          ///< preset name
+  std::string module;        ///< module name
+  int64_t clock_hz = 0;      ///< converts cycles to time
+  int64_t tensorcores = 1;   ///< TensorCores running the program (2 on megacore chips)
+  double peak_flops = 0;     ///< bf16 FLOP/s of those TensorCores (geometry x clock)
+  double hbm_bandwidth = 0;  ///< B/s available to those TensorCores
+  int64_t cycles = 0;        ///< end of the last instruction (and of outstanding async work)
+  double time_us = 0;        ///< cycles / clock
   int64_t flops = 0;
   int64_t hbm_bytes = 0;
-  std::vector<OpRecord> ops;    ///< in issue order
+  std::vector<OpRecord> ops;  ///< in issue order
 };
 
 /// Times `module` on `chip`. Input errors (an unsupported dot algorithm, bad

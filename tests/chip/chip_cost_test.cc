@@ -56,8 +56,10 @@ TEST(Mxu, LargeSquareMatmulReachesEveryPresetPeakWithinOnePercent) {
     Mxu mxu(chip);
     const int64_t n = 16384;
     const int64_t cycles = mxu.MatmulCycles({.batch = 1, .m = n, .k = n, .n = n});
-    const double flops_per_core = 2.0 * n * n * n / (static_cast<double>(cycles) / chip.clock.value());
-    const double peak_per_core = static_cast<double>(chip.peak.bf16.value()) / chip.tensorcores_per_chip;
+    const double flops_per_core =
+        2.0 * n * n * n / (static_cast<double>(cycles) / chip.clock.value());
+    const double peak_per_core =
+        static_cast<double>(chip.peak.bf16.value()) / chip.tensorcores_per_chip;
     EXPECT_NEAR(flops_per_core / peak_per_core, 1.0, 0.01) << name;
   }
 }
@@ -91,7 +93,8 @@ TEST(Hbm, ChipBandwidthIsSharedByTensorCores) {
 
 TEST(Vmem, MatmulThatFitsMovesEachByteOnce) {
   Vmem vmem(Tiny());  // 64 KiB, 32 KiB usable
-  EXPECT_EQ(vmem.StreamedMatmulBytes({.lhs_bytes = 1000, .rhs_bytes = 2000, .out_bytes = 500, .m = 10, .n = 10}),
+  EXPECT_EQ(vmem.StreamedMatmulBytes(
+                {.lhs_bytes = 1000, .rhs_bytes = 2000, .out_bytes = 500, .m = 10, .n = 10}),
             3500);
   // Both operands too large: 128x128 f32 blocks (4 x 256^2 > 16 KiB), lhs read
   // ceil(1000/128) = 8 times, rhs ceil(600/128) = 5 times.

@@ -16,7 +16,6 @@
 namespace tpusim::timing {
 namespace {
 
-
 /// The first size in [lo, hi] (every `step`) whose single kernel is bound by
 /// the MXU rather than HBM; every size below it must be HBM-bound and every
 /// size from it on MXU-bound.
@@ -55,9 +54,10 @@ TEST(Anchors, A1Bf16MatmulTurnsComputeBoundNearBatch240) {
   const arch::ChipConfig v5e = Preset("tpu-v5e", {"hbm.bandwidth=820GB/s"});
   const int64_t flip = FirstMxuBound(v5e, 200, 280, 1, [](int64_t b) {
     const std::string B = std::to_string(b);
-    return "HloModule a1\nENTRY e {\n  x = bf16[" + B + ",32768]{1,0} parameter(0)\n"
-           "  w = bf16[32768,32768]{1,0} parameter(1)\n  ROOT d = bf16[" + B +
-           ",32768]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+    return "HloModule a1\nENTRY e {\n  x = bf16[" + B +
+           ",32768]{1,0} parameter(0)\n"
+           "  w = bf16[32768,32768]{1,0} parameter(1)\n  ROOT d = bf16[" +
+           B + ",32768]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
   });
   EXPECT_GE(flip, 233);
   EXPECT_LE(flip, 247);
@@ -68,11 +68,17 @@ TEST(Anchors, A1Int8WeightsTurnComputeBoundNearBatch120) {
   const arch::ChipConfig v5e = Preset("tpu-v5e", {"hbm.bandwidth=820GB/s"});
   const int64_t flip = FirstMxuBound(v5e, 96, 150, 1, [](int64_t b) {
     const std::string B = std::to_string(b);
-    return "HloModule a1\nfused {\n  x = bf16[" + B + ",32768]{1,0} parameter(0)\n"
+    return "HloModule a1\nfused {\n  x = bf16[" + B +
+           ",32768]{1,0} parameter(0)\n"
            "  w = s8[32768,32768]{1,0} parameter(1)\n  c = bf16[32768,32768]{1,0} convert(w)\n"
-           "  ROOT d = bf16[" + B + ",32768]{1,0} dot(x, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"
-           "ENTRY e {\n  x = bf16[" + B + ",32768]{1,0} parameter(0)\n  w = s8[32768,32768]{1,0} parameter(1)\n"
-           "  ROOT f = bf16[" + B + ",32768]{1,0} fusion(x, w), kind=kOutput, calls=fused\n}\n";
+           "  ROOT d = bf16[" +
+           B +
+           ",32768]{1,0} dot(x, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"
+           "ENTRY e {\n  x = bf16[" +
+           B +
+           ",32768]{1,0} parameter(0)\n  w = s8[32768,32768]{1,0} parameter(1)\n"
+           "  ROOT f = bf16[" +
+           B + ",32768]{1,0} fusion(x, w), kind=kOutput, calls=fused\n}\n";
   });
   EXPECT_GE(flip, 116);
   EXPECT_LE(flip, 124);
@@ -83,9 +89,10 @@ TEST(Anchors, A1Int8TimesInt8TurnsComputeBoundNearBatch243) {
   const arch::ChipConfig v5e = Preset("tpu-v5e", {"hbm.bandwidth=810GB/s"});
   const int64_t flip = FirstMxuBound(v5e, 200, 290, 1, [](int64_t b) {
     const std::string B = std::to_string(b);
-    return "HloModule a1\nENTRY e {\n  x = s8[" + B + ",65536]{1,0} parameter(0)\n"
-           "  w = s8[65536,65536]{1,0} parameter(1)\n  ROOT d = s32[" + B +
-           ",65536]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+    return "HloModule a1\nENTRY e {\n  x = s8[" + B +
+           ",65536]{1,0} parameter(0)\n"
+           "  w = s8[65536,65536]{1,0} parameter(1)\n  ROOT d = s32[" +
+           B + ",65536]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
   });
   EXPECT_GE(flip, 236);
   EXPECT_LE(flip, 250);
@@ -102,7 +109,8 @@ TEST(Anchors, A2Int8MatmulFlipsNearBatch271) {
   const int64_t flip = FirstMxuBound(v5e, 200, 320, 1, [](int64_t b) {
     const std::string B = std::to_string(b);
     return "HloModule a2\nENTRY e {\n  w = s8[16384,4096]{1,0} parameter(0)\n"
-           "  x = s8[" + B + ",4096]{1,0} parameter(1)\n  ROOT d = s8[" + B +
+           "  x = s8[" +
+           B + ",4096]{1,0} parameter(1)\n  ROOT d = s8[" + B +
            ",16384]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n}\n";
   });
   EXPECT_GE(flip, 255);
@@ -117,8 +125,10 @@ TEST(Anchors, A2Int8MatmulFlipsNearBatch271) {
 // m = 1416 pads k and n to 1536 and is MXU-bound below the crossover.
 std::string SquareF32Matmul(int64_t m) {
   const std::string M = std::to_string(m);
-  return "HloModule a3\nENTRY e {\n  x = f32[" + M + "," + M + "]{1,0} parameter(0)\n"
-         "  y = f32[" + M + "," + M + "]{1,0} parameter(1)\n  ROOT d = f32[" + M + "," + M +
+  return "HloModule a3\nENTRY e {\n  x = f32[" + M + "," + M +
+         "]{1,0} parameter(0)\n"
+         "  y = f32[" +
+         M + "," + M + "]{1,0} parameter(1)\n  ROOT d = f32[" + M + "," + M +
          "]{1,0} dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
 }
 
@@ -163,14 +173,16 @@ ENTRY e {
   ASSERT_TRUE(results.ok()) << results.status().message();
   for (size_t i = 0; i < chips.size(); ++i) {
     const arch::ChipConfig& c = chips[i];
-    const double share = static_cast<double>((*results)[2 * i].tensorcores) / c.tensorcores_per_chip;
+    const double share =
+        static_cast<double>((*results)[2 * i].tensorcores) / c.tensorcores_per_chip;
     const TimingResult& mm = (*results)[2 * i];
     const TimingResult& cp = (*results)[2 * i + 1];
     const double flops = static_cast<double>(mm.flops) / (mm.time_us * 1e-6);
     EXPECT_NEAR(flops / (static_cast<double>(c.peak.bf16.value()) * share), 1.0, 0.03) << c.name;
     EXPECT_EQ(mm.ops[0].bound_by, BoundBy::kMxu) << c.name;
     const double bytes = static_cast<double>(cp.hbm_bytes) / (cp.time_us * 1e-6);
-    EXPECT_NEAR(bytes / (static_cast<double>(c.hbm.bandwidth.value()) * share), 1.0, 0.03) << c.name;
+    EXPECT_NEAR(bytes / (static_cast<double>(c.hbm.bandwidth.value()) * share), 1.0, 0.03)
+        << c.name;
     EXPECT_EQ(cp.ops[0].bound_by, BoundBy::kHbm) << c.name;
     EXPECT_EQ(cp.hbm_bytes, 2LL * 16384 * 16384 * 4) << c.name;
   }

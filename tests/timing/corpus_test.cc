@@ -65,7 +65,8 @@ TEST_P(CorpusTiming, EveryModuleTimesDeterministically) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, CorpusTiming,
-                         ::testing::Values("tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7x"),
+                         ::testing::Values("tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e",
+                                           "tpu-v7x"),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');

@@ -38,16 +38,19 @@ ENTRY e {
   const OpRecord& n = (*r)[1].ops.at(0);
   const int64_t bytes = 2LL * 4096 * 4096 * 4;  // read one layout, write the other
   EXPECT_EQ(s.hbm_bytes, bytes);
-  const double read_write_cycles = static_cast<double>(bytes) * v5e.clock.value() / v5e.hbm.bandwidth.value();
+  const double read_write_cycles =
+      static_cast<double>(bytes) * v5e.clock.value() / v5e.hbm.bandwidth.value();
   EXPECT_GE(static_cast<double>(s.cycles), read_write_cycles);
-  EXPECT_EQ(s.unit_cycles[Unit(chip::Unit::kXlu)], 4096 * 4096 / 1024 * 8 / 2);  // vregs x 8 cycles / 2 XLUs
+  EXPECT_EQ(s.unit_cycles[Unit(chip::Unit::kXlu)],
+            4096 * 4096 / 1024 * 8 / 2);  // vregs x 8 cycles / 2 XLUs
   EXPECT_EQ(n.unit_cycles[Unit(chip::Unit::kXlu)], 0);
   EXPECT_GT(s.cycles, n.cycles - 1);
 }
 
 TEST(Engine, TransposeBoundWhenHbmIsFast) {
   // With HBM and VMEM made fast, the same relayout is bound by the transpose unit.
-  const arch::ChipConfig fast = Preset("tpu-v5e", {"hbm.bandwidth=100TB/s", "vmem.bandwidth=1000TB/s"});
+  const arch::ChipConfig fast =
+      Preset("tpu-v5e", {"hbm.bandwidth=100TB/s", "vmem.bandwidth=1000TB/s"});
   auto swap = Parse(R"(HloModule swap
 ENTRY e {
   p = f32[4096,4096]{1,0:T(8,128)} parameter(0)
@@ -129,7 +132,8 @@ ENTRY e {
 
 TEST(Engine, RunsOncePerProcess) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
-  auto module = Parse("HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n");
+  auto module =
+      Parse("HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n");
   ASSERT_NE(module, nullptr);
   ASSERT_TRUE(SimulateModule(*module, v5e, {}).ok());
   auto again = SimulateModule(*module, v5e, {});
@@ -144,7 +148,8 @@ ENTRY e {
   a = f32[8,8] parameter(0)
   ROOT d = f32[8,8] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32
 })");
-  auto good = Parse("HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n");
+  auto good =
+      Parse("HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n");
   ASSERT_NE(bad, nullptr);
   ASSERT_NE(good, nullptr);
   auto failed = SimulateModule(*bad, v5e, {});
@@ -176,7 +181,8 @@ ENTRY e {
   EXPECT_EQ(j["ops"][0]["opcode"], "dot");
   EXPECT_EQ(j["ops"][0]["bound_by"], "MXU");
   EXPECT_EQ(j["ops"][1]["start_cycle"], r->ops[0].cycles);
-  for (const char* key : {"start_cycle", "cycles", "flops", "hbm_bytes"}) EXPECT_TRUE(j["ops"][1].contains(key));
+  for (const char* key : {"start_cycle", "cycles", "flops", "hbm_bytes"})
+    EXPECT_TRUE(j["ops"][1].contains(key));
 
   const nlohmann::json t = nlohmann::json::parse(TimingTraceJson(*r));
   int unit_tracks = 0;

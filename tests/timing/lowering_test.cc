@@ -65,14 +65,16 @@ TEST(KernelCost, TilePaddingShowsInHbmBytesExactly) {
 ENTRY e {
   p = f32[3,5]{1,0:T(8,128)} parameter(0)
   ROOT n = f32[3,5]{1,0:T(8,128)} negate(p)
-})", v5e);
+})",
+                                    v5e);
   EXPECT_EQ(tiled.hbm_bytes, 2 * 8 * 128 * 4);
   // Without tiles: 60 B each way, rounded up to the 512 B access granularity.
   const KernelCost dense = RootCost(R"(HloModule m
 ENTRY e {
   p = f32[3,5]{1,0} parameter(0)
   ROOT n = f32[3,5]{1,0} negate(p)
-})", v5e);
+})",
+                                    v5e);
   EXPECT_EQ(dense.hbm_bytes, 2 * 512);
 }
 
@@ -83,7 +85,8 @@ ENTRY e {
   a = f32[256,256]{1,0:T(8,128)S(1)} parameter(0)
   b = f32[256,256]{1,0:T(8,128)} parameter(1)
   ROOT s = f32[256,256]{1,0:T(8,128)} add(a, b)
-})", v5e);
+})",
+                                   v5e);
   EXPECT_EQ(cost.hbm_bytes, 2 * 256 * 256 * 4);  // b read, s written; a is in VMEM
 }
 
@@ -99,7 +102,8 @@ fused {
 ENTRY e {
   p = f32[1024,1024]{1,0} parameter(0)
   ROOT f = f32[1024,1024]{1,0} fusion(p), kind=kLoop, calls=fused
-})", v5e);
+})",
+                                   v5e);
   EXPECT_EQ(cost.hbm_bytes, 2 * 1024 * 1024 * 4);
   EXPECT_EQ(cost.per_core.vector.cheap_ops, 1024);
   EXPECT_EQ(cost.per_core.vector.medium_ops, 1024);
@@ -113,8 +117,10 @@ TEST(KernelCost, HighestF32DotIsSixTimesTheDefaultPasses) {
 ENTRY e {
   a = )" + types + R"([512,512]{1,0} parameter(0)
   b = )" + types + R"([512,512]{1,0} parameter(1)
-  ROOT d = f32[512,512]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0})" + extra + R"(
-})", v5e);
+  ROOT d = f32[512,512]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0})" +
+                        extra + R"(
+})",
+                    v5e);
   };
   const chip::Mxu mxu(v5e);
   const KernelCost def = dot("f32", "");
@@ -138,20 +144,23 @@ TEST(KernelCost, MinorDimensionSwapGoesThroughTheTransposeUnit) {
 ENTRY e {
   p = f32[4096,4096]{1,0:T(8,128)} parameter(0)
   ROOT c = f32[4096,4096]{0,1:T(8,128)} copy(p)
-})", v5e);
+})",
+                                   v5e);
   EXPECT_EQ(swap.per_core.vector.xlu_vregs, 4096 * 4096 / 1024);
   EXPECT_EQ(swap.hbm_bytes, 2LL * 4096 * 4096 * 4);
   const KernelCost major = RootCost(R"(HloModule m
 ENTRY e {
   p = f32[4,512,512]{2,1,0:T(8,128)} parameter(0)
   ROOT c = f32[4,512,512]{2,0,1:T(8,128)} copy(p)
-})", v5e);
+})",
+                                    v5e);
   EXPECT_EQ(major.per_core.vector.xlu_vregs, 0);  // lanes stay on dimension 2
   const KernelCost transpose = RootCost(R"(HloModule m
 ENTRY e {
   p = f32[256,512]{1,0} parameter(0)
   ROOT t = f32[512,256]{1,0} transpose(p), dimensions={1,0}
-})", v5e);
+})",
+                                        v5e);
   EXPECT_EQ(transpose.per_core.vector.xlu_vregs, 512 * 256 / 1024);
 }
 
@@ -167,7 +176,8 @@ ENTRY e {
   p = f32[1024,1024]{1,0} parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[1024]{0} reduce(p, z), dimensions={1}, to_apply=add
-})", v5e);
+})",
+                                   v5e);
   EXPECT_EQ(cost.per_core.vector.cheap_ops, 1024);
   EXPECT_EQ(cost.per_core.vector.xlu_vregs, 1024 / 8);
 }
@@ -185,7 +195,8 @@ ENTRY e {
   x = bf16[256,1024]{1,0} parameter(0)
   w = s8[1024,2048]{1,0} parameter(1)
   ROOT f = bf16[256,2048]{1,0} fusion(x, w), kind=kOutput, calls=fused
-})", v5e);
+})",
+                                   v5e);
   EXPECT_EQ(cost.hbm_bytes, 256 * 1024 * 2 + 1024 * 2048 + 256 * 2048 * 2);
   ASSERT_EQ(cost.per_core.matmuls.size(), 1u);
   EXPECT_EQ(cost.per_core.matmuls[0].input, chip::MxuInput::kBf16);
@@ -198,7 +209,8 @@ ENTRY e {
   a = bf16[1024,512]{1,0} parameter(0)
   b = bf16[512,256]{1,0} parameter(1)
   ROOT d = bf16[1024,256]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-})", v4);
+})",
+                                   v4);
   ASSERT_EQ(cost.per_core.matmuls.size(), 1u);
   EXPECT_EQ(cost.per_core.matmuls[0].m, 512);
   EXPECT_EQ(cost.per_core.hbm_bytes * 2, cost.hbm_bytes);
@@ -333,7 +345,8 @@ ENTRY e {
   auto program = LowerModule(*module, Preset("tpu-v5e"), TimingOptions{});
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(program.status().message().find("test.hlo:4:3"), std::string::npos) << program.status().message();
+  EXPECT_NE(program.status().message().find("test.hlo:4:3"), std::string::npos)
+      << program.status().message();
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ inline std::unique_ptr<hlo::HloModule> Parse(const std::string& text) {
   return m.ok() ? std::move(*m) : nullptr;
 }
 
-inline arch::ChipConfig Preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
+inline arch::ChipConfig Preset(const std::string& name,
+                               const std::vector<std::string>& overrides = {}) {
   auto c = arch::LoadChipPreset(name, TPUSIM_MODELS_DIR, overrides);
   EXPECT_TRUE(c.ok()) << c.status().message();
   return c.ok() ? *c : arch::ChipConfig{};
