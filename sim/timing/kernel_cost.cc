@@ -392,12 +392,13 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
         for (const hlo::WindowDimension& d : w->dimensions) window = SatMul(window, d.size);
       }
       const Shape& out = inst.shape().IsTuple() ? inst.shape().tuple_shapes(0) : inst.shape();
-      const int64_t per = op == HloOpcode::kSelectAndScatter ? 2 : 1;
-      v.cheap_ops = SatAdd(
-          v.cheap_ops,
-          SatMul(SatMul(vregs(op == HloOpcode::kSelectAndScatter ? inst.operand(0)->shape() : out),
-                        window),
-                 per));
+      // reduce-window: one op per window element per output vreg; select-and-
+      // scatter: a compare and a select per window element of each operand vreg.
+      const bool scatter = op == HloOpcode::kSelectAndScatter;
+      const int64_t ops_per_window_element = scatter ? 2 : 1;
+      const int64_t swept_vregs = vregs(scatter ? inst.operand(0)->shape() : out);
+      v.cheap_ops =
+          SatAdd(v.cheap_ops, SatMul(SatMul(swept_vregs, window), ops_per_window_element));
       flops = SatAdd(flops, SatMul(ElementCount(out), window));
       return Status::Ok();
     }
@@ -454,10 +455,12 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
       if (!a.IsArray() || a.rank() < 2 || !out.IsArray() || out.rank() < 2) return Status::Ok();
       chip::MatmulWork w;
       w.n = a.dimensions(a.rank() - 1);
+      if (w.n <= 0) return Status::Ok();
       w.k = w.n;
+      // triangular-solve: the right-hand sides' other dimension (b is [m, n] or [n, m]).
       w.m = op == HloOpcode::kCholesky
                 ? w.n
-                : out.dimensions(out.rank() - 2) * out.dimensions(out.rank() - 1) / w.n;
+                : SatMul(out.dimensions(out.rank() - 2), out.dimensions(out.rank() - 1)) / w.n;
       w.batch = std::max<int64_t>(1, ElementCount(a) / std::max<int64_t>(1, SatMul(w.n, w.n)));
       flops = SatAdd(flops, MatmulFlops(w) / 2);
       work.matmuls.push_back(w);
