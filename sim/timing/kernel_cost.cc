@@ -285,6 +285,7 @@ int64_t KernelCoster::OperandReadBytes(const HloInstruction& kernel, int64_t i) 
       if (users.empty()) return 0;
       const bool updated_in_place = users.size() == 1 && users[0]->IsRoot() &&
                                     users[0]->opcode() == HloOpcode::kDynamicUpdateSlice &&
+                                    users[0]->operand_count() >= 2 &&
                                     users[0]->operand(0) == &param;
       if (updated_in_place) return 0;
       const bool only_sliced =
@@ -369,6 +370,7 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
       const std::span<const int64_t> dims = inst.dimensions();
       for (int64_t i = 0; i < inputs; ++i) {
         const Shape& in = inst.operand(i)->shape();
+        if (inst.shape().IsTuple() && i >= inst.shape().tuple_size()) break;
         const Shape& out = inst.shape().IsTuple() ? inst.shape().tuple_shapes(i) : inst.shape();
         v.cheap_ops = SatAdd(v.cheap_ops, vregs(in));
         flops = SatAdd(flops, ElementCount(in));
@@ -407,6 +409,7 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
       // A bitonic network: log2(n)(log2(n)+1)/2 compare-exchange stages over
       // every vreg of every operand; along the lanes each stage also permutes
       // through the XLU.
+      if (inst.operand_count() == 0) return Status::Ok();
       const Shape& in = inst.operand(0)->shape();
       if (!in.IsArray() || in.rank() == 0) return Status::Ok();
       const std::span<const int64_t> dims = inst.dimensions();
@@ -428,9 +431,11 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
       return Status::Ok();
     }
     case HloOpcode::kDynamicUpdateSlice:
-      v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.operand(1)->shape()));
+      if (inst.operand_count() >= 2)
+        v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.operand(1)->shape()));
       return Status::Ok();
     case HloOpcode::kScatter: {
+      if (inst.operand_count() == 0) return Status::Ok();
       const Shape& updates = inst.operand(inst.operand_count() - 1)->shape();
       v.cheap_ops = SatAdd(v.cheap_ops, SatMul(vregs(updates), 2));
       flops = SatAdd(flops, ElementCount(updates));
@@ -529,7 +534,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
       for (const HloInstruction* o : inst.operands())
         bytes = SatAdd(bytes, BufferBytes(o->shape()));
       const Shape& s = inst.shape();
-      if (op == HloOpcode::kCopyStart) {
+      if (op == HloOpcode::kCopyStart && inst.operand_count() > 0) {
         bytes = SatAdd(BufferBytes(inst.operand(0)->shape()),
                        s.IsTuple() && s.tuple_size() > 0 ? BufferBytes(s.tuple_shapes(0)) : 0);
       } else if (s.IsTuple()) {
@@ -572,7 +577,8 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
     vmem = SatAdd(vmem, PhysicalBytes(inst.operand(i)->shape()));
   }
   const HloInstruction* root = fused != nullptr ? fused->root() : &inst;
-  const bool in_place = root != nullptr && root->opcode() == HloOpcode::kDynamicUpdateSlice;
+  const bool in_place = root != nullptr && root->opcode() == HloOpcode::kDynamicUpdateSlice &&
+                        root->operand_count() >= 2;
   const int64_t written =
       in_place ? BufferBytes(root->operand(1)->shape()) : BufferBytes(inst.shape());
   hbm = SatAdd(hbm, written);

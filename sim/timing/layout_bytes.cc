@@ -14,7 +14,18 @@ using chip::SatMul;
 std::vector<int64_t> MajorToMinor(const hlo::Shape& array) {
   std::vector<int64_t> order;
   const int64_t rank = array.rank();
-  if (array.has_layout() && static_cast<int64_t>(array.layout().minor_to_major().size()) == rank) {
+  // A layout that is not a permutation of the dimensions (which the verifier
+  // rejects) is ignored rather than trusted.
+  const auto is_permutation = [&](const std::vector<int64_t>& m2m) {
+    if (static_cast<int64_t>(m2m.size()) != rank) return false;
+    std::vector<bool> seen(rank, false);
+    for (int64_t d : m2m) {
+      if (d < 0 || d >= rank || seen[d]) return false;
+      seen[d] = true;
+    }
+    return true;
+  };
+  if (array.has_layout() && is_permutation(array.layout().minor_to_major())) {
     const std::vector<int64_t>& m2m = array.layout().minor_to_major();
     order.assign(m2m.rbegin(), m2m.rend());
   } else {
