@@ -36,6 +36,13 @@ TEST(LayoutBytes, TilePadsTheMinorDimensions) {
   EXPECT_EQ(PhysicalBytes(ShapeOf("pred[10]{0}")), 10);
 }
 
+TEST(LayoutBytes, ALayoutThatIsNoPermutationIsIgnored) {
+  hlo::Shape s(hlo::PrimitiveType::kF32, {3, 5});
+  s.mutable_layout().mutable_minor_to_major() = {5, 0};
+  EXPECT_EQ(PhysicalBytes(s), 60);
+  EXPECT_EQ(LaneDimension(s), 1);
+}
+
 TEST(LayoutBytes, VmemSpaceAndVregs) {
   EXPECT_TRUE(InVmem(ShapeOf("f32[8,128]{1,0:T(8,128)S(1)}")));
   EXPECT_FALSE(InVmem(ShapeOf("f32[8,128]{1,0:T(8,128)}")));
