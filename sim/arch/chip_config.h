@@ -31,6 +31,24 @@ struct VpuConfig {
   int64_t sublanes = 0;       ///< rows of a vreg, 8 on every generation so far
   int64_t lanes = 0;          ///< columns of a vreg, 128 on every generation so far
   int64_t alus_per_slot = 0;  ///< ALUs per (sublane, lane) slot issuing each cycle
+  /// Issue cycles of one vreg op of the "medium" class (divide, exp, log, tanh,
+  /// power, ...); a "cheap" op (add, multiply, compare, select, convert) takes 1.
+  int64_t medium_op_cycles = 0;
+  /// Issue cycles of one vreg op of the "transcendental" class (sin, cos, ...).
+  int64_t transcendental_op_cycles = 0;
+};
+
+/// The transpose/permute units (XLU) of one TensorCore: minor-dimension
+/// transposes and cross-lane reductions go through them.
+struct XluConfig {
+  int64_t count = 0;            ///< XLUs per TensorCore
+  int64_t cycles_per_vreg = 0;  ///< cycles one XLU spends on one (sublanes, lanes) vreg
+};
+
+/// Fixed costs that do not scale with the work.
+struct OverheadConfig {
+  Cycles kernel_start;  ///< issue and pipeline start-up of one kernel (instruction)
+  Cycles dma_start;     ///< from issuing a DMA to its first bytes moving
 };
 
 /// On-chip vector memory, per TensorCore.
@@ -72,10 +90,12 @@ struct ChipConfig {
   bool megacore = false;             ///< XLA splits parallel work across the chip's TensorCores
   MxuConfig mxu;
   VpuConfig vpu;
+  XluConfig xlu;
   VmemConfig vmem;
   HbmConfig hbm;
   IciConfig ici;
   PeakConfig peak;
+  OverheadConfig overhead;
 };
 
 /// bf16 FLOP/s that the MXU geometry delivers at `clock`:

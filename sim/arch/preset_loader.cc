@@ -35,7 +35,7 @@ using Accessor = T* (*)(ChipConfig&);
 /// Where a field lives in ChipConfig; the alternative also picks its parser.
 using AnyAccessor = std::variant<Accessor<int64_t>, Accessor<bool>, Accessor<std::string>,
                                  Accessor<Hertz>, Accessor<Bytes>, Accessor<BytesPerSecond>,
-                                 Accessor<Picoseconds>, Accessor<FlopsPerSecond>>;
+                                 Accessor<Picoseconds>, Accessor<FlopsPerSecond>, Accessor<Cycles>>;
 
 constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
 
@@ -54,8 +54,8 @@ struct Field {
 
 constexpr int64_t kTenGHz = 10'000'000'000;
 
-const std::array<Field, 22>& Schema() {
-  static const std::array<Field, 22> kSchema = {{
+const std::array<Field, 28>& Schema() {
+  static const std::array<Field, 28> kSchema = {{
       TPUSIM_FIELD("description", description, 0, 0, false),
       TPUSIM_FIELD("clock", clock, 1, kTenGHz, true),
       TPUSIM_FIELD("tensorcores_per_chip", tensorcores_per_chip, 1, 16, true),
@@ -68,6 +68,10 @@ const std::array<Field, 22>& Schema() {
       TPUSIM_FIELD("vpu.sublanes", vpu.sublanes, 1, 1024, true),
       TPUSIM_FIELD("vpu.lanes", vpu.lanes, 1, 1024, true),
       TPUSIM_FIELD("vpu.alus_per_slot", vpu.alus_per_slot, 1, 64, true),
+      TPUSIM_FIELD("vpu.medium_op_cycles", vpu.medium_op_cycles, 1, 1024, true),
+      TPUSIM_FIELD("vpu.transcendental_op_cycles", vpu.transcendental_op_cycles, 1, 1024, true),
+      TPUSIM_FIELD("xlu.count", xlu.count, 1, 16, true),
+      TPUSIM_FIELD("xlu.cycles_per_vreg", xlu.cycles_per_vreg, 1, 1024, true),
       TPUSIM_FIELD("vmem.capacity", vmem.capacity, 1, kNoLimit, true),
       TPUSIM_FIELD("vmem.bandwidth", vmem.bandwidth, 1, kNoLimit, true),
       TPUSIM_FIELD("hbm.capacity", hbm.capacity, 1, kNoLimit, true),
@@ -79,6 +83,8 @@ const std::array<Field, 22>& Schema() {
       TPUSIM_FIELD("ici.hop_latency", ici.hop_latency, 0, kNoLimit, true),
       TPUSIM_FIELD("peak.bf16", peak.bf16, 1, kNoLimit, true),
       TPUSIM_FIELD("peak.int8", peak.int8, 0, kNoLimit, true),
+      TPUSIM_FIELD("overhead.kernel_start", overhead.kernel_start, 0, 1'000'000'000, true),
+      TPUSIM_FIELD("overhead.dma_start", overhead.dma_start, 0, 1'000'000'000, true),
   }};
   return kSchema;
 }
@@ -174,6 +180,7 @@ Status ParseValue(std::string_view t, Picoseconds* out) {
 Status ParseValue(std::string_view t, FlopsPerSecond* out) {
   return ParseQuantity(ParseFlopsPerSecond(t), out);
 }
+Status ParseValue(std::string_view t, Cycles* out) { return ParseQuantity(ParseCycles(t), out); }
 
 /// The base-unit suffix the canonical dump and range messages print.
 template <typename T>
@@ -183,6 +190,7 @@ std::string_view BaseUnit() {
   if constexpr (std::is_same_v<T, BytesPerSecond>) return "B/s";
   if constexpr (std::is_same_v<T, Picoseconds>) return "ps";
   if constexpr (std::is_same_v<T, FlopsPerSecond>) return "FLOP/s";
+  if constexpr (std::is_same_v<T, Cycles>) return "cycles";
   return "";
 }
 

@@ -31,6 +31,7 @@
 
 #include "sim/eval/kernels.h"
 #include "sim/eval/mxu_matmul.h"
+#include "sim/hlo/dot_precision.h"
 #include "sim/value/element_type.h"
 #include "sim/value/float_formats.h"
 
@@ -116,56 +117,15 @@ StatusOr<DotIndex> BuildIndex(const HloInstruction& inst, const hlo::Shape& lhs,
   return index;
 }
 
-/// Number of MXU passes for the instruction's precision config or algorithm.
-StatusOr<int> PassCount(const HloInstruction& inst) {
-  const std::string_view algorithm = inst.string_attr(AttrId::kAlgorithm);
-  if (!algorithm.empty()) {
-    if (algorithm == "dot_bf16_bf16_f32") return 1;
-    if (algorithm == "dot_bf16_bf16_f32_x3") return 3;
-    // f32 x f32 -> f32 on the MXU is its 6-pass emulation.
-    if (algorithm == "dot_bf16_bf16_f32_x6" || algorithm == "dot_f32_f32_f32") return 6;
-    return Unimplemented("dot algorithm " + std::string(algorithm) + " is not supported yet");
-  }
-  int passes = 1;
-  if (const auto* precisions = inst.GetAttr<std::vector<std::string>>(AttrId::kOperandPrecision)) {
-    for (const std::string& p : *precisions) {
-      if (p == "high" || p == "HIGH") {
-        passes = std::max(passes, 3);
-      } else if (p == "highest" || p == "HIGHEST") {
-        passes = 6;
-      } else if (p != "default" && p != "DEFAULT") {
-        return InvalidArgument("unknown operand precision '" + p + "'");
-      }
-    }
-  }
-  return passes;
-}
-
-/// True for element types whose every value is a bf16 value (one piece).
-bool IsExactlyBf16(PrimitiveType t) {
-  return t == PrimitiveType::kBF16 || t == PrimitiveType::kF8E5M2 ||
-         t == PrimitiveType::kF8E4M3FN || t == PrimitiveType::kF8E4M3 ||
-         t == PrimitiveType::kF8E5M2FNUZ || t == PrimitiveType::kF8E4M3FNUZ ||
-         t == PrimitiveType::kF8E4M3B11FNUZ || t == PrimitiveType::kF8E3M4 ||
-         t == PrimitiveType::kF4E2M1FN;
-}
-
-/// The MXU passes, smallest terms first.
-std::vector<MxuPass> Passes(int count) {
-  if (count == 1) return {{0, 0}};
-  if (count == 3) return {{0, 1}, {1, 0}, {0, 0}};
-  return {{0, 2}, {2, 0}, {1, 1}, {0, 1}, {1, 0}, {0, 0}};
-}
-
 Status TpuFloatDot(const HloInstruction& inst, const Literal& lhs, const Literal& rhs,
                    const DotIndex& ix, Literal& out) {
-  TPUSIM_ASSIGN_OR_RETURN(int pass_count, PassCount(inst));
-  const int pieces = pass_count == 1 ? 1 : pass_count == 3 ? 2 : 3;
-  const int lhs_pieces = IsExactlyBf16(lhs.element_type()) ? 1 : pieces;
-  const int rhs_pieces = IsExactlyBf16(rhs.element_type()) ? 1 : pieces;
+  TPUSIM_ASSIGN_OR_RETURN(int pass_count, hlo::MxuPassCount(inst));
+  const int pieces = hlo::MxuPieces(pass_count);
+  const int lhs_pieces = hlo::IsExactlyBf16(lhs.element_type()) ? 1 : pieces;
+  const int rhs_pieces = hlo::IsExactlyBf16(rhs.element_type()) ? 1 : pieces;
   std::vector<MxuPass> passes;
-  for (const MxuPass& pass : Passes(pass_count)) {
-    if (pass.lhs < lhs_pieces && pass.rhs < rhs_pieces) passes.push_back(pass);
+  for (auto [p, q] : hlo::MxuPasses(pass_count)) {
+    if (p < lhs_pieces && q < rhs_pieces) passes.push_back({p, q});
   }
   const MatrixView lhs_view{&lhs, ix.lhs_b, ix.lhs_m, ix.lhs_k};
   const MatrixView rhs_view{&rhs, ix.rhs_b, ix.rhs_n, ix.rhs_k};

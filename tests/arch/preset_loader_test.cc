@@ -173,6 +173,10 @@ TEST(PresetLoader, CanonicalDumpListsHardwareFieldsInSchemaOrder) {
             "vpu.sublanes=2\n"
             "vpu.lanes=4\n"
             "vpu.alus_per_slot=1\n"
+            "vpu.medium_op_cycles=4\n"
+            "vpu.transcendental_op_cycles=16\n"
+            "xlu.count=1\n"
+            "xlu.cycles_per_vreg=8\n"
             "vmem.capacity=65536B\n"
             "vmem.bandwidth=64000000000B/s\n"
             "hbm.capacity=1048576B\n"
@@ -182,7 +186,9 @@ TEST(PresetLoader, CanonicalDumpListsHardwareFieldsInSchemaOrder) {
             "ici.bandwidth_per_link_per_direction=8000000000B/s\n"
             "ici.hop_latency=100000ps\n"
             "peak.bf16=8000000000FLOP/s\n"
-            "peak.int8=16000000000FLOP/s\n");
+            "peak.int8=16000000000FLOP/s\n"
+            "overhead.kernel_start=10cycles\n"
+            "overhead.dma_start=10cycles\n");
 }
 
 TEST(PresetLoader, HashIsStableAndIgnoresNamesAndDescriptions) {
@@ -190,7 +196,7 @@ TEST(PresetLoader, HashIsStableAndIgnoresNamesAndDescriptions) {
   ASSERT_TRUE(c.ok());
   // Pinned (cross-checked with an independent FNV-1a in Python): a change here
   // means every golden file's preset hash changes.
-  EXPECT_EQ(ConfigHash(*c), 0x7952fd223f15d907ULL) << std::hex << ConfigHash(*c);
+  EXPECT_EQ(ConfigHash(*c), 0xf522524871801fdaULL) << std::hex << ConfigHash(*c);
   ChipConfig renamed = *c;
   renamed.name = "other";
   renamed.description = "reworded";
@@ -279,11 +285,13 @@ clock: 1GHz
 tensorcores_per_chip: 1
 megacore: false
 mxu: {rows: 2, cols: 2, count_per_core: 1, int8_rate: 2, fp8_rate: 1}
-vpu: {sublanes: 2, lanes: 4, alus_per_slot: 1}
+vpu: {sublanes: 2, lanes: 4, alus_per_slot: 1, medium_op_cycles: 4, transcendental_op_cycles: 16}
+xlu: {count: 1, cycles_per_vreg: 8}
 vmem: {capacity: 64KiB, bandwidth: 64GB/s}
 hbm: {capacity: 1MiB, bandwidth: 16GB/s, access_granularity: 32B}
 ici: {links: 4, bandwidth_per_link_per_direction: 8GB/s, hop_latency: 100ns}
 peak: {bf16: 8GFLOP/s, int8: 16GFLOP/s}
+overhead: {kernel_start: 10, dma_start: 10}
 )";
 
 TEST_F(MalformedPreset, BaseIsValid) {
@@ -303,7 +311,7 @@ TEST_F(MalformedPreset, UnknownTopLevelKey) {
   Write("base", kBase);
   EXPECT_EQ(ErrorOf("bad", "inherits: base\nclocks: 1GHz\n"),
             "DIR/bad.yaml:2:1: error: unknown key 'clocks' (known: inherits, description, clock, "
-            "tensorcores_per_chip, megacore, mxu, vpu, vmem, hbm, ici, peak)");
+            "tensorcores_per_chip, megacore, mxu, vpu, xlu, vmem, hbm, ici, peak, overhead)");
 }
 
 TEST_F(MalformedPreset, WrongScalarType) {

@@ -1,0 +1,118 @@
+#include "bench/clocked_engine.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <string>
+#include <systemc>
+
+#include "sim/chip/core_cost.h"
+
+namespace tpusim::bench {
+namespace {
+
+/// One unit: busy for a number of cycles, counted down on every rising edge.
+class ClockedUnit : public sc_core::sc_module {
+ public:
+  sc_core::sc_in<bool> clk;
+  int64_t remaining = 0;
+
+  SC_HAS_PROCESS(ClockedUnit);
+  explicit ClockedUnit(sc_core::sc_module_name name) : sc_core::sc_module(name), clk("clk") {
+    SC_METHOD(Tick);
+    sensitive << clk.pos();
+    dont_initialize();
+  }
+
+ private:
+  void Tick() {
+    if (remaining > 0) --remaining;
+  }
+};
+
+class ClockedCore : public sc_core::sc_module {
+ public:
+  sc_core::sc_in<bool> clk;
+
+  SC_HAS_PROCESS(ClockedCore);
+  ClockedCore(sc_core::sc_module_name name, const timing::Program& program,
+              const chip::CoreCost& cost, int64_t* end, int64_t* running)
+      : sc_core::sc_module(name),
+        clk("clk"),
+        program_(program),
+        cost_(cost),
+        end_(end),
+        running_(running),
+        done_at_(program.async_count, 0) {
+    for (int u = 0; u < chip::kUnitCount; ++u) {
+      units_[u] = std::make_unique<ClockedUnit>(("unit" + std::to_string(u)).c_str());
+      units_[u]->clk(clk);
+    }
+    SC_THREAD(Run);
+  }
+
+ private:
+  void Tick() {
+    sc_core::wait(clk.posedge_event());
+    ++now_;
+  }
+
+  void Run() {
+    const int dma = static_cast<int>(chip::Unit::kDma);
+    for (const timing::Step& step : program_.steps) {
+      const timing::KernelCost& c = *step.cost;
+      if (c.kind == timing::StepKind::kKernel) {
+        int64_t longest = 0;
+        for (int u = 0; u < chip::kUnitCount; ++u) {
+          if (u == dma) continue;
+          units_[u]->remaining = cost_.UnitBusy(static_cast<chip::Unit>(u), c.per_core);
+          longest = std::max(longest, units_[u]->remaining);
+        }
+        const int64_t end = now_ + longest + cost_.kernel_start();
+        while (now_ < end) Tick();
+      } else if (c.kind == timing::StepKind::kAsyncStart) {
+        // The DMA queue: this copy starts when the previous one drains.
+        const int64_t begin = std::max(now_, dma_free_at_);
+        dma_free_at_ = begin + cost_.UnitBusy(chip::Unit::kDma, c.per_core);
+        units_[dma]->remaining = dma_free_at_ - now_;
+        done_at_[step.async_id] = dma_free_at_;
+      } else if (c.kind == timing::StepKind::kAsyncDone && step.async_id >= 0) {
+        while (now_ < done_at_[step.async_id]) Tick();
+      }
+    }
+    for (int64_t d : done_at_) {
+      while (now_ < d) Tick();
+    }
+    *end_ = now_;
+    if (--*running_ == 0) sc_core::sc_stop();  // the clock would tick forever
+  }
+
+  const timing::Program& program_;
+  const chip::CoreCost& cost_;
+  int64_t* end_;
+  int64_t* running_;  ///< cores still issuing
+  std::array<std::unique_ptr<ClockedUnit>, chip::kUnitCount> units_;
+  std::vector<int64_t> done_at_;
+  int64_t now_ = 0;
+  int64_t dma_free_at_ = 0;
+};
+
+}  // namespace
+
+std::vector<int64_t> RunClocked(const std::vector<timing::Program>& programs,
+                                const arch::ChipConfig& chip) {
+  chip::CoreCost cost(chip);
+  sc_core::sc_clock clock("clock", 1, sc_core::SC_NS);
+  std::vector<int64_t> ends(programs.size(), 0);
+  int64_t running = static_cast<int64_t>(programs.size());
+  std::vector<std::unique_ptr<ClockedCore>> cores;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    cores.push_back(std::make_unique<ClockedCore>(("core" + std::to_string(i)).c_str(), programs[i],
+                                                  cost, &ends[i], &running));
+    cores.back()->clk(clock);
+  }
+  sc_core::sc_start();
+  return ends;
+}
+
+}  // namespace tpusim::bench

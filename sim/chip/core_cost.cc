@@ -1,0 +1,61 @@
+#include "sim/chip/core_cost.h"
+
+#include "sim/chip/arith.h"
+
+namespace tpusim::chip {
+
+std::string_view UnitName(Unit unit) {
+  switch (unit) {
+    case Unit::kMxu:
+      return "MXU";
+    case Unit::kVpu:
+      return "VPU";
+    case Unit::kXlu:
+      return "transpose";
+    case Unit::kHbm:
+      return "HBM";
+    case Unit::kVmem:
+      return "VMEM";
+    case Unit::kDma:
+      return "DMA";
+  }
+  return "?";
+}
+
+CoreCost::CoreCost(const arch::ChipConfig& chip)
+    : mxu_(chip),
+      vpu_(chip),
+      xlu_(chip),
+      hbm_(chip),
+      vmem_(chip),
+      dma_(chip),
+      kernel_start_(chip.overhead.kernel_start.value()) {}
+
+int64_t CoreCost::UnitBusy(Unit unit, const CoreWork& work) const {
+  switch (unit) {
+    case Unit::kMxu: {
+      int64_t total = 0;
+      for (const MatmulWork& m : work.matmuls) total = SatAdd(total, mxu_.MatmulCycles(m));
+      return total;
+    }
+    case Unit::kVpu:
+      return vpu_.Cycles(work.vector);
+    case Unit::kXlu:
+      return xlu_.Cycles(work.vector.xlu_vregs);
+    case Unit::kHbm:
+      return hbm_.Cycles(work.hbm_bytes);
+    case Unit::kVmem:
+      return vmem_.Cycles(work.vmem_bytes);
+    case Unit::kDma:
+      return dma_.Cycles(work.dma_bytes);
+  }
+  return 0;
+}
+
+UnitCycles CoreCost::Busy(const CoreWork& work) const {
+  UnitCycles cycles{};
+  for (int u = 0; u < kUnitCount; ++u) cycles[u] = UnitBusy(static_cast<Unit>(u), work);
+  return cycles;
+}
+
+}  // namespace tpusim::chip

@@ -1,0 +1,44 @@
+// All the unit models of one TensorCore behind one call: the busy cycles each
+// unit needs for one instruction's work.
+#ifndef TPUSIM_SIM_CHIP_CORE_COST_H_
+#define TPUSIM_SIM_CHIP_CORE_COST_H_
+
+#include <cstdint>
+
+#include "sim/arch/chip_config.h"
+#include "sim/chip/memory.h"
+#include "sim/chip/mxu.h"
+#include "sim/chip/vector_unit.h"
+#include "sim/chip/work.h"
+
+namespace tpusim::chip {
+
+class CoreCost {
+ public:
+  explicit CoreCost(const arch::ChipConfig& chip);
+
+  /// Busy cycles of one unit for `work` (matmuls run one after another on the MXUs).
+  int64_t UnitBusy(Unit unit, const CoreWork& work) const;
+  /// UnitBusy for every unit.
+  UnitCycles Busy(const CoreWork& work) const;
+
+  const Mxu& mxu() const { return mxu_; }
+  const Vpu& vpu() const { return vpu_; }
+  const Hbm& hbm() const { return hbm_; }
+  const Vmem& vmem() const { return vmem_; }
+  /// Fixed start-up cycles added to each kernel (`overhead.kernel_start`).
+  int64_t kernel_start() const { return kernel_start_; }
+
+ private:
+  Mxu mxu_;
+  Vpu vpu_;
+  Xlu xlu_;
+  Hbm hbm_;
+  Vmem vmem_;
+  Dma dma_;
+  int64_t kernel_start_;
+};
+
+}  // namespace tpusim::chip
+
+#endif  // TPUSIM_SIM_CHIP_CORE_COST_H_

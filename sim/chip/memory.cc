@@ -1,0 +1,52 @@
+#include "sim/chip/memory.h"
+
+#include <algorithm>
+
+#include "sim/chip/arith.h"
+
+namespace tpusim::chip {
+
+Hbm::Hbm(const arch::ChipConfig& chip)
+    : granularity_(chip.hbm.access_granularity.value()),
+      clock_hz_(chip.clock.value()),
+      bytes_per_second_(
+          std::max<int64_t>(1, chip.hbm.bandwidth.value() / chip.tensorcores_per_chip)) {}
+
+int64_t Hbm::AccessBytes(int64_t bytes) const {
+  return bytes <= 0 ? 0 : RoundUp(bytes, granularity_);
+}
+
+int64_t Hbm::Cycles(int64_t bytes) const { return MulDivCeil(bytes, clock_hz_, bytes_per_second_); }
+
+Vmem::Vmem(const arch::ChipConfig& chip)
+    : capacity_(chip.vmem.capacity.value()),
+      clock_hz_(chip.clock.value()),
+      bytes_per_second_(chip.vmem.bandwidth.value()) {}
+
+int64_t Vmem::Cycles(int64_t bytes) const {
+  return MulDivCeil(bytes, clock_hz_, bytes_per_second_);
+}
+
+int64_t Vmem::StreamedMatmulBytes(const MatmulFootprint& f) const {
+  const int64_t once = SatAdd(SatAdd(f.lhs_bytes, f.rhs_bytes), f.out_bytes);
+  const int64_t usable = capacity_ / 2;
+  // Resident smaller operand, the other two streamed block by block: each
+  // byte crosses HBM once as long as the resident one leaves room to stream.
+  if (once <= usable || std::min(f.lhs_bytes, f.rhs_bytes) <= usable / 2) return once;
+  constexpr int64_t kAccumulatorBytes = 4;  // f32 output block
+  constexpr int64_t kBlockQuantum = 128;    // MXU-aligned block edge
+  int64_t b = kBlockQuantum;
+  while (kAccumulatorBytes * (b + kBlockQuantum) * (b + kBlockQuantum) <= usable / 2)
+    b += kBlockQuantum;
+  return SatAdd(SatAdd(SatMul(f.lhs_bytes, CeilDiv(std::max<int64_t>(f.n, 1), b)),
+                       SatMul(f.rhs_bytes, CeilDiv(std::max<int64_t>(f.m, 1), b))),
+                f.out_bytes);
+}
+
+Dma::Dma(const arch::ChipConfig& chip) : hbm_(chip), start_(chip.overhead.dma_start.value()) {}
+
+int64_t Dma::Cycles(int64_t bytes) const {
+  return bytes <= 0 ? 0 : SatAdd(start_, hbm_.Cycles(bytes));
+}
+
+}  // namespace tpusim::chip

@@ -1,0 +1,77 @@
+// HBM, VMEM and the DMA engine of one TensorCore: bytes to cycles.
+#ifndef TPUSIM_SIM_CHIP_MEMORY_H_
+#define TPUSIM_SIM_CHIP_MEMORY_H_
+
+#include <cstdint>
+
+#include "sim/arch/chip_config.h"
+
+namespace tpusim::chip {
+
+/// HBM as one TensorCore sees it. The chip's bandwidth is shared evenly by
+/// its TensorCores: on a megacore chip both cores run halves of the same
+/// kernel; elsewhere each core is its own device with half the HBM
+/// bandwidth (v3, 7x). Every buffer access is rounded up to the access
+/// granularity.
+class Hbm {
+ public:
+  explicit Hbm(const arch::ChipConfig& chip);
+  /// Bytes HBM really moves for one access of `bytes`: rounded up to the
+  /// access granularity; 0 stays 0.
+  int64_t AccessBytes(int64_t bytes) const;
+  /// ceil(bytes x clock x tensorcores / chip bandwidth).
+  int64_t Cycles(int64_t bytes) const;
+
+ private:
+  int64_t granularity_;       ///< bytes
+  int64_t clock_hz_;          ///< TensorCore clock
+  int64_t bytes_per_second_;  ///< this core's share of the chip bandwidth
+};
+
+/// Operand sizes of a matmul kernel, for deciding whether it fits in VMEM.
+struct MatmulFootprint {
+  int64_t lhs_bytes = 0;  ///< streamed operand [m, k]
+  int64_t rhs_bytes = 0;  ///< weight operand [k, n]
+  int64_t out_bytes = 0;  ///< result [m, n]
+  int64_t m = 0;
+  int64_t n = 0;
+};
+
+/// On-chip vector memory of one TensorCore.
+class Vmem {
+ public:
+  explicit Vmem(const arch::ChipConfig& chip);
+  int64_t capacity() const { return capacity_; }
+  /// ceil(bytes x clock / VMEM bandwidth).
+  int64_t Cycles(int64_t bytes) const;
+  /// HBM bytes of a matmul kernel that streams its operands through VMEM.
+  /// Half the capacity is usable (the other half double-buffers the next
+  /// blocks). When everything, or the smaller operand with room to stream the
+  /// rest, fits, every byte crosses HBM once. Otherwise the kernel keeps
+  /// b x b f32 output blocks (b the largest multiple of 128 with 4 b² within
+  /// half the usable space) and re-reads the lhs ceil(n / b) times and the rhs
+  /// ceil(m / b) times.
+  int64_t StreamedMatmulBytes(const MatmulFootprint& f) const;
+
+ private:
+  int64_t capacity_;          ///< bytes
+  int64_t clock_hz_;          ///< TensorCore clock
+  int64_t bytes_per_second_;  ///< VMEM <-> vreg bandwidth
+};
+
+/// The DMA engine of one TensorCore: asynchronous copies at this core's HBM
+/// bandwidth after a fixed start-up (`overhead.dma_start`).
+class Dma {
+ public:
+  explicit Dma(const arch::ChipConfig& chip);
+  /// dma_start + the HBM cycles of `bytes`; 0 for no bytes.
+  int64_t Cycles(int64_t bytes) const;
+
+ private:
+  Hbm hbm_;        ///< the memory the copies cross
+  int64_t start_;  ///< cycles before the first byte moves
+};
+
+}  // namespace tpusim::chip
+
+#endif  // TPUSIM_SIM_CHIP_MEMORY_H_

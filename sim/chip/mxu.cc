@@ -1,0 +1,43 @@
+#include "sim/chip/mxu.h"
+
+#include <algorithm>
+
+#include "sim/chip/arith.h"
+
+namespace tpusim::chip {
+
+Mxu::Mxu(const arch::ChipConfig& chip)
+    : rows_(chip.mxu.rows),
+      cols_(chip.mxu.cols),
+      count_(chip.mxu.count_per_core),
+      int8_rate_(chip.mxu.int8_rate),
+      fp8_rate_(chip.mxu.fp8_rate),
+      row_quantum_(chip.vpu.sublanes) {}
+
+int64_t Mxu::Rate(MxuInput input) const {
+  switch (input) {
+    case MxuInput::kInt8:
+      return std::max<int64_t>(1, int8_rate_);
+    case MxuInput::kFp8:
+      return std::max<int64_t>(1, fp8_rate_);
+    case MxuInput::kBf16:
+      break;
+  }
+  return 1;
+}
+
+int64_t Mxu::WeightTiles(const MatmulWork& work) const {
+  if (work.batch <= 0 || work.m <= 0 || work.k <= 0 || work.n <= 0) return 0;
+  const int64_t depth = rows_ * Rate(work.input);
+  return SatMul(SatMul(SatMul(work.batch, CeilDiv(work.k, depth)), CeilDiv(work.n, cols_)),
+                work.passes);
+}
+
+int64_t Mxu::MatmulCycles(const MatmulWork& work) const {
+  const int64_t tiles = WeightTiles(work);
+  if (tiles == 0) return 0;
+  const int64_t streamed = RoundUp(work.m, row_quantum_);
+  return SatAdd(SatMul(CeilDiv(tiles, count_), streamed), rows_ + cols_);
+}
+
+}  // namespace tpusim::chip

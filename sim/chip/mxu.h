@@ -1,0 +1,48 @@
+// The matrix units of one TensorCore: weight-stationary systolic arrays.
+#ifndef TPUSIM_SIM_CHIP_MXU_H_
+#define TPUSIM_SIM_CHIP_MXU_H_
+
+#include <cstdint>
+
+#include "sim/arch/chip_config.h"
+#include "sim/chip/work.h"
+
+namespace tpusim::chip {
+
+/// Cost of matmuls on the `count_per_core` MXUs of one TensorCore.
+///
+/// A weight tile of `rows * rate` x `cols` (rate = int8_rate or fp8_rate for
+/// those inputs, 1 for bf16) is loaded into an MXU and the m rows of the
+/// other operand stream through it, one row per cycle, padded to whole
+/// (sublanes)-row vregs ("bf16[8,128] @ bf16[128,128] every 8 cycles"). The
+/// next tile's weights load while the current one streams (double-buffered
+/// weights: the pipeline bubble is only at the start [Q SB Appendix B]), so a
+/// tile costs its streamed rows; k and n are padded to whole tiles. Tiles are
+/// dealt round-robin to the MXUs; the array fills (rows cycles) and drains
+/// (cols cycles) once per instruction. Not modelled: a floor on the weight
+/// load when fewer rows stream than the load takes (no rate is published).
+class Mxu {
+ public:
+  explicit Mxu(const arch::ChipConfig& chip);
+
+  /// Weight tiles of a matmul: batch x ceil(k / depth) x ceil(n / cols) x passes.
+  int64_t WeightTiles(const MatmulWork& work) const;
+  /// Busy cycles of the MXUs for one matmul, fill and drain included; 0 for empty work.
+  int64_t MatmulCycles(const MatmulWork& work) const;
+
+ private:
+  /// MACs per cell per cycle for an input format (at least 1: a format the MXU
+  /// lacks runs at the bf16 rate after conversion).
+  int64_t Rate(MxuInput input) const;
+
+  int64_t rows_;         ///< contraction depth of a bf16 weight tile
+  int64_t cols_;         ///< output columns of a weight tile
+  int64_t count_;        ///< MXUs per TensorCore
+  int64_t int8_rate_;    ///< from MxuConfig
+  int64_t fp8_rate_;     ///< from MxuConfig
+  int64_t row_quantum_;  ///< streamed rows are padded to whole vregs of this many sublanes
+};
+
+}  // namespace tpusim::chip
+
+#endif  // TPUSIM_SIM_CHIP_MXU_H_

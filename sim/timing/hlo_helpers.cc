@@ -1,0 +1,165 @@
+#include "sim/timing/hlo_helpers.h"
+
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace tpusim::timing {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+const hlo::HloComputation* CalledComputation(const HloInstruction& inst, hlo::AttrId id) {
+  if (const auto* c = inst.GetAttr<hlo::HloComputation*>(id)) return *c;
+  if (const auto* list = inst.GetAttr<hlo::ComputationList>(id)) {
+    if (!list->computations.empty()) return list->computations.front();
+  }
+  return nullptr;
+}
+
+StepKind StepKindOf(const HloInstruction& inst) {
+  switch (inst.opcode()) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kTuple:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kPartitionId:
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kDomain:
+    case HloOpcode::kGetDimensionSize:
+    case HloOpcode::kSetDimensionSize:
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional:
+    case HloOpcode::kCall:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kRngGetAndUpdateState:
+      return StepKind::kFree;
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kSend:
+    case HloOpcode::kRecv:
+      return StepKind::kAsyncStart;
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kRecvDone:
+      return StepKind::kAsyncDone;
+    default:
+      return StepKind::kKernel;
+  }
+}
+
+namespace {
+
+/// The integer value of a scalar integer constant, or nullopt.
+std::optional<int64_t> ScalarInt(const HloInstruction* inst) {
+  if (inst->opcode() != HloOpcode::kConstant || !inst->has_literal()) return std::nullopt;
+  const hlo::ConstantLiteral& lit = inst->literal();
+  if (lit.ints.size() != 1) return std::nullopt;
+  return lit.ints[0];
+}
+
+/// i when `inst` is get-tuple-element(`param`), index i.
+std::optional<int64_t> TupleIndexOf(const HloInstruction* inst, const HloInstruction* param) {
+  if (inst->opcode() != HloOpcode::kGetTupleElement || inst->operand(0) != param)
+    return std::nullopt;
+  return inst->int_attr(hlo::AttrId::kIndex);
+}
+
+/// `"known_trip_count":{"n":"N"}` in a backend config.
+std::optional<int64_t> BackendTripCount(const HloInstruction& w) {
+  const auto* config = w.GetAttr<hlo::BackendConfig>(hlo::AttrId::kBackendConfig);
+  if (config == nullptr) return std::nullopt;
+  const std::string& text = config->text;
+  const size_t key = text.find("known_trip_count");
+  if (key == std::string::npos) return std::nullopt;
+  const size_t n = text.find("\"n\"", key);
+  if (n == std::string::npos) return std::nullopt;
+  size_t i = text.find_first_of("0123456789", n + 3);
+  if (i == std::string::npos) return std::nullopt;
+  int64_t value = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (value > 1'000'000'000'000) return std::nullopt;
+    value = value * 10 + (text[i] - '0');
+  }
+  return value;
+}
+
+}  // namespace
+
+std::optional<int64_t> KnownTripCount(const HloInstruction& w) {
+  if (std::optional<int64_t> n = BackendTripCount(w)) return n;
+  const hlo::HloComputation* cond = CalledComputation(w, hlo::AttrId::kCondition);
+  const hlo::HloComputation* body = CalledComputation(w, hlo::AttrId::kBody);
+  if (cond == nullptr || body == nullptr || w.operand_count() != 1) return std::nullopt;
+  const HloInstruction* compare = cond->root();
+  if (compare == nullptr || compare->opcode() != HloOpcode::kCompare ||
+      cond->parameter_count() != 1) {
+    return std::nullopt;
+  }
+  std::string direction(compare->string_attr(hlo::AttrId::kDirection));
+  const HloInstruction* cparam = cond->parameters()[0];
+  std::optional<int64_t> index = TupleIndexOf(compare->operand(0), cparam);
+  std::optional<int64_t> limit = ScalarInt(compare->operand(1));
+  if (!index || !limit) {
+    // `constant OP counter`: swap to `counter OP' constant`.
+    index = TupleIndexOf(compare->operand(1), cparam);
+    limit = ScalarInt(compare->operand(0));
+    if (direction == "LT")
+      direction = "GT";
+    else if (direction == "GT")
+      direction = "LT";
+    else if (direction == "LE")
+      direction = "GE";
+    else if (direction == "GE")
+      direction = "LE";
+  }
+  if (!index || !limit) return std::nullopt;
+  // Initial value: element `index` of the while's tuple operand.
+  const HloInstruction* init = w.operand(0);
+  if (init->opcode() != HloOpcode::kTuple || *index < 0 || *index >= init->operand_count())
+    return std::nullopt;
+  const std::optional<int64_t> start = ScalarInt(init->operand(*index));
+  // Step: body root element `index` = add(gte(param, index), constant).
+  const HloInstruction* root = body->root();
+  if (!start || root == nullptr || root->opcode() != HloOpcode::kTuple ||
+      *index >= root->operand_count() || body->parameter_count() != 1) {
+    return std::nullopt;
+  }
+  const HloInstruction* next = root->operand(*index);
+  if (next->opcode() != HloOpcode::kAdd) return std::nullopt;
+  const HloInstruction* bparam = body->parameters()[0];
+  std::optional<int64_t> step;
+  if (TupleIndexOf(next->operand(0), bparam) == index) step = ScalarInt(next->operand(1));
+  if (!step && TupleIndexOf(next->operand(1), bparam) == index) step = ScalarInt(next->operand(0));
+  if (!step || *step == 0) return std::nullopt;
+  // In 128 bits: constants anywhere in int64 cannot overflow the span.
+  const __int128 s = *step;
+  const __int128 a = *start;
+  const __int128 b = *limit;
+  const auto count = [](__int128 span, __int128 stride) -> std::optional<int64_t> {
+    if (span <= 0) return 0;
+    const __int128 n = (span + stride - 1) / stride;
+    if (n > std::numeric_limits<int64_t>::max()) return std::nullopt;
+    return static_cast<int64_t>(n);
+  };
+  if (direction == "LT" && s > 0) return count(b - a, s);
+  if (direction == "LE" && s > 0) return count(b - a + 1, s);
+  if (direction == "GT" && s < 0) return count(a - b, -s);
+  if (direction == "GE" && s < 0) return count(a - b + 1, -s);
+  return std::nullopt;
+}
+
+}  // namespace tpusim::timing

@@ -1,0 +1,39 @@
+// Small questions timing asks of the HLO graph: which computation an
+// instruction calls, how an instruction occupies a core, and how many times a
+// while loop runs when its bounds are constants.
+#ifndef TPUSIM_SIM_TIMING_HLO_HELPERS_H_
+#define TPUSIM_SIM_TIMING_HLO_HELPERS_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "sim/hlo/attribute.h"
+#include "sim/hlo/computation.h"
+#include "sim/hlo/instruction.h"
+#include "sim/timing/kernel_cost.h"
+
+namespace tpusim::timing {
+
+/// The computation named by attribute `id` (a single one or the first of a
+/// list), or nullptr.
+const hlo::HloComputation* CalledComputation(const hlo::HloInstruction& inst, hlo::AttrId id);
+
+/// kFree for instructions that do no work of their own (parameter, constant,
+/// tuple, get-tuple-element, bitcast, token and id ops, control flow handled
+/// by the caller, host transfers), kAsyncStart / kAsyncDone for the halves of
+/// asynchronous pairs (`copy-start`, `*-start`, `send`, `recv`, and their
+/// `-done`s), kKernel for everything else.
+StepKind StepKindOf(const hlo::HloInstruction& inst);
+
+/// The trip count of a while loop when it can be read off the program:
+/// `backend_config` `known_trip_count`, or the usual counted loop — a
+/// condition `compare(get-tuple-element(param, i), constant(N))` with
+/// direction LT, LE, GT or GE (either operand order), a constant initial value
+/// of element i in the while's tuple operand, and a body whose root tuple
+/// element i is `add(get-tuple-element(param, i), constant(step))`.
+/// nullopt when the loop is not recognised.
+std::optional<int64_t> KnownTripCount(const hlo::HloInstruction& while_inst);
+
+}  // namespace tpusim::timing
+
+#endif  // TPUSIM_SIM_TIMING_HLO_HELPERS_H_

@@ -1,0 +1,617 @@
+#include "sim/timing/kernel_cost.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "sim/chip/arith.h"
+#include "sim/hlo/computation.h"
+#include "sim/hlo/dot_precision.h"
+#include "sim/hlo/primitive_type.h"
+#include "sim/timing/hlo_helpers.h"
+#include "sim/timing/layout_bytes.h"
+
+namespace tpusim::timing {
+
+using chip::CeilDiv;
+using chip::SatAdd;
+using chip::SatMul;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Shape;
+
+namespace {
+
+/// The VPU cost class of an elementwise opcode, or kNone for other opcodes.
+enum class OpClass : uint8_t { kNone, kCheap, kMedium, kTranscendental };
+
+OpClass ElementwiseClass(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kAbs:
+    case HloOpcode::kAdd:
+    case HloOpcode::kAnd:
+    case HloOpcode::kCeil:
+    case HloOpcode::kClamp:
+    case HloOpcode::kClz:
+    case HloOpcode::kCompare:
+    case HloOpcode::kComplex:
+    case HloOpcode::kConvert:
+    case HloOpcode::kFloor:
+    case HloOpcode::kImag:
+    case HloOpcode::kIsFinite:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kNegate:
+    case HloOpcode::kNot:
+    case HloOpcode::kOr:
+    case HloOpcode::kPopulationCount:
+    case HloOpcode::kReal:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kRoundNearestAfz:
+    case HloOpcode::kRoundNearestEven:
+    case HloOpcode::kSelect:
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightArithmetic:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kSign:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kXor:
+    case HloOpcode::kBitcastConvert:
+    case HloOpcode::kStochasticConvert:
+      return OpClass::kCheap;
+    case HloOpcode::kDivide:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kExp:
+    case HloOpcode::kLog:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kTanh:
+    case HloOpcode::kPower:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kErf:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kRng:
+    case HloOpcode::kRngBitGenerator:
+      return OpClass::kMedium;
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAtan:
+    case HloOpcode::kSinh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAtanh:
+      return OpClass::kTranscendental;
+    default:
+      return OpClass::kNone;
+  }
+}
+
+/// Opcodes that only move or produce data in vregs: one cheap op per result vreg.
+bool IsDataMovement(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kIota:
+    case HloOpcode::kReshape:
+    case HloOpcode::kDynamicReshape:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kGather:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int64_t Product(const Shape& s, const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) p = SatMul(p, s.dimensions(d));
+  return p;
+}
+
+/// Dimensions of `s` not in `a` or `b`, in order.
+std::vector<int64_t> OtherDims(const Shape& s, const std::vector<int64_t>& a,
+                               const std::vector<int64_t>& b) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < s.rank(); ++d) {
+    if (std::find(a.begin(), a.end(), d) == a.end() &&
+        std::find(b.begin(), b.end(), d) == b.end()) {
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
+const std::vector<int64_t>& IntList(const HloInstruction& inst, hlo::AttrId id) {
+  static const std::vector<int64_t> kEmpty;
+  const auto* v = inst.GetAttr<std::vector<int64_t>>(id);
+  return v ? *v : kEmpty;
+}
+
+bool InRange(const Shape& s, const std::vector<int64_t>& dims) {
+  return std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return d >= 0 && d < s.rank(); });
+}
+
+/// The format the MXU runs a product of these operand types at.
+chip::MxuInput MxuInputOf(hlo::PrimitiveType a, hlo::PrimitiveType b) {
+  const auto narrow_int = [](hlo::PrimitiveType t) {
+    return hlo::IsInteger(t) && hlo::PrimitiveTypeBitWidth(t) <= 8;
+  };
+  const auto fp8 = [](hlo::PrimitiveType t) {
+    return hlo::IsFloatingPoint(t) && hlo::PrimitiveTypeBitWidth(t) <= 8;
+  };
+  if (narrow_int(a) && narrow_int(b)) return chip::MxuInput::kInt8;
+  if (fp8(a) && fp8(b)) return chip::MxuInput::kFp8;
+  return chip::MxuInput::kBf16;
+}
+
+/// bf16 passes one product of these operands costs: the passes of the
+/// precision config that use pieces both operands have (an operand exactly
+/// representable in bf16, or an integer, has one piece).
+StatusOr<int64_t> EffectivePasses(const HloInstruction& inst) {
+  TPUSIM_ASSIGN_OR_RETURN(int count, hlo::MxuPassCount(inst));
+  const auto pieces = [&](const HloInstruction* operand) {
+    const hlo::PrimitiveType t = operand->shape().element_type();
+    return hlo::IsExactlyBf16(t) || hlo::IsInteger(t) ? 1 : hlo::MxuPieces(count);
+  };
+  const int lp = pieces(inst.operand(0));
+  const int rp = pieces(inst.operand(1));
+  int64_t passes = 0;
+  for (auto [p, q] : hlo::MxuPasses(count)) passes += (p < lp && q < rp) ? 1 : 0;
+  return passes;
+}
+
+StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
+  const Shape& lhs = dot.operand(0)->shape();
+  const Shape& rhs = dot.operand(1)->shape();
+  const std::vector<int64_t>& lb = IntList(dot, hlo::AttrId::kLhsBatchDims);
+  const std::vector<int64_t>& lc = IntList(dot, hlo::AttrId::kLhsContractingDims);
+  const std::vector<int64_t>& rb = IntList(dot, hlo::AttrId::kRhsBatchDims);
+  const std::vector<int64_t>& rc = IntList(dot, hlo::AttrId::kRhsContractingDims);
+  if (!lhs.IsArray() || !rhs.IsArray() || !InRange(lhs, lb) || !InRange(lhs, lc) ||
+      !InRange(rhs, rb) || !InRange(rhs, rc)) {
+    return InvalidArgument("dot dimension numbers out of range");
+  }
+  chip::MatmulWork w;
+  w.batch = Product(lhs, lb);
+  w.k = Product(lhs, lc);
+  w.m = Product(lhs, OtherDims(lhs, lb, lc));
+  w.n = Product(rhs, OtherDims(rhs, rb, rc));
+  TPUSIM_ASSIGN_OR_RETURN(w.passes, EffectivePasses(dot));
+  w.input = MxuInputOf(lhs.element_type(), rhs.element_type());
+  return w;
+}
+
+/// A convolution as the matmul it is: rows = output batch x output spatial
+/// positions, depth = input features x kernel window, columns = output
+/// features, once per feature or batch group.
+StatusOr<chip::MatmulWork> ConvolutionWork(const HloInstruction& conv) {
+  const hlo::ConvolutionDimensionNumbers* dn = conv.convolution_dimension_numbers();
+  const Shape& kernel = conv.operand(1)->shape();
+  const Shape& out = conv.shape();
+  if (dn == nullptr || !kernel.IsArray() || !out.IsArray()) {
+    return InvalidArgument("convolution needs dim_labels and array operands");
+  }
+  const auto valid = [](const Shape& s, int64_t d) { return d >= 0 && d < s.rank(); };
+  if (!valid(kernel, dn->kernel_input_feature_dimension) ||
+      !valid(kernel, dn->kernel_output_feature_dimension) ||
+      !valid(out, dn->output_batch_dimension) || !InRange(kernel, dn->kernel_spatial_dimensions) ||
+      !InRange(out, dn->output_spatial_dimensions)) {
+    return InvalidArgument("convolution dimension numbers out of range");
+  }
+  const int64_t groups =
+      std::max<int64_t>(1, conv.int_attr(hlo::AttrId::kFeatureGroupCount).value_or(1)) *
+      std::max<int64_t>(1, conv.int_attr(hlo::AttrId::kBatchGroupCount).value_or(1));
+  chip::MatmulWork w;
+  w.batch = groups;
+  w.m = SatMul(out.dimensions(dn->output_batch_dimension),
+               Product(out, dn->output_spatial_dimensions));
+  w.k = SatMul(kernel.dimensions(dn->kernel_input_feature_dimension),
+               Product(kernel, dn->kernel_spatial_dimensions));
+  w.n = CeilDiv(kernel.dimensions(dn->kernel_output_feature_dimension), groups);
+  TPUSIM_ASSIGN_OR_RETURN(w.passes, EffectivePasses(conv));
+  w.input = MxuInputOf(conv.operand(0)->shape().element_type(), kernel.element_type());
+  return w;
+}
+
+int64_t MatmulFlops(const chip::MatmulWork& w) {
+  return SatMul(SatMul(SatMul(SatMul(2, w.batch), w.m), w.k), w.n);
+}
+
+int64_t ElementCount(const Shape& s) { return s.IsArray() ? s.element_count() : 0; }
+
+/// ceil(log2(n)) for n >= 1.
+int64_t CeilLog2(int64_t n) {
+  int64_t bits = 0;
+  while ((int64_t{1} << bits) < n && bits < 62) ++bits;
+  return bits;
+}
+
+/// The instruction a dot operand comes from once conversions and pure
+/// relayouts are looked through (int8 weights converted to bf16 inside a
+/// fusion are still read as int8).
+const HloInstruction* ThroughConversions(const HloInstruction* inst) {
+  while (inst->operand_count() == 1 &&
+         (inst->opcode() == HloOpcode::kConvert || inst->opcode() == HloOpcode::kBitcast ||
+          inst->opcode() == HloOpcode::kCopy || inst->opcode() == HloOpcode::kReshape ||
+          inst->opcode() == HloOpcode::kTranspose)) {
+    inst = inst->operand(0);
+  }
+  return inst;
+}
+
+}  // namespace
+
+KernelCoster::KernelCoster(const arch::ChipConfig& chip)
+    : cost_(chip), cores_(chip.megacore ? chip.tensorcores_per_chip : 1) {}
+
+int64_t KernelCoster::BufferBytes(const Shape& shape) const {
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& e : shape.tuple_shapes()) total = SatAdd(total, BufferBytes(e));
+    return total;
+  }
+  if (!shape.IsArray() || InVmem(shape)) return 0;
+  return cost_.hbm().AccessBytes(PhysicalBytes(shape));
+}
+
+int64_t KernelCoster::OperandReadBytes(const HloInstruction& kernel, int64_t i) const {
+  const HloInstruction& operand = *kernel.operand(i);
+  switch (kernel.opcode()) {
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kGather:
+      // Only the selected elements are read.
+      if (i == 0) return BufferBytes(kernel.shape());
+      break;
+    case HloOpcode::kDynamicUpdateSlice:
+      // In place: the buffer being updated is neither read nor rewritten.
+      if (i == 0) return 0;
+      break;
+    case HloOpcode::kFusion: {
+      const hlo::HloComputation* fused = CalledComputation(kernel, hlo::AttrId::kCalls);
+      if (fused == nullptr || i >= fused->parameter_count() || fused->parameters()[i] == nullptr)
+        break;
+      const HloInstruction& param = *fused->parameters()[i];
+      const std::vector<HloInstruction*>& users = param.users();
+      if (users.empty()) return 0;
+      const bool updated_in_place = users.size() == 1 && users[0]->IsRoot() &&
+                                    users[0]->opcode() == HloOpcode::kDynamicUpdateSlice &&
+                                    users[0]->operand_count() >= 2 &&
+                                    users[0]->operand(0) == &param;
+      if (updated_in_place) return 0;
+      const bool only_sliced =
+          std::all_of(users.begin(), users.end(), [&](const HloInstruction* u) {
+            return (u->opcode() == HloOpcode::kSlice || u->opcode() == HloOpcode::kDynamicSlice ||
+                    u->opcode() == HloOpcode::kGather) &&
+                   u->operand(0) == &param;
+          });
+      if (only_sliced) {
+        int64_t total = 0;
+        for (const HloInstruction* u : users) total = SatAdd(total, BufferBytes(u->shape()));
+        return total;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return BufferBytes(operand.shape());
+}
+
+Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work,
+                                int64_t& flops) const {
+  const int64_t sub = cost_.vpu().sublanes();
+  const int64_t lanes = cost_.vpu().lanes();
+  const auto vregs = [&](const Shape& s) { return VregCount(s, sub, lanes); };
+  const HloOpcode op = inst.opcode();
+  chip::VectorWork& v = work.vector;
+  switch (ElementwiseClass(op)) {
+    case OpClass::kCheap:
+      v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.shape()));
+      flops = SatAdd(flops, ElementCount(inst.shape()));
+      return Status::Ok();
+    case OpClass::kMedium:
+      v.medium_ops = SatAdd(v.medium_ops, vregs(inst.shape()));
+      flops = SatAdd(flops, ElementCount(inst.shape()));
+      return Status::Ok();
+    case OpClass::kTranscendental:
+      v.transcendental_ops = SatAdd(v.transcendental_ops, vregs(inst.shape()));
+      flops = SatAdd(flops, ElementCount(inst.shape()));
+      return Status::Ok();
+    case OpClass::kNone:
+      break;
+  }
+  if (IsDataMovement(op)) {
+    v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.shape()));
+    return Status::Ok();
+  }
+  switch (op) {
+    case HloOpcode::kDot:
+    case HloOpcode::kConvolution: {
+      StatusOr<chip::MatmulWork> m = op == HloOpcode::kDot ? DotWork(inst) : ConvolutionWork(inst);
+      if (!m.ok()) return m.status();
+      flops = SatAdd(flops, MatmulFlops(*m));
+      work.matmuls.push_back(*m);
+      // Results leave the MXU result buffers one vreg at a time.
+      v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.shape()));
+      return Status::Ok();
+    }
+    case HloOpcode::kCopy:
+    case HloOpcode::kTranspose: {
+      const Shape& in = inst.operand(0)->shape();
+      const Shape& out = inst.shape();
+      if (!in.IsArray() || !out.IsArray() || out.rank() == 0) return Status::Ok();
+      // The logical input dimension that lands on the output's lanes.
+      int64_t source_of_out_lanes = LaneDimension(out);
+      if (op == HloOpcode::kTranspose) {
+        const std::span<const int64_t> perm = inst.dimensions();
+        if (source_of_out_lanes < static_cast<int64_t>(perm.size())) {
+          source_of_out_lanes = perm[source_of_out_lanes];
+        }
+      }
+      if (source_of_out_lanes != LaneDimension(in)) {
+        v.xlu_vregs = SatAdd(v.xlu_vregs, vregs(out));  // crosses lanes: the transpose unit
+      } else {
+        v.cheap_ops = SatAdd(v.cheap_ops, vregs(out));  // sublane or major reorder: moves
+      }
+      return Status::Ok();
+    }
+    case HloOpcode::kReduce: {
+      const int64_t inputs = inst.operand_count() / 2;
+      const std::span<const int64_t> dims = inst.dimensions();
+      for (int64_t i = 0; i < inputs; ++i) {
+        const Shape& in = inst.operand(i)->shape();
+        if (inst.shape().IsTuple() && i >= inst.shape().tuple_size()) break;
+        const Shape& out = inst.shape().IsTuple() ? inst.shape().tuple_shapes(i) : inst.shape();
+        v.cheap_ops = SatAdd(v.cheap_ops, vregs(in));
+        flops = SatAdd(flops, ElementCount(in));
+        const auto reduced = [&](int64_t d) {
+          return std::find(dims.begin(), dims.end(), d) != dims.end();
+        };
+        // A lane reduction goes through the XLU once per vreg of partial sums
+        // (one row group of sublanes); sublane reductions are 3 permutes + 3
+        // adds per result vreg [Q SB].
+        if (reduced(LaneDimension(in))) {
+          v.xlu_vregs = SatAdd(v.xlu_vregs, std::max<int64_t>(1, CeilDiv(ElementCount(out), sub)));
+        }
+        if (reduced(SublaneDimension(in))) v.cheap_ops = SatAdd(v.cheap_ops, 6 * vregs(out));
+      }
+      return Status::Ok();
+    }
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kSelectAndScatter: {
+      int64_t window = 1;
+      if (const hlo::Window* w = inst.window()) {
+        for (const hlo::WindowDimension& d : w->dimensions) window = SatMul(window, d.size);
+      }
+      const Shape& out = inst.shape().IsTuple() ? inst.shape().tuple_shapes(0) : inst.shape();
+      // reduce-window: one op per window element per output vreg; select-and-
+      // scatter: a compare and a select per window element of each operand vreg.
+      const bool scatter = op == HloOpcode::kSelectAndScatter;
+      const int64_t ops_per_window_element = scatter ? 2 : 1;
+      const int64_t swept_vregs = vregs(scatter ? inst.operand(0)->shape() : out);
+      v.cheap_ops =
+          SatAdd(v.cheap_ops, SatMul(SatMul(swept_vregs, window), ops_per_window_element));
+      flops = SatAdd(flops, SatMul(ElementCount(out), window));
+      return Status::Ok();
+    }
+    case HloOpcode::kSort:
+    case HloOpcode::kTopK: {
+      // A bitonic network: log2(n)(log2(n)+1)/2 compare-exchange stages over
+      // every vreg of every operand; along the lanes each stage also permutes
+      // through the XLU.
+      if (inst.operand_count() == 0) return Status::Ok();
+      const Shape& in = inst.operand(0)->shape();
+      if (!in.IsArray() || in.rank() == 0) return Status::Ok();
+      const std::span<const int64_t> dims = inst.dimensions();
+      const int64_t dim = op == HloOpcode::kSort && !dims.empty() ? dims[0] : in.rank() - 1;
+      if (dim < 0 || dim >= in.rank()) return InvalidArgument("sort dimension out of range");
+      const int64_t lg = CeilLog2(std::max<int64_t>(1, in.dimensions(dim)));
+      const int64_t stages = lg * (lg + 1) / 2;
+      const int64_t per_stage = SatMul(vregs(in), std::max<int64_t>(1, inst.operand_count()));
+      v.cheap_ops = SatAdd(v.cheap_ops, SatMul(SatMul(per_stage, stages), 2));
+      if (dim == LaneDimension(in)) v.xlu_vregs = SatAdd(v.xlu_vregs, SatMul(vregs(in), stages));
+      return Status::Ok();
+    }
+    case HloOpcode::kMap: {
+      const hlo::HloComputation* f = inst.to_apply();
+      const int64_t ops =
+          f ? std::max<int64_t>(1, f->instruction_count() - f->parameter_count()) : 1;
+      v.cheap_ops = SatAdd(v.cheap_ops, SatMul(vregs(inst.shape()), ops));
+      flops = SatAdd(flops, SatMul(ElementCount(inst.shape()), ops));
+      return Status::Ok();
+    }
+    case HloOpcode::kDynamicUpdateSlice:
+      if (inst.operand_count() >= 2)
+        v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.operand(1)->shape()));
+      return Status::Ok();
+    case HloOpcode::kScatter: {
+      if (inst.operand_count() == 0) return Status::Ok();
+      const Shape& updates = inst.operand(inst.operand_count() - 1)->shape();
+      v.cheap_ops = SatAdd(v.cheap_ops, SatMul(vregs(updates), 2));
+      flops = SatAdd(flops, ElementCount(updates));
+      return Status::Ok();
+    }
+    case HloOpcode::kFft: {
+      const Shape& out = inst.shape();
+      int64_t n = 1;
+      for (int64_t l : IntList(inst, hlo::AttrId::kFftLength)) n = SatMul(n, l);
+      const int64_t stages = std::max<int64_t>(1, CeilLog2(std::max<int64_t>(1, n)));
+      // Radix-2 butterflies: a complex multiply-add (about 5 real ops) per element per stage.
+      v.cheap_ops = SatAdd(v.cheap_ops, SatMul(SatMul(vregs(out), stages), 5));
+      flops = SatAdd(flops, SatMul(SatMul(ElementCount(out), stages), 5));
+      return Status::Ok();
+    }
+    case HloOpcode::kTriangularSolve:
+    case HloOpcode::kCholesky: {
+      // Blocked on the MXU as a matmul of the same shape; the triangle halves
+      // the useful work but not the tiles XLA issues.
+      const Shape& a = inst.operand(0)->shape();
+      const Shape& out = inst.shape();
+      if (!a.IsArray() || a.rank() < 2 || !out.IsArray() || out.rank() < 2) return Status::Ok();
+      chip::MatmulWork w;
+      w.n = a.dimensions(a.rank() - 1);
+      if (w.n <= 0) return Status::Ok();
+      w.k = w.n;
+      // triangular-solve: the right-hand sides' other dimension (b is [m, n] or [n, m]).
+      w.m = op == HloOpcode::kCholesky
+                ? w.n
+                : SatMul(out.dimensions(out.rank() - 2), out.dimensions(out.rank() - 1)) / w.n;
+      w.batch = std::max<int64_t>(1, ElementCount(a) / std::max<int64_t>(1, SatMul(w.n, w.n)));
+      flops = SatAdd(flops, MatmulFlops(w) / 2);
+      work.matmuls.push_back(w);
+      return Status::Ok();
+    }
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormGrad: {
+      // Mean, variance, normalise, scale and shift: about 8 ops per element.
+      const Shape& in = inst.operand(0)->shape();
+      v.cheap_ops = SatAdd(v.cheap_ops, SatMul(vregs(in), 8));
+      flops = SatAdd(flops, SatMul(ElementCount(in), 8));
+      return Status::Ok();
+    }
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kReduceScatter: {
+      // The local reduction of arriving data; the transfer itself is ICI (not modelled here).
+      for (const HloInstruction* o : inst.operands()) {
+        v.cheap_ops = SatAdd(v.cheap_ops, vregs(o->shape()));
+        flops = SatAdd(flops, ElementCount(o->shape()));
+      }
+      return Status::Ok();
+    }
+    default:
+      // Free ops, custom calls (opaque: their bytes only), collectives without
+      // arithmetic, host transfers.
+      return Status::Ok();
+  }
+}
+
+chip::CoreWork KernelCoster::Split(const chip::CoreWork& whole) const {
+  if (cores_ == 1) return whole;
+  chip::CoreWork part;
+  const auto share = [&](int64_t x) { return CeilDiv(x, cores_); };
+  for (chip::MatmulWork m : whole.matmuls) {
+    // XLA splits a parallel output dimension across the TensorCores.
+    if (m.batch >= cores_) {
+      m.batch = share(m.batch);
+    } else if (m.m >= m.n) {
+      m.m = share(m.m);
+    } else {
+      m.n = share(m.n);
+    }
+    part.matmuls.push_back(m);
+  }
+  part.vector = {share(whole.vector.cheap_ops), share(whole.vector.medium_ops),
+                 share(whole.vector.transcendental_ops), share(whole.vector.xlu_vregs)};
+  part.hbm_bytes = share(whole.hbm_bytes);
+  part.vmem_bytes = share(whole.vmem_bytes);
+  part.dma_bytes = share(whole.dma_bytes);
+  return part;
+}
+
+StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
+  KernelCost result;
+  const HloOpcode op = inst.opcode();
+  switch (StepKindOf(inst)) {
+    case StepKind::kFree:
+    case StepKind::kAsyncDone:
+      result.kind = StepKindOf(inst);
+      return result;
+    case StepKind::kAsyncStart: {
+      result.kind = StepKind::kAsyncStart;
+      chip::CoreWork whole;
+      int64_t bytes = 0;
+      for (const HloInstruction* o : inst.operands())
+        bytes = SatAdd(bytes, BufferBytes(o->shape()));
+      const Shape& s = inst.shape();
+      if (op == HloOpcode::kCopyStart && inst.operand_count() > 0) {
+        bytes = SatAdd(BufferBytes(inst.operand(0)->shape()),
+                       s.IsTuple() && s.tuple_size() > 0 ? BufferBytes(s.tuple_shapes(0)) : 0);
+      } else if (s.IsTuple()) {
+        if (s.tuple_size() >= 2) bytes = SatAdd(bytes, BufferBytes(s.tuple_shapes(1)));
+      } else {
+        bytes = SatAdd(bytes, BufferBytes(s));
+      }
+      whole.dma_bytes = bytes;
+      result.hbm_bytes = bytes;
+      result.per_core = Split(whole);
+      return result;
+    }
+    case StepKind::kKernel:
+      break;
+  }
+  result.kind = StepKind::kKernel;
+  chip::CoreWork whole;
+  int64_t flops = 0;
+  const hlo::HloComputation* fused =
+      op == HloOpcode::kFusion ? CalledComputation(inst, hlo::AttrId::kCalls) : nullptr;
+  std::vector<const HloInstruction*> matmuls;
+  int64_t vmem = 0;
+  if (fused != nullptr) {
+    for (const auto& f : fused->instructions()) {
+      TPUSIM_RETURN_IF_ERROR(AddCompute(*f, whole, flops));
+      if (f->opcode() == HloOpcode::kDot || f->opcode() == HloOpcode::kConvolution)
+        matmuls.push_back(f.get());
+      if (StepKindOf(*f) == StepKind::kKernel) vmem = SatAdd(vmem, PhysicalBytes(f->shape()));
+    }
+  } else {
+    TPUSIM_RETURN_IF_ERROR(AddCompute(inst, whole, flops));
+    if (op == HloOpcode::kDot || op == HloOpcode::kConvolution) matmuls.push_back(&inst);
+  }
+  // Boundary traffic: operands read, result written.
+  int64_t hbm = 0;
+  std::vector<int64_t> read(inst.operand_count());
+  for (int64_t i = 0; i < inst.operand_count(); ++i) {
+    read[i] = OperandReadBytes(inst, i);
+    hbm = SatAdd(hbm, read[i]);
+    vmem = SatAdd(vmem, PhysicalBytes(inst.operand(i)->shape()));
+  }
+  const HloInstruction* root = fused != nullptr ? fused->root() : &inst;
+  const bool in_place = root != nullptr && root->opcode() == HloOpcode::kDynamicUpdateSlice &&
+                        root->operand_count() >= 2;
+  const int64_t written =
+      in_place ? BufferBytes(root->operand(1)->shape()) : BufferBytes(inst.shape());
+  hbm = SatAdd(hbm, written);
+  vmem = SatAdd(vmem, PhysicalBytes(inst.shape()));
+  // A single matmul whose operands do not fit in VMEM re-reads them.
+  if (matmuls.size() == 1 && !whole.matmuls.empty()) {
+    const auto boundary_bytes = [&](const HloInstruction* operand) -> int64_t {
+      const HloInstruction* source = ThroughConversions(operand);
+      if (fused != nullptr) {
+        if (source->opcode() != HloOpcode::kParameter) return 0;
+        const int64_t n = source->parameter_number();
+        return n >= 0 && n < static_cast<int64_t>(read.size()) ? read[n] : 0;
+      }
+      for (int64_t i = 0; i < inst.operand_count(); ++i) {
+        if (inst.operand(i) == operand) return read[i];
+      }
+      return 0;
+    };
+    chip::MatmulFootprint f;
+    f.lhs_bytes = boundary_bytes(matmuls[0]->operand(0));
+    f.rhs_bytes = boundary_bytes(matmuls[0]->operand(1));
+    f.out_bytes = written;
+    f.m = whole.matmuls[0].batch * whole.matmuls[0].m;
+    f.n = whole.matmuls[0].n;
+    const int64_t once = SatAdd(SatAdd(f.lhs_bytes, f.rhs_bytes), f.out_bytes);
+    hbm = SatAdd(hbm, std::max<int64_t>(0, cost_.vmem().StreamedMatmulBytes(f) - once));
+  }
+  whole.hbm_bytes = hbm;
+  whole.vmem_bytes = vmem;
+  result.flops = flops;
+  result.hbm_bytes = hbm;
+  result.per_core = Split(whole);
+  return result;
+}
+
+}  // namespace tpusim::timing

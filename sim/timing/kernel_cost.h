@@ -1,0 +1,64 @@
+// What one instruction asks of the chip: a fusion is one kernel whose
+// boundary operands and results cross HBM while its intermediates stay on
+// chip; any other instruction is a kernel of its own. Dots and convolutions
+// (fused or not) become MXU matmuls, elementwise and data-movement ops vreg
+// operations, lane-changing relayouts and lane reductions transpose-unit work.
+#ifndef TPUSIM_SIM_TIMING_KERNEL_COST_H_
+#define TPUSIM_SIM_TIMING_KERNEL_COST_H_
+
+#include <cstdint>
+
+#include "sim/arch/chip_config.h"
+#include "sim/base/status.h"
+#include "sim/chip/core_cost.h"
+#include "sim/chip/work.h"
+#include "sim/hlo/instruction.h"
+
+namespace tpusim::timing {
+
+/// How an instruction occupies the TensorCore.
+enum class StepKind : uint8_t {
+  kFree,        ///< no work: parameter, constant, tuple, get-tuple-element, bitcast, ...
+  kKernel,      ///< runs on the core; the next instruction starts when it ends
+  kAsyncStart,  ///< `copy-start` and other `*-start`: hands work to the DMA engine
+  kAsyncDone,   ///< `copy-done` and other `*-done`: waits for its start's work
+};
+
+/// The cost of one instruction, for the whole chip and for each TensorCore.
+struct KernelCost {
+  StepKind kind = StepKind::kFree;
+  chip::CoreWork per_core;  ///< what each TensorCore does (megacore: its share)
+  int64_t flops =
+      0;  ///< whole instruction: 2 x MACs of its matmuls, plus one per vector element op
+  int64_t hbm_bytes = 0;  ///< whole instruction, after granularity rounding and streaming re-reads
+};
+
+/// Lowers instructions for one chip. `cores` TensorCores share each kernel:
+/// the chip's TensorCores on a megacore chip, else 1.
+class KernelCoster {
+ public:
+  explicit KernelCoster(const arch::ChipConfig& chip);
+  int64_t cores() const { return cores_; }
+  /// The cost of `inst` as a top-level (scheduled) instruction. Errors carry
+  /// no location; the caller adds it.
+  StatusOr<KernelCost> Cost(const hlo::HloInstruction& inst) const;
+
+ private:
+  /// Adds the on-chip compute of one instruction (fused or not) to `work` and `flops`.
+  Status AddCompute(const hlo::HloInstruction& inst, chip::CoreWork& work, int64_t& flops) const;
+  /// HBM bytes of reading `operand` of `kernel` (the fusion's parameter users
+  /// decide whether only slices of it are read).
+  int64_t OperandReadBytes(const hlo::HloInstruction& kernel, int64_t operand_index) const;
+  /// HBM bytes of one array or tuple buffer: each leaf rounded to the access
+  /// granularity; VMEM leaves count nothing.
+  int64_t BufferBytes(const hlo::Shape& shape) const;
+  /// Splits whole-kernel work over `cores_` TensorCores.
+  chip::CoreWork Split(const chip::CoreWork& whole) const;
+
+  chip::CoreCost cost_;  ///< unit models, for vreg geometry, granularity and VMEM capacity
+  int64_t cores_;        ///< TensorCores sharing each kernel
+};
+
+}  // namespace tpusim::timing
+
+#endif  // TPUSIM_SIM_TIMING_KERNEL_COST_H_

@@ -1,0 +1,153 @@
+#include "sim/timing/program.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/hlo/computation.h"
+#include "sim/timing/hlo_helpers.h"
+
+namespace tpusim::timing {
+
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+namespace {
+
+class Lowerer {
+ public:
+  Lowerer(const hlo::HloModule& module, const arch::ChipConfig& chip, const TimingOptions& options,
+          Program& program)
+      : module_(module), coster_(chip), options_(options), program_(program) {
+    int64_t ids = 0;
+    for (const auto& c : module.computations()) {
+      for (const auto& i : c->instructions()) ids = std::max(ids, i->unique_id() + 1);
+    }
+    program_.costs.resize(ids);
+    last_async_.assign(ids, -1);
+    program_.cores = coster_.cores();
+  }
+
+  Status Walk(const HloComputation& computation, int depth) {
+    if (depth > kMaxDepth) {
+      return Status(
+          StatusCode::kInvalidArgument,
+          module_.ErrorAt(computation.location(), computation.name() + ": calls nest too deeply"));
+    }
+    for (const auto& owned : computation.instructions()) {
+      const HloInstruction& inst = *owned;
+      switch (inst.opcode()) {
+        case HloOpcode::kWhile:
+          TPUSIM_RETURN_IF_ERROR(WalkWhile(inst, depth));
+          continue;
+        case HloOpcode::kConditional:
+          TPUSIM_RETURN_IF_ERROR(WalkConditional(inst, depth));
+          continue;
+        case HloOpcode::kCall:
+          if (const HloComputation* callee = CalledComputation(inst, hlo::AttrId::kToApply)) {
+            TPUSIM_RETURN_IF_ERROR(Walk(*callee, depth + 1));
+          }
+          continue;
+        default:
+          break;
+      }
+      TPUSIM_RETURN_IF_ERROR(Issue(inst));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;
+
+  Status Error(const HloInstruction& inst, StatusCode code, const std::string& message) const {
+    return Status(code, module_.ErrorAt(inst.location(), inst.name() + ": " + message));
+  }
+
+  Status Issue(const HloInstruction& inst) {
+    std::optional<KernelCost>& cached = program_.costs[inst.unique_id()];
+    if (!cached) {
+      StatusOr<KernelCost> cost = coster_.Cost(inst);
+      if (!cost.ok())
+        return Error(inst, cost.status().code(), std::string(cost.status().message()));
+      cached = std::move(*cost);
+    }
+    if (cached->kind == StepKind::kFree) return Status::Ok();
+    if (static_cast<int64_t>(program_.steps.size()) >= options_.max_executed_instructions) {
+      return Error(
+          inst, StatusCode::kResourceExhausted,
+          "more than " + std::to_string(options_.max_executed_instructions) +
+              " executed instructions (loops unrolled); raise the limit or lower the trip counts");
+    }
+    Step step{&inst, &*cached, -1};
+    if (cached->kind == StepKind::kAsyncStart) {
+      step.async_id = program_.async_count++;
+      last_async_[inst.unique_id()] = step.async_id;
+    } else if (cached->kind == StepKind::kAsyncDone && inst.operand_count() > 0) {
+      step.async_id = last_async_[inst.operand(0)->unique_id()];
+    }
+    program_.steps.push_back(step);
+    return Status::Ok();
+  }
+
+  Status WalkWhile(const HloInstruction& inst, int depth) {
+    const HloComputation* cond = CalledComputation(inst, hlo::AttrId::kCondition);
+    const HloComputation* body = CalledComputation(inst, hlo::AttrId::kBody);
+    if (cond == nullptr || body == nullptr) {
+      return Error(inst, StatusCode::kInvalidArgument, "while needs condition= and body=");
+    }
+    const auto given = options_.trip_counts.find(inst.name());
+    const int64_t trips = given != options_.trip_counts.end()
+                              ? given->second
+                              : KnownTripCount(inst).value_or(options_.default_trip_count);
+    for (int64_t t = 0; t < trips; ++t) {
+      const size_t before = program_.steps.size();
+      TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));
+      TPUSIM_RETURN_IF_ERROR(Walk(*body, depth + 1));
+      // An iteration that issues nothing issues nothing every time: stop
+      // rather than spin through a huge trip count.
+      if (program_.steps.size() == before) break;
+    }
+    return Walk(*cond, depth + 1);  // the test that ends the loop
+  }
+
+  Status WalkConditional(const HloInstruction& inst, int depth) {
+    std::vector<const HloComputation*> branches;
+    if (const auto* list = inst.GetAttr<hlo::ComputationList>(hlo::AttrId::kBranchComputations)) {
+      branches.assign(list->computations.begin(), list->computations.end());
+    } else {
+      branches.push_back(CalledComputation(inst, hlo::AttrId::kTrueComputation));
+      branches.push_back(CalledComputation(inst, hlo::AttrId::kFalseComputation));
+    }
+    if (branches.empty() ||
+        std::find(branches.begin(), branches.end(), nullptr) != branches.end()) {
+      return Error(inst, StatusCode::kInvalidArgument,
+                   "conditional without its branch computations");
+    }
+    const int64_t last = static_cast<int64_t>(branches.size()) - 1;
+    const int64_t chosen = options_.conditional_branch < 0 || options_.conditional_branch > last
+                               ? last
+                               : options_.conditional_branch;
+    return Walk(*branches[chosen], depth + 1);
+  }
+
+  const hlo::HloModule& module_;
+  KernelCoster coster_;
+  const TimingOptions& options_;
+  Program& program_;
+  /// Latest async id handed to each start instruction, by unique id.
+  std::vector<int64_t> last_async_;
+};
+
+}  // namespace
+
+StatusOr<Program> LowerModule(const hlo::HloModule& module, const arch::ChipConfig& chip,
+                              const TimingOptions& options) {
+  Program program;
+  if (module.entry() == nullptr)
+    return InvalidArgument(module.filename() + ": error: module has no entry computation");
+  Lowerer lowerer(module, chip, options, program);
+  TPUSIM_RETURN_IF_ERROR(lowerer.Walk(*module.entry(), 0));
+  return program;
+}
+
+}  // namespace tpusim::timing

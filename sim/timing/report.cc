@@ -1,0 +1,154 @@
+#include "sim/timing/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
+
+namespace tpusim::timing {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+double Micros(const TimingResult& r, int64_t cycles) {
+  return static_cast<double>(cycles) * 1e6 / static_cast<double>(r.clock_hz);
+}
+
+/// Achieved / peak over `cycles`; 0 when no time passed.
+double Fraction(const TimingResult& r, int64_t amount, double peak_per_second, int64_t cycles) {
+  if (cycles <= 0 || peak_per_second <= 0) return 0;
+  return static_cast<double>(amount) /
+         (static_cast<double>(cycles) / static_cast<double>(r.clock_hz)) / peak_per_second;
+}
+
+std::string Printf(const char* format, auto... args) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer, format, args...);
+  return buffer;
+}
+
+}  // namespace
+
+std::string FormatOpTable(const TimingResult& r, int64_t limit) {
+  struct Row {
+    std::string name;
+    std::string opcode;
+    int64_t count = 0;
+    int64_t cycles = 0;
+    int64_t flops = 0;
+    int64_t hbm_bytes = 0;
+    std::map<BoundBy, int64_t> bound;  ///< executions bound by each unit
+  };
+  std::vector<Row> rows;
+  std::map<std::string, size_t> index;  // name -> row, first appearance order kept in `rows`
+  for (const OpRecord& op : r.ops) {
+    auto [it, added] = index.emplace(op.name, rows.size());
+    if (added) {
+      rows.emplace_back();
+      rows.back().name = op.name;
+      rows.back().opcode = op.opcode;
+    }
+    Row& row = rows[it->second];
+    ++row.count;
+    row.cycles += op.cycles;
+    row.flops += op.flops;
+    row.hbm_bytes += op.hbm_bytes;
+    ++row.bound[op.bound_by];
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.cycles > b.cycles; });
+  std::string out =
+      Printf("%s on %s: %lld cycles, %.3f us, %lld FLOPs, %lld HBM bytes\n", r.module.c_str(),
+             r.chip.c_str(), static_cast<long long>(r.cycles), r.time_us,
+             static_cast<long long>(r.flops), static_cast<long long>(r.hbm_bytes));
+  out += Printf("%-40s %-22s %6s %14s %12s %16s %16s %7s %7s %-9s\n", "instruction", "opcode",
+                "runs", "cycles", "us", "FLOPs", "HBM bytes", "%FLOP", "%HBM", "bound by");
+  for (int64_t i = 0; i < std::min<int64_t>(limit, static_cast<int64_t>(rows.size())); ++i) {
+    const Row& row = rows[i];
+    BoundBy bound = BoundBy::kLatency;
+    int64_t most = -1;
+    for (auto [b, n] : row.bound) {
+      if (n > most) most = n, bound = b;
+    }
+    out += Printf("%-40.40s %-22.22s %6lld %14lld %12.3f %16lld %16lld %6.1f%% %6.1f%% %-9s\n",
+                  row.name.c_str(), row.opcode.c_str(), static_cast<long long>(row.count),
+                  static_cast<long long>(row.cycles), Micros(r, row.cycles),
+                  static_cast<long long>(row.flops), static_cast<long long>(row.hbm_bytes),
+                  100 * Fraction(r, row.flops, r.peak_flops, row.cycles),
+                  100 * Fraction(r, row.hbm_bytes, r.hbm_bandwidth, row.cycles),
+                  std::string(BoundByName(bound)).c_str());
+  }
+  return out;
+}
+
+std::string TimingJson(const TimingResult& r) {
+  ordered_json j;
+  j["chip"] = r.chip;
+  j["module"] = r.module;
+  j["clock_hz"] = r.clock_hz;
+  j["tensorcores"] = r.tensorcores;
+  j["cycles"] = r.cycles;
+  j["time_us"] = r.time_us;
+  j["flops"] = r.flops;
+  j["hbm_bytes"] = r.hbm_bytes;
+  ordered_json ops = ordered_json::array();
+  for (const OpRecord& op : r.ops) {
+    ops.push_back({{"name", op.name},
+                   {"opcode", op.opcode},
+                   {"start_cycle", op.start_cycle},
+                   {"cycles", op.cycles},
+                   {"flops", op.flops},
+                   {"hbm_bytes", op.hbm_bytes},
+                   {"bound_by", std::string(BoundByName(op.bound_by))}});
+  }
+  j["ops"] = std::move(ops);
+  return j.dump(1) + "\n";
+}
+
+std::string TimingTraceJson(const TimingResult& r) {
+  ordered_json events = ordered_json::array();
+  const auto meta = [&](const char* what, int64_t pid, int64_t tid, const std::string& name) {
+    events.push_back(
+        {{"ph", "M"}, {"name", what}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+  };
+  for (int64_t core = 0; core < r.tensorcores; ++core) {
+    meta("process_name", core, 0, r.chip + " TensorCore " + std::to_string(core));
+    meta("thread_name", core, 0, "instructions");
+    for (int u = 0; u < chip::kUnitCount; ++u) {
+      meta("thread_name", core, u + 1, std::string(chip::UnitName(static_cast<chip::Unit>(u))));
+    }
+  }
+  for (const OpRecord& op : r.ops) {
+    for (int64_t core = 0; core < r.tensorcores; ++core) {
+      events.push_back({{"ph", "X"},
+                        {"name", op.name},
+                        {"pid", core},
+                        {"tid", 0},
+                        {"ts", Micros(r, op.start_cycle)},
+                        {"dur", Micros(r, op.cycles)},
+                        {"args",
+                         {{"opcode", op.opcode},
+                          {"bound_by", std::string(BoundByName(op.bound_by))},
+                          {"flops", op.flops},
+                          {"hbm_bytes", op.hbm_bytes}}}});
+      for (int u = 0; u < chip::kUnitCount; ++u) {
+        if (op.unit_cycles[u] <= 0) continue;
+        events.push_back({{"ph", "X"},
+                          {"name", op.name},
+                          {"pid", core},
+                          {"tid", u + 1},
+                          {"ts", Micros(r, op.start_cycle)},
+                          {"dur", Micros(r, op.unit_cycles[u])}});
+      }
+    }
+  }
+  ordered_json j;
+  j["traceEvents"] = std::move(events);
+  j["displayTimeUnit"] = "ns";
+  return j.dump() + "\n";
+}
+
+}  // namespace tpusim::timing

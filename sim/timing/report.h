@@ -1,0 +1,33 @@
+// Writers for a TimingResult: the terminal op profile, the JSON metrics and
+// the Perfetto/Chrome trace.
+#ifndef TPUSIM_SIM_TIMING_REPORT_H_
+#define TPUSIM_SIM_TIMING_REPORT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "sim/timing/timing.h"
+
+namespace tpusim::timing {
+
+/// The top `limit` instructions by total time (loop iterations of one
+/// instruction summed), like the TPU profiler's op profile: name, opcode,
+/// executions, cycles, µs, FLOPs, HBM bytes, achieved fraction of peak FLOP/s
+/// and of HBM bandwidth, and what bound it (the most frequent binding unit
+/// over its executions). Ends with a totals line.
+std::string FormatOpTable(const TimingResult& result, int64_t limit = 20);
+
+/// JSON: chip, module, clock_hz, tensorcores, cycles, time_us, flops,
+/// hbm_bytes, and ops[] with name, opcode, start_cycle, cycles, flops,
+/// hbm_bytes, bound_by. Deterministic: same result, same bytes.
+std::string TimingJson(const TimingResult& result);
+
+/// Chrome trace-event JSON (loads in ui.perfetto.dev): one process per
+/// TensorCore with an "instructions" track and one track per unit (MXU, VPU,
+/// transpose, HBM, VMEM, DMA) showing each instruction's busy time.
+/// Timestamps in µs.
+std::string TimingTraceJson(const TimingResult& result);
+
+}  // namespace tpusim::timing
+
+#endif  // TPUSIM_SIM_TIMING_REPORT_H_

@@ -1,0 +1,126 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/arch/chip_config.h"
+#include "sim/arch/preset_loader.h"
+#include "sim/chip/core_cost.h"
+#include "sim/chip/memory.h"
+#include "sim/chip/mxu.h"
+#include "sim/chip/vector_unit.h"
+
+namespace tpusim::chip {
+namespace {
+
+const std::string kModels = TPUSIM_MODELS_DIR;
+
+arch::ChipConfig Load(const std::string& name) {
+  StatusOr<arch::ChipConfig> c = arch::LoadChipPreset(name, kModels);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return c.ok() ? *c : arch::ChipConfig{};
+}
+
+// tiny-chip: 1 TC, 1 MXU of 2x2, vregs of 2x4, 1 ALU, 1 XLU at 8 cycles/vreg,
+// 1 GHz, HBM 16 B/cycle with 32 B granularity, VMEM 64 B/cycle and 64 KiB.
+arch::ChipConfig Tiny() { return Load(kModels + "/test/tiny-chip.yaml"); }
+
+TEST(Mxu, TilesCoverPaddedContractionAndColumnsPerPass) {
+  Mxu mxu(Tiny());
+  // k = 3 -> 2 tiles of depth 2; n = 5 -> 3 tiles of 2 columns.
+  EXPECT_EQ(mxu.WeightTiles({.batch = 1, .m = 4, .k = 3, .n = 5}), 6);
+  EXPECT_EQ(mxu.WeightTiles({.batch = 2, .m = 4, .k = 3, .n = 5, .passes = 6}), 72);
+  // int8 at rate 2: a tile is 4 deep.
+  EXPECT_EQ(mxu.WeightTiles({.batch = 1, .m = 4, .k = 4, .n = 2, .input = MxuInput::kInt8}), 1);
+}
+
+TEST(Mxu, TileStreamsRowsPaddedToWholeVregsPlusOneFillAndDrain) {
+  Mxu mxu(Tiny());
+  // m = 5 pads to 6 rows (sublanes 2); 6 tiles x 6 cycles + fill 2 + drain 2.
+  EXPECT_EQ(mxu.MatmulCycles({.batch = 1, .m = 5, .k = 3, .n = 5}), 6 * 6 + 4);
+  // m = 1 pads to 2 rows.
+  EXPECT_EQ(mxu.MatmulCycles({.batch = 1, .m = 1, .k = 2, .n = 2}), 2 + 4);
+  EXPECT_EQ(mxu.MatmulCycles({.batch = 1, .m = 0, .k = 2, .n = 2}), 0);
+}
+
+TEST(Mxu, HighestIsSixTimesTheDefaultPasses) {
+  Mxu mxu(Load("tpu-v5e"));
+  const MatmulWork one{.batch = 1, .m = 1024, .k = 1024, .n = 1024, .passes = 1};
+  MatmulWork six = one;
+  six.passes = 6;
+  EXPECT_EQ(mxu.WeightTiles(six), 6 * mxu.WeightTiles(one));
+}
+
+TEST(Mxu, LargeSquareMatmulReachesEveryPresetPeakWithinOnePercent) {
+  for (const char* name : {"tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7x"}) {
+    const arch::ChipConfig chip = Load(name);
+    Mxu mxu(chip);
+    const int64_t n = 16384;
+    const int64_t cycles = mxu.MatmulCycles({.batch = 1, .m = n, .k = n, .n = n});
+    const double flops_per_core =
+        2.0 * n * n * n / (static_cast<double>(cycles) / chip.clock.value());
+    const double peak_per_core =
+        static_cast<double>(chip.peak.bf16.value()) / chip.tensorcores_per_chip;
+    EXPECT_NEAR(flops_per_core / peak_per_core, 1.0, 0.01) << name;
+  }
+}
+
+TEST(Vpu, CostClassesAndAlus) {
+  Vpu vpu(Tiny());
+  EXPECT_EQ(vpu.vreg_elements(), 8);
+  EXPECT_EQ(vpu.Cycles({.cheap_ops = 3, .medium_ops = 2, .transcendental_ops = 1}), 3 + 8 + 16);
+  Vpu v5e(Load("tpu-v5e"));  // 4 ALUs per slot
+  EXPECT_EQ(v5e.Cycles({.cheap_ops = 9}), 3);
+}
+
+TEST(Xlu, VregsSpreadOverUnits) {
+  EXPECT_EQ(Xlu(Tiny()).Cycles(3), 24);
+  EXPECT_EQ(Xlu(Load("tpu-v5e")).Cycles(3), 12);  // 2 XLUs x 8 cycles/vreg
+}
+
+TEST(Hbm, AccessesRoundUpToGranularityAndBandwidthSetsCycles) {
+  Hbm hbm(Tiny());
+  EXPECT_EQ(hbm.AccessBytes(0), 0);
+  EXPECT_EQ(hbm.AccessBytes(1), 32);
+  EXPECT_EQ(hbm.AccessBytes(64), 64);
+  EXPECT_EQ(hbm.Cycles(160), 10);
+  EXPECT_EQ(hbm.Cycles(161), 11);
+}
+
+TEST(Hbm, ChipBandwidthIsSharedByTensorCores) {
+  const arch::ChipConfig v4 = Load("tpu-v4");  // 2 TCs, 1200 GB/s, 1.05 GHz
+  EXPECT_EQ(Hbm(v4).Cycles(600'000'000), 1'050'000'000 / 1000);
+}
+
+TEST(Vmem, MatmulThatFitsMovesEachByteOnce) {
+  Vmem vmem(Tiny());  // 64 KiB, 32 KiB usable
+  EXPECT_EQ(vmem.StreamedMatmulBytes(
+                {.lhs_bytes = 1000, .rhs_bytes = 2000, .out_bytes = 500, .m = 10, .n = 10}),
+            3500);
+  // Both operands too large: 128x128 f32 blocks (4 x 256^2 > 16 KiB), lhs read
+  // ceil(1000/128) = 8 times, rhs ceil(600/128) = 5 times.
+  EXPECT_EQ(vmem.StreamedMatmulBytes(
+                {.lhs_bytes = 40000, .rhs_bytes = 50000, .out_bytes = 7, .m = 600, .n = 1000}),
+            40000 * 8 + 50000 * 5 + 7);
+  EXPECT_EQ(vmem.Cycles(64), 1);
+}
+
+TEST(CoreCost, EachUnitAnswersForItsOwnWork) {
+  CoreCost cost(Tiny());
+  CoreWork work;
+  work.matmuls.push_back({.batch = 1, .m = 2, .k = 2, .n = 2});
+  work.vector = {.cheap_ops = 5, .xlu_vregs = 1};
+  work.hbm_bytes = 32;
+  work.vmem_bytes = 128;
+  work.dma_bytes = 16;
+  const UnitCycles busy = cost.Busy(work);
+  EXPECT_EQ(busy[static_cast<int>(Unit::kMxu)], 2 + 4);
+  EXPECT_EQ(busy[static_cast<int>(Unit::kVpu)], 5);
+  EXPECT_EQ(busy[static_cast<int>(Unit::kXlu)], 8);
+  EXPECT_EQ(busy[static_cast<int>(Unit::kHbm)], 2);
+  EXPECT_EQ(busy[static_cast<int>(Unit::kVmem)], 2);
+  EXPECT_EQ(busy[static_cast<int>(Unit::kDma)], 10 + 1);
+  EXPECT_EQ(UnitName(Unit::kXlu), "transpose");
+}
+
+}  // namespace
+}  // namespace tpusim::chip

@@ -1,0 +1,204 @@
+// The SystemC engine end to end: layout effects, async overlap, megacore,
+// the one-run-per-process rule, and the report writers. Each TEST runs in its
+// own process (one SystemC run each).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/chip/work.h"
+#include "sim/timing/report.h"
+#include "sim/timing/timing.h"
+#include "tests/timing/timing_test_util.h"
+
+namespace tpusim::timing {
+namespace {
+
+int Unit(chip::Unit u) { return static_cast<int>(u); }
+
+TEST(Engine, MinorToMajorSwapCopyCostsReadPlusWriteAndUsesTheTransposeUnit) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto swap = Parse(R"(HloModule swap
+ENTRY e {
+  p = f32[4096,4096]{1,0:T(8,128)} parameter(0)
+  ROOT c = f32[4096,4096]{0,1:T(8,128)} copy(p)
+})");
+  auto same = Parse(R"(HloModule same
+ENTRY e {
+  p = f32[4096,4096]{1,0:T(8,128)} parameter(0)
+  ROOT c = f32[4096,4096]{1,0:T(8,128)} copy(p)
+})");
+  ASSERT_NE(swap, nullptr);
+  ASSERT_NE(same, nullptr);
+  const std::vector<SimulationJob> jobs = {{swap.get(), &v5e, {}}, {same.get(), &v5e, {}}};
+  auto r = SimulateBatch(jobs);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const OpRecord& s = (*r)[0].ops.at(0);
+  const OpRecord& n = (*r)[1].ops.at(0);
+  const int64_t bytes = 2LL * 4096 * 4096 * 4;  // read one layout, write the other
+  EXPECT_EQ(s.hbm_bytes, bytes);
+  const double read_write_cycles =
+      static_cast<double>(bytes) * v5e.clock.value() / v5e.hbm.bandwidth.value();
+  EXPECT_GE(static_cast<double>(s.cycles), read_write_cycles);
+  EXPECT_EQ(s.unit_cycles[Unit(chip::Unit::kXlu)],
+            4096 * 4096 / 1024 * 8 / 2);  // vregs x 8 cycles / 2 XLUs
+  EXPECT_EQ(n.unit_cycles[Unit(chip::Unit::kXlu)], 0);
+  EXPECT_GT(s.cycles, n.cycles - 1);
+}
+
+TEST(Engine, TransposeBoundWhenHbmIsFast) {
+  // With HBM and VMEM made fast, the same relayout is bound by the transpose unit.
+  const arch::ChipConfig fast =
+      Preset("tpu-v5e", {"hbm.bandwidth=100TB/s", "vmem.bandwidth=1000TB/s"});
+  auto swap = Parse(R"(HloModule swap
+ENTRY e {
+  p = f32[4096,4096]{1,0:T(8,128)} parameter(0)
+  ROOT c = f32[4096,4096]{0,1:T(8,128)} copy(p)
+})");
+  ASSERT_NE(swap, nullptr);
+  auto r = SimulateModule(*swap, fast, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->ops.at(0).bound_by, BoundBy::kTranspose);
+}
+
+TEST(Engine, AsyncCopyOverlapsTheKernelsScheduledBetweenStartAndDone) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto module = Parse(R"(HloModule overlap, is_scheduled=true
+ENTRY e {
+  big = f32[1024,1024]{1,0} parameter(0)
+  x = bf16[4096,4096]{1,0} parameter(1)
+  cs = (f32[1024,1024]{1,0:S(1)}, f32[1024,1024]{1,0}, u32[]) copy-start(big)
+  d = bf16[4096,4096]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  cd = f32[1024,1024]{1,0:S(1)} copy-done(cs)
+  ROOT t = (bf16[4096,4096]{1,0}, f32[1024,1024]{1,0:S(1)}) tuple(d, cd)
+})");
+  ASSERT_NE(module, nullptr);
+  auto r = SimulateModule(*module, v5e, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->ops.size(), 3u);
+  const OpRecord& start = r->ops[0];
+  const OpRecord& dot = r->ops[1];
+  const OpRecord& done = r->ops[2];
+  EXPECT_EQ(start.opcode, "copy-start");
+  EXPECT_EQ(start.cycles, 0);
+  // The copy reads 4 MiB from HBM into VMEM: shorter than the dot, so done does not wait.
+  EXPECT_EQ(start.hbm_bytes, 1024 * 1024 * 4);
+  EXPECT_LT(start.unit_cycles[Unit(chip::Unit::kDma)], dot.cycles);
+  EXPECT_EQ(done.cycles, 0);
+  EXPECT_EQ(r->cycles, dot.cycles);
+}
+
+TEST(Engine, CopyDoneWaitsForAnUnfinishedCopy) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto module = Parse(R"(HloModule wait, is_scheduled=true
+ENTRY e {
+  big = f32[4096,4096]{1,0} parameter(0)
+  cs = (f32[4096,4096]{1,0}, f32[4096,4096]{1,0}, u32[]) copy-start(big)
+  cd = f32[4096,4096]{1,0} copy-done(cs)
+  ROOT n = f32[4096,4096]{1,0} negate(cd)
+})");
+  ASSERT_NE(module, nullptr);
+  auto r = SimulateModule(*module, v5e, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->ops.size(), 3u);
+  const int64_t dma = r->ops[0].unit_cycles[Unit(chip::Unit::kDma)];
+  EXPECT_EQ(dma, v5e.overhead.dma_start.value() +
+                     (2LL * 4096 * 4096 * 4 * v5e.clock.value() + v5e.hbm.bandwidth.value() - 1) /
+                         v5e.hbm.bandwidth.value());
+  EXPECT_EQ(r->ops[1].cycles, dma);
+  EXPECT_EQ(r->ops[1].bound_by, BoundBy::kDma);
+  EXPECT_EQ(r->ops[2].start_cycle, dma);
+}
+
+TEST(Engine, MegacoreRunsBothTensorCoresInStep) {
+  const arch::ChipConfig v4 = Preset("tpu-v4");
+  auto module = Parse(R"(HloModule mc
+ENTRY e {
+  a = bf16[8192,8192]{1,0} parameter(0)
+  d = bf16[8192,8192]{1,0} dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT n = bf16[8192,8192]{1,0} negate(d)
+})");
+  ASSERT_NE(module, nullptr);
+  auto r = SimulateModule(*module, v4, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->tensorcores, 2);
+  ASSERT_EQ(r->ops.size(), 2u);
+  // Half of 64 x 64 tiles per core over 4 MXUs, 8192 rows each, + fill/drain.
+  EXPECT_EQ(r->ops[0].unit_cycles[Unit(chip::Unit::kMxu)], 64 * 32 / 4 * 8192 + 256);
+  EXPECT_EQ(r->ops[1].start_cycle, r->ops[0].cycles);
+  EXPECT_EQ(r->cycles, r->ops[0].cycles + r->ops[1].cycles);
+}
+
+TEST(Engine, RunsOncePerProcess) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto module =
+      Parse("HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n");
+  ASSERT_NE(module, nullptr);
+  ASSERT_TRUE(SimulateModule(*module, v5e, {}).ok());
+  auto again = SimulateModule(*module, v5e, {});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(Engine, InputErrorsDoNotUseUpTheRun) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto bad = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[8,8] parameter(0)
+  ROOT d = f32[8,8] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32
+})");
+  auto good =
+      Parse("HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n");
+  ASSERT_NE(bad, nullptr);
+  ASSERT_NE(good, nullptr);
+  auto failed = SimulateModule(*bad, v5e, {});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("test.hlo:4:3"), std::string::npos);
+  EXPECT_TRUE(SimulateModule(*good, v5e, {}).ok());
+}
+
+TEST(Report, JsonTraceAndTableDescribeTheRun) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto module = Parse(R"(HloModule report
+ENTRY e {
+  a = bf16[1024,1024]{1,0} parameter(0)
+  d = bf16[1024,1024]{1,0} dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT e = bf16[1024,1024]{1,0} exponential(d)
+})");
+  ASSERT_NE(module, nullptr);
+  auto r = SimulateModule(*module, v5e, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+
+  const nlohmann::json j = nlohmann::json::parse(TimingJson(*r));
+  EXPECT_EQ(j["chip"], "tpu-v5e");
+  EXPECT_EQ(j["cycles"], r->cycles);
+  EXPECT_DOUBLE_EQ(j["time_us"].get<double>(), r->time_us);
+  EXPECT_EQ(j["flops"], 2LL * 1024 * 1024 * 1024 + 1024 * 1024);
+  EXPECT_EQ(j["hbm_bytes"], r->hbm_bytes);
+  ASSERT_EQ(j["ops"].size(), 2u);
+  EXPECT_EQ(j["ops"][0]["name"], "d");
+  EXPECT_EQ(j["ops"][0]["opcode"], "dot");
+  EXPECT_EQ(j["ops"][0]["bound_by"], "MXU");
+  EXPECT_EQ(j["ops"][1]["start_cycle"], r->ops[0].cycles);
+  for (const char* key : {"start_cycle", "cycles", "flops", "hbm_bytes"})
+    EXPECT_TRUE(j["ops"][1].contains(key));
+
+  const nlohmann::json t = nlohmann::json::parse(TimingTraceJson(*r));
+  int unit_tracks = 0;
+  int mxu_slices = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["tid"] != 0) ++unit_tracks;
+    if (e["ph"] == "X" && e["tid"] == 1 + Unit(chip::Unit::kMxu)) ++mxu_slices;
+  }
+  EXPECT_EQ(unit_tracks, chip::kUnitCount);
+  EXPECT_EQ(mxu_slices, 1);
+
+  const std::string table = FormatOpTable(*r);
+  EXPECT_NE(table.find("bound by"), std::string::npos);
+  EXPECT_NE(table.find("MXU"), std::string::npos);
+  EXPECT_LT(table.find("\nd "), table.find("\ne "));  // the dot takes longer: listed first
+}
+
+}  // namespace
+}  // namespace tpusim::timing

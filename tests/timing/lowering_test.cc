@@ -1,0 +1,360 @@
+// Lowering without the engine: buffer sizes from layouts, what each
+// instruction asks of each unit, loop trip counts.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/chip/core_cost.h"
+#include "sim/chip/mxu.h"
+#include "sim/hlo/computation.h"
+#include "sim/hlo/parser.h"
+#include "sim/timing/hlo_helpers.h"
+#include "sim/timing/kernel_cost.h"
+#include "sim/timing/layout_bytes.h"
+#include "sim/timing/program.h"
+#include "tests/timing/timing_test_util.h"
+
+namespace tpusim::timing {
+namespace {
+
+hlo::Shape ShapeOf(const std::string& text) {
+  auto s = hlo::ParseShape(text);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : hlo::Shape();
+}
+
+TEST(LayoutBytes, TilePadsTheMinorDimensions) {
+  EXPECT_EQ(PhysicalBytes(ShapeOf("f32[3,5]{1,0}")), 60);
+  EXPECT_EQ(PhysicalBytes(ShapeOf("f32[3,5]{1,0:T(8,128)}")), 8 * 128 * 4);
+  // Minor-to-major {0,1}: dimension 0 is minor, so [5 rows of 3] pads to [8, 128].
+  EXPECT_EQ(PhysicalBytes(ShapeOf("f32[3,5]{0,1:T(8,128)}")), 8 * 128 * 4);
+  EXPECT_EQ(PhysicalBytes(ShapeOf("f32[9,130]{1,0:T(8,128)}")), 16 * 256 * 4);
+  EXPECT_EQ(PhysicalBytes(ShapeOf("bf16[2,16,256]{2,1,0:T(8,128)(2,1)}")), 2 * 16 * 256 * 2);
+  // A rank-1 array under a 2-D tile sees a leading dimension of 1.
+  EXPECT_EQ(PhysicalBytes(ShapeOf("f32[5]{0:T(8,128)}")), 8 * 128 * 4);
+  EXPECT_EQ(PhysicalBytes(ShapeOf("(f32[3,5]{1,0:T(8,128)}, s8[7]{0})")), 4096 + 7);
+  EXPECT_EQ(PhysicalBytes(ShapeOf("pred[10]{0}")), 10);
+}
+
+TEST(LayoutBytes, ALayoutThatIsNoPermutationIsIgnored) {
+  hlo::Shape s(hlo::PrimitiveType::kF32, {3, 5});
+  s.mutable_layout().mutable_minor_to_major() = {5, 0};
+  EXPECT_EQ(PhysicalBytes(s), 60);
+  EXPECT_EQ(LaneDimension(s), 1);
+}
+
+TEST(LayoutBytes, VmemSpaceAndVregs) {
+  EXPECT_TRUE(InVmem(ShapeOf("f32[8,128]{1,0:T(8,128)S(1)}")));
+  EXPECT_FALSE(InVmem(ShapeOf("f32[8,128]{1,0:T(8,128)}")));
+  EXPECT_EQ(VregCount(ShapeOf("f32[3,5]"), 8, 128), 1);
+  EXPECT_EQ(VregCount(ShapeOf("f32[4,16,256]{2,1,0}"), 8, 128), 4 * 2 * 2);
+  EXPECT_EQ(VregCount(ShapeOf("f32[4,16,256]{1,2,0}"), 8, 128), 4 * 32 * 1);
+  EXPECT_EQ(VregCount(ShapeOf("f32[]"), 8, 128), 1);
+  EXPECT_EQ(VregCount(ShapeOf("f32[2049]"), 8, 128), 3);
+  EXPECT_EQ(LaneDimension(ShapeOf("f32[4,16]{0,1}")), 0);
+  EXPECT_EQ(SublaneDimension(ShapeOf("f32[4,16]{0,1}")), 1);
+}
+
+/// The cost of the ROOT of the entry computation of `text` on `chip`.
+KernelCost RootCost(const std::string& text, const arch::ChipConfig& chip) {
+  auto module = Parse(text);
+  if (module == nullptr) return {};
+  KernelCoster coster(chip);
+  auto cost = coster.Cost(*module->entry()->root());
+  EXPECT_TRUE(cost.ok()) << cost.status().message();
+  return cost.ok() ? *cost : KernelCost{};
+}
+
+TEST(KernelCost, TilePaddingShowsInHbmBytesExactly) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  // Read a padded f32[3,5] (one 4 KiB tile), write a padded f32[3,5].
+  const KernelCost tiled = RootCost(R"(HloModule m
+ENTRY e {
+  p = f32[3,5]{1,0:T(8,128)} parameter(0)
+  ROOT n = f32[3,5]{1,0:T(8,128)} negate(p)
+})",
+                                    v5e);
+  EXPECT_EQ(tiled.hbm_bytes, 2 * 8 * 128 * 4);
+  // Without tiles: 60 B each way, rounded up to the 512 B access granularity.
+  const KernelCost dense = RootCost(R"(HloModule m
+ENTRY e {
+  p = f32[3,5]{1,0} parameter(0)
+  ROOT n = f32[3,5]{1,0} negate(p)
+})",
+                                    v5e);
+  EXPECT_EQ(dense.hbm_bytes, 2 * 512);
+}
+
+TEST(KernelCost, VmemOperandsAddNoHbmBytes) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const KernelCost cost = RootCost(R"(HloModule m
+ENTRY e {
+  a = f32[256,256]{1,0:T(8,128)S(1)} parameter(0)
+  b = f32[256,256]{1,0:T(8,128)} parameter(1)
+  ROOT s = f32[256,256]{1,0:T(8,128)} add(a, b)
+})",
+                                   v5e);
+  EXPECT_EQ(cost.hbm_bytes, 2 * 256 * 256 * 4);  // b read, s written; a is in VMEM
+}
+
+TEST(KernelCost, FusionMovesOnlyItsBoundary) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const KernelCost cost = RootCost(R"(HloModule m
+fused {
+  x = f32[1024,1024]{1,0} parameter(0)
+  e = f32[1024,1024]{1,0} exponential(x)
+  m = f32[1024,1024]{1,0} multiply(e, e)
+  ROOT s = f32[1024,1024]{1,0} sine(m)
+}
+ENTRY e {
+  p = f32[1024,1024]{1,0} parameter(0)
+  ROOT f = f32[1024,1024]{1,0} fusion(p), kind=kLoop, calls=fused
+})",
+                                   v5e);
+  EXPECT_EQ(cost.hbm_bytes, 2 * 1024 * 1024 * 4);
+  EXPECT_EQ(cost.per_core.vector.cheap_ops, 1024);
+  EXPECT_EQ(cost.per_core.vector.medium_ops, 1024);
+  EXPECT_EQ(cost.per_core.vector.transcendental_ops, 1024);
+}
+
+TEST(KernelCost, HighestF32DotIsSixTimesTheDefaultPasses) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const auto dot = [&](const std::string& types, const std::string& extra) {
+    return RootCost(R"(HloModule m
+ENTRY e {
+  a = )" + types + R"([512,512]{1,0} parameter(0)
+  b = )" + types + R"([512,512]{1,0} parameter(1)
+  ROOT d = f32[512,512]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0})" +
+                        extra + R"(
+})",
+                    v5e);
+  };
+  const chip::Mxu mxu(v5e);
+  const KernelCost def = dot("f32", "");
+  const KernelCost high = dot("f32", ", operand_precision={high,high}");
+  const KernelCost highest = dot("f32", ", operand_precision={highest,highest}");
+  const KernelCost algo = dot("f32", ", algorithm=dot_bf16_bf16_f32_x6");
+  const KernelCost bf16 = dot("bf16", ", operand_precision={highest,highest}");
+  ASSERT_EQ(def.per_core.matmuls.size(), 1u);
+  const int64_t base = mxu.WeightTiles(def.per_core.matmuls[0]);
+  EXPECT_EQ(base, 4 * 4);
+  EXPECT_EQ(mxu.WeightTiles(high.per_core.matmuls[0]), 3 * base);
+  EXPECT_EQ(mxu.WeightTiles(highest.per_core.matmuls[0]), 6 * base);
+  EXPECT_EQ(mxu.WeightTiles(algo.per_core.matmuls[0]), 6 * base);
+  EXPECT_EQ(mxu.WeightTiles(bf16.per_core.matmuls[0]), base);  // bf16 operands: one piece
+  EXPECT_EQ(def.flops, 2LL * 512 * 512 * 512);
+}
+
+TEST(KernelCost, MinorDimensionSwapGoesThroughTheTransposeUnit) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const KernelCost swap = RootCost(R"(HloModule m
+ENTRY e {
+  p = f32[4096,4096]{1,0:T(8,128)} parameter(0)
+  ROOT c = f32[4096,4096]{0,1:T(8,128)} copy(p)
+})",
+                                   v5e);
+  EXPECT_EQ(swap.per_core.vector.xlu_vregs, 4096 * 4096 / 1024);
+  EXPECT_EQ(swap.hbm_bytes, 2LL * 4096 * 4096 * 4);
+  const KernelCost major = RootCost(R"(HloModule m
+ENTRY e {
+  p = f32[4,512,512]{2,1,0:T(8,128)} parameter(0)
+  ROOT c = f32[4,512,512]{2,0,1:T(8,128)} copy(p)
+})",
+                                    v5e);
+  EXPECT_EQ(major.per_core.vector.xlu_vregs, 0);  // lanes stay on dimension 2
+  const KernelCost transpose = RootCost(R"(HloModule m
+ENTRY e {
+  p = f32[256,512]{1,0} parameter(0)
+  ROOT t = f32[512,256]{1,0} transpose(p), dimensions={1,0}
+})",
+                                        v5e);
+  EXPECT_EQ(transpose.per_core.vector.xlu_vregs, 512 * 256 / 1024);
+}
+
+TEST(KernelCost, LaneReductionUsesTheTransposeUnit) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const KernelCost cost = RootCost(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[1024,1024]{1,0} parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[1024]{0} reduce(p, z), dimensions={1}, to_apply=add
+})",
+                                   v5e);
+  EXPECT_EQ(cost.per_core.vector.cheap_ops, 1024);
+  EXPECT_EQ(cost.per_core.vector.xlu_vregs, 1024 / 8);
+}
+
+TEST(KernelCost, Int8WeightsConvertedInAFusionAreReadAsInt8) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const KernelCost cost = RootCost(R"(HloModule m
+fused {
+  x = bf16[256,1024]{1,0} parameter(0)
+  w = s8[1024,2048]{1,0} parameter(1)
+  c = bf16[1024,2048]{1,0} convert(w)
+  ROOT d = bf16[256,2048]{1,0} dot(x, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+ENTRY e {
+  x = bf16[256,1024]{1,0} parameter(0)
+  w = s8[1024,2048]{1,0} parameter(1)
+  ROOT f = bf16[256,2048]{1,0} fusion(x, w), kind=kOutput, calls=fused
+})",
+                                   v5e);
+  EXPECT_EQ(cost.hbm_bytes, 256 * 1024 * 2 + 1024 * 2048 + 256 * 2048 * 2);
+  ASSERT_EQ(cost.per_core.matmuls.size(), 1u);
+  EXPECT_EQ(cost.per_core.matmuls[0].input, chip::MxuInput::kBf16);
+}
+
+TEST(KernelCost, MegacoreSplitsTheWorkAcrossTensorCores) {
+  const arch::ChipConfig v4 = Preset("tpu-v4");
+  const KernelCost cost = RootCost(R"(HloModule m
+ENTRY e {
+  a = bf16[1024,512]{1,0} parameter(0)
+  b = bf16[512,256]{1,0} parameter(1)
+  ROOT d = bf16[1024,256]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+                                   v4);
+  ASSERT_EQ(cost.per_core.matmuls.size(), 1u);
+  EXPECT_EQ(cost.per_core.matmuls[0].m, 512);
+  EXPECT_EQ(cost.per_core.hbm_bytes * 2, cost.hbm_bytes);
+}
+
+TEST(TripCount, CountedLoopWithConstantBounds) {
+  auto module = Parse(R"(HloModule m
+cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(3)
+  next = s32[] add(i, one)
+  x = f32[8] get-tuple-element(p), index=1
+  y = f32[8] exponential(x)
+  ROOT t = (s32[], f32[8]) tuple(next, y)
+}
+ENTRY e {
+  zero = s32[] constant(1)
+  x = f32[8] parameter(0)
+  t = (s32[], f32[8]) tuple(zero, x)
+  ROOT w = (s32[], f32[8]) while(t), condition=cond, body=body
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(KnownTripCount(*module->entry()->root()), 3);  // i = 1, 4, 7
+  auto program = LowerModule(*module, Preset("tpu-v5e"), TimingOptions{});
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  // Per trip: compare; add, exponential. Plus the final compare.
+  EXPECT_EQ(program->steps.size(), 3u * 3 + 1);
+}
+
+TEST(TripCount, UnrecognisedLoopTakesTheOptionDefault) {
+  auto module = Parse(R"(HloModule m
+cond {
+  p = (f32[]) parameter(0)
+  x = f32[] get-tuple-element(p), index=0
+  z = f32[] constant(0)
+  ROOT gt = pred[] compare(x, z), direction=GT
+}
+body {
+  p = (f32[]) parameter(0)
+  x = f32[] get-tuple-element(p), index=0
+  h = f32[] constant(0.5)
+  m = f32[] multiply(x, h)
+  ROOT t = (f32[]) tuple(m)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  t = (f32[]) tuple(x)
+  ROOT w = (f32[]) while(t), condition=cond, body=body
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(KnownTripCount(*module->entry()->root()), std::nullopt);
+  TimingOptions options;
+  options.default_trip_count = 5;
+  auto program = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(program.ok());
+  EXPECT_EQ(program->steps.size(), 5u * 2 + 1);
+  // A trip count given by name (e.g. from a functional run) wins.
+  options.trip_counts["w"] = 7;
+  auto given = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->steps.size(), 7u * 2 + 1);
+}
+
+TEST(Lowering, HugeTripCountsFailCleanlyOrCostNothing) {
+  const std::string loop = R"(HloModule m
+cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2000000000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  x = f32[8] get-tuple-element(p), index=1
+  ROOT t = (s32[], f32[8]) tuple(next, x)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  x = f32[8] parameter(0)
+  t = (s32[], f32[8]) tuple(zero, x)
+  ROOT w = (s32[], f32[8]) while(t), condition=cond, body=body
+})";
+  auto module = Parse(loop);
+  ASSERT_NE(module, nullptr);
+  TimingOptions options;
+  options.max_executed_instructions = 1000;
+  auto program = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(program.status().message().find("executed instructions"), std::string::npos);
+
+  // A loop whose iterations issue no work costs nothing, however many trips.
+  auto idle = Parse(R"(HloModule m
+cond {
+  p = (f32[8]) parameter(0)
+  ROOT c = pred[] constant(true)
+}
+body {
+  p = (f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(p), index=0
+  ROOT t = (f32[8]) tuple(x)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  t = (f32[8]) tuple(x)
+  ROOT w = (f32[8]) while(t), condition=cond, body=body
+})");
+  ASSERT_NE(idle, nullptr);
+  options.default_trip_count = 4'000'000'000'000;
+  auto empty = LowerModule(*idle, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(empty.ok()) << empty.status().message();
+  EXPECT_TRUE(empty->steps.empty());
+}
+
+TEST(Lowering, UnsupportedAlgorithmIsALocatedError) {
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[8,8] parameter(0)
+  ROOT d = f32[8,8] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32
+})");
+  ASSERT_NE(module, nullptr);
+  auto program = LowerModule(*module, Preset("tpu-v5e"), TimingOptions{});
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(program.status().message().find("test.hlo:4:3"), std::string::npos)
+      << program.status().message();
+}
+
+}  // namespace
+}  // namespace tpusim::timing

@@ -1,0 +1,40 @@
+// Helpers for timing tests: parse inline HLO, load presets by name.
+#ifndef TPUSIM_TESTS_TIMING_TIMING_TEST_UTIL_H_
+#define TPUSIM_TESTS_TIMING_TIMING_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/arch/chip_config.h"
+#include "sim/arch/preset_loader.h"
+#include "sim/hlo/module.h"
+#include "sim/hlo/parser.h"
+
+namespace tpusim::timing {
+
+inline std::unique_ptr<hlo::HloModule> Parse(const std::string& text) {
+  auto m = hlo::ParseHloModule(text, "test.hlo");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+inline arch::ChipConfig Preset(const std::string& name,
+                               const std::vector<std::string>& overrides = {}) {
+  auto c = arch::LoadChipPreset(name, TPUSIM_MODELS_DIR, overrides);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return c.ok() ? *c : arch::ChipConfig{};
+}
+
+/// The preset names in models/.
+inline std::vector<std::string> PresetNames() {
+  auto names = arch::ListPresets(TPUSIM_MODELS_DIR);
+  EXPECT_TRUE(names.ok());
+  return names.ok() ? *names : std::vector<std::string>{};
+}
+
+}  // namespace tpusim::timing
+
+#endif  // TPUSIM_TESTS_TIMING_TIMING_TEST_UTIL_H_
