@@ -146,11 +146,22 @@ StatusOr<Literal> CopyStart(EvalContext& ctx, const HloInstruction& inst, const 
 }
 
 /// async-start: runs the wrapped computation at once (when it finishes is a
-/// timing matter) and returns ((operands...), result, contexts...).
+/// timing matter) and returns ((operands...), result, contexts...). The
+/// `X-start` spelling (e.g. reduce-scatter-start) wraps no computation: the
+/// instruction itself carries X's attributes.
 StatusOr<Literal> AsyncStart(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   const HloComputation* wrapped = CalledComputation(inst, AttrId::kCalls);
-  if (wrapped == nullptr) return ctx.Error(inst, StatusCode::kInvalidArgument, "needs calls=");
-  TPUSIM_ASSIGN_OR_RETURN(Literal result, ctx.Call(*wrapped, ops));
+  StatusOr<Literal> started = Literal();
+  if (wrapped != nullptr) {
+    started = ctx.Call(*wrapped, ops);
+  } else if (inst.async_wrapped_opcode() && inst.shape().IsTuple() &&
+             inst.shape().tuple_size() >= 2) {
+    started = EvalCollectiveAs(ctx, inst, *inst.async_wrapped_opcode(),
+                               inst.shape().tuple_shapes(1), ops);
+  } else {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "needs calls=");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, std::move(started));
   std::vector<Literal> operands;
   for (const Literal* operand : ops) operands.push_back(*operand);
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
