@@ -41,6 +41,29 @@ Status GroupError(const hlo::HloModule& module, const HloInstruction& inst, std:
       module.ErrorAt(inst.location(), inst.OpcodeSpelling() + " " + inst.name() + ": " + what));
 }
 
+/// The group size an all-gather or reduce-scatter's shapes imply (the ratio
+/// of result to operand along its dimension), or 0 when they imply none.
+int64_t GroupSizeFromShapes(const HloInstruction& inst, HloOpcode opcode) {
+  const bool gather = opcode == HloOpcode::kAllGather || opcode == HloOpcode::kAllGatherStart;
+  if ((!gather && opcode != HloOpcode::kReduceScatter) || inst.operand_count() < 1 ||
+      inst.dimensions().size() != 1) {
+    return 0;
+  }
+  const hlo::Shape& operand = inst.operand(0)->shape();
+  // The -start forms hold the result at tuple element 1.
+  const hlo::Shape& result = inst.shape().IsTuple() && inst.shape().tuple_size() >= 2
+                                 ? inst.shape().tuple_shapes(1)
+                                 : inst.shape();
+  const int64_t dim = inst.dimensions()[0];
+  if (!operand.IsArray() || !result.IsArray() || dim < 0 || dim >= operand.rank() ||
+      dim >= result.rank()) {
+    return 0;
+  }
+  const int64_t big = gather ? result.dimensions(dim) : operand.dimensions(dim);
+  const int64_t small = gather ? operand.dimensions(dim) : result.dimensions(dim);
+  return small > 0 && big % small == 0 ? big / small : 0;
+}
+
 }  // namespace
 
 bool IsCollectiveOpcode(HloOpcode opcode) {
@@ -239,7 +262,12 @@ SpmdConfig SpmdConfig::CoveringModule(const hlo::HloModule& module) {
         ids.push_back(source);
         ids.push_back(target);
       }
-      if (ids.empty()) continue;
+      if (ids.empty()) {
+        // Empty groups hold every id: the shapes may say how many there are.
+        const int64_t size = GroupSizeFromShapes(*inst, opcode);
+        if (size == 0) continue;
+        ids.push_back(size - 1);
+      }
       const int64_t max_id = *std::max_element(ids.begin(), ids.end());
       switch (*mode) {
         case GroupMode::kCrossReplica:

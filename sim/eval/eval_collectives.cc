@@ -393,6 +393,9 @@ Status CheckPairs(EvalContext& ctx, const HloInstruction& inst,
 /// receives zeros.
 StatusOr<Literal> CollectivePermute(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
                                     const Shape& result_shape, Operands ops) {
+  if (ops.size() == 4 && ops[2]->shape().IsTuple()) {
+    return ctx.Unsupported(inst, "the in-place form (input, output, input and output offsets)");
+  }
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Shape> shapes, PerOperandShapes(ctx, inst, result_shape, ops));
   for (size_t k = 0; k < ops.size(); ++k) {
     if (!ops[k]->shape().Compatible(shapes[k])) {

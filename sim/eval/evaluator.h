@@ -62,7 +62,8 @@ struct SpmdConfig {
   static SpmdConfig FromModule(const hlo::HloModule& module);
   /// FromModule, with each count raised to the least that every device id the
   /// module's collectives name (replica groups, source-target pairs, send/recv
-  /// pairs) exists. For modules written for N devices without saying so in
+  /// pairs) exists, and that every all-gather and reduce-scatter with empty
+  /// groups has the group size its shapes imply. For modules written for N devices without saying so in
   /// the header, as XLA's own tests are (the count is passed beside them).
   static SpmdConfig CoveringModule(const hlo::HloModule& module);
 };
