@@ -452,23 +452,11 @@ StatusOr<std::pair<std::vector<std::pair<int64_t, int64_t>>, PeerDomain>> PointT
   return std::make_pair(std::move(*pairs), std::move(domain));
 }
 
-/// Sets element `index` of the async-style tuple `out` to `value`.
-Status SetElement(EvalContext& ctx, const HloInstruction& inst, Literal& out, int64_t index,
-                  Literal value) {
-  if (!out.shape().IsTuple() || out.tuple_size() <= index ||
-      !out.tuple_element(index).shape().Compatible(value.shape())) {
-    return ctx.Error(inst, StatusCode::kInvalidArgument,
-                     "result tuple does not match the operation's value");
-  }
-  out.mutable_tuple_element(index) = std::move(value);
-  return Status::Ok();
-}
-
 /// send: (data, context, token). Posts the data to every target of this
 /// device (none for a host transfer: the host is not simulated).
 StatusOr<Literal> Send(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
-  TPUSIM_RETURN_IF_ERROR(SetElement(ctx, inst, out, 0, *ops[0]));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, *ops[0]));
   if (inst.bool_attr(AttrId::kIsHostTransfer)) return out;
   TPUSIM_ASSIGN_OR_RETURN(auto p2p, PointToPoint(ctx, inst));
   const auto& [pairs, domain] = p2p;
@@ -496,7 +484,7 @@ StatusOr<Literal> Recv(EvalContext& ctx, const HloInstruction& inst) {
                           ctx.hub().PostReceive(inst, Channel(inst), source, ThisDevice(ctx)));
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
   TPUSIM_RETURN_IF_ERROR(
-      SetElement(ctx, inst, out, 1, Literal::CreateR0<uint32_t>(static_cast<uint32_t>(ticket))));
+      SetAsyncElement(ctx, inst, out, 1, Literal::CreateR0<uint32_t>(static_cast<uint32_t>(ticket))));
   return out;
 }
 
@@ -513,18 +501,8 @@ StatusOr<Literal> RecvDone(EvalContext& ctx, const HloInstruction& inst, const L
   TPUSIM_ASSIGN_OR_RETURN(std::optional<Literal> data,
                           ctx.hub().CompleteReceive(inst, ThisDevice(ctx), ticket));
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
-  if (data) TPUSIM_RETURN_IF_ERROR(SetElement(ctx, inst, out, 0, std::move(*data)));
+  if (data) TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, std::move(*data)));
   return out;
-}
-
-/// The result element `index` of an async tuple (the -done ops).
-StatusOr<Literal> Element(EvalContext& ctx, const HloInstruction& inst, const Literal& tuple,
-                          int64_t index) {
-  if (!tuple.shape().IsTuple() || tuple.tuple_size() <= index) {
-    return ctx.Error(inst, StatusCode::kInvalidArgument,
-                     "operand must be the tuple its -start op produced");
-  }
-  return tuple.tuple_element(index);
 }
 
 /// all-gather-start and collective-permute-start: (operand(s), result,
@@ -540,8 +518,8 @@ StatusOr<Literal> StartTuple(EvalContext& ctx, const HloInstruction& inst, HloOp
   std::vector<Literal> operands;
   for (const Literal* operand : ops) operands.push_back(*operand);
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
-  TPUSIM_RETURN_IF_ERROR(SetElement(ctx, inst, out, 0, Pack(std::move(operands))));
-  TPUSIM_RETURN_IF_ERROR(SetElement(ctx, inst, out, 1, std::move(result)));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, Pack(std::move(operands))));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 1, std::move(result)));
   return out;
 }
 
@@ -591,7 +569,7 @@ StatusOr<Literal> EvalCollective(EvalContext& ctx, const HloInstruction& inst, O
       return *ops[0];
     case HloOpcode::kAllGatherDone:
     case HloOpcode::kCollectivePermuteDone:
-      return Element(ctx, inst, *ops[0], 1);
+      return AsyncElement(ctx, inst, *ops[0], 1);
     case HloOpcode::kSend:
       return Send(ctx, inst, ops);
     case HloOpcode::kSendDone:

@@ -104,6 +104,17 @@ StatusOr<value::Literal> EvalCollectiveAs(EvalContext& ctx, const hlo::HloInstru
                                           hlo::HloOpcode opcode, const hlo::Shape& result_shape,
                                           Operands ops);
 
+/// The tuple element `index` of an async-style tuple operand (copy-done reads
+/// the destination at 0, the -done ops the result at 1), or an error naming
+/// `inst` when the operand is not such a tuple.
+StatusOr<value::Literal> AsyncElement(EvalContext& ctx, const hlo::HloInstruction& inst,
+                                      const value::Literal& tuple, int64_t index);
+/// Fills element `index` of an async-style tuple result, whose other elements
+/// (the u32/s32 contexts) stay zero unless set: an error naming `inst` when
+/// `value` does not fit there.
+Status SetAsyncElement(EvalContext& ctx, const hlo::HloInstruction& inst, value::Literal& tuple,
+                       int64_t index, value::Literal value);
+
 /// out[m, n] = lhs[m, k] x rhs[k, n] for 2-D arrays, with exactly dot's
 /// numerics under `inst`'s precision config and the context's mode: the
 /// contracting dimension k is what the MXU tiles. Convolution lowers to it.
