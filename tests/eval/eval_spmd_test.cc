@@ -634,5 +634,34 @@ ENTRY e {
   EXPECT_EQ(config.Device(13).partition_id, 3);
 }
 
+TEST(SpmdConfigTest, CoveringModuleTakesTheGroupSizeOfEmptyGroupsFromShapes) {
+  // all-gather f32[2] -> f32[6] over every replica: 3 replicas.
+  auto module = hlo::ParseHloModule(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT g = f32[6] all-gather(p), replica_groups={}, dimensions={0}
+})");
+  ASSERT_TRUE(module.ok());
+  EXPECT_EQ(SpmdConfig::CoveringModule(**module).replica_count, 3);
+  EXPECT_EQ(SpmdConfig::CoveringModule(**module).partition_count, 1);
+}
+
+TEST(SpmdCollectivePermute, SeveralOperandsPermuteTogether) {
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  id = u32[] replica-id()
+  x = s32[] convert(id)
+  ten = s32[] constant(10)
+  y = s32[] add(x, ten)
+  ROOT c = (s32[], s32[]) collective-permute(x, y), source_target_pairs={{0,1},{1,0}}
+})";
+  const std::vector<Literal> results = Spmd(text);
+  ASSERT_EQ(results.size(), 2u);
+  for (int32_t d = 0; d < 2; ++d) {
+    EXPECT_EQ(results[d].tuple_element(0), Literal::CreateR0<int32_t>(1 - d));
+    EXPECT_EQ(results[d].tuple_element(1), Literal::CreateR0<int32_t>(11 - d));
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::eval
