@@ -112,30 +112,6 @@ StatusOr<Literal> Map(EvalContext& ctx, const HloInstruction& inst, Operands ops
   return out;
 }
 
-/// The tuple element `index` of an async-style tuple operand (copy-done reads
-/// the destination at 0, async-done the result at 1).
-StatusOr<Literal> AsyncElement(EvalContext& ctx, const HloInstruction& inst, const Literal& tuple,
-                               int64_t index) {
-  if (!tuple.shape().IsTuple() || tuple.tuple_size() <= index) {
-    return ctx.Error(inst, StatusCode::kInvalidArgument,
-                     "operand must be the tuple its -start op produced");
-  }
-  return tuple.tuple_element(index);
-}
-
-/// Fills element `index` of an async-style tuple result, whose other elements
-/// (the u32/s32 contexts) stay zero: they carry no value a program can read.
-Status SetAsyncElement(EvalContext& ctx, const HloInstruction& inst, Literal& tuple, int64_t index,
-                       Literal value) {
-  if (!tuple.shape().IsTuple() || tuple.tuple_size() <= index ||
-      !tuple.tuple_element(index).shape().Compatible(value.shape())) {
-    return ctx.Error(inst, StatusCode::kInvalidArgument,
-                     "result tuple does not match the started operation");
-  }
-  tuple.mutable_tuple_element(index) = std::move(value);
-  return Status::Ok();
-}
-
 /// copy-start: (destination, source, context), both buffers holding the
 /// operand: the asynchronous copy is a timing matter.
 StatusOr<Literal> CopyStart(EvalContext& ctx, const HloInstruction& inst, const Literal& operand) {
@@ -146,11 +122,22 @@ StatusOr<Literal> CopyStart(EvalContext& ctx, const HloInstruction& inst, const 
 }
 
 /// async-start: runs the wrapped computation at once (when it finishes is a
-/// timing matter) and returns ((operands...), result, contexts...).
+/// timing matter) and returns ((operands...), result, contexts...). The
+/// `X-start` spelling (e.g. reduce-scatter-start) wraps no computation: the
+/// instruction itself carries X's attributes.
 StatusOr<Literal> AsyncStart(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   const HloComputation* wrapped = CalledComputation(inst, AttrId::kCalls);
-  if (wrapped == nullptr) return ctx.Error(inst, StatusCode::kInvalidArgument, "needs calls=");
-  TPUSIM_ASSIGN_OR_RETURN(Literal result, ctx.Call(*wrapped, ops));
+  StatusOr<Literal> started = Literal();
+  if (wrapped != nullptr) {
+    started = ctx.Call(*wrapped, ops);
+  } else if (inst.async_wrapped_opcode() && inst.shape().IsTuple() &&
+             inst.shape().tuple_size() >= 2) {
+    started = EvalCollectiveAs(ctx, inst, *inst.async_wrapped_opcode(),
+                               inst.shape().tuple_shapes(1), ops);
+  } else {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "needs calls=");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, std::move(started));
   std::vector<Literal> operands;
   for (const Literal* operand : ops) operands.push_back(*operand);
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
@@ -166,6 +153,26 @@ Literal DeviceIdScalar(int64_t id) {
 }
 
 }  // namespace
+
+StatusOr<Literal> AsyncElement(EvalContext& ctx, const HloInstruction& inst, const Literal& tuple,
+                               int64_t index) {
+  if (!tuple.shape().IsTuple() || tuple.tuple_size() <= index) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "operand must be the tuple its -start op produced");
+  }
+  return tuple.tuple_element(index);
+}
+
+Status SetAsyncElement(EvalContext& ctx, const HloInstruction& inst, Literal& tuple, int64_t index,
+                       Literal value) {
+  if (!tuple.shape().IsTuple() || tuple.tuple_size() <= index ||
+      !tuple.tuple_element(index).shape().Compatible(value.shape())) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "result tuple does not match the started operation");
+  }
+  tuple.mutable_tuple_element(index) = std::move(value);
+  return Status::Ok();
+}
 
 StatusOr<Literal> EvalControl(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   switch (inst.opcode()) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/eval/collective_hub.h"
 #include "sim/eval/kernels.h"
 #include "sim/value/element_type.h"
 
@@ -27,9 +28,10 @@ using value::Literal;
 struct ComputationPlan {
   /// unique_id of the computation's first instruction.
   int64_t base_id = 0;
-  /// Local indices of the instructions the root depends on (through operands
-  /// and control predecessors), operands first. Dead instructions are not
-  /// run: an unsupported op nobody reads must not fail the program.
+  /// Local indices of the instructions the root or a side-effecting
+  /// instruction depends on (through operands and control predecessors),
+  /// operands first. Dead instructions are not run: an unsupported op nobody
+  /// reads must not fail the program.
   std::vector<int64_t> order;
   /// For each local index, the position in `order` of its last reader; its
   /// value is dropped after that step to bound memory. -1: never read.
@@ -148,14 +150,42 @@ Kernel KernelFor(HloOpcode opcode) {
       return EvalGather;
     case HloOpcode::kScatter:
       return EvalScatter;
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+      return EvalCollective;
     default:
       return nullptr;
   }
 }
 
-/// Builds the plan of `computation`: an iterative depth-first walk from the
-/// root (iterative so that a long chain of instructions cannot overflow the
-/// stack), emitting each instruction after everything it depends on.
+/// True for instructions that must run even when nothing reads their value:
+/// a send whose data another device receives.
+bool HasSideEffect(const HloInstruction& inst) {
+  return inst.opcode() == HloOpcode::kSend || inst.opcode() == HloOpcode::kSendDone;
+}
+
+/// Builds the plan of `computation`. The instructions to run are those the
+/// root or a side-effecting instruction depends on (through operands and
+/// control predecessors). They run in text order as far as dependencies
+/// allow (each after everything it depends on), so that a scheduled module
+/// runs in its schedule: devices then post their sends before they wait for
+/// receives, as the program's author ordered them. Both walks are iterative
+/// depth-first searches, so that a long chain cannot overflow the stack.
 StatusOr<std::unique_ptr<ComputationPlan>> BuildPlan(const hlo::HloModule& module,
                                                      const HloComputation& computation) {
   auto plan = std::make_unique<ComputationPlan>();
@@ -170,38 +200,59 @@ StatusOr<std::unique_ptr<ComputationPlan>> BuildPlan(const hlo::HloModule& modul
 
   enum class Mark : uint8_t { kNew, kOpen, kDone };
   std::vector<Mark> mark(n, Mark::kNew);
-  // Each frame: an instruction and how many of its dependencies were pushed.
-  std::vector<std::pair<const HloInstruction*, size_t>> stack;
-  stack.emplace_back(computation.root(), 0);
-  mark[local(computation.root())] = Mark::kOpen;
-  while (!stack.empty()) {
-    auto& [inst, next] = stack.back();
-    const size_t operand_count = inst->operands().size();
-    const size_t dependency_count = operand_count + inst->control_predecessors().size();
-    if (next == dependency_count) {
-      mark[local(inst)] = Mark::kDone;
-      plan->order.push_back(local(inst));
-      stack.pop_back();
-      continue;
+  // Appends `start` to `order` after everything it depends on that is not
+  // already there. Each frame: an instruction and how many of its
+  // dependencies were pushed.
+  auto visit = [&](const HloInstruction* start, std::vector<int64_t>& order) -> Status {
+    if (mark[local(start)] == Mark::kDone) return Status::Ok();
+    std::vector<std::pair<const HloInstruction*, size_t>> stack;
+    stack.emplace_back(start, 0);
+    mark[local(start)] = Mark::kOpen;
+    while (!stack.empty()) {
+      auto& [inst, next] = stack.back();
+      const size_t operand_count = inst->operands().size();
+      const size_t dependency_count = operand_count + inst->control_predecessors().size();
+      if (next == dependency_count) {
+        mark[local(inst)] = Mark::kDone;
+        order.push_back(local(inst));
+        stack.pop_back();
+        continue;
+      }
+      const HloInstruction* dep = next < operand_count
+                                      ? inst->operand(static_cast<int64_t>(next))
+                                      : inst->control_predecessors()[next - operand_count];
+      ++next;
+      const int64_t d = local(dep);
+      if (d < 0 || d >= n || instructions[d].get() != dep) {
+        return InvalidArgument(module.ErrorAt(
+            inst->location(), inst->name() + " uses " + dep->name() + " from another computation"));
+      }
+      if (mark[d] == Mark::kOpen) {
+        return InvalidArgument(module.ErrorAt(
+            dep->location(), "instruction " + dep->name() + " depends on itself (a cycle)"));
+      }
+      if (mark[d] == Mark::kNew) {
+        mark[d] = Mark::kOpen;
+        stack.emplace_back(dep, 0);
+      }
     }
-    const HloInstruction* dep = next < operand_count
-                                    ? inst->operand(static_cast<int64_t>(next))
-                                    : inst->control_predecessors()[next - operand_count];
-    ++next;
-    const int64_t d = local(dep);
-    if (d < 0 || d >= n || instructions[d].get() != dep) {
-      return InvalidArgument(module.ErrorAt(
-          inst->location(), inst->name() + " uses " + dep->name() + " from another computation"));
-    }
-    if (mark[d] == Mark::kOpen) {
-      return InvalidArgument(module.ErrorAt(
-          dep->location(), "instruction " + dep->name() + " depends on itself (a cycle)"));
-    }
-    if (mark[d] == Mark::kNew) {
-      mark[d] = Mark::kOpen;
-      stack.emplace_back(dep, 0);
-    }
+    return Status::Ok();
+  };
+
+  // First walk: which instructions run.
+  std::vector<int64_t> live_order;
+  TPUSIM_RETURN_IF_ERROR(visit(computation.root(), live_order));
+  for (const auto& inst : instructions) {
+    if (HasSideEffect(*inst)) TPUSIM_RETURN_IF_ERROR(visit(inst.get(), live_order));
   }
+  // Second walk: the same instructions, in text order where dependencies allow.
+  std::vector<bool> live(n, false);
+  for (int64_t i : live_order) live[i] = true;
+  mark.assign(n, Mark::kNew);
+  for (int64_t i = 0; i < n; ++i) {
+    if (live[i]) TPUSIM_RETURN_IF_ERROR(visit(instructions[i].get(), plan->order));
+  }
+
   plan->last_use.assign(n, -1);
   for (size_t pos = 0; pos < plan->order.size(); ++pos) {
     for (const HloInstruction* operand : instructions[plan->order[pos]]->operands()) {
@@ -214,8 +265,8 @@ StatusOr<std::unique_ptr<ComputationPlan>> BuildPlan(const hlo::HloModule& modul
 }  // namespace
 
 EvalContext::EvalContext(const hlo::HloModule& module, const EvaluatorOptions& options,
-                         DeviceId device)
-    : module_(module), options_(options), device_(device) {}
+                         DeviceId device, CollectiveHub& hub)
+    : module_(module), options_(options), device_(device), hub_(hub) {}
 
 EvalContext::~EvalContext() = default;
 
@@ -283,6 +334,19 @@ StatusOr<Literal> Evaluator::Evaluate(const hlo::HloModule& module,
 
 StatusOr<Literal> Evaluator::Evaluate(const hlo::HloModule& module, std::span<const Literal> args,
                                       DeviceId device) const {
+  if (device.replica_id < 0 || device.partition_id < 0) {
+    return InvalidArgument(module.filename() + ": negative device id");
+  }
+  SpmdConfig config = SpmdConfig::FromModule(module);
+  config.replica_count = std::max(config.replica_count, device.replica_id + 1);
+  config.partition_count = std::max(config.partition_count, device.partition_id + 1);
+  CollectiveHub hub(module, config, {config.DeviceIndex(device)});
+  return EvaluateOnDevice(module, options_, device, hub, args);
+}
+
+StatusOr<Literal> EvaluateOnDevice(const hlo::HloModule& module, const EvaluatorOptions& options,
+                                   DeviceId device, CollectiveHub& hub,
+                                   std::span<const Literal> args) {
   const HloComputation* entry = module.entry();
   if (entry == nullptr) return InvalidArgument(module.filename() + ": module has no entry");
   if (static_cast<int64_t>(args.size()) != entry->parameter_count()) {
@@ -302,7 +366,7 @@ StatusOr<Literal> Evaluator::Evaluate(const hlo::HloModule& module, std::span<co
     }
     arg_ptrs.push_back(&args[i]);
   }
-  EvalContext context(module, options_, device);
+  EvalContext context(module, options, device, hub);
   return context.Call(*entry, arg_ptrs);
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "sim/base/status.h"
 #include "sim/hlo/module.h"
@@ -48,8 +49,35 @@ struct DeviceId {
   int64_t partition_id = 0;
 };
 
+/// The devices of an SPMD program: replica_count x partition_count of them.
+/// Device d is replica d / partition_count, partition d % partition_count
+/// (d = replica * partition_count + partition), XLA's default device
+/// assignment; `use_global_device_ids` groups name devices by this number.
+struct SpmdConfig {
+  int64_t replica_count = 1;
+  int64_t partition_count = 1;
+
+  int64_t device_count() const { return replica_count * partition_count; }
+  int64_t DeviceIndex(DeviceId id) const { return id.replica_id * partition_count + id.partition_id; }
+  DeviceId Device(int64_t index) const {
+    return {index / partition_count, index % partition_count};
+  }
+
+  /// The module header's `replica_count` and `num_partitions` (1 when absent).
+  static SpmdConfig FromModule(const hlo::HloModule& module);
+  /// FromModule, with each count raised to the least that every device id the
+  /// module's collectives name (replica groups, source-target pairs, send/recv
+  /// pairs) exists, and that every all-gather and reduce-scatter with empty
+  /// groups has the group size its shapes imply. For modules written for N devices without saying so in
+  /// the header, as XLA's own tests are (the count is passed beside them).
+  static SpmdConfig CoveringModule(const hlo::HloModule& module);
+};
+
 class Evaluator {
  public:
+  /// The most devices EvaluateSpmd runs (one thread each).
+  static constexpr int64_t kMaxSpmdDevices = 4096;
+
   explicit Evaluator(EvaluatorOptions options = {}) : options_(options) {}
 
   /// Evaluates the entry computation of `module` on device (replica 0,
@@ -60,9 +88,27 @@ class Evaluator {
   /// and its FILE:LINE:COL); kResourceExhausted for a value over max_bytes.
   StatusOr<value::Literal> Evaluate(const hlo::HloModule& module,
                                     std::span<const value::Literal> args) const;
-  /// Same, as the given device of an SPMD program.
+  /// Same, as the given device of an SPMD program evaluated alone: a
+  /// collective whose group is this device only runs; one that needs other
+  /// devices is kFailedPrecondition (use EvaluateSpmd).
   StatusOr<value::Literal> Evaluate(const hlo::HloModule& module,
                                     std::span<const value::Literal> args, DeviceId device) const;
+
+  /// Evaluates the entry computation on every device of `config`, each on
+  /// its own thread, with collectives exchanging data between devices as XLA
+  /// defines them (docs/evaluator.md, "SPMD"). `args[d]` are device d's
+  /// parameters; the result has one value per device, in device order.
+  /// Deterministic: results do not depend on thread timing. Errors: those of
+  /// Evaluate (the first device to fail stops the others), a wrong number of
+  /// argument lists (kInvalidArgument), and a collective that can never
+  /// complete (kFailedPrecondition naming the instruction and the devices
+  /// that did not arrive) instead of a hang.
+  StatusOr<std::vector<value::Literal>> EvaluateSpmd(
+      const hlo::HloModule& module, SpmdConfig config,
+      std::span<const std::vector<value::Literal>> args) const;
+  /// Same, with the device counts of the module header (SpmdConfig::FromModule).
+  StatusOr<std::vector<value::Literal>> EvaluateSpmd(
+      const hlo::HloModule& module, std::span<const std::vector<value::Literal>> args) const;
 
   /// True when the evaluator has a kernel for `opcode`, so a harness can report
   /// an unsupported program before running it. A kernel may still reject some

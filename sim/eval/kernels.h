@@ -26,17 +26,22 @@ using Operands = std::span<const value::Literal* const>;
 
 /// How one computation is run; defined in evaluator.cc.
 struct ComputationPlan;
+class CollectiveHub;
 
 /// What a kernel may use while evaluating one instruction on one device.
 class EvalContext {
  public:
-  EvalContext(const hlo::HloModule& module, const EvaluatorOptions& options, DeviceId device);
+  /// `hub`: where this device meets the others for collectives.
+  EvalContext(const hlo::HloModule& module, const EvaluatorOptions& options, DeviceId device,
+              CollectiveHub& hub);
   ~EvalContext();
   EvalContext(const EvalContext&) = delete;
   EvalContext& operator=(const EvalContext&) = delete;
 
   const EvaluatorOptions& options() const { return options_; }
   DeviceId device() const { return device_; }
+  CollectiveHub& hub() const { return hub_; }
+  const hlo::HloModule& module() const { return module_; }
 
   /// Evaluates `computation` with `args` as its parameters (call, fusion,
   /// while, conditional, map and reducers all come through here).
@@ -59,11 +64,19 @@ class EvalContext {
   const EvaluatorOptions& options_;
   /// Read by replica-id and partition-id.
   DeviceId device_;
+  /// Shared with the other devices' contexts; the only shared mutable state.
+  CollectiveHub& hub_;
   /// Evaluation order and value lifetimes of each computation, computed on
   /// its first call and reused (a while body runs many times). Looked up by
   /// address, never iterated, so its order cannot leak into results.
   std::unordered_map<const hlo::HloComputation*, std::unique_ptr<ComputationPlan>> plans_;
 };
+
+/// Evaluates the entry computation of `module` as `device`, meeting the other
+/// devices at `hub`: the body of Evaluate and of each device of EvaluateSpmd.
+StatusOr<value::Literal> EvaluateOnDevice(const hlo::HloModule& module,
+                                          const EvaluatorOptions& options, DeviceId device,
+                                          CollectiveHub& hub, std::span<const value::Literal> args);
 
 /// One kernel family: evaluates `inst` (whose opcode the family owns) given
 /// its operand values.
@@ -82,6 +95,25 @@ StatusOr<value::Literal> EvalConvolution(EvalContext&, const hlo::HloInstruction
 StatusOr<value::Literal> EvalCustomCall(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalGather(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalScatter(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalCollective(EvalContext&, const hlo::HloInstruction&, Operands);
+
+/// Runs collective `opcode` with `inst`'s attributes, producing a value of
+/// `result_shape`: the collective kernels' entry for the async wrappers spelled
+/// `X-start` (async-start wrapping X with no computation of its own).
+StatusOr<value::Literal> EvalCollectiveAs(EvalContext& ctx, const hlo::HloInstruction& inst,
+                                          hlo::HloOpcode opcode, const hlo::Shape& result_shape,
+                                          Operands ops);
+
+/// The tuple element `index` of an async-style tuple operand (copy-done reads
+/// the destination at 0, the -done ops the result at 1), or an error naming
+/// `inst` when the operand is not such a tuple.
+StatusOr<value::Literal> AsyncElement(EvalContext& ctx, const hlo::HloInstruction& inst,
+                                      const value::Literal& tuple, int64_t index);
+/// Fills element `index` of an async-style tuple result, whose other elements
+/// (the u32/s32 contexts) stay zero unless set: an error naming `inst` when
+/// `value` does not fit there.
+Status SetAsyncElement(EvalContext& ctx, const hlo::HloInstruction& inst, value::Literal& tuple,
+                       int64_t index, value::Literal value);
 
 /// out[m, n] = lhs[m, k] x rhs[k, n] for 2-D arrays, with exactly dot's
 /// numerics under `inst`'s precision config and the context's mode: the
@@ -114,6 +146,9 @@ class Combiner {
   /// acc = f(acc, inputs at `offset`).
   Status Combine(Operands inputs, int64_t offset);
   const value::Literal& acc(size_t k) const { return acc_[k]; }
+  /// Set when the reducer is a plain binary op: then whole arrays can be
+  /// combined with ApplyBinaryInPlace, with the same numerics as Combine.
+  std::optional<hlo::HloOpcode> simple_opcode() const { return simple_; }
 
  private:
   /// For Call and error messages.

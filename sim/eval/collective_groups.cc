@@ -1,0 +1,294 @@
+#include "sim/eval/collective_groups.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+#include "sim/hlo/computation.h"
+#include "sim/hlo/module.h"
+
+namespace tpusim::eval {
+
+using hlo::AttrId;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+namespace {
+
+constexpr std::string_view kSendRecvPairsAttribute = "_xla_send_recv_source_target_pairs";
+
+bool HasChannel(const HloInstruction& inst) {
+  const std::optional<int64_t> channel = inst.int_attr(AttrId::kChannelId);
+  return channel.has_value() && *channel != 0;
+}
+
+/// The ops whose instruction has a use_global_device_ids field in XLA.
+bool HasGlobalDeviceIdsField(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kReduceScatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status GroupError(const hlo::HloModule& module, const HloInstruction& inst, std::string what) {
+  return InvalidArgument(
+      module.ErrorAt(inst.location(), inst.OpcodeSpelling() + " " + inst.name() + ": " + what));
+}
+
+/// The group size an all-gather or reduce-scatter's shapes imply (the ratio
+/// of result to operand along its dimension), or 0 when they imply none.
+int64_t GroupSizeFromShapes(const HloInstruction& inst, HloOpcode opcode) {
+  const bool gather = opcode == HloOpcode::kAllGather || opcode == HloOpcode::kAllGatherStart;
+  if ((!gather && opcode != HloOpcode::kReduceScatter) || inst.operand_count() < 1 ||
+      inst.dimensions().size() != 1) {
+    return 0;
+  }
+  const hlo::Shape& operand = inst.operand(0)->shape();
+  // The -start forms hold the result at tuple element 1.
+  const hlo::Shape& result = inst.shape().IsTuple() && inst.shape().tuple_size() >= 2
+                                 ? inst.shape().tuple_shapes(1)
+                                 : inst.shape();
+  const int64_t dim = inst.dimensions()[0];
+  if (!operand.IsArray() || !result.IsArray() || dim < 0 || dim >= operand.rank() ||
+      dim >= result.rank()) {
+    return 0;
+  }
+  const int64_t big = gather ? result.dimensions(dim) : operand.dimensions(dim);
+  const int64_t small = gather ? operand.dimensions(dim) : result.dimensions(dim);
+  return small > 0 && big % small == 0 ? big / small : 0;
+}
+
+}  // namespace
+
+bool IsCollectiveOpcode(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kRecv:
+    case HloOpcode::kSend:
+      return true;
+    default:
+      return false;
+  }
+}
+
+StatusOr<GroupMode> GroupModeOf(const HloInstruction& inst, HloOpcode opcode) {
+  const bool global_ids = inst.bool_attr(AttrId::kUseGlobalDeviceIds, false);
+  if (!HasChannel(inst)) {
+    if (global_ids) {
+      return InvalidArgument(inst.name() + ": use_global_device_ids=true needs a channel_id");
+    }
+    return GroupMode::kCrossReplica;
+  }
+  if (!HasGlobalDeviceIdsField(opcode)) return GroupMode::kCrossPartition;
+  return global_ids ? GroupMode::kFlattenedId : GroupMode::kCrossReplicaAndPartition;
+}
+
+StatusOr<std::vector<int64_t>> GroupParticipants(const hlo::HloModule& module,
+                                                 const HloInstruction& inst, HloOpcode opcode,
+                                                 const SpmdConfig& config, int64_t device) {
+  StatusOr<GroupMode> mode_or = GroupModeOf(inst, opcode);
+  if (!mode_or.ok()) return GroupError(module, inst, "use_global_device_ids=true needs a channel_id");
+  const GroupMode mode = *mode_or;
+  const DeviceId me = config.Device(device);
+  // What the ids of a group name, how many there are, and which one is ours.
+  int64_t id_count = 0, my_id = 0;
+  std::string id_name;
+  switch (mode) {
+    case GroupMode::kCrossReplica:
+    case GroupMode::kCrossReplicaAndPartition:
+      id_count = config.replica_count, my_id = me.replica_id, id_name = "replica";
+      break;
+    case GroupMode::kCrossPartition:
+      id_count = config.partition_count, my_id = me.partition_id, id_name = "partition";
+      break;
+    case GroupMode::kFlattenedId:
+      id_count = config.device_count(), my_id = device, id_name = "device";
+      break;
+  }
+
+  std::vector<int64_t> ids;
+  const hlo::ReplicaGroups* groups = inst.replica_groups();
+  if (groups == nullptr || groups->groups.empty()) {
+    if (mode == GroupMode::kFlattenedId) {
+      return GroupError(module, inst, "use_global_device_ids=true needs explicit replica_groups");
+    }
+    for (int64_t id = 0; id < id_count; ++id) ids.push_back(id);
+  } else {
+    for (const std::vector<int64_t>& group : groups->groups) {
+      for (int64_t id : group) {
+        if (id < 0 || id >= id_count) {
+          return GroupError(module, inst,
+                            "replica_groups name " + id_name + " " + std::to_string(id) +
+                                ", but the program has " + std::to_string(id_count) + " " +
+                                id_name + "s (SpmdConfig)");
+        }
+      }
+      if (std::find(group.begin(), group.end(), my_id) != group.end()) ids = group;
+    }
+    if (ids.empty()) {
+      return GroupError(module, inst,
+                        id_name + " " + std::to_string(my_id) + " is in no replica group");
+    }
+    std::vector<int64_t> sorted = ids;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      return GroupError(module, inst, "a replica group names the same id twice");
+    }
+  }
+
+  std::vector<int64_t> participants;
+  for (int64_t id : ids) {
+    switch (mode) {
+      case GroupMode::kCrossReplica:
+        participants.push_back(config.DeviceIndex({id, me.partition_id}));
+        break;
+      case GroupMode::kCrossPartition:
+        participants.push_back(config.DeviceIndex({me.replica_id, id}));
+        break;
+      case GroupMode::kCrossReplicaAndPartition:
+        for (int64_t p = 0; p < config.partition_count; ++p) {
+          participants.push_back(config.DeviceIndex({id, p}));
+        }
+        break;
+      case GroupMode::kFlattenedId:
+        participants.push_back(id);
+        break;
+    }
+  }
+  return participants;
+}
+
+PeerDomain PeerDomainOf(GroupMode mode, const SpmdConfig& config, int64_t device) {
+  const DeviceId me = config.Device(device);
+  PeerDomain domain;
+  if (mode == GroupMode::kCrossReplica) {
+    domain.self = me.replica_id;
+    for (int64_t r = 0; r < config.replica_count; ++r) {
+      domain.devices.push_back(config.DeviceIndex({r, me.partition_id}));
+    }
+  } else {
+    domain.self = me.partition_id;
+    for (int64_t p = 0; p < config.partition_count; ++p) {
+      domain.devices.push_back(config.DeviceIndex({me.replica_id, p}));
+    }
+  }
+  return domain;
+}
+
+StatusOr<std::optional<std::vector<std::pair<int64_t, int64_t>>>> SendRecvPairs(
+    const hlo::HloModule& module, const HloInstruction& inst) {
+  const auto* attributes = inst.GetAttr<std::vector<hlo::KeyValue>>(AttrId::kFrontendAttributes);
+  if (attributes == nullptr) return std::nullopt;
+  const hlo::KeyValue* found = nullptr;
+  for (const hlo::KeyValue& kv : *attributes) {
+    if (kv.key == kSendRecvPairsAttribute) found = &kv;
+  }
+  if (found == nullptr) return std::nullopt;
+  // `{{a,b},{c,d}}`: numbers two by two, with only braces, commas and spaces
+  // around them.
+  std::vector<int64_t> numbers;
+  const std::string& text = found->value;
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      int64_t value = 0;
+      for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+        if (value > (int64_t{1} << 40)) break;
+        value = value * 10 + (text[i] - '0');
+      }
+      numbers.push_back(value);
+    } else if (c == '{' || c == '}' || c == ',' || std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else {
+      numbers.clear();
+      numbers.push_back(-1);  // odd count: reported below
+      break;
+    }
+  }
+  if (numbers.size() % 2 != 0) {
+    return GroupError(module, inst,
+                      std::string(kSendRecvPairsAttribute) + " is not a list of {source,target} pairs");
+  }
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
+  return std::optional(std::move(pairs));
+}
+
+SpmdConfig SpmdConfig::FromModule(const hlo::HloModule& module) {
+  return {std::max<int64_t>(module.replica_count(), 1),
+          std::max<int64_t>(module.num_partitions(), 1)};
+}
+
+SpmdConfig SpmdConfig::CoveringModule(const hlo::HloModule& module) {
+  SpmdConfig config = FromModule(module);
+  // The largest id each op names, by what it names; an op whose attributes
+  // are malformed is left for the evaluation to report.
+  int64_t max_replica = -1, max_partition = -1, max_device = -1;
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      HloOpcode opcode = inst->opcode();
+      if (opcode == HloOpcode::kAsyncStart && inst->async_wrapped_opcode()) {
+        opcode = *inst->async_wrapped_opcode();
+      }
+      if (!IsCollectiveOpcode(opcode)) continue;
+      const StatusOr<GroupMode> mode = GroupModeOf(*inst, opcode);
+      if (!mode.ok()) continue;
+      std::vector<int64_t> ids;
+      if (const hlo::ReplicaGroups* groups = inst->replica_groups()) {
+        for (const auto& group : groups->groups) ids.insert(ids.end(), group.begin(), group.end());
+      }
+      std::vector<std::pair<int64_t, int64_t>> pairs;
+      if (const auto* p = inst->GetAttr<std::vector<std::pair<int64_t, int64_t>>>(
+              AttrId::kSourceTargetPairs)) {
+        pairs = *p;
+      }
+      if (auto p = SendRecvPairs(module, *inst); p.ok() && p->has_value()) pairs = **p;
+      for (const auto& [source, target] : pairs) {
+        ids.push_back(source);
+        ids.push_back(target);
+      }
+      if (ids.empty()) {
+        // Empty groups hold every id: the shapes may say how many there are.
+        const int64_t size = GroupSizeFromShapes(*inst, opcode);
+        if (size == 0) continue;
+        ids.push_back(size - 1);
+      }
+      const int64_t max_id = *std::max_element(ids.begin(), ids.end());
+      switch (*mode) {
+        case GroupMode::kCrossReplica:
+        case GroupMode::kCrossReplicaAndPartition:
+          max_replica = std::max(max_replica, max_id);
+          break;
+        case GroupMode::kCrossPartition:
+          max_partition = std::max(max_partition, max_id);
+          break;
+        case GroupMode::kFlattenedId:
+          max_device = std::max(max_device, max_id);
+          break;
+      }
+    }
+  }
+  config.replica_count = std::max(config.replica_count, max_replica + 1);
+  config.partition_count = std::max(config.partition_count, max_partition + 1);
+  if (max_device >= config.device_count()) {
+    config.replica_count = (max_device + config.partition_count) / config.partition_count;
+  }
+  return config;
+}
+
+}  // namespace tpusim::eval

@@ -1,0 +1,586 @@
+// Collective kernels: all-reduce, all-gather, reduce-scatter, all-to-all,
+// ragged-all-to-all, collective-broadcast, collective-permute, send/recv, and
+// the -start/-done forms. Each device's kernel finds its group
+// (collective_groups.h) and meets the group at the CollectiveHub, which runs
+// one exchange over every participant's operands in group order; nothing here
+// depends on which device arrived last.
+//
+// Reductions combine contributions one participant at a time in group order,
+// acc = f(acc, x) starting from the first participant's value, through the
+// same Combiner as reduce (so numerics equal the elementwise kernel).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/eval/collective_groups.h"
+#include "sim/eval/collective_hub.h"
+#include "sim/eval/kernels.h"
+#include "sim/value/element_type.h"
+
+namespace tpusim::eval {
+namespace {
+
+using hlo::AttrId;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::Shape;
+using value::Literal;
+using Contributions = CollectiveHub::Contributions;
+using Results = std::vector<Literal>;
+
+int64_t ThisDevice(const EvalContext& ctx) {
+  return ctx.hub().config().DeviceIndex(ctx.device());
+}
+
+/// One value for one operand, a tuple for several (the variadic forms).
+Literal Pack(std::vector<Literal> parts) {
+  if (parts.size() == 1) return std::move(parts[0]);
+  return Literal::CreateTuple(std::move(parts));
+}
+
+/// The result shape of each operand: `result_shape` itself for one operand,
+/// its elements for several. Every operand must be an array of the result's
+/// element type.
+StatusOr<std::vector<Shape>> PerOperandShapes(EvalContext& ctx, const HloInstruction& inst,
+                                              const Shape& result_shape, Operands ops) {
+  std::vector<Shape> shapes;
+  if (ops.size() == 1) {
+    shapes.push_back(result_shape);
+  } else if (result_shape.IsTuple() && result_shape.tuple_size() == static_cast<int64_t>(ops.size())) {
+    shapes = result_shape.tuple_shapes();
+  }
+  if (ops.empty() || shapes.size() != ops.size()) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "result must be one array per operand (a tuple for several)");
+  }
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!ops[k]->shape().IsArray() || !shapes[k].IsArray() ||
+        ops[k]->element_type() != shapes[k].element_type()) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "operands and results must be arrays of the same element type");
+    }
+  }
+  return shapes;
+}
+
+/// Copies `count` slices along dimension `dim` from `src` (starting at slice
+/// `src_start`) to `dst` (at `dst_start`); the other dimensions are equal.
+void CopyAlongDim(const Literal& src, int64_t src_start, Literal& dst, int64_t dst_start,
+                  int64_t dim, int64_t count) {
+  const std::vector<int64_t>& src_dims = src.shape().dimensions();
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < dim; ++i) outer *= src_dims[i];
+  for (size_t i = static_cast<size_t>(dim) + 1; i < src_dims.size(); ++i) inner *= src_dims[i];
+  const int64_t src_extent = src_dims[dim], dst_extent = dst.shape().dimensions(dim);
+  const int64_t size = value::ElementByteSize(src.element_type());
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(dst.mutable_bytes().data() + ((o * dst_extent + dst_start) * inner) * size,
+                src.bytes().data() + ((o * src_extent + src_start) * inner) * size,
+                static_cast<size_t>(count * inner * size));
+  }
+}
+
+/// True when `a` and `b` have the same rank and dimensions except `dim`.
+bool SameExceptDim(const Shape& a, const Shape& b, int64_t dim) {
+  if (a.rank() != b.rank() || dim < 0 || dim >= a.rank()) return false;
+  for (int64_t i = 0; i < a.rank(); ++i) {
+    if (i != dim && a.dimensions(i) != b.dimensions(i)) return false;
+  }
+  return true;
+}
+
+/// The one dimension of `dimensions={d}`, checked against `rank`.
+StatusOr<int64_t> CollectiveDimension(EvalContext& ctx, const HloInstruction& inst,
+                                      int64_t rank) {
+  const std::span<const int64_t> dims = inst.dimensions();
+  if (dims.size() != 1 || dims[0] < 0 || dims[0] >= rank) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "needs dimensions={d} naming one dimension of the operand");
+  }
+  return dims[0];
+}
+
+/// Meets the group at the hub with this device's operands.
+StatusOr<Literal> Meet(EvalContext& ctx, const HloInstruction& inst,
+                       const std::vector<int64_t>& participants, Operands ops,
+                       const CollectiveHub::ExchangeFn& exchange) {
+  return ctx.hub().Rendezvous(inst, ThisDevice(ctx), participants,
+                              std::vector<const Literal*>(ops.begin(), ops.end()), exchange);
+}
+
+/// Operand k of every participant combined with the reducer, in group order.
+StatusOr<Literal> ReduceContributions(EvalContext& ctx, const HloInstruction& inst,
+                                      const hlo::HloComputation& reducer, const Contributions& c,
+                                      size_t k) {
+  const Literal& first = *c[0][k];
+  TPUSIM_ASSIGN_OR_RETURN(Literal acc, ctx.NewValue(inst, first.shape()));
+  std::copy(first.bytes().begin(), first.bytes().end(), acc.mutable_bytes().begin());
+  const Literal* first_list[] = {&first};
+  Combiner combiner(ctx, inst, reducer, first_list);
+  if (const std::optional<HloOpcode> op = combiner.simple_opcode()) {
+    for (size_t j = 1; j < c.size(); ++j) {
+      const Status status = ApplyBinaryInPlace(*op, acc, *c[j][k]);
+      if (!status.ok()) return ctx.Error(inst, status.code(), status.message());
+    }
+    return acc;
+  }
+  for (int64_t i = 0; i < acc.element_count(); ++i) {
+    combiner.Reset(first_list, i);
+    for (size_t j = 1; j < c.size(); ++j) {
+      const Literal* x[] = {c[j][k]};
+      TPUSIM_RETURN_IF_ERROR(combiner.Combine(x, i));
+    }
+    CopyElement(combiner.acc(0), 0, acc, i);
+  }
+  return acc;
+}
+
+const hlo::HloComputation* Reducer(const HloInstruction& inst) { return inst.to_apply(); }
+
+StatusOr<Literal> AllReduce(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
+                            const Shape& result_shape, Operands ops) {
+  const hlo::HloComputation* reducer = Reducer(inst);
+  if (reducer == nullptr) return ctx.Error(inst, StatusCode::kInvalidArgument, "needs to_apply=");
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Shape> shapes, PerOperandShapes(ctx, inst, result_shape, ops));
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!ops[k]->shape().Compatible(shapes[k])) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument, "result must have the operand's shape");
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> participants,
+                          GroupParticipants(ctx.module(), inst, opcode, ctx.hub().config(),
+                                            ThisDevice(ctx)));
+  return Meet(ctx, inst, participants, ops, [&](const Contributions& c) -> StatusOr<Results> {
+    std::vector<Literal> parts;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      TPUSIM_ASSIGN_OR_RETURN(Literal sum, ReduceContributions(ctx, inst, *reducer, c, k));
+      parts.push_back(std::move(sum));
+    }
+    Results results;
+    results.push_back(Pack(std::move(parts)));
+    return results;
+  });
+}
+
+StatusOr<Literal> ReduceScatter(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
+                                const Shape& result_shape, Operands ops) {
+  const hlo::HloComputation* reducer = Reducer(inst);
+  if (reducer == nullptr) return ctx.Error(inst, StatusCode::kInvalidArgument, "needs to_apply=");
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Shape> shapes, PerOperandShapes(ctx, inst, result_shape, ops));
+  TPUSIM_ASSIGN_OR_RETURN(int64_t dim, CollectiveDimension(ctx, inst, ops[0]->shape().rank()));
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> participants,
+                          GroupParticipants(ctx.module(), inst, opcode, ctx.hub().config(),
+                                            ThisDevice(ctx)));
+  const int64_t n = static_cast<int64_t>(participants.size());
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!SameExceptDim(ops[k]->shape(), shapes[k], dim) ||
+        ops[k]->shape().dimensions(dim) != n * shapes[k].dimensions(dim)) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "the operand's dimension " + std::to_string(dim) + " must be the result's times the group size " +
+                           std::to_string(n));
+    }
+  }
+  return Meet(ctx, inst, participants, ops, [&](const Contributions& c) -> StatusOr<Results> {
+    std::vector<std::vector<Literal>> parts(static_cast<size_t>(n));
+    for (size_t k = 0; k < ops.size(); ++k) {
+      TPUSIM_ASSIGN_OR_RETURN(Literal sum, ReduceContributions(ctx, inst, *reducer, c, k));
+      const int64_t block = shapes[k].dimensions(dim);
+      for (int64_t i = 0; i < n; ++i) {
+        TPUSIM_ASSIGN_OR_RETURN(Literal piece, ctx.NewValue(inst, shapes[k]));
+        CopyAlongDim(sum, i * block, piece, 0, dim, block);
+        parts[i].push_back(std::move(piece));
+      }
+    }
+    Results results;
+    for (auto& p : parts) results.push_back(Pack(std::move(p)));
+    return results;
+  });
+}
+
+StatusOr<Literal> AllGather(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
+                            const Shape& result_shape, Operands ops) {
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Shape> shapes, PerOperandShapes(ctx, inst, result_shape, ops));
+  TPUSIM_ASSIGN_OR_RETURN(int64_t dim, CollectiveDimension(ctx, inst, ops[0]->shape().rank()));
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> participants,
+                          GroupParticipants(ctx.module(), inst, opcode, ctx.hub().config(),
+                                            ThisDevice(ctx)));
+  const int64_t n = static_cast<int64_t>(participants.size());
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!SameExceptDim(ops[k]->shape(), shapes[k], dim) ||
+        shapes[k].dimensions(dim) != n * ops[k]->shape().dimensions(dim)) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "the result's dimension " + std::to_string(dim) +
+                           " must be the operand's times the group size " + std::to_string(n));
+    }
+  }
+  return Meet(ctx, inst, participants, ops, [&](const Contributions& c) -> StatusOr<Results> {
+    std::vector<Literal> parts;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, shapes[k]));
+      const int64_t block = ops[k]->shape().dimensions(dim);
+      for (int64_t j = 0; j < n; ++j) CopyAlongDim(*c[j][k], 0, out, j * block, dim, block);
+      parts.push_back(std::move(out));
+    }
+    Results results;
+    results.push_back(Pack(std::move(parts)));
+    return results;
+  });
+}
+
+/// Array form (`dimensions={d}`, one operand): each participant splits its
+/// operand into group-size blocks along d and sends block i to participant
+/// i, which concatenates what it receives along d in group order. Tuple form
+/// (one operand per participant, no dimensions): participant i receives
+/// operand i of each participant j as its result element j.
+StatusOr<Literal> AllToAll(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
+                           const Shape& result_shape, Operands ops) {
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Shape> shapes, PerOperandShapes(ctx, inst, result_shape, ops));
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> participants,
+                          GroupParticipants(ctx.module(), inst, opcode, ctx.hub().config(),
+                                            ThisDevice(ctx)));
+  const int64_t n = static_cast<int64_t>(participants.size());
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!ops[k]->shape().Compatible(shapes[k])) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument, "result must have the operand's shape");
+    }
+  }
+  if (inst.dimensions().empty()) {
+    if (static_cast<int64_t>(ops.size()) != n) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "the tuple form needs one operand per participant (" + std::to_string(n) + ")");
+    }
+    return Meet(ctx, inst, participants, ops, [&](const Contributions& c) -> StatusOr<Results> {
+      Results results;
+      for (int64_t i = 0; i < n; ++i) {
+        std::vector<Literal> parts;
+        for (int64_t j = 0; j < n; ++j) parts.push_back(*c[j][i]);
+        results.push_back(Pack(std::move(parts)));
+      }
+      return results;
+    });
+  }
+  if (ops.size() != 1) {
+    return ctx.Unsupported(inst, "the array form (dimensions=) with more than one operand");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(int64_t dim, CollectiveDimension(ctx, inst, ops[0]->shape().rank()));
+  const int64_t extent = ops[0]->shape().dimensions(dim);
+  if (extent % n != 0) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "dimension " + std::to_string(dim) + " (" + std::to_string(extent) +
+                         ") does not split into the group size " + std::to_string(n));
+  }
+  const int64_t block = extent / n;
+  return Meet(ctx, inst, participants, ops, [&](const Contributions& c) -> StatusOr<Results> {
+    Results results;
+    for (int64_t i = 0; i < n; ++i) {
+      TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, shapes[0]));
+      for (int64_t j = 0; j < n; ++j) CopyAlongDim(*c[j][0], i * block, out, j * block, dim, block);
+      results.push_back(std::move(out));
+    }
+    return results;
+  });
+}
+
+/// The integer at `index` of an offsets or sizes operand.
+int64_t IntAt(const Literal& array, int64_t index) {
+  return static_cast<int64_t>(array.GetAsDouble(index));
+}
+
+/// ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
+/// recv_sizes): sender j sends rows [input_offsets[i], +send_sizes[i]) of its
+/// input (rows: the outermost dimension) to participant i, which writes them
+/// at row output_offsets[i] (the sender's operand) of its own output operand.
+/// Rows nobody writes keep the output operand's values. recv_sizes is the
+/// receivers' view of the same sizes and is not needed.
+StatusOr<Literal> RaggedAllToAll(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
+                                 const Shape& result_shape, Operands ops) {
+  if (ops.size() != 6) return ctx.Error(inst, StatusCode::kInvalidArgument, "needs 6 operands");
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> participants,
+                          GroupParticipants(ctx.module(), inst, opcode, ctx.hub().config(),
+                                            ThisDevice(ctx)));
+  const int64_t n = static_cast<int64_t>(participants.size());
+  const Literal& input = *ops[0];
+  const Literal& output = *ops[1];
+  if (!input.shape().IsArray() || input.shape().rank() == 0 ||
+      !output.shape().Compatible(result_shape) ||
+      !SameExceptDim(input.shape(), output.shape(), 0) ||
+      input.element_type() != output.element_type()) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "input and output must be arrays that differ only in dimension 0, and the "
+                     "result must have the output's shape");
+  }
+  for (size_t k = 2; k < 6; ++k) {
+    if (!ops[k]->shape().IsArray() || ops[k]->shape().rank() != 1 ||
+        !hlo::IsInteger(ops[k]->element_type())) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "offsets and sizes must be integer vectors");
+    }
+    if (ops[k]->element_count() != n) {
+      return ctx.Unsupported(inst, "offsets and sizes with other than one entry per participant");
+    }
+  }
+  return Meet(ctx, inst, participants, ops, [&](const Contributions& c) -> StatusOr<Results> {
+    Results results;
+    for (int64_t i = 0; i < n; ++i) {
+      Literal out = *c[i][1];
+      const int64_t out_rows = out.shape().dimensions(0);
+      for (int64_t j = 0; j < n; ++j) {
+        const Literal& in = *c[j][0];
+        const int64_t in_start = IntAt(*c[j][2], i), rows = IntAt(*c[j][3], i);
+        const int64_t out_start = IntAt(*c[j][4], i);
+        if (rows < 0 || in_start < 0 || in_start > in.shape().dimensions(0) - rows ||
+            out_start < 0 || out_start > out_rows - rows) {
+          return ctx.Error(inst, StatusCode::kInvalidArgument,
+                           "device " + std::to_string(participants[j]) + " sends rows [" +
+                               std::to_string(in_start) + ", +" + std::to_string(rows) +
+                               ") to row " + std::to_string(out_start) + " of device " +
+                               std::to_string(participants[i]) + ", outside the arrays");
+        }
+        CopyAlongDim(in, in_start, out, out_start, 0, rows);
+      }
+      results.push_back(std::move(out));
+    }
+    return results;
+  });
+}
+
+/// Every participant receives the operand of the first one in its group.
+StatusOr<Literal> CollectiveBroadcast(EvalContext& ctx, const HloInstruction& inst,
+                                      HloOpcode opcode, const Shape& result_shape, Operands ops) {
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Shape> shapes, PerOperandShapes(ctx, inst, result_shape, ops));
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!ops[k]->shape().Compatible(shapes[k])) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument, "result must have the operand's shape");
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> participants,
+                          GroupParticipants(ctx.module(), inst, opcode, ctx.hub().config(),
+                                            ThisDevice(ctx)));
+  return Meet(ctx, inst, participants, ops, [&](const Contributions& c) -> StatusOr<Results> {
+    std::vector<Literal> parts;
+    for (const Literal* operand : c[0]) parts.push_back(*operand);
+    Results results;
+    results.push_back(Pack(std::move(parts)));
+    return results;
+  });
+}
+
+/// Device ids of point-to-point pairs, checked against the peer domain.
+Status CheckPairs(EvalContext& ctx, const HloInstruction& inst,
+                  const std::vector<std::pair<int64_t, int64_t>>& pairs, const PeerDomain& domain) {
+  const int64_t size = static_cast<int64_t>(domain.devices.size());
+  std::vector<bool> is_source(size, false), is_target(size, false);
+  for (const auto& [source, target] : pairs) {
+    if (source < 0 || source >= size || target < 0 || target >= size) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "pair {" + std::to_string(source) + "," + std::to_string(target) +
+                           "} names an id outside the program's " + std::to_string(size) +
+                           " peers (SpmdConfig)");
+    }
+    if (is_source[source] || is_target[target]) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "an id is the source (or the target) of two pairs");
+    }
+    is_source[source] = is_target[target] = true;
+  }
+  return Status::Ok();
+}
+
+/// Each target receives its source's operands; a device that is no target
+/// receives zeros.
+StatusOr<Literal> CollectivePermute(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
+                                    const Shape& result_shape, Operands ops) {
+  if (ops.size() == 4 && ops[2]->shape().IsTuple()) {
+    return ctx.Unsupported(inst, "the in-place form (input, output, input and output offsets)");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<Shape> shapes, PerOperandShapes(ctx, inst, result_shape, ops));
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!ops[k]->shape().Compatible(shapes[k])) {
+      return ctx.Unsupported(inst, "forms other than result = operand shape (in-place slices)");
+    }
+  }
+  StatusOr<GroupMode> mode = GroupModeOf(inst, opcode);
+  if (!mode.ok()) return ctx.Error(inst, StatusCode::kInvalidArgument, mode.status().message());
+  const PeerDomain domain = PeerDomainOf(*mode, ctx.hub().config(), ThisDevice(ctx));
+  const auto* pairs_attr =
+      inst.GetAttr<std::vector<std::pair<int64_t, int64_t>>>(AttrId::kSourceTargetPairs);
+  const std::vector<std::pair<int64_t, int64_t>> pairs =
+      pairs_attr ? *pairs_attr : std::vector<std::pair<int64_t, int64_t>>{};
+  TPUSIM_RETURN_IF_ERROR(CheckPairs(ctx, inst, pairs, domain));
+  return Meet(ctx, inst, domain.devices, ops, [&](const Contributions& c) -> StatusOr<Results> {
+    Results results;
+    for (size_t target = 0; target < c.size(); ++target) {
+      std::vector<Literal> parts;
+      const auto pair = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) {
+        return p.second == static_cast<int64_t>(target);
+      });
+      for (size_t k = 0; k < ops.size(); ++k) {
+        if (pair != pairs.end()) {
+          parts.push_back(*c[pair->first][k]);
+        } else {
+          TPUSIM_ASSIGN_OR_RETURN(Literal zeros, ctx.NewValue(inst, shapes[k]));
+          parts.push_back(std::move(zeros));
+        }
+      }
+      results.push_back(Pack(std::move(parts)));
+    }
+    return results;
+  });
+}
+
+/// The channel send and recv meet on: channel_id, or -1 when absent.
+int64_t Channel(const HloInstruction& inst) {
+  return inst.int_attr(AttrId::kChannelId).value_or(-1);
+}
+
+/// The pairs and the peer domain of a send or recv.
+StatusOr<std::pair<std::vector<std::pair<int64_t, int64_t>>, PeerDomain>> PointToPoint(
+    EvalContext& ctx, const HloInstruction& inst) {
+  TPUSIM_ASSIGN_OR_RETURN(auto pairs, SendRecvPairs(ctx.module(), inst));
+  if (!pairs) {
+    return ctx.Unsupported(inst,
+                           "send/recv without the frontend attribute "
+                           "_xla_send_recv_source_target_pairs (the peer is unknown)");
+  }
+  StatusOr<GroupMode> mode = GroupModeOf(inst, inst.opcode());
+  if (!mode.ok()) return ctx.Error(inst, StatusCode::kInvalidArgument, mode.status().message());
+  PeerDomain domain = PeerDomainOf(*mode, ctx.hub().config(), ThisDevice(ctx));
+  TPUSIM_RETURN_IF_ERROR(CheckPairs(ctx, inst, *pairs, domain));
+  return std::make_pair(std::move(*pairs), std::move(domain));
+}
+
+/// send: (data, context, token). Posts the data to every target of this
+/// device (none for a host transfer: the host is not simulated).
+StatusOr<Literal> Send(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, *ops[0]));
+  if (inst.bool_attr(AttrId::kIsHostTransfer)) return out;
+  TPUSIM_ASSIGN_OR_RETURN(auto p2p, PointToPoint(ctx, inst));
+  const auto& [pairs, domain] = p2p;
+  for (const auto& [source, target] : pairs) {
+    if (source == domain.self) {
+      ctx.hub().Send(Channel(inst), ThisDevice(ctx), domain.devices[target], *ops[0]);
+    }
+  }
+  return out;
+}
+
+/// recv: (data, context, token). Reserves the message from this device's
+/// source; the context holds the reservation's ticket, for recv-done.
+StatusOr<Literal> Recv(EvalContext& ctx, const HloInstruction& inst) {
+  if (inst.bool_attr(AttrId::kIsHostTransfer)) {
+    return ctx.Unsupported(inst, "a receive from the host (no host is simulated)");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(auto p2p, PointToPoint(ctx, inst));
+  const auto& [pairs, domain] = p2p;
+  int64_t source = -1;
+  for (const auto& [s, t] : pairs) {
+    if (t == domain.self) source = domain.devices[s];
+  }
+  TPUSIM_ASSIGN_OR_RETURN(int64_t ticket,
+                          ctx.hub().PostReceive(inst, Channel(inst), source, ThisDevice(ctx)));
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  TPUSIM_RETURN_IF_ERROR(
+      SetAsyncElement(ctx, inst, out, 1, Literal::CreateR0<uint32_t>(static_cast<uint32_t>(ticket))));
+  return out;
+}
+
+/// recv-done: (data, token); blocks until the data arrives (zeros when this
+/// device is no target).
+StatusOr<Literal> RecvDone(EvalContext& ctx, const HloInstruction& inst, const Literal& started) {
+  if (!started.shape().IsTuple() || started.tuple_size() < 2 ||
+      !started.tuple_element(1).shape().IsArray() ||
+      started.tuple_element(1).element_type() != hlo::PrimitiveType::kU32 ||
+      started.tuple_element(1).element_count() != 1) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "operand must be the tuple a recv produced");
+  }
+  const int64_t ticket = started.tuple_element(1).data<uint32_t>()[0];
+  TPUSIM_ASSIGN_OR_RETURN(std::optional<Literal> data,
+                          ctx.hub().CompleteReceive(inst, ThisDevice(ctx), ticket));
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  if (data) TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, std::move(*data)));
+  return out;
+}
+
+/// all-gather-start and collective-permute-start: (operand(s), result,
+/// contexts...), the result at element 1.
+StatusOr<Literal> StartTuple(EvalContext& ctx, const HloInstruction& inst, HloOpcode wrapped,
+                             Operands ops) {
+  if (!inst.shape().IsTuple() || inst.shape().tuple_size() < 2) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "result must be a tuple (operand, result, ...)");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal result,
+                          EvalCollectiveAs(ctx, inst, wrapped, inst.shape().tuple_shapes(1), ops));
+  std::vector<Literal> operands;
+  for (const Literal* operand : ops) operands.push_back(*operand);
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, Pack(std::move(operands))));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 1, std::move(result)));
+  return out;
+}
+
+}  // namespace
+
+StatusOr<Literal> EvalCollectiveAs(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
+                                   const Shape& result_shape, Operands ops) {
+  switch (opcode) {
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+      return AllReduce(ctx, inst, opcode, result_shape, ops);
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+      return AllGather(ctx, inst, opcode, result_shape, ops);
+    case HloOpcode::kReduceScatter:
+      return ReduceScatter(ctx, inst, opcode, result_shape, ops);
+    case HloOpcode::kAllToAll:
+      return AllToAll(ctx, inst, opcode, result_shape, ops);
+    case HloOpcode::kRaggedAllToAll:
+      return RaggedAllToAll(ctx, inst, opcode, result_shape, ops);
+    case HloOpcode::kCollectiveBroadcast:
+      return CollectiveBroadcast(ctx, inst, opcode, result_shape, ops);
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+      return CollectivePermute(ctx, inst, opcode, result_shape, ops);
+    default:
+      return ctx.Unsupported(inst, "an asynchronous " + std::string(hlo::HloOpcodeName(opcode)) +
+                                       " (not a collective the evaluator implements)");
+  }
+}
+
+StatusOr<Literal> EvalCollective(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  switch (inst.opcode()) {
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:  // its value is the reduced value
+    case HloOpcode::kAllGather:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kCollectivePermute:
+      return EvalCollectiveAs(ctx, inst, inst.opcode(), inst.shape(), ops);
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kCollectivePermuteStart:
+      return StartTuple(ctx, inst, inst.opcode(), ops);
+    case HloOpcode::kAllReduceDone:
+      return *ops[0];
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kCollectivePermuteDone:
+      return AsyncElement(ctx, inst, *ops[0], 1);
+    case HloOpcode::kSend:
+      return Send(ctx, inst, ops);
+    case HloOpcode::kSendDone:
+      return Literal::CreateToken();
+    case HloOpcode::kRecv:
+      return Recv(ctx, inst);
+    case HloOpcode::kRecvDone:
+      return RecvDone(ctx, inst, *ops[0]);
+    default:
+      return ctx.Error(inst, StatusCode::kInternal, "not a collective opcode");
+  }
+}
+
+}  // namespace tpusim::eval

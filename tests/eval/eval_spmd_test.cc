@@ -1,0 +1,667 @@
+// SPMD evaluation: each collective and each replica-group mode on small
+// modules with hand-computed results. Device d's input is usually d + 1 (or a
+// pattern built from d), so sums, gathers and permutations are checkable by
+// hand; device d = replica * partition_count + partition.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "sim/eval/evaluator.h"
+#include "sim/hlo/parser.h"
+#include "sim/hlo/verifier.h"
+#include "sim/value/literal.h"
+
+namespace tpusim::eval {
+namespace {
+
+using ::testing::HasSubstr;
+using value::Literal;
+
+/// Parses and verifies `text`, then evaluates it on every device of `config`
+/// (the module header's counts when absent); `args(d)` gives device d's
+/// parameters (none when absent).
+StatusOr<std::vector<Literal>> TrySpmd(
+    std::string_view text, std::function<std::vector<Literal>(int64_t)> args = {},
+    std::optional<SpmdConfig> config = std::nullopt, EvaluatorOptions options = {}) {
+  auto module = hlo::ParseHloModule(text);
+  if (!module.ok()) return module.status();
+  TPUSIM_RETURN_IF_ERROR(hlo::VerifyModule(**module));
+  const SpmdConfig c = config.value_or(SpmdConfig::FromModule(**module));
+  std::vector<std::vector<Literal>> per_device;
+  for (int64_t d = 0; d < c.device_count(); ++d) {
+    per_device.push_back(args ? args(d) : std::vector<Literal>{});
+  }
+  return Evaluator(options).EvaluateSpmd(**module, c, per_device);
+}
+
+std::vector<Literal> Spmd(std::string_view text,
+                          std::function<std::vector<Literal>(int64_t)> args = {},
+                          std::optional<SpmdConfig> config = std::nullopt) {
+  StatusOr<std::vector<Literal>> result = TrySpmd(text, std::move(args), config);
+  if (!result.ok()) {
+    ADD_FAILURE() << result.status().message();
+    return {};
+  }
+  return std::move(result).value();
+}
+
+template <typename T>
+Literal R1(std::initializer_list<T> values) {
+  return Literal::CreateR1<T>(values);
+}
+
+/// Device d's argument: the f32 scalar d + 1.
+std::vector<Literal> ScalarDPlus1(int64_t d) {
+  std::vector<Literal> args;
+  args.push_back(Literal::CreateR0<float>(static_cast<float>(d + 1)));
+  return args;
+}
+
+/// Expects device d's result to be the f32 scalar expected[d].
+void ExpectScalars(const std::vector<Literal>& results, std::vector<float> expected) {
+  ASSERT_EQ(results.size(), expected.size());
+  for (size_t d = 0; d < expected.size(); ++d) {
+    EXPECT_EQ(results[d], Literal::CreateR0<float>(expected[d]))
+        << "device " << d << ": " << results[d].ToString();
+  }
+}
+
+constexpr std::string_view kAddF32 = R"(
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)";
+
+std::string WithAdd(std::string_view header, std::string_view entry) {
+  return std::string(header) + "\n" + std::string(kAddF32) + std::string(entry);
+}
+
+// --- all-reduce and the group modes ------------------------------------------
+
+TEST(SpmdAllReduce, CrossReplicaGroupsSumTheirReplicas) {
+  const std::string text = WithAdd("HloModule m, replica_count=4", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={{0,1},{2,3}}, to_apply=add
+})");
+  ExpectScalars(Spmd(text, ScalarDPlus1), {3, 3, 7, 7});
+}
+
+TEST(SpmdAllReduce, EmptyGroupsMeanEveryReplica) {
+  const std::string text = WithAdd("HloModule m, replica_count=4", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={}, to_apply=add
+})");
+  ExpectScalars(Spmd(text, ScalarDPlus1), {10, 10, 10, 10});
+}
+
+TEST(SpmdAllReduce, CrossReplicaGroupsStayWithinAPartition) {
+  // 2 replicas x 2 partitions, no channel: replica ids, same partition, so
+  // device 0 (r0,p0) meets device 2 (r1,p0).
+  const std::string text = WithAdd("HloModule m, replica_count=2, num_partitions=2", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={{0,1}}, to_apply=add
+})");
+  ExpectScalars(Spmd(text, ScalarDPlus1), {1 + 3, 2 + 4, 1 + 3, 2 + 4});
+}
+
+TEST(SpmdAllReduce, ChannelWithoutGlobalIdsGroupsReplicasWithAllTheirPartitions) {
+  // kCrossReplicaAndPartition: group {0} is replica 0's devices 0 and 1.
+  const std::string text = WithAdd("HloModule m, replica_count=2, num_partitions=2", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), channel_id=1, replica_groups={{0},{1}}, to_apply=add
+})");
+  ExpectScalars(Spmd(text, ScalarDPlus1), {1 + 2, 1 + 2, 3 + 4, 3 + 4});
+}
+
+TEST(SpmdAllReduce, GlobalDeviceIdsNameDevicesIncludingIotaGroups) {
+  // [2,2]<=[2,2]T(1,0) expands to {{0,2},{1,3}}.
+  const std::string text = WithAdd("HloModule m, replica_count=2, num_partitions=2", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), channel_id=1, replica_groups=[2,2]<=[2,2]T(1,0),
+      use_global_device_ids=true, to_apply=add
+})");
+  ExpectScalars(Spmd(text, ScalarDPlus1), {1 + 3, 2 + 4, 1 + 3, 2 + 4});
+}
+
+TEST(SpmdAllReduce, CombinesInGroupOrderNotDeviceOrder) {
+  // subtract is not commutative: ((x1 - x2) - x0) over the group {1,2,0}.
+  const std::string text = R"(HloModule m, replica_count=3
+sub {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] subtract(a, b)
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={{1,2,0}}, to_apply=sub
+})";
+  ExpectScalars(Spmd(text, ScalarDPlus1), {-2, -2, -2});
+}
+
+TEST(SpmdAllReduce, GeneralReducerIsCalledInGroupOrder) {
+  // f(a, b) = 2a + b from the first participant: ((1*2 + 2) * 2 + 3) = 11.
+  const std::string text = R"(HloModule m, replica_count=3
+twice_plus {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  two = f32[] constant(2)
+  a2 = f32[] multiply(a, two)
+  ROOT s = f32[] add(a2, b)
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={}, to_apply=twice_plus
+})";
+  ExpectScalars(Spmd(text, ScalarDPlus1), {11, 11, 11});
+}
+
+TEST(SpmdAllReduce, FloatSumRoundsInGroupOrderLikeTheElementwiseAdd) {
+  // (1e8 + 1) rounds back to 1e8 in f32, then - 1e8 gives 0; any other order
+  // would give 1.
+  const std::string text = WithAdd("HloModule m, replica_count=3", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={}, to_apply=add
+})");
+  const float inputs[] = {1e8f, 1.0f, -1e8f};
+  auto args = [&](int64_t d) {
+    std::vector<Literal> a;
+    a.push_back(Literal::CreateR0<float>(inputs[d]));
+    return a;
+  };
+  for (int run = 0; run < 5; ++run) ExpectScalars(Spmd(text, args), {0, 0, 0});
+}
+
+TEST(SpmdAllReduce, VariadicOperandsReduceEachToATupleElement) {
+  const std::string text = R"(HloModule m, replica_count=2
+add_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY e {
+  id = u32[] replica-id()
+  x = s32[] convert(id)
+  ten = s32[] constant(10)
+  y = s32[] multiply(x, ten)
+  ROOT r = (s32[], s32[]) all-reduce(x, y), replica_groups={}, to_apply=add_s32
+})";
+  const std::vector<Literal> results = Spmd(text);
+  ASSERT_EQ(results.size(), 2u);
+  for (const Literal& r : results) {
+    ASSERT_TRUE(r.shape().IsTuple());
+    EXPECT_EQ(r.tuple_element(0), Literal::CreateR0<int32_t>(1));
+    EXPECT_EQ(r.tuple_element(1), Literal::CreateR0<int32_t>(10));
+  }
+}
+
+// --- all-gather, reduce-scatter, all-to-all, broadcast ----------------------
+
+TEST(SpmdAllGather, ConcatenatesInGroupOrderAlongTheDimension) {
+  const std::string text = R"(HloModule m, replica_count=3
+ENTRY e {
+  p = s32[2,1] parameter(0)
+  ROOT g = s32[2,3] all-gather(p), replica_groups={{2,0,1}}, dimensions={1}
+})";
+  auto args = [](int64_t d) {
+    Literal p(hlo::Shape(hlo::PrimitiveType::kS32, {2, 1}));
+    p.Set<int32_t>({0, 0}, static_cast<int32_t>(d + 1));
+    p.Set<int32_t>({1, 0}, static_cast<int32_t>(10 * (d + 1)));
+    std::vector<Literal> a;
+    a.push_back(std::move(p));
+    return a;
+  };
+  const std::vector<Literal> results = Spmd(text, args);
+  ASSERT_EQ(results.size(), 3u);
+  for (const Literal& r : results) {
+    EXPECT_THAT(r.data<int32_t>(), ::testing::ElementsAre(3, 1, 2, 30, 10, 20));
+  }
+}
+
+TEST(SpmdReduceScatter, EachDeviceGetsItsBlockOfTheSum) {
+  const std::string text = R"(HloModule m, replica_count=2
+add_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY e {
+  p = s32[4] parameter(0)
+  ROOT r = s32[2] reduce-scatter(p), replica_groups={{0,1}}, dimensions={0}, to_apply=add_s32
+})";
+  auto args = [](int64_t d) {
+    const int32_t b = static_cast<int32_t>(10 * d);
+    std::vector<Literal> a;
+    a.push_back(R1<int32_t>({b + 1, b + 2, b + 3, b + 4}));
+    return a;
+  };
+  const std::vector<Literal> results = Spmd(text, args);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0], R1<int32_t>({12, 14}));
+  EXPECT_EQ(results[1], R1<int32_t>({16, 18}));
+}
+
+TEST(SpmdAllToAll, ArrayFormSplitsAndConcatenatesAcrossPartitions) {
+  // channel_id on all-to-all: partition ids (kCrossPartition).
+  const std::string text = R"(HloModule m, replica_count=2, num_partitions=2
+ENTRY e {
+  p = s32[4] parameter(0)
+  ROOT a = s32[4] all-to-all(p), channel_id=1, replica_groups={{0,1}}, dimensions={0}
+})";
+  auto args = [](int64_t d) {
+    const int32_t b = static_cast<int32_t>(10 * d);
+    std::vector<Literal> a;
+    a.push_back(R1<int32_t>({b, b + 1, b + 2, b + 3}));
+    return a;
+  };
+  const std::vector<Literal> results = Spmd(text, args);
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0], R1<int32_t>({0, 1, 10, 11}));
+  EXPECT_EQ(results[1], R1<int32_t>({2, 3, 12, 13}));
+  EXPECT_EQ(results[2], R1<int32_t>({20, 21, 30, 31}));
+  EXPECT_EQ(results[3], R1<int32_t>({22, 23, 32, 33}));
+}
+
+TEST(SpmdAllToAll, TupleFormSendsOperandIToParticipantI) {
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  id = u32[] replica-id()
+  x = s32[] convert(id)
+  ten = s32[] constant(10)
+  one = s32[] constant(1)
+  two = s32[] constant(2)
+  base = s32[] multiply(x, ten)
+  a = s32[] add(base, one)
+  b = s32[] add(base, two)
+  ROOT t = (s32[], s32[]) all-to-all(a, b), replica_groups={{0,1}}
+})";
+  const std::vector<Literal> results = Spmd(text);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].tuple_element(0), Literal::CreateR0<int32_t>(1));
+  EXPECT_EQ(results[0].tuple_element(1), Literal::CreateR0<int32_t>(11));
+  EXPECT_EQ(results[1].tuple_element(0), Literal::CreateR0<int32_t>(2));
+  EXPECT_EQ(results[1].tuple_element(1), Literal::CreateR0<int32_t>(12));
+}
+
+TEST(SpmdRaggedAllToAll, RowsGoToTheOffsetsTheSenderNames) {
+  // Each device sends row i of its input to device i, at output row = its own
+  // replica id: device 0 ends with {4, 4}... as written per device below.
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  id = u32[] replica-id()
+  x = s32[] convert(id)
+  xb = s32[3] broadcast(x), dimensions={}
+  base = s32[3] constant({10, 20, 30})
+  hundred = s32[] constant(100)
+  shift = s32[] multiply(x, hundred)
+  shiftb = s32[3] broadcast(shift), dimensions={}
+  input = s32[3] add(base, shiftb)
+  output = s32[3] constant({-1, -1, -1})
+  input_offsets = s64[2] constant({0, 1})
+  send_sizes = s64[2] constant({1, 2})
+  id64 = s64[] convert(id)
+  output_offsets = s64[2] broadcast(id64), dimensions={}
+  recv_sizes = s64[2] constant({1, 2})
+  ROOT r = s32[3] ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
+      recv_sizes), replica_groups={{0,1}}
+})";
+  // Device 0 sends {10} to device 0 at row 0 and {20,30} to device 1 at row 0;
+  // device 1 sends {110} to device 0 at row 1 and {120,130} to device 1 at row 1.
+  const std::vector<Literal> results = Spmd(text);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0], R1<int32_t>({10, 110, -1}));
+  EXPECT_EQ(results[1], R1<int32_t>({20, 120, 130}));
+}
+
+TEST(SpmdCollectiveBroadcast, EveryoneGetsTheFirstDeviceOfTheGroup) {
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT b = f32[] collective-broadcast(p), replica_groups={{1,0}}
+})";
+  ExpectScalars(Spmd(text, ScalarDPlus1), {2, 2});
+}
+
+// --- collective-permute and send/recv ----------------------------------------
+
+TEST(SpmdCollectivePermute, TargetsReceiveAndOthersGetZeros) {
+  const std::string text = R"(HloModule m, replica_count=3
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT c = f32[] collective-permute(p), source_target_pairs={{0,1},{1,2}}
+})";
+  ExpectScalars(Spmd(text, ScalarDPlus1), {0, 1, 2});
+}
+
+TEST(SpmdCollectivePermute, WithAChannelPairsNamePartitions) {
+  const std::string text = R"(HloModule m, replica_count=2, num_partitions=2
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT c = f32[] collective-permute(p), channel_id=1, source_target_pairs={{0,1},{1,0}}
+})";
+  ExpectScalars(Spmd(text, ScalarDPlus1), {2, 1, 4, 3});
+}
+
+TEST(SpmdSendRecv, BidirectionalExchangeDoesNotDeadlock) {
+  // Both devices receive before they send (text order), as a scheduled module
+  // does: recv only reserves, recv-done waits.
+  const std::string text = R"(HloModule m, num_partitions=2
+ENTRY e {
+  p = f32[] parameter(0)
+  token = token[] after-all()
+  recv = (f32[], u32[], token[]) recv(token), channel_id=5,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,0}}"}
+  send = (f32[], u32[], token[]) send(p, token), channel_id=5,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,0}}"}
+  recv-done = (f32[], token[]) recv-done(recv), channel_id=5
+  send-done = token[] send-done(send), channel_id=5
+  ROOT data = f32[] get-tuple-element(recv-done), index=0
+})";
+  // channel_id=5: the pairs name partitions.
+  ExpectScalars(Spmd(text, ScalarDPlus1), {2, 1});
+}
+
+TEST(SpmdSendRecv, DeviceThatIsNoTargetReceivesZerosAndUnreadSendsStillRun) {
+  // The send is read by nothing: it runs anyway (it has a side effect).
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  p = f32[] parameter(0)
+  token = token[] after-all()
+  recv = (f32[], u32[], token[]) recv(token),
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  send = (f32[], u32[], token[]) send(p, token), control-predecessors={recv},
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  recv-done = (f32[], token[]) recv-done(recv)
+  send-done = token[] send-done(send)
+  ROOT data = f32[] get-tuple-element(recv-done), index=0
+})";
+  ExpectScalars(Spmd(text, ScalarDPlus1), {2, 0});
+}
+
+// --- asynchronous forms -------------------------------------------------------
+
+TEST(SpmdAsync, StartDonePairsGiveTheSyncResults) {
+  const std::string text = WithAdd("HloModule m, replica_count=2", R"(
+ENTRY e {
+  p = f32[1] parameter(0)
+  ars = f32[1] all-reduce-start(p), replica_groups={}, to_apply=add
+  ar = f32[1] all-reduce-done(ars)
+  ags = (f32[1], f32[2]) all-gather-start(p), replica_groups={}, dimensions={0}
+  ag = f32[2] all-gather-done(ags)
+  cps = (f32[1], f32[1], u32[], u32[]) collective-permute-start(p),
+      source_target_pairs={{0,1},{1,0}}
+  cp = f32[1] collective-permute-done(cps)
+  rss = ((f32[2]), f32[1]) reduce-scatter-start(ag), replica_groups={}, dimensions={0},
+      to_apply=add
+  rs = f32[1] reduce-scatter-done(rss)
+  ROOT t = (f32[1], f32[2], f32[1], f32[1]) tuple(ar, ag, cp, rs)
+})");
+  auto args = [](int64_t d) {
+    std::vector<Literal> a;
+    a.push_back(R1<float>({static_cast<float>(d + 1)}));
+    return a;
+  };
+  const std::vector<Literal> results = Spmd(text, args);
+  ASSERT_EQ(results.size(), 2u);
+  for (int64_t d = 0; d < 2; ++d) {
+    const Literal& r = results[d];
+    EXPECT_EQ(r.tuple_element(0), R1<float>({3}));
+    EXPECT_EQ(r.tuple_element(1), R1<float>({1, 2}));
+    EXPECT_EQ(r.tuple_element(2), R1<float>({d == 0 ? 2.0f : 1.0f}));
+    // reduce-scatter of the gathered {1,2} on both devices: {2,4}, split.
+    EXPECT_EQ(r.tuple_element(3), R1<float>({d == 0 ? 2.0f : 4.0f}));
+  }
+}
+
+TEST(SpmdAsync, AsyncStartWrappingACollectiveComputation) {
+  const std::string text = WithAdd("HloModule m, replica_count=2", R"(
+wrapped {
+  x = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(x), replica_groups={}, to_apply=add
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  s = ((f32[]), f32[]) async-start(p), calls=wrapped
+  ROOT d = f32[] async-done(s), calls=wrapped
+})");
+  ExpectScalars(Spmd(text, ScalarDPlus1), {3, 3});
+}
+
+TEST(SpmdAllReduce, RepeatedInsideAWhileLoopMeetsPerIteration) {
+  // x <- all-reduce(x) three times over 2 replicas: (1 + 2) * 2 * 2.
+  const std::string text = WithAdd("HloModule m, replica_count=2", R"(
+cond {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = f32[] all-reduce(x), replica_groups={}, to_apply=add
+  ROOT t = (s32[], f32[]) tuple(i1, y)
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[]) tuple(zero, p)
+  w = (s32[], f32[]) while(init), condition=cond, body=body
+  ROOT x = f32[] get-tuple-element(w), index=1
+})");
+  ExpectScalars(Spmd(text, ScalarDPlus1), {12, 12});
+}
+
+// --- errors --------------------------------------------------------------------
+
+TEST(SpmdErrors, DevicesAtDifferentCollectivesAreADeadlockNamingBoth) {
+  // Replica 0 takes the true branch and replica 1 the false one: each waits
+  // for the other at a different all-reduce.
+  const std::string text = WithAdd("HloModule m, replica_count=2", R"(
+on_zero {
+  x = f32[] parameter(0)
+  ROOT a = f32[] all-reduce(x), replica_groups={}, to_apply=add
+}
+on_other {
+  x = f32[] parameter(0)
+  ROOT b = f32[] all-reduce(x), replica_groups={}, to_apply=add
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  id = u32[] replica-id()
+  zero = u32[] constant(0)
+  is_zero = pred[] compare(id, zero), direction=EQ
+  ROOT c = f32[] conditional(is_zero, p, p), true_computation=on_zero, false_computation=on_other
+})");
+  StatusOr<std::vector<Literal>> result = TrySpmd(text, ScalarDPlus1);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result.status().message(), HasSubstr("all-reduce a: deadlock"));
+  EXPECT_THAT(result.status().message(), HasSubstr("all-reduce b: deadlock"));
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("device 1 (replica 1, partition 0) waits at all-reduce b"));
+}
+
+TEST(SpmdErrors, DeviceThatFinishesWithoutArrivingIsReported) {
+  const std::string text = WithAdd("HloModule m, replica_count=2", R"(
+reduce_it {
+  x = f32[] parameter(0)
+  ROOT a = f32[] all-reduce(x), replica_groups={}, to_apply=add
+}
+skip {
+  ROOT x = f32[] parameter(0)
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  id = u32[] replica-id()
+  zero = u32[] constant(0)
+  is_zero = pred[] compare(id, zero), direction=EQ
+  ROOT c = f32[] conditional(is_zero, p, p), true_computation=reduce_it, false_computation=skip
+})");
+  StatusOr<std::vector<Literal>> result = TrySpmd(text, ScalarDPlus1);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("all-reduce a: deadlock: devices 0 wait"));
+  EXPECT_THAT(result.status().message(), HasSubstr("device 1 (replica 1, partition 0) finished"));
+}
+
+TEST(SpmdErrors, ReceiveThatIsNeverSentIsADeadlock) {
+  // The recv uses channel 1, the send channel 2: nothing matches.
+  const std::string text = R"(HloModule m, num_partitions=2
+ENTRY e {
+  p = f32[] parameter(0)
+  token = token[] after-all()
+  recv = (f32[], u32[], token[]) recv(token), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  send = (f32[], u32[], token[]) send(p, token), channel_id=2,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  recv-done = (f32[], token[]) recv-done(recv), channel_id=1
+  send-done = token[] send-done(send), channel_id=2
+  ROOT data = f32[] get-tuple-element(recv-done), index=0
+})";
+  StatusOr<std::vector<Literal>> result = TrySpmd(text, ScalarDPlus1);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("recv-done recv-done: deadlock"));
+  EXPECT_THAT(result.status().message(), HasSubstr("which is never sent"));
+}
+
+TEST(SpmdErrors, AFailingDeviceStopsTheOthersWithItsError) {
+  // Replica 1 loops forever (capped); replica 0 waits at the all-reduce and
+  // must be released, not hang.
+  const std::string text = WithAdd("HloModule m, replica_count=2", R"(
+cond {
+  s = f32[] parameter(0)
+  id = u32[] replica-id()
+  one = u32[] constant(1)
+  ROOT is_one = pred[] compare(id, one), direction=EQ
+}
+body {
+  ROOT s = f32[] parameter(0)
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  w = f32[] while(p), condition=cond, body=body
+  ROOT r = f32[] all-reduce(w), replica_groups={}, to_apply=add
+})");
+  EvaluatorOptions options;
+  options.max_while_iterations = 100;
+  StatusOr<std::vector<Literal>> result = TrySpmd(text, ScalarDPlus1, std::nullopt, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result.status().message(), HasSubstr("max_while_iterations"));
+}
+
+TEST(SpmdErrors, GroupIdOutOfRangeNamesTheInstruction) {
+  const std::string text = WithAdd("HloModule m, replica_count=2", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={{0,1,2}}, to_apply=add
+})");
+  StatusOr<std::vector<Literal>> result = TrySpmd(text, ScalarDPlus1);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("all-reduce r: replica_groups name replica 2, but the program has 2"));
+}
+
+TEST(SpmdErrors, WrongNumberOfArgumentListsIsAnError) {
+  auto module = hlo::ParseHloModule("HloModule m, replica_count=2\nENTRY e {\n  ROOT c = f32[] constant(1)\n}\n");
+  ASSERT_TRUE(module.ok());
+  std::vector<std::vector<Literal>> args(3);
+  StatusOr<std::vector<Literal>> result = Evaluator().EvaluateSpmd(**module, args);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("2 devices need one argument list each, got 3"));
+}
+
+// --- single device and configuration --------------------------------------------
+
+TEST(SpmdSingleDevice, EvaluateRunsAGroupOfItselfAndRejectsLargerOnes) {
+  const std::string alone = WithAdd("HloModule m", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={}, to_apply=add
+})");
+  auto module = hlo::ParseHloModule(alone);
+  ASSERT_TRUE(module.ok());
+  std::vector<Literal> args;
+  args.push_back(Literal::CreateR0<float>(5));
+  StatusOr<Literal> one = Evaluator().Evaluate(**module, args);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(*one, Literal::CreateR0<float>(5));
+  ExpectScalars(Spmd(alone, ScalarDPlus1), {1});
+
+  const std::string pair = WithAdd("HloModule m, replica_count=2", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={}, to_apply=add
+})");
+  auto two = hlo::ParseHloModule(pair);
+  ASSERT_TRUE(two.ok());
+  StatusOr<Literal> lonely = Evaluator().Evaluate(**two, args);
+  ASSERT_FALSE(lonely.ok());
+  EXPECT_EQ(lonely.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(lonely.status().message(), HasSubstr("Evaluator::EvaluateSpmd"));
+}
+
+TEST(SpmdConfigTest, CoveringModuleRaisesCountsToTheIdsCollectivesName) {
+  auto module = hlo::ParseHloModule(WithAdd("HloModule m", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  r = f32[] all-reduce(p), replica_groups={{0,1,2}}, to_apply=add
+  ROOT c = f32[] collective-permute(r), channel_id=1, source_target_pairs={{0,4}}
+})"));
+  ASSERT_TRUE(module.ok());
+  const SpmdConfig config = SpmdConfig::CoveringModule(**module);
+  EXPECT_EQ(config.replica_count, 3);
+  EXPECT_EQ(config.partition_count, 5);
+  const SpmdConfig header = SpmdConfig::FromModule(**module);
+  EXPECT_EQ(header.device_count(), 1);
+  EXPECT_EQ(config.DeviceIndex({2, 3}), 13);
+  EXPECT_EQ(config.Device(13).replica_id, 2);
+  EXPECT_EQ(config.Device(13).partition_id, 3);
+}
+
+TEST(SpmdConfigTest, CoveringModuleTakesTheGroupSizeOfEmptyGroupsFromShapes) {
+  // all-gather f32[2] -> f32[6] over every replica: 3 replicas.
+  auto module = hlo::ParseHloModule(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT g = f32[6] all-gather(p), replica_groups={}, dimensions={0}
+})");
+  ASSERT_TRUE(module.ok());
+  EXPECT_EQ(SpmdConfig::CoveringModule(**module).replica_count, 3);
+  EXPECT_EQ(SpmdConfig::CoveringModule(**module).partition_count, 1);
+}
+
+TEST(SpmdCollectivePermute, SeveralOperandsPermuteTogether) {
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  id = u32[] replica-id()
+  x = s32[] convert(id)
+  ten = s32[] constant(10)
+  y = s32[] add(x, ten)
+  ROOT c = (s32[], s32[]) collective-permute(x, y), source_target_pairs={{0,1},{1,0}}
+})";
+  const std::vector<Literal> results = Spmd(text);
+  ASSERT_EQ(results.size(), 2u);
+  for (int32_t d = 0; d < 2; ++d) {
+    EXPECT_EQ(results[d].tuple_element(0), Literal::CreateR0<int32_t>(1 - d));
+    EXPECT_EQ(results[d].tuple_element(1), Literal::CreateR0<int32_t>(11 - d));
+  }
+}
+
+}  // namespace
+}  // namespace tpusim::eval
