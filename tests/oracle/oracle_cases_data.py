@@ -1,0 +1,563 @@
+"""Oracle cases: data movement, reductions, windows, dot, convolution, gather,
+scatter, sort, top-k and control flow.
+
+Sums of floats have no fixed order in XLA's semantics, so their references
+are f64 sums with the bound of any summation order: n terms in f32 move the
+result by at most n * 2^-24 * sum|terms| (Tol.sums = n). Dots and convolutions
+at DEFAULT precision on the TPU take bf16-rounded operands (the MXU's single
+bf16 pass): their references round the operands to bf16 first, and the bound
+is tight enough that using unrounded f32 operands would fail. Under
+--numerics ieee the reference is the f64 result, within one f32 rounding.
+"""
+import numpy as np
+
+import oracle_refs as R
+from oracle_harness import EXACT, Case, Ref, Tol, module
+
+CASES = []
+F32, F64 = np.float32, np.float64
+
+
+def normal(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(F32)
+
+
+def f64(x):
+    return np.asarray(x, F64)
+
+
+def case(name, hlo, make, expect, tol=EXACT, **kw):
+    CASES.append(Case(name, module(*hlo) if isinstance(hlo, tuple) else module(hlo),
+                      make, expect, tol, **kw))
+
+
+def scalar_computation(name, ty, root):
+    return f"""{name} {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  ROOT r = {root}
+}}"""
+
+
+ADD_F32 = scalar_computation("add_f32", "f32", "f32[] add(a, b)")
+ADD_S32 = scalar_computation("add_s32", "s32", "s32[] add(a, b)")
+MAX_F32 = scalar_computation("max_f32", "f32", "f32[] maximum(a, b)")
+SECOND_F32 = scalar_computation("second_f32", "f32", "f32[] add(b, zero)").replace(
+    "  ROOT", "  zero = f32[] constant(0)\n  ROOT")
+GE_F32 = scalar_computation("ge_f32", "f32", "pred[] compare(a, b), direction=GE")
+LT_F32 = scalar_computation("lt_f32", "f32", "pred[] compare(a, b), direction=LT")
+GT_S32 = scalar_computation("gt_s32", "s32", "pred[] compare(a, b), direction=GT")
+LT_TOTAL_F32 = scalar_computation("lt_total", "f32",
+                                  "pred[] compare(a, b), direction=LT, type=TOTALORDER")
+
+# --- data movement ---------------------------------------------------------------------
+case("iota_two_dimensions", """
+i0 = s32[4,6] iota(), iota_dimension=1
+i1 = f32[4,6] iota(), iota_dimension=0
+ROOT t = (s32[4,6], f32[4,6]) tuple(i0, i1)""", lambda r: [],
+     lambda: [np.broadcast_to(np.arange(6, dtype=np.int32), (4, 6)),
+              np.broadcast_to(np.arange(4, dtype=F32)[:, None], (4, 6))])
+case("broadcast_middle_dimension", """
+p = f32[3] parameter(0)
+ROOT b = f32[2,3,4] broadcast(p), dimensions={1}""", lambda r: [normal(r, 3)],
+     lambda p: np.broadcast_to(p[None, :, None], (2, 3, 4)))
+case("reshape_row_major", """
+p = f32[4,6] parameter(0)
+ROOT b = f32[2,3,4] reshape(p)""", lambda r: [normal(r, 4, 6)], lambda p: p.reshape(2, 3, 4))
+case("transpose_3d", """
+p = f32[2,3,4] parameter(0)
+ROOT t = f32[4,2,3] transpose(p), dimensions={2,0,1}""", lambda r: [normal(r, 2, 3, 4)],
+     lambda p: np.transpose(p, (2, 0, 1)))
+case("slice_with_strides", """
+p = f32[10,8] parameter(0)
+ROOT s = f32[3,4] slice(p), slice={[1:9:3], [0:8:2]}""", lambda r: [normal(r, 10, 8)],
+     lambda p: p[1:9:3, 0:8:2])
+
+
+def clamped(start, dim, size):
+    """XLA clamps dynamic-slice and dynamic-update-slice starts to [0, dim - size]."""
+    return int(np.clip(start, 0, dim - size))
+
+
+case("dynamic_slice_clamps_starts", """
+p = f32[8,6] parameter(0)
+i = s32[] parameter(1)
+j = s32[] parameter(2)
+ROOT s = f32[3,4] dynamic-slice(p, i, j), dynamic_slice_sizes={3,4}""",
+     lambda r: [normal(r, 8, 6), np.int32(7), np.int32(-2)],
+     lambda p, i, j: p[clamped(i, 8, 3):clamped(i, 8, 3) + 3, clamped(j, 6, 4):clamped(j, 6, 4) + 4])
+
+
+def update_slice(p, u, i, j):
+    out = p.copy()
+    i, j = clamped(i, p.shape[0], u.shape[0]), clamped(j, p.shape[1], u.shape[1])
+    out[i:i + u.shape[0], j:j + u.shape[1]] = u
+    return out
+
+
+case("dynamic_update_slice_clamps_starts", """
+p = f32[8,6] parameter(0)
+u = f32[3,4] parameter(1)
+i = s32[] parameter(2)
+j = s32[] parameter(3)
+ROOT s = f32[8,6] dynamic-update-slice(p, u, i, j)""",
+     lambda r: [normal(r, 8, 6), normal(r, 3, 4), np.int32(2), np.int32(5)], update_slice)
+case("pad_negative_and_interior", """
+p = f32[4,5] parameter(0)
+v = f32[] parameter(1)
+ROOT q = f32[10,10] pad(p, v), padding=1_-1_2x-2_3_1""",
+     lambda r: [normal(r, 4, 5), F32(-7.5)],
+     lambda p, v: R.xla_pad(p, v, [(1, -1, 2), (-2, 3, 1)]))
+case("concatenate_three", """
+a = f32[2,3] parameter(0)
+b = f32[4,3] parameter(1)
+c = f32[1,3] parameter(2)
+ROOT k = f32[7,3] concatenate(a, b, c), dimensions={0}""",
+     lambda r: [normal(r, 2, 3), normal(r, 4, 3), normal(r, 1, 3)],
+     lambda a, b, c: np.concatenate([a, b, c]))
+case("reverse_two_dimensions", """
+p = f32[3,4,5] parameter(0)
+ROOT v = f32[3,4,5] reverse(p), dimensions={0,2}""", lambda r: [normal(r, 3, 4, 5)],
+     lambda p: p[::-1, :, ::-1])
+
+# --- reductions and windows ---------------------------------------------------------------
+case("reduce_sum_f32_rows", ("""
+p = f32[16,200] parameter(0)
+z = f32[] constant(0)
+ROOT s = f32[16] reduce(p, z), dimensions={1}, to_apply=add_f32""", ADD_F32),
+     lambda r: [normal(r, 16, 200)],
+     lambda p: Ref(f64(p).sum(1), np.abs(f64(p)).sum(1)), Tol(sums=200))
+case("reduce_max_two_dimensions", ("""
+p = f32[3,4,5] parameter(0)
+z = f32[] constant(-inf)
+ROOT s = f32[4] reduce(p, z), dimensions={0,2}, to_apply=max_f32""", MAX_F32),
+     lambda r: [normal(r, 3, 4, 5)], lambda p: p.max(axis=(0, 2)))
+case("reduce_sum_s32_all_wraps", ("""
+p = s32[6,7] parameter(0)
+z = s32[] constant(0)
+ROOT s = s32[] reduce(p, z), dimensions={0,1}, to_apply=add_s32""", ADD_S32),
+     lambda r: [r.integers(-2**31, 2**31, (6, 7)).astype(np.int32)],
+     lambda p: R.wrap(p.astype(np.int64).sum(), np.int32))
+ARGMAX = """argmax {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(a, b), direction=EQ
+  lower = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lower)
+  take_a = pred[] or(gt, tie)
+  v = f32[] select(take_a, a, b)
+  i = s32[] select(take_a, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}"""
+case("reduce_variadic_argmax_first_of_ties", ("""
+p = f32[5,12] parameter(0)
+idx = s32[5,12] iota(), iota_dimension=1
+v0 = f32[] constant(-inf)
+i0 = s32[] constant(0)
+ROOT r = (f32[5], s32[5]) reduce(p, idx, v0, i0), dimensions={1}, to_apply=argmax""", ARGMAX),
+     lambda r: [r.integers(0, 6, (5, 12)).astype(F32)],
+     lambda p: [p.max(1), p.argmax(1).astype(np.int32)])
+case("reduce_window_max_pool", ("""
+p = f32[1,6,6,2] parameter(0)
+z = f32[] constant(-inf)
+ROOT m = f32[1,3,3,2] reduce-window(p, z), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max_f32""",
+                                MAX_F32),
+     lambda r: [normal(r, 1, 6, 6, 2)],
+     lambda p: R.reduce_window(p, -np.inf, np.max, (1, 2, 2, 1), (1, 2, 2, 1), [(0, 0)] * 4))
+case("reduce_window_sum_padded_strided", ("""
+p = f32[7,9] parameter(0)
+z = f32[] constant(0)
+ROOT m = f32[4,5] reduce-window(p, z), window={size=3x2 stride=2x2 pad=1_1x0_1}, to_apply=add_f32""",
+                                          ADD_F32),
+     lambda r: [normal(r, 7, 9)],
+     lambda p: Ref(R.reduce_window(f64(p), 0.0, np.sum, (3, 2), (2, 2), [(1, 1), (0, 1)]),
+                   R.reduce_window(np.abs(f64(p)), 0.0, np.sum, (3, 2), (2, 2), [(1, 1), (0, 1)])),
+     Tol(sums=6))
+
+
+def select_and_scatter(size, stride, padding):
+    def expect(operand, source):
+        value, scale = R.select_and_scatter_ge_add(f64(operand), f64(source), size, stride,
+                                                   padding)
+        return Ref(value, scale)
+    return expect
+
+
+case("select_and_scatter_max_pool_gradient", ("""
+p = f32[6,8] parameter(0)
+g = f32[3,4] parameter(1)
+z = f32[] constant(0)
+ROOT s = f32[6,8] select-and-scatter(p, g, z), window={size=2x2 stride=2x2}, select=ge_f32, scatter=add_f32""",
+                                              GE_F32, ADD_F32),
+     lambda r: [normal(r, 6, 8), normal(r, 3, 4)],
+     select_and_scatter((2, 2), (2, 2), [(0, 0), (0, 0)]), Tol(sums=1))
+case("select_and_scatter_overlapping_padded", ("""
+p = f32[5,5] parameter(0)
+g = f32[3,3] parameter(1)
+z = f32[] constant(0)
+ROOT s = f32[5,5] select-and-scatter(p, g, z), window={size=3x3 stride=2x2 pad=1_1x1_1}, select=ge_f32, scatter=add_f32""",
+                                               GE_F32, ADD_F32),
+     lambda r: [normal(r, 5, 5), normal(r, 3, 3)],
+     select_and_scatter((3, 3), (2, 2), [(1, 1), (1, 1)]), Tol(sums=9))
+
+
+# --- dot ------------------------------------------------------------------------------------
+def bf16_round(x):
+    """The MXU's DEFAULT precision: operands rounded to bf16 (nearest even)."""
+    return R.f32_of(R.bf16(x))
+
+
+def dot_ref(subscripts, round_operands):
+    """einsum reference in f64, with sum|terms| as the scale."""
+    def expect(a, b):
+        a = R.f32_of(a) if a.dtype == R.BF16_DTYPE else a
+        b = R.f32_of(b) if b.dtype == R.BF16_DTYPE else b
+        if round_operands:
+            a, b = bf16_round(a), bf16_round(b)
+        return Ref(np.einsum(subscripts, f64(a), f64(b)),
+                   np.einsum(subscripts, np.abs(f64(a)), np.abs(f64(b))))
+    return expect
+
+
+MATMUL = """
+a = f32[8,32] parameter(0)
+b = f32[32,12] parameter(1)
+ROOT d = f32[8,12] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"""
+
+
+def matmul_inputs(r):
+    return [normal(r, 8, 32), normal(r, 32, 12)]
+
+
+case("dot_f32_default_is_bf16_pass", MATMUL, matmul_inputs, dot_ref("ik,kj->ij", True),
+     Tol(sums=32))
+case("dot_f32_highest", MATMUL + ", operand_precision={highest,highest}", matmul_inputs,
+     dot_ref("ik,kj->ij", False), Tol(sums=40))
+case("dot_f32_ieee", MATMUL, matmul_inputs, dot_ref("ik,kj->ij", False), Tol(ulps=1, sums=1),
+     numerics="ieee")
+case("dot_batch_dims", """
+a = f32[3,4,16] parameter(0)
+b = f32[3,16,5] parameter(1)
+ROOT d = f32[3,4,5] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}""",
+     lambda r: [normal(r, 3, 4, 16), normal(r, 3, 16, 5)], dot_ref("bik,bkj->bij", True),
+     Tol(sums=16))
+case("dot_two_contracting_dims", """
+a = f32[6,4,5] parameter(0)
+b = f32[4,5,7] parameter(1)
+ROOT d = f32[6,7] dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}""",
+     lambda r: [normal(r, 6, 4, 5), normal(r, 4, 5, 7)], dot_ref("ikl,klj->ij", True),
+     Tol(sums=20))
+case("dot_bf16_operands_f32_result", """
+a = bf16[8,64] parameter(0)
+b = bf16[64,8] parameter(1)
+ROOT d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+     lambda r: [R.bf16(normal(r, 8, 64)), R.bf16(normal(r, 64, 8))],
+     dot_ref("ik,kj->ij", False), Tol(sums=64))
+case("dot_bf16_result", """
+a = bf16[8,64] parameter(0)
+b = bf16[64,8] parameter(1)
+ROOT d = bf16[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+     lambda r: [R.bf16(normal(r, 8, 64)), R.bf16(normal(r, 64, 8))],
+     dot_ref("ik,kj->ij", False), Tol(ulps=1, sums=64), out_type="bf16")
+case("dot_k300_spans_tiles", """
+a = f32[4,300] parameter(0)
+b = f32[300,3] parameter(1)
+ROOT d = f32[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+     lambda r: [normal(r, 4, 300), normal(r, 300, 3)], dot_ref("ik,kj->ij", True),
+     Tol(sums=300))
+case("dot_vector_matrix_ieee", """
+a = f32[32] parameter(0)
+b = f32[32,5] parameter(1)
+ROOT d = f32[5] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}""",
+     lambda r: [normal(r, 32), normal(r, 32, 5)], dot_ref("k,kj->j", False),
+     Tol(ulps=1, sums=1), numerics="ieee")
+case("dot_s32", """
+a = s32[5,7] parameter(0)
+b = s32[7,3] parameter(1)
+ROOT d = s32[5,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+     lambda r: [r.integers(-1000, 1000, (5, 7)).astype(np.int32),
+                r.integers(-1000, 1000, (7, 3)).astype(np.int32)],
+     lambda a, b: (a.astype(np.int64) @ b).astype(np.int32))
+
+
+# --- convolution ----------------------------------------------------------------------------
+def conv_ref(round_operands, **window):
+    def expect(lhs, rhs):
+        lhs = R.f32_of(lhs) if lhs.dtype == R.BF16_DTYPE else lhs
+        rhs = R.f32_of(rhs) if rhs.dtype == R.BF16_DTYPE else rhs
+        if round_operands:
+            lhs, rhs = bf16_round(lhs), bf16_round(rhs)
+        return Ref(*R.conv2d(lhs, rhs, **window))
+    return expect
+
+
+def conv_case(name, lhs, rhs, out, attrs, tol, numerics="tpu", ty="f32", out_ty="f32", **window):
+    shape = lambda s: ",".join(map(str, s))  # noqa: E731
+    text = f"""
+l = {ty}[{shape(lhs)}] parameter(0)
+k = {ty}[{shape(rhs)}] parameter(1)
+ROOT c = {out_ty}[{shape(out)}] convolution(l, k), {attrs}, dim_labels=b01f_01io->b01f"""
+    wrap = R.bf16 if ty == "bf16" else (lambda x: x)
+    case(name, text, lambda r: [wrap(normal(r, *lhs)), wrap(normal(r, *rhs))],
+         conv_ref(numerics == "tpu" and ty == "f32", **window), tol, numerics=numerics,
+         out_type="bf16" if out_ty == "bf16" else None)
+
+
+conv_case("conv_nhwc_padding_stride", (2, 7, 7, 3), (3, 3, 3, 4), (2, 4, 4, 4),
+          "window={size=3x3 stride=2x2 pad=1_1x1_1}", Tol(sums=27),
+          stride=(2, 2), padding=((1, 1), (1, 1)))
+conv_case("conv_lhs_dilation_ieee", (1, 4, 4, 2), (2, 2, 2, 3), (1, 8, 8, 3),
+          "window={size=2x2 pad=1_1x1_1 lhs_dilate=2x2}", Tol(ulps=1, sums=1), numerics="ieee",
+          padding=((1, 1), (1, 1)), lhs_dilation=(2, 2))
+conv_case("conv_rhs_dilation", (1, 8, 8, 2), (3, 3, 2, 2), (1, 4, 4, 2),
+          "window={size=3x3 rhs_dilate=2x2}", Tol(sums=18), rhs_dilation=(2, 2))
+conv_case("conv_negative_padding", (1, 6, 6, 2), (2, 2, 2, 3), (1, 4, 6, 3),
+          "window={size=2x2 pad=-1_0x0_1}", Tol(sums=8), padding=((-1, 0), (0, 1)))
+conv_case("conv_feature_group_count", (1, 5, 5, 4), (3, 3, 2, 6), (1, 3, 3, 6),
+          "window={size=3x3}, feature_group_count=2", Tol(sums=18), feature_groups=2)
+conv_case("conv_depthwise", (2, 5, 5, 3), (3, 3, 1, 3), (2, 5, 5, 3),
+          "window={size=3x3 pad=1_1x1_1}, feature_group_count=3", Tol(sums=9),
+          padding=((1, 1), (1, 1)), feature_groups=3)
+conv_case("conv_batch_group_count", (2, 5, 5, 3), (3, 3, 3, 4), (1, 3, 3, 4),
+          "window={size=3x3}, batch_group_count=2", Tol(sums=27), batch_groups=2)
+conv_case("conv_bf16_1x1", (2, 4, 4, 8), (1, 1, 8, 4), (2, 4, 4, 4), "window={size=1x1}",
+          Tol(ulps=1, sums=8), ty="bf16", out_ty="bf16")
+
+
+def nchw_conv(lhs, rhs):
+    """dim_labels bf01_oi01->bf01: the same convolution in NCHW / OIHW layout."""
+    value, scale = R.conv2d(lhs.transpose(0, 2, 3, 1), rhs.transpose(2, 3, 1, 0),
+                            padding=((1, 1), (1, 1)))
+    return Ref(value.transpose(0, 3, 1, 2), scale.transpose(0, 3, 1, 2))
+
+
+case("conv_nchw_dim_labels_ieee", """
+l = f32[2,3,6,6] parameter(0)
+k = f32[4,3,3,3] parameter(1)
+ROOT c = f32[2,4,6,6] convolution(l, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01""",
+     lambda r: [normal(r, 2, 3, 6, 6), normal(r, 4, 3, 3, 3)], nchw_conv, Tol(ulps=1, sums=1),
+     numerics="ieee")
+
+# --- gather and scatter ------------------------------------------------------------------------
+case("gather_embedding_lookup", """
+t = f32[10,4] parameter(0)
+i = s32[5] parameter(1)
+ROOT g = f32[5,4] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}""",
+     lambda r: [normal(r, 10, 4), r.integers(0, 10, 5).astype(np.int32)], lambda t, i: t[i])
+
+
+def gather_windows(t, idx):
+    """Slices [2,3] at (row, col) starts clamped into the operand (XLA gather clamps)."""
+    out = []
+    for row, col in idx:
+        row, col = clamped(row, 5, 2), clamped(col, 6, 3)
+        out.append(t[row:row + 2, col:col + 3, 0])
+    return np.stack(out)
+
+
+case("gather_two_index_dims_clamped", """
+t = f32[5,6,3] parameter(0)
+i = s32[4,2] parameter(1)
+ROOT g = f32[4,2,3] gather(t, i), offset_dims={1,2}, collapsed_slice_dims={2}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3,1}""",
+     lambda r: [normal(r, 5, 6, 3), r.integers(-2, 8, (4, 2)).astype(np.int32)], gather_windows)
+SCATTER_ROWS = "update_window_dims={1}, inserted_window_dims={0}, " \
+               "scatter_dims_to_operand_dims={0}, index_vector_dim=1"
+
+
+def scatter_add(o, i, u, scale=False):
+    """Rows of u added at rows i; an index outside the operand skips its update."""
+    out = f64(np.abs(o) if scale else o).copy() if o.dtype.kind == "f" else o.astype(np.int64)
+    for row, update in zip(i, u):
+        if 0 <= row < o.shape[0]:
+            out[row] += np.abs(update) if scale else update
+    return out
+
+
+case("scatter_add_s32_duplicates_and_out_of_bounds", (f"""
+o = s32[6,3] parameter(0)
+i = s32[12] parameter(1)
+u = s32[12,3] parameter(2)
+ROOT s = s32[6,3] scatter(o, i, u), {SCATTER_ROWS}, to_apply=add_s32""", ADD_S32),
+     lambda r: [r.integers(-99, 99, (6, 3)).astype(np.int32),
+                np.concatenate([r.integers(0, 3, 10), [6, -1]]).astype(np.int32),
+                r.integers(-99, 99, (12, 3)).astype(np.int32)],
+     lambda o, i, u: scatter_add(o, i, u).astype(np.int32))
+case("scatter_add_f32_duplicates", (f"""
+o = f32[6,3] parameter(0)
+i = s32[10] parameter(1)
+u = f32[10,3] parameter(2)
+ROOT s = f32[6,3] scatter(o, i, u), {SCATTER_ROWS}, to_apply=add_f32""", ADD_F32),
+     lambda r: [normal(r, 6, 3), r.integers(0, 3, 10).astype(np.int32), normal(r, 10, 3)],
+     lambda o, i, u: Ref(scatter_add(o, i, u), scatter_add(o, i, u, scale=True)), Tol(sums=11))
+
+
+def overwrite(o, i, u):
+    out = o.copy()
+    out[i] = u
+    return out
+
+
+case("scatter_overwrite_unique_indices", (f"""
+o = f32[6,3] parameter(0)
+i = s32[4] parameter(1)
+u = f32[4,3] parameter(2)
+ROOT s = f32[6,3] scatter(o, i, u), {SCATTER_ROWS}, to_apply=second_f32""", SECOND_F32),
+     lambda r: [normal(r, 6, 3), r.permutation(6)[:4].astype(np.int32), normal(r, 4, 3)],
+     overwrite)
+
+# --- sort and top-k ------------------------------------------------------------------------------
+case("sort_f32_ascending", ("""
+p = f32[50] parameter(0)
+ROOT s = f32[50] sort(p), dimensions={0}, to_apply=lt_f32""", LT_F32),
+     lambda r: [normal(r, 50)], np.sort)
+case("sort_s32_descending_along_dim1", ("""
+p = s32[4,20] parameter(0)
+ROOT s = s32[4,20] sort(p), dimensions={1}, to_apply=gt_s32""", GT_S32),
+     lambda r: [r.integers(-50, 50, (4, 20)).astype(np.int32)], lambda p: -np.sort(-p, axis=1))
+KEY_LT = """key_lt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  va = f32[] parameter(2)
+  vb = f32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}"""
+
+
+def stable_by_key(k, v):
+    order = np.argsort(k, kind="stable")
+    return [k[order], v[order]]
+
+
+case("sort_key_value_stable", ("""
+k = s32[40] parameter(0)
+v = f32[40] parameter(1)
+ROOT s = (s32[40], f32[40]) sort(k, v), dimensions={0}, is_stable=true, to_apply=key_lt""",
+                               KEY_LT),
+     lambda r: [r.integers(0, 5, 40).astype(np.int32), normal(r, 40)], stable_by_key)
+
+
+def total_order_inputs(r):
+    x = normal(r, 24)
+    x[:6] = [np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf]
+    return [x]
+
+
+case("sort_f32_total_order_nan_and_zeros", ("""
+p = f32[24] parameter(0)
+ROOT s = f32[24] sort(p), dimensions={0}, to_apply=lt_total""", LT_TOTAL_F32),
+     total_order_inputs, lambda x: x[np.argsort(R.total_order_key(x), kind="stable")])
+
+
+def top3(x):
+    order = np.argsort(-x, axis=1, kind="stable")[:, :3]
+    return [np.take_along_axis(x, order, 1), order.astype(np.int32)]
+
+
+case("topk_largest", """
+p = f32[3,10] parameter(0)
+ROOT t = (f32[3,3], s32[3,3]) topk(p), k=3, largest=true""", lambda r: [normal(r, 3, 10)], top3)
+
+# --- control flow and computations ------------------------------------------------------------
+MUL_ADD_ONE = """mul_add_one {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  m = f32[] multiply(a, b)
+  one = f32[] constant(1)
+  ROOT r = f32[] add(m, one)
+}"""
+case("map_scalar_computation", ("""
+a = f32[16] parameter(0)
+b = f32[16] parameter(1)
+ROOT m = f32[16] map(a, b), dimensions={0}, to_apply=mul_add_one""", MUL_ADD_ONE),
+     lambda r: [normal(r, 16), normal(r, 16)], lambda a, b: a * b + F32(1))
+LOOP = ("""cond {
+  s = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(10)
+  ROOT c = pred[] compare(i, n), direction=LT
+}""", """body {
+  s = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  acc = f32[8] get-tuple-element(s), index=1
+  x = f32[8] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  half = f32[] constant(0.5)
+  halves = f32[8] broadcast(half), dimensions={}
+  scaled = f32[8] multiply(acc, halves)
+  acc1 = f32[8] add(scaled, x)
+  ROOT t = (s32[], f32[8], f32[8]) tuple(i1, acc1, x)
+}""")
+
+
+def loop_reference(x):
+    acc = np.zeros(8, F32)
+    for _ in range(10):
+        acc = acc * F32(0.5) + x
+    return [np.int32(10), acc, x]
+
+
+case("while_loop_ten_iterations", ("""
+x = f32[8] parameter(0)
+zero = s32[] constant(0)
+z = f32[] constant(0)
+zeros = f32[8] broadcast(z), dimensions={}
+init = (s32[], f32[8], f32[8]) tuple(zero, zeros, x)
+ROOT w = (s32[], f32[8], f32[8]) while(init), condition=cond, body=body""", *LOOP),
+     lambda r: [normal(r, 8)], loop_reference)
+BRANCHES = ("""negate_branch {
+  x = f32[8] parameter(0)
+  ROOT n = f32[8] negate(x)
+}""", """double_branch {
+  x = f32[8] parameter(0)
+  ROOT d = f32[8] add(x, x)
+}""", """square_branch {
+  x = f32[8] parameter(0)
+  ROOT s = f32[8] multiply(x, x)
+}""")
+PRED_CONDITIONAL = """
+p = pred[] parameter(0)
+x = f32[8] parameter(1)
+ROOT c = f32[8] conditional(p, x, x), true_computation=negate_branch, false_computation=double_branch"""
+for flag in (True, False):
+    case(f"conditional_pred_{str(flag).lower()}", (PRED_CONDITIONAL, *BRANCHES[:2]),
+         lambda r, flag=flag: [np.bool_(flag), normal(r, 8)],
+         lambda p, x: -x if p else x + x)
+INDEX_CONDITIONAL = """
+b = s32[] parameter(0)
+x = f32[8] parameter(1)
+ROOT c = f32[8] conditional(b, x, x, x), branch_computations={negate_branch, double_branch, square_branch}"""
+for index in (1, -3, 7):  # XLA: an index outside [0, 3) runs the last branch
+    case(f"conditional_index_{index}".replace("-", "minus"), (INDEX_CONDITIONAL, *BRANCHES),
+         lambda r, index=index: [np.int32(index), normal(r, 8)],
+         lambda b, x: [-x, x + x, x * x][b if 0 <= b < 3 else 2])
+FUSED = """fused_mul_sub {
+  a = f32[16] parameter(0)
+  b = f32[16] parameter(1)
+  c = f32[16] parameter(2)
+  m = f32[16] multiply(a, b)
+  ROOT s = f32[16] subtract(m, c)
+}"""
+case("fusion_loop_kind", ("""
+a = f32[16] parameter(0)
+b = f32[16] parameter(1)
+c = f32[16] parameter(2)
+ROOT f = f32[16] fusion(a, b, c), kind=kLoop, calls=fused_mul_sub""", FUSED),
+     lambda r: [normal(r, 16), normal(r, 16), normal(r, 16)], lambda a, b, c: a * b - c)
+case("call_computation", ("""
+a = f32[16] parameter(0)
+b = f32[16] parameter(1)
+c = f32[16] parameter(2)
+ROOT f = f32[16] call(a, b, c), to_apply=fused_mul_sub""", FUSED),
+     lambda r: [normal(r, 16), normal(r, 16), normal(r, 16)], lambda a, b, c: a * b - c)
+case("tuple_parameter_and_get_tuple_element", """
+p = (f32[4], s32[3]) parameter(0)
+a = f32[4] get-tuple-element(p), index=0
+b = s32[3] get-tuple-element(p), index=1
+twice = f32[4] add(a, a)
+ROOT t = (s32[3], f32[4]) tuple(b, twice)""",
+     lambda r: [(normal(r, 4), r.integers(-9, 9, 3).astype(np.int32))],
+     lambda p: [p[1], p[0] + p[0]])

@@ -1,0 +1,175 @@
+"""The oracle's machinery: what a case is, how its inputs are written, how tpusim
+runs, how outputs (bf16 included) are read, and how they are compared."""
+import os
+import subprocess
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from oracle_refs import BF16_DTYPE, f32_of, ulp
+
+SUM_EPS = 2.0 ** -24  # f32 unit roundoff: one rounded f32 addition moves a sum this much
+
+
+@dataclass(frozen=True)
+class Tol:
+    """How far an output may be from the reference, elementwise:
+    |got - want| <= ulps * ulp(want) + sums * 2^-24 * scale, where ulp is the
+    spacing of the output type at want and scale is the sum of |terms| the
+    reference supplies (Ref). All zero means exact: same bits (any NaN matches
+    any NaN), same dtype and shape."""
+    ulps: float = 0.0
+    sums: float = 0.0
+
+    def exact(self):
+        return self.ulps == 0 and self.sums == 0
+
+    def __str__(self):
+        if self.exact():
+            return "exact"
+        parts = [f"{self.ulps:g} ulp"] if self.ulps else []
+        parts += [f"{self.sums:g}*2^-24*sum|terms|"] if self.sums else []
+        return " + ".join(parts)
+
+
+EXACT = Tol()
+
+
+@dataclass
+class Ref:
+    """A reference value (f64 or the output's type) and, for sums, the sum of the
+    absolute values of its terms, which scales the accumulation-order bound."""
+    value: np.ndarray
+    scale: np.ndarray = None
+
+
+@dataclass
+class Case:
+    name: str
+    hlo: str
+    make_inputs: Callable  # rng -> [arrays], one per entry parameter (bf16 as refs.bf16)
+    expect: Callable       # *inputs -> array, Ref, or a list of them (tuple results)
+    tol: Tol
+    numerics: str = "tpu"
+    out_type: str = None   # the output dtype when it is not the reference's (e.g. "bf16")
+    seed: int = 0
+
+
+def module(body, *computations):
+    """HLO text: helper computations, then `ENTRY main { body }`."""
+    return "HloModule oracle\n\n" + "".join(c.strip() + "\n\n" for c in computations) + \
+        "ENTRY main {\n" + body.strip() + "\n}\n"
+
+
+# --- files ----------------------------------------------------------------------
+def write_inputs(directory, inputs):
+    """param_<N>.npy per parameter; a tuple parameter (a Python tuple of arrays)
+    as param_<N>_<i>.npy per element."""
+    os.makedirs(directory, exist_ok=True)
+    for n, value in enumerate(inputs):
+        leaves = value if isinstance(value, tuple) else [value]
+        for i, array in enumerate(leaves):
+            name = f"param_{n}_{i}" if isinstance(value, tuple) else f"param_{n}"
+            np.save(os.path.join(directory, name + ".npy"), np.asarray(array))  # 0-d stays 0-d
+
+
+def read_outputs(directory):
+    """output.npy, or output_0.npy, output_1.npy, ... for a tuple result."""
+    single = os.path.join(directory, "output.npy")
+    if os.path.exists(single):
+        return [np.load(single)]
+    outputs = []
+    while os.path.exists(os.path.join(directory, f"output_{len(outputs)}.npy")):
+        outputs.append(np.load(os.path.join(directory, f"output_{len(outputs)}.npy")))
+    return outputs
+
+
+def run_tpusim(tpusim, hlo_path, inputs_dir, out_dir, numerics):
+    """Runs `tpusim exec`; returns None on success or the error text."""
+    r = subprocess.run([tpusim, "exec", hlo_path, "--inputs", inputs_dir, "--out", out_dir,
+                        "--numerics", numerics], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return f"tpusim exited {r.returncode}: {r.stderr.strip().splitlines()[-1:]}"
+    return None
+
+
+# --- comparison -------------------------------------------------------------------
+def type_name(array):
+    return "bf16" if array.dtype == BF16_DTYPE else array.dtype.name
+
+
+def compare(got, want, tol, out_type):
+    """Returns (ok, max error text) for one output."""
+    with np.errstate(invalid="ignore"):  # inf - inf where both are inf is masked out
+        return compare_values(got, want, tol, out_type)
+
+
+def compare_values(got, want, tol, out_type):
+    if isinstance(want, Ref):
+        expected_type = out_type or "float32"  # references in f64 of an f32 result
+    else:
+        want = Ref(want)
+        expected_type = out_type or type_name(np.asarray(want.value))
+    if type_name(got) != expected_type:
+        return False, f"dtype {type_name(got)}, want {expected_type}"
+    if got.shape != np.shape(want.value):
+        return False, f"shape {got.shape}, want {np.shape(want.value)}"
+    got_values = f32_of(got) if got.dtype == BF16_DTYPE else got
+    want_values = np.asarray(want.value)
+    if want_values.dtype == BF16_DTYPE:
+        want_values = f32_of(want_values)
+    if got_values.dtype.kind not in "fc":
+        bad = got_values != want_values.astype(got_values.dtype)
+        return not bad.any(), f"{int(bad.sum())} of {bad.size} differ" if bad.any() else "max_err=0"
+    g, w = got_values.astype(np.float64), want_values.astype(np.float64)
+    nan_mismatch = np.isnan(g) != np.isnan(w)
+    if tol.exact():
+        same = (g.view(np.uint64) == w.view(np.uint64)) | (np.isnan(g) & np.isnan(w))
+        bad = ~same
+        err = np.where(np.isnan(g) | np.isnan(w), 0, np.abs(g - w))
+        max_err = float(np.max(err, initial=0))
+        return not bad.any(), (f"{int(bad.sum())} of {bad.size} differ, max_err={max_err:.3g}"
+                               if bad.any() else "max_err=0")
+    both_finite = np.isfinite(g) & np.isfinite(w)
+    inf_mismatch = ~both_finite & ~np.isnan(g) & ~np.isnan(w) & (g != w)
+    bound = tol.ulps * ulp(w, expected_type)
+    if tol.sums:
+        bound = bound + tol.sums * SUM_EPS * np.asarray(want.scale, np.float64)
+    err = np.where(both_finite, np.abs(g - w), 0.0)
+    over = err > bound
+    ratio = float(np.max(np.where(bound > 0, err / np.where(bound > 0, bound, 1), err > 0),
+                         initial=0))
+    bad = over | nan_mismatch | inf_mismatch
+    text = f"max_err={float(np.max(err, initial=0)):.3g} (worst err/tol {ratio:.2f})"
+    if nan_mismatch.any() or inf_mismatch.any():
+        text += f", {int((nan_mismatch | inf_mismatch).sum())} NaN/inf mismatches"
+    return not bad.any(), text
+
+
+def run_case(tpusim, case, directory):
+    """Runs one case end to end; returns (ok, one-line detail)."""
+    rng = np.random.default_rng(case.seed)
+    inputs = case.make_inputs(rng)
+    inputs_dir, out_dir = os.path.join(directory, "in"), os.path.join(directory, "out")
+    write_inputs(inputs_dir, inputs)
+    hlo_path = os.path.join(directory, "module.hlo")
+    with open(hlo_path, "w") as f:
+        f.write(case.hlo)
+    error = run_tpusim(tpusim, hlo_path, inputs_dir, out_dir, case.numerics)
+    if error:
+        return False, error
+    with np.errstate(all="ignore"):  # log(-1) and friends are meant to give NaN
+        wants = case.expect(*inputs)
+    if not isinstance(wants, (list, tuple)):
+        wants = [wants]
+    gots = read_outputs(out_dir)
+    if len(gots) != len(wants):
+        return False, f"{len(gots)} outputs, want {len(wants)}"
+    ok, details = True, []
+    for i, (got, want) in enumerate(zip(gots, wants)):
+        good, text = compare(got, want, case.tol, case.out_type)
+        ok &= good
+        details.append(text if len(wants) == 1 else f"[{i}] {text}")
+    return ok, "; ".join(details) + f"  tol: {case.tol}" + \
+        (f"  numerics={case.numerics}" if case.numerics != "tpu" else "")

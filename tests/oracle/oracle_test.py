@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""An independent numpy oracle for tpusim's evaluator.
+
+Usage: oracle_test.py TPUSIM [CASE_NAME_SUBSTRING]
+
+Each case is a small hand-written HLO module, seeded random inputs, and the
+result numpy computes from XLA's operation semantics (oracle_refs.py), with a
+stated tolerance. The script writes the inputs as param_<N>.npy, runs
+`tpusim exec --inputs DIR --out DIR --numerics MODE`, reads output.npy or
+output_<i>.npy, compares, and prints one line per case. It exits non-zero if
+any case fails, if an expected failure starts passing (so the list below is
+kept honest), or if numpy is missing.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("oracle_test.py: error: numpy is missing; install Debian's python3-numpy "
+          "(scripts/setup.sh) or run with a python3 that has it", file=sys.stderr)
+    sys.exit(1)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oracle_cases_data  # noqa: E402  (after the numpy check on purpose)
+import oracle_cases_math  # noqa: E402
+from oracle_harness import run_case  # noqa: E402
+
+# Cases that fail on purpose until the evaluator is fixed: name -> reason.
+EXPECTED_FAILURES = {
+    "conv_batch_group_count": "convolution with batch_group_count > 1 is not implemented "
+                              "(docs/evaluator.md, 'Not yet')",
+}
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: oracle_test.py TPUSIM [CASE_NAME_SUBSTRING]", file=sys.stderr)
+        return 2
+    tpusim = sys.argv[1]
+    only = sys.argv[2] if len(sys.argv) > 2 else ""
+    cases = oracle_cases_math.CASES + oracle_cases_data.CASES
+    names = [c.name for c in cases]
+    assert len(names) == len(set(names)), "duplicate case names"
+    unknown = set(EXPECTED_FAILURES) - set(names)
+    assert not unknown, f"expected failures name no case: {unknown}"
+    failed, xfailed = [], []
+    with tempfile.TemporaryDirectory(prefix="tpusim-oracle-") as tmp:
+        for case in cases:
+            if only not in case.name:
+                continue
+            ok, detail = run_case(tpusim, case, os.path.join(tmp, case.name))
+            if case.name in EXPECTED_FAILURES:
+                status = "XPASS" if ok else "XFAIL"
+                detail += f"  [expected failure: {EXPECTED_FAILURES[case.name]}]"
+                (failed if ok else xfailed).append(case.name)
+            else:
+                status = "PASS" if ok else "FAIL"
+                if not ok:
+                    failed.append(case.name)
+            print(f"{status:5s} {case.name:34s} {detail}", flush=True)
+    ran = sum(1 for c in cases if only in c.name)
+    print(f"{ran} cases: {ran - len(failed) - len(xfailed)} passed, {len(xfailed)} expected "
+          f"failures, {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
