@@ -121,10 +121,10 @@ elementwise("not_s32", "not", ["s32"], "s32",
 elementwise("not_pred", "not", ["pred"], "pred",
             lambda r, n: [r.integers(0, 2, n).astype(bool)], np.logical_not)
 elementwise("popcnt_u32", "popcnt", ["u32"], "u32",
-            lambda r, n: [ints(r, n, 0, 2**32 - 1, np.uint32, [0, 2**32 - 1])], R.popcount_u32)
+            lambda r, n: [ints(r, n, 0, 2**32 - 1, np.uint32, [0, 2**32 - 1])], R.popcount)
 elementwise("clz_s32", "count-leading-zeros", ["s32"], "s32",
             lambda r, n: [ints(r, n, INT32_MIN, INT32_MAX, specials=[0, 1, -1, INT32_MAX])
-                          >> r.integers(0, 32, n).astype(np.int32)], R.clz_s32)
+                          >> r.integers(0, 32, n).astype(np.int32)], R.count_leading_zeros)
 
 # --- binary float -------------------------------------------------------------------------
 def two_normals(scale=3.0, a_specials=(), b_specials=()):
@@ -202,7 +202,10 @@ for op, fn in (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwis
 for index, op in enumerate(("shift-left", "shift-right-arithmetic", "shift-right-logical")):
     elementwise(f"{op.replace('-', '_')}_s32_out_of_range", op, ["s32", "s32"], "s32",
                 int_pair(INT32_MIN, INT32_MAX, -2, 40, b_specials=[32, 31, 0, -1, 33]),
-                lambda x, s, index=index: R.shifts_s32(x, s)[index])
+                lambda x, s, index=index: R.shifts(x, s)[index])
+    elementwise(f"{op.replace('-', '_')}_s8_out_of_range", op, ["s8", "s8"], "s8",
+                int_pair(-128, 127, -2, 12, np.int8, b_specials=[8, 7, 0, -1, 9]),
+                lambda x, s, index=index: R.shifts(x, s)[index])
 
 # --- compare, select, clamp ---------------------------------------------------------------
 DIRECTIONS = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
@@ -304,3 +307,145 @@ elementwise("reduce_precision_e5m10", "reduce-precision", ["f32"], "f32", precis
             lambda x: R.reduce_precision(x, 5, 10), attrs=", exponent_bits=5, mantissa_bits=10")
 elementwise("reduce_precision_e8m7", "reduce-precision", ["f32"], "f32", precision_inputs,
             lambda x: R.reduce_precision(x, 8, 7), attrs=", exponent_bits=8, mantissa_bits=7")
+
+# --- edges: overflow, underflow, subnormals, huge arguments, special values -----------------
+unary_f32("exp_f32_overflow_and_underflow", "exponential",
+          lambda r, n: normal(r, n, 60, [88.7, 88.8, 89.0, -87.3, -100.0, -103.9, -104.5, -200.0]),
+          lambda x: Ref(np.exp(f64(x))))
+unary_f32("expm1_f32_tiny", "exponential-minus-one", lambda r, n: normal(r, n, 1e-8),
+          lambda x: Ref(np.expm1(f64(x))))
+unary_f32("log1p_f32_tiny", "log-plus-one", lambda r, n: normal(r, n, 1e-8),
+          lambda x: Ref(np.log1p(f64(x))))
+unary_f32("logistic_f32_tails", "logistic", lambda r, n: normal(r, n, 40, [-100.0, -103.0, 90.0]),
+          lambda x: Ref(1.0 / (1.0 + np.exp(-f64(x)))))
+
+
+def wide_exponents(rng, n, lo, hi, positive=False):
+    """Random significands times 2^k for k in [lo, hi]: every scale, subnormals included."""
+    x = (rng.uniform(1, 2, n) * np.exp2(rng.integers(lo, hi, n, endpoint=True))).astype(F32)
+    return x if positive else x * rng.choice([F32(-1), F32(1)], n)
+
+
+unary_f32("sine_f32_huge_arguments", "sine", lambda r, n: wide_exponents(r, n, 0, 120),
+          lambda x: Ref(np.sin(f64(x))))
+unary_f32("cosine_f32_huge_arguments", "cosine", lambda r, n: wide_exponents(r, n, 0, 120),
+          lambda x: Ref(np.cos(f64(x))))
+unary_f32("log_f32_subnormal_and_huge", "log",
+          lambda r, n: wide_exponents(r, n, -149, 127, positive=True),
+          lambda x: Ref(np.log(f64(x))))
+unary_f32("sqrt_f32_subnormal_and_huge", "sqrt",
+          lambda r, n: wide_exponents(r, n, -149, 127, positive=True), np.sqrt, EXACT)
+unary_f32("rsqrt_f32_subnormal_and_huge", "rsqrt",
+          lambda r, n: wide_exponents(r, n, -149, 127, positive=True),
+          lambda x: Ref(1.0 / np.sqrt(f64(x))))
+unary_f32("cbrt_f32_subnormal_and_huge", "cbrt", lambda r, n: wide_exponents(r, n, -149, 127),
+          lambda x: Ref(np.cbrt(f64(x))))
+unary_f32("round_nearest_even_f32_large", "round-nearest-even",
+          lambda r, n: wide_exponents(r, n, 20, 26), np.rint, EXACT)
+POW_SPECIALS = [  # (base, exponent): C99 Annex F pow, which XLA's power follows
+    (np.nan, 0.0), (1.0, np.nan), (0.0, -1.0), (-0.0, -1.0), (-0.0, -2.0), (-np.inf, 3.0),
+    (-np.inf, -3.0), (np.inf, -1.0), (-2.0, 0.5), (0.5, np.inf), (2.0, -np.inf), (-1.0, np.inf),
+    (0.0, 0.0), (-8.0, 1.0 / 3.0), (-0.0, 3.0), (np.inf, 0.5)]
+
+
+def pow_special_inputs(rng, n):
+    base, exponent = normal(rng, n, 2), normal(rng, n, 2)
+    base[:len(POW_SPECIALS)], exponent[:len(POW_SPECIALS)] = zip(*POW_SPECIALS)
+    return [base, exponent]
+
+
+elementwise("power_f32_special_values", "power", ["f32", "f32"], "f32", pow_special_inputs,
+            lambda a, b: Ref(np.power(f64(a), f64(b))), ONE_ULP)
+elementwise("atan2_f32_zeros_and_infinities", "atan2", ["f32", "f32"], "f32",
+            lambda r, n: [normal(r, n, 2, [0.0, -0.0, 0.0, -0.0, np.inf, np.inf, -np.inf, 1.0]),
+                          normal(r, n, 2, [0.0, 0.0, -0.0, -0.0, np.inf, -np.inf, np.inf,
+                                           -np.inf])],
+            lambda y, x: Ref(np.arctan2(f64(y), f64(x))), ONE_ULP)
+elementwise("round_nearest_even_bf16", "round-nearest-even", ["bf16"], "bf16",
+            lambda r, n: [R.bf16(halves(r, n))], lambda x: R.bf16(np.rint(R.f32_of(x))))
+
+# f64: the reference is numpy's f64 libm (itself within 1 ulp), so 2 ulp.
+TWO_ULP = Tol(ulps=2)
+for name, op, make, fn in (
+        ("exp_f64", "exponential", lambda r, n: r.standard_normal(n) * 20, np.exp),
+        ("log_f64", "log", lambda r, n: np.abs(r.standard_normal(n)) * 1e3, np.log),
+        ("sine_f64", "sine", lambda r, n: r.standard_normal(n) * 100, np.sin),
+        ("tanh_f64", "tanh", lambda r, n: r.standard_normal(n) * 3, np.tanh)):
+    elementwise(name, op, ["f64"], "f64", lambda r, n, make=make: [make(r, n)],
+                lambda x, fn=fn: Ref(fn(x)), TWO_ULP, out_type="float64")
+elementwise("add_f64", "add", ["f64", "f64"], "f64",
+            lambda r, n: [r.standard_normal(n), r.standard_normal(n) * 1e-10], np.add)
+
+# --- narrow integers -----------------------------------------------------------------------
+elementwise("divide_s8_overflow_and_zero", "divide", ["s8", "s8"], "s8",
+            int_pair(-128, 127, -5, 5, np.int8, [-128, 7, -128], [-1, 0, 0]),
+            lambda a, b: R.int_divide(a, b, np.int8))
+elementwise("subtract_u8_wraps", "subtract", ["u8", "u8"], "u8",
+            int_pair(0, 255, 0, 255, np.uint8), lambda a, b: (a.astype(np.int64) - b).astype(np.uint8))
+elementwise("popcnt_s8", "popcnt", ["s8"], "s8",
+            lambda r, n: [ints(r, n, -128, 127, np.int8, [-128, -1, 0])], R.popcount)
+elementwise("clz_s8", "count-leading-zeros", ["s8"], "s8",
+            lambda r, n: [ints(r, n, -128, 127, np.int8, [-128, -1, 0, 1])], R.count_leading_zeros)
+elementwise("maximum_s32", "maximum", ["s32", "s32"], "s32",
+            int_pair(INT32_MIN, INT32_MAX, INT32_MIN, INT32_MAX), np.maximum)
+elementwise("minimum_u32", "minimum", ["u32", "u32"], "u32",
+            int_pair(0, 2**32 - 1, 0, 2**32 - 1, np.uint32), np.minimum)
+elementwise("clamp_s32", "clamp", ["s32", "s32", "s32"], "s32",
+            lambda r, n: [np.full(n, -10, np.int32), ints(r, n, -50, 50), np.full(n, 20, np.int32)],
+            lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi))
+elementwise("multiply_s64_wraps", "multiply", ["s64", "s64"], "s64",
+            int_pair(-2**62, 2**62, -2**40, 2**40, np.int64), np.multiply)
+
+
+# --- more conversions --------------------------------------------------------------------------
+def int_to_bf16(values):
+    """Exact integers rounded once, nearest-even, to 8 significant bits (Python ints)."""
+    out = []
+    for v in map(int, values):
+        m, shift = abs(v), abs(v).bit_length() - 8
+        if shift > 0:
+            q, rem = divmod(m, 1 << shift)
+            half = 1 << (shift - 1)
+            q += rem > half or (rem == half and q & 1)
+            m = q << shift
+        out.append(float(-m if v < 0 else m))
+    return R.bf16(np.array(out, F32))
+
+
+def s64_rounding_inputs(rng, n):
+    """Ties and just-above-ties that an f32 intermediate would round wrongly."""
+    x = rng.integers(-2**63, 2**63 - 1, n, endpoint=True, dtype=np.int64)
+    x[:4] = [2**40 + 2**32, 2**40 + 2**32 + 1, -(2**40 + 2**32 + 1), 2**40 + 3 * 2**32]
+    return [x]
+
+
+elementwise("convert_s64_to_bf16_rounds_once", "convert", ["s64"], "bf16", s64_rounding_inputs,
+            int_to_bf16)
+
+
+def f64_rounding_inputs(rng, n):
+    """Random doubles plus values just off bf16 ties (1 + 2^-8 +- 2^-30)."""
+    x = rng.standard_normal(n) * 100
+    x[:4] = [1 + 2**-8 + 2**-30, 1 + 2**-8 - 2**-30, -(1 + 2**-8 + 2**-30), 1 + 2**-8]
+    return [x]
+
+
+elementwise("convert_f64_to_bf16_rounds_once", "convert", ["f64"], "bf16", f64_rounding_inputs,
+            lambda x: R.bf16(R.round_bf16(x)))
+elementwise("convert_f64_to_f32", "convert", ["f64"], "f32",
+            lambda r, n: [r.standard_normal(n) * np.exp2(r.integers(-160, 140, n))],
+            lambda x: x.astype(F32))
+elementwise("convert_f32_to_f16_overflow_and_subnormal", "convert", ["f32"], "f16",
+            lambda r, n: [wide_exponents(r, n, -26, 17)], lambda x: x.astype(np.float16))
+elementwise("convert_u32_to_f32", "convert", ["u32"], "f32",
+            lambda r, n: [ints(r, n, 0, 2**32 - 1, np.uint32, [2**32 - 1, 2**24 + 1])],
+            lambda x: x.astype(F32))
+elementwise("convert_pred_to_f32", "convert", ["pred"], "f32",
+            lambda r, n: [r.integers(0, 2, n).astype(bool)], lambda x: x.astype(F32))
+elementwise("convert_bf16_to_s32_saturates", "convert", ["bf16"], "s32",
+            lambda r, n: [R.bf16(normal(r, n, 3e9, SPECIALS))],
+            lambda x: saturating_int(R.f32_of(x), INT32_MIN, INT32_MAX, np.int32))
+elementwise("convert_s32_to_u32_wraps", "convert", ["s32"], "u32",
+            lambda r, n: [ints(r, n, INT32_MIN, INT32_MAX)], lambda x: x.astype(np.uint32))
+elementwise("reduce_precision_e4m3", "reduce-precision", ["f32"], "f32", precision_inputs,
+            lambda x: R.reduce_precision(x, 4, 3), attrs=", exponent_bits=4, mantissa_bits=3")

@@ -92,32 +92,39 @@ def int_remainder(a, b, dtype):
     return wrap(np.where(b64 == 0, a64, r), dtype)
 
 
-def shifts_s32(x, amount):
-    """XLA shifts read the amount as unsigned; an amount >= 32 gives 0
-    (arithmetic right shift: 0 or -1 by the sign)."""
-    u = x.view(np.uint32).astype(np.uint64)
-    n = amount.view(np.uint32).astype(np.uint64)
-    big = n >= 32
+def shifts(x, amount):
+    """XLA shifts of a signed integer array read the amount as unsigned; an
+    amount >= the bit width gives 0 (arithmetic right shift: 0 or -1 by the
+    sign). Returns (shift-left, shift-right-arithmetic, shift-right-logical)."""
+    bits = x.dtype.itemsize * 8
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    mask = (1 << bits) - 1
+    u = x.view(unsigned).astype(np.uint64)
+    n = amount.view(unsigned).astype(np.uint64)
+    big = n >= bits
     n_ok = np.where(big, 0, n)
-    left = np.where(big, 0, (u << n_ok) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-    logical = np.where(big, 0, u >> n_ok).astype(np.uint32).view(np.int32)
+    left = np.where(big, 0, (u << n_ok) & mask).astype(unsigned).view(x.dtype)
+    logical = np.where(big, 0, u >> n_ok).astype(unsigned).view(x.dtype)
     arith = np.where(big, np.where(x < 0, -1, 0), x.astype(np.int64) >> n_ok.astype(np.int64))
-    return left, arith.astype(np.int32), logical
+    return left, arith.astype(x.dtype), logical
 
 
-def popcount_u32(x):
-    x = x.astype(np.uint64)
-    return sum(((x >> i) & 1) for i in range(32)).astype(np.uint32)
+def popcount(x):
+    """Set bits in the integer's own width (a negative s8 counts 8 bits, not 64)."""
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    return sum(((u >> i) & 1) for i in range(x.dtype.itemsize * 8)).astype(x.dtype)
 
 
-def clz_s32(x):
-    u = x.view(np.uint32).astype(np.uint64)
+def count_leading_zeros(x):
+    """Zero bits above the highest set bit, in the integer's own width."""
+    bits = x.dtype.itemsize * 8
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
     count = np.zeros(u.shape, np.int64)
     seen = np.zeros(u.shape, bool)
-    for i in range(31, -1, -1):
+    for i in range(bits - 1, -1, -1):
         seen |= ((u >> i) & 1) == 1
         count += ~seen
-    return count.astype(np.int32)
+    return count.astype(x.dtype)
 
 
 def total_order_key(x):
@@ -172,12 +179,18 @@ def xla_pad(x, value, config):
     return x
 
 
-def reduce_window(x, init, combine, size, stride, padding):
-    """XLA reduce-window: pad with the init value, then combine each window
+def reduce_window(x, init, combine, size, stride, padding, base_dilation=None,
+                  window_dilation=None):
+    """XLA reduce-window: dilate the base (holes) and pad, both with the init
+    value, then combine each window, whose taps are window_dilation apart
     (combine is a numpy reduction such as np.max over the window axes)."""
-    padded = xla_pad(x, init, [(lo, hi, 0) for lo, hi in padding])
-    windows = np.lib.stride_tricks.sliding_window_view(padded, size)
+    base_dilation = base_dilation or [1] * x.ndim
+    window_dilation = window_dilation or [1] * x.ndim
+    padded = xla_pad(x, init, [(lo, hi, d - 1) for (lo, hi), d in zip(padding, base_dilation)])
+    span = [(k - 1) * d + 1 for k, d in zip(size, window_dilation)]
+    windows = np.lib.stride_tricks.sliding_window_view(padded, span)
     windows = windows[tuple(slice(None, None, s) for s in stride)]
+    windows = windows[(Ellipsis,) + tuple(slice(None, None, d) for d in window_dilation)]
     axes = tuple(range(x.ndim, 2 * x.ndim))
     return combine(windows, axis=axes)
 
