@@ -561,3 +561,169 @@ twice = f32[4] add(a, a)
 ROOT t = (s32[3], f32[4]) tuple(b, twice)""",
      lambda r: [(normal(r, 4), r.integers(-9, 9, 3).astype(np.int32))],
      lambda p: [p[1], p[0] + p[0]])
+
+# --- more structure: dimension orders, dilations, window placement -------------------------------
+case("copy_and_bitcast", """
+p = f32[4,6] parameter(0)
+c = f32[4,6] copy(p)
+ROOT b = f32[24] bitcast(c)""", lambda r: [normal(r, 4, 6)], lambda p: p.reshape(24))
+case("broadcast_scalar_s32", """
+p = s32[] parameter(0)
+ROOT b = s32[2,3,4] broadcast(p), dimensions={}""", lambda r: [np.int32(-7)],
+     lambda p: np.full((2, 3, 4), p, np.int32))
+case("reduce_window_base_and_window_dilation", ("""
+p = f32[6,5] parameter(0)
+z = f32[] constant(-inf)
+ROOT m = f32[5,4] reduce-window(p, z), window={size=2x2 stride=2x1 pad=0_0x1_0 lhs_dilate=2x1 rhs_dilate=1x2}, to_apply=max_f32""",
+                                                MAX_F32),
+     lambda r: [normal(r, 6, 5)],
+     lambda p: R.reduce_window(p, -np.inf, np.max, (2, 2), (2, 1), [(0, 0), (1, 0)],
+                               base_dilation=(2, 1), window_dilation=(1, 2)))
+MIN_F32 = scalar_computation("min_f32", "f32", "f32[] minimum(a, b)")
+MUL_S32 = scalar_computation("mul_s32", "s32", "s32[] multiply(a, b)")
+
+
+def rows_with_nan(r):
+    x = normal(r, 4, 9)
+    x[1, 3] = np.nan
+    return [x]
+
+
+case("reduce_min_propagates_nan", ("""
+p = f32[4,9] parameter(0)
+z = f32[] constant(inf)
+ROOT m = f32[4] reduce(p, z), dimensions={1}, to_apply=min_f32""", MIN_F32),
+     rows_with_nan, lambda p: np.min(p, axis=1))
+case("reduce_product_s32_wraps", ("""
+p = s32[3,10] parameter(0)
+one = s32[] constant(1)
+ROOT m = s32[10] reduce(p, one), dimensions={0}, to_apply=mul_s32""", MUL_S32),
+     lambda r: [r.integers(-2**31, 2**31, (3, 10)).astype(np.int32)],
+     lambda p: np.prod(p.astype(np.int64), axis=0).astype(np.int32))
+case("dot_batch_dim_not_leading", """
+a = f32[4,2,8] parameter(0)
+b = f32[8,2,3] parameter(1)
+ROOT d = f32[2,4,3] dot(a, b), lhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}""",
+     lambda r: [normal(r, 4, 2, 8), normal(r, 8, 2, 3)], dot_ref("ibk,kbj->bij", True),
+     Tol(sums=8))
+case("dot_rhs_contracting_last", """
+a = f32[6,16] parameter(0)
+b = f32[5,16] parameter(1)
+ROOT d = f32[6,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}""",
+     lambda r: [normal(r, 6, 16), normal(r, 5, 16)], dot_ref("ik,jk->ij", True), Tol(sums=16))
+
+
+def conv1d(lhs, rhs):
+    """b0f_0io->b0f: the 2-D reference with a height of 1."""
+    value, scale = R.conv2d(bf16_round(lhs)[:, None], bf16_round(rhs)[None], stride=(1, 2),
+                            padding=((0, 0), (1, 1)))
+    return Ref(value[:, 0], scale[:, 0])
+
+
+case("conv_1d_stride_padding", """
+l = f32[2,10,3] parameter(0)
+k = f32[3,3,4] parameter(1)
+ROOT c = f32[2,5,4] convolution(l, k), window={size=3 stride=2 pad=1_1}, dim_labels=b0f_0io->b0f""",
+     lambda r: [normal(r, 2, 10, 3), normal(r, 3, 3, 4)], conv1d, Tol(sums=9))
+
+
+def conv_nchw_output(lhs, rhs):
+    value, scale = R.conv2d(bf16_round(lhs), bf16_round(rhs), stride=(1, 2),
+                            rhs_dilation=(2, 1))
+    return Ref(value.transpose(0, 3, 1, 2), scale.transpose(0, 3, 1, 2))
+
+
+case("conv_output_dim_labels_differ", """
+l = f32[2,7,7,3] parameter(0)
+k = f32[2,3,3,4] parameter(1)
+ROOT c = f32[2,4,5,3] convolution(l, k), window={size=2x3 stride=1x2 rhs_dilate=2x1}, dim_labels=b01f_01io->bf01""",
+     lambda r: [normal(r, 2, 7, 7, 3), normal(r, 2, 3, 3, 4)], conv_nchw_output, Tol(sums=18))
+
+
+def gather_middle_offset(t, idx):
+    """out[b0, k, b1] = t[idx[b0, b1], k]: the offset dimension sits between batch dims."""
+    return np.transpose(t[idx], (0, 2, 1))
+
+
+case("gather_offset_dim_between_batch_dims", """
+t = f32[10,4] parameter(0)
+i = s32[3,2] parameter(1)
+ROOT g = f32[3,4,2] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,4}""",
+     lambda r: [normal(r, 10, 4), r.integers(0, 10, (3, 2)).astype(np.int32)],
+     gather_middle_offset)
+
+
+def scatter_columns(o, i, u):
+    out = o.astype(np.int64)
+    for j, column in enumerate(i):
+        out[:, column] += u[:, j]
+    return out.astype(np.int32)
+
+
+case("scatter_window_dim_first", ("""
+o = s32[3,6] parameter(0)
+i = s32[5] parameter(1)
+u = s32[3,5] parameter(2)
+ROOT s = s32[3,6] scatter(o, i, u), update_window_dims={0}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, index_vector_dim=1, to_apply=add_s32""",
+                                    ADD_S32),
+     lambda r: [r.integers(-99, 99, (3, 6)).astype(np.int32), r.integers(0, 6, 5).astype(np.int32),
+                r.integers(-99, 99, (3, 5)).astype(np.int32)], scatter_columns)
+
+
+def bottom3(x):
+    order = np.argsort(x, axis=1, kind="stable")[:, :3]
+    return [np.take_along_axis(x, order, 1), order.astype(np.int32)]
+
+
+case("topk_smallest", """
+p = f32[4,9] parameter(0)
+ROOT t = (f32[4,3], s32[4,3]) topk(p), k=3, largest=false""", lambda r: [normal(r, 4, 9)],
+     bottom3)
+GT_KEY_F32 = """gt_key {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ia = s32[] parameter(2)
+  ib = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=GT
+}"""
+
+
+def descending_columns(k, v):
+    order = np.argsort(-k, axis=0, kind="stable")
+    return [np.take_along_axis(k, order, 0), np.take_along_axis(v, order, 0)]
+
+
+case("sort_key_value_descending_dim0", ("""
+k = f32[12,3] parameter(0)
+v = s32[12,3] iota(), iota_dimension=0
+ROOT s = (f32[12,3], s32[12,3]) sort(k, v), dimensions={0}, to_apply=gt_key""", GT_KEY_F32),
+     lambda r: [normal(r, 12, 3)], lambda k: descending_columns(k, np.broadcast_to(
+         np.arange(12, dtype=np.int32)[:, None], (12, 3))))
+ROW_LOOP = ("""rows_cond {
+  s = (s32[], f32[4], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(8)
+  ROOT c = pred[] compare(i, n), direction=LT
+}""", """rows_body {
+  s = (s32[], f32[4], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  acc = f32[4] get-tuple-element(s), index=1
+  x = f32[8,4] get-tuple-element(s), index=2
+  zero = s32[] constant(0)
+  row = f32[1,4] dynamic-slice(x, i, zero), dynamic_slice_sizes={1,4}
+  flat = f32[4] reshape(row)
+  acc1 = f32[4] add(acc, flat)
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = (s32[], f32[4], f32[8,4]) tuple(i1, acc1, x)
+}""")
+case("while_sums_rows_with_dynamic_slice", ("""
+x = f32[8,4] parameter(0)
+zero = s32[] constant(0)
+z = f32[] constant(0)
+acc = f32[4] broadcast(z), dimensions={}
+init = (s32[], f32[4], f32[8,4]) tuple(zero, acc, x)
+w = (s32[], f32[4], f32[8,4]) while(init), condition=rows_cond, body=rows_body
+ROOT sum = f32[4] get-tuple-element(w), index=1""", *ROW_LOOP),
+     # integer-valued floats: every order of the additions gives the same exact sum
+     lambda r: [r.integers(-1000, 1000, (8, 4)).astype(F32)], lambda x: x.sum(axis=0))
