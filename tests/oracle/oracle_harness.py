@@ -111,12 +111,8 @@ def overflow_to_inf(want, type_name):
 
 
 def compare(got, want, tol, out_type):
-    """Returns (ok, max error text) for one output."""
-    with np.errstate(invalid="ignore"):  # inf - inf where both are inf is masked out
-        return compare_values(got, want, tol, out_type)
-
-
-def compare_values(got, want, tol, out_type):
+    """Returns (ok, one-line text) for one output: dtype and shape first, then
+    values, exactly or within the tolerance."""
     if isinstance(want, Ref):
         expected_type = out_type or "float32"  # references in f64 of an f32 result
     else:
@@ -130,33 +126,43 @@ def compare_values(got, want, tol, out_type):
     want_values = np.asarray(want.value)
     if want_values.dtype == BF16_DTYPE:
         want_values = f32_of(want_values)
-    if got_values.dtype.kind not in "fc":
-        bad = got_values != want_values.astype(got_values.dtype)
+    with np.errstate(invalid="ignore"):  # inf - inf where both are inf is masked out
+        if tol.exact():
+            return compare_exact(got_values, want_values)
+        return compare_within(got_values.astype(np.float64),
+                              overflow_to_inf(want_values.astype(np.float64), expected_type),
+                              tol, want.scale, expected_type)
+
+
+def compare_exact(got, want):
+    """Same values; floats bit for bit (so -0 differs from +0) except that any
+    NaN matches any NaN."""
+    if got.dtype.kind not in "fc":
+        bad = got != want.astype(got.dtype)
         return not bad.any(), f"{int(bad.sum())} of {bad.size} differ" if bad.any() else "max_err=0"
-    g, w = got_values.astype(np.float64), want_values.astype(np.float64)
-    if not tol.exact():
-        w = overflow_to_inf(w, expected_type)
-    nan_mismatch = np.isnan(g) != np.isnan(w)
-    if tol.exact():
-        same = (g.view(np.uint64) == w.view(np.uint64)) | (np.isnan(g) & np.isnan(w))
-        bad = ~same
-        err = np.where(np.isnan(g) | np.isnan(w), 0, np.abs(g - w))
-        max_err = float(np.max(err, initial=0))
-        return not bad.any(), (f"{int(bad.sum())} of {bad.size} differ, max_err={max_err:.3g}"
-                               if bad.any() else "max_err=0")
-    both_finite = np.isfinite(g) & np.isfinite(w)
-    inf_mismatch = ~both_finite & ~np.isnan(g) & ~np.isnan(w) & (g != w)
-    bound = tol.ulps * ulp(w, expected_type)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    bad = ~((g.view(np.uint64) == w.view(np.uint64)) | (np.isnan(g) & np.isnan(w)))
+    if not bad.any():
+        return True, "max_err=0"
+    finite = np.isfinite(g) & np.isfinite(w)
+    max_err = float(np.max(np.where(finite, np.abs(g - w), 0), initial=0))
+    return False, f"{int(bad.sum())} of {bad.size} differ, max_err={max_err:.3g}"
+
+
+def compare_within(g, w, tol, scale, type_name):
+    """|g - w| <= the tolerance's bound where both are finite; NaN where the
+    reference is NaN; the same infinity where it is infinite."""
+    bound = tol.ulps * ulp(w, type_name)
     if tol.sums:
-        bound = bound + tol.sums * SUM_EPS * np.asarray(want.scale, np.float64)
+        bound = bound + tol.sums * SUM_EPS * np.asarray(scale, np.float64)
+    both_finite = np.isfinite(g) & np.isfinite(w)
     err = np.where(both_finite, np.abs(g - w), 0.0)
-    over = err > bound
-    ratio = float(np.max(np.where(bound > 0, err / np.where(bound > 0, bound, 1), err > 0),
-                         initial=0))
-    bad = over | nan_mismatch | inf_mismatch
-    text = f"max_err={float(np.max(err, initial=0)):.3g} (worst err/tol {ratio:.2f})"
-    if nan_mismatch.any() or inf_mismatch.any():
-        text += f", {int((nan_mismatch | inf_mismatch).sum())} NaN/inf mismatches"
+    special_mismatch = (np.isnan(g) != np.isnan(w)) | (~both_finite & (g != w) & ~np.isnan(w))
+    bad = (err > bound) | special_mismatch
+    worst = float(np.max(err / np.maximum(bound, np.finfo(np.float64).tiny), initial=0))
+    text = f"max_err={float(np.max(err, initial=0)):.3g} (worst err/tol {worst:.2f})"
+    if special_mismatch.any():
+        text += f", {int(special_mismatch.sum())} NaN/inf mismatches"
     return not bad.any(), text
 
 
