@@ -449,3 +449,29 @@ elementwise("convert_s32_to_u32_wraps", "convert", ["s32"], "u32",
             lambda r, n: [ints(r, n, INT32_MIN, INT32_MAX)], lambda x: x.astype(np.uint32))
 elementwise("reduce_precision_e4m3", "reduce-precision", ["f32"], "f32", precision_inputs,
             lambda x: R.reduce_precision(x, 4, 3), attrs=", exponent_bits=4, mantissa_bits=3")
+
+
+# --- f8 ----------------------------------------------------------------------------------------
+def f8_rounding_inputs(rng, n, scale, edges):
+    x = normal(rng, n, scale, SPECIALS + edges)
+    x[len(SPECIALS) + len(edges):][::3] *= F32(1e-3)  # subnormal territory
+    return [x]
+
+
+elementwise("convert_f32_to_f8e4m3fn", "convert", ["f32"], "f8e4m3fn",
+            lambda r, n: f8_rounding_inputs(r, n, 100, [448.0, 464.0, 465.0, 2.0**-10, 3 * 2.0**-10]),
+            lambda x: R.round_f8(x, "float8_e4m3fn"), out_type="float8_e4m3fn")
+elementwise("convert_f32_to_f8e5m2", "convert", ["f32"], "f8e5m2",
+            lambda r, n: f8_rounding_inputs(r, n, 1e4, [57344.0, 61440.0, 61439.0, 2.0**-17]),
+            lambda x: R.round_f8(x, "float8_e5m2"), out_type="float8_e5m2")
+elementwise("convert_f8e4m3fn_to_f32_every_code", "convert", ["f8e4m3fn"], "f32",
+            lambda r, n: [R.f8(np.arange(256), "float8_e4m3fn")],
+            lambda x: R.f8_decode(x["float8_e4m3fn"], "float8_e4m3fn"), n=256)
+elementwise("convert_f8e5m2_to_f32_every_code", "convert", ["f8e5m2"], "f32",
+            lambda r, n: [R.f8(np.arange(256), "float8_e5m2")],
+            lambda x: R.f8_decode(x["float8_e5m2"], "float8_e5m2"), n=256)
+compare_all("compare_bf16_ieee", "bf16", lambda r, n: [R.bf16(x) for x in float_pairs(r, n)],
+            key=R.f32_of)
+elementwise("remainder_f32_signed_zero_and_inf", "remainder", ["f32", "f32"], "f32",
+            two_normals(5, [-0.0, 0.0, -3.0, 5.0, np.nan], [2.0, -2.0, np.inf, -np.inf, 1.0]),
+            np.fmod)

@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-from oracle_refs import BF16_DTYPE, f32_of, ulp
+from oracle_refs import BF16_DTYPE, f8_decode, f32_of, ulp
 
 SUM_EPS = 2.0 ** -24  # f32 unit roundoff: one rounded f32 addition moves a sum this much
 
@@ -96,7 +96,19 @@ def run_tpusim(tpusim, hlo_path, inputs_dir, out_dir, numerics):
 
 # --- comparison -------------------------------------------------------------------
 def type_name(array):
-    return "bf16" if array.dtype == BF16_DTYPE else array.dtype.name
+    """numpy's name, or for the raw-bits structured dtypes "bf16" / the f8 name."""
+    if array.dtype == BF16_DTYPE:
+        return "bf16"
+    return array.dtype.names[0] if array.dtype.names else array.dtype.name
+
+
+def decode(array):
+    """Values as numpy can hold them: bf16 and f8 bits become exact f32."""
+    if array.dtype == BF16_DTYPE:
+        return f32_of(array)
+    if array.dtype.names:
+        return f8_decode(array[array.dtype.names[0]], array.dtype.names[0])
+    return array
 
 
 # The smallest magnitude that rounds to inf (max finite + half an ulp) per type.
@@ -122,10 +134,7 @@ def compare(got, want, tol, out_type):
         return False, f"dtype {type_name(got)}, want {expected_type}"
     if got.shape != np.shape(want.value):
         return False, f"shape {got.shape}, want {np.shape(want.value)}"
-    got_values = f32_of(got) if got.dtype == BF16_DTYPE else got
-    want_values = np.asarray(want.value)
-    if want_values.dtype == BF16_DTYPE:
-        want_values = f32_of(want_values)
+    got_values, want_values = decode(got), decode(np.asarray(want.value))
     with np.errstate(invalid="ignore"):  # inf - inf where both are inf is masked out
         if tol.exact():
             return compare_exact(got_values, want_values)

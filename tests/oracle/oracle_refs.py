@@ -60,6 +60,46 @@ def round_bf16(x):
     return round_to_precision(x, 7, -126, BF16_MAX).astype(F32)
 
 
+# --- f8 ------------------------------------------------------------------------
+# name: (exponent bits, fraction bits, bias, has inf). e4m3fn has no inf and one
+# NaN code per sign (all ones); e5m2 is IEEE-like (docs/values.md's table).
+F8_FORMATS = {"float8_e4m3fn": (4, 3, 7, False), "float8_e5m2": (5, 2, 15, True)}
+
+
+def f8(codes, name):
+    """An f8 array as tpusim reads and writes it: raw codes in a structured dtype."""
+    out = np.empty(np.shape(codes), np.dtype([(name, "|u1")]))
+    out[name] = codes
+    return out
+
+
+def f8_decode(codes, name):
+    """f8 codes -> their exact values as f32, from the format's definition."""
+    ebits, mbits, bias, has_inf = F8_FORMATS[name]
+    c = np.asarray(codes, np.int64)
+    sign = np.where(c >> 7, -1.0, 1.0)
+    e, f = (c >> mbits) & ((1 << ebits) - 1), c & ((1 << mbits) - 1)
+    value = np.where(e == 0, f * 2.0 ** (1 - bias - mbits),
+                     (1 + f / 2.0 ** mbits) * np.exp2(e - bias))
+    top = e == (1 << ebits) - 1
+    if has_inf:
+        value = np.where(top, np.where(f == 0, np.inf, np.nan), value)
+    else:
+        value = np.where(top & (f == (1 << mbits) - 1), np.nan, value)
+    return (sign * value).astype(F32)
+
+
+def round_f8(x, name):
+    """XLA's convert to f8: nearest even, once; beyond the range inf, or NaN for
+    a format without inf (non-saturating, as ml_dtypes)."""
+    ebits, mbits, bias, has_inf = F8_FORMATS[name]
+    largest = f8_decode(0x7B if has_inf else 0x7E, name)
+    r = round_to_precision(np.asarray(x, F64), mbits, 1 - bias, float(largest))
+    if not has_inf:
+        r = np.where(np.isinf(r), np.nan, r)
+    return r.astype(F32)
+
+
 def ulp(want, kind):
     """The spacing of the output type at |want|: f32, f16, f64 or bf16."""
     a = np.abs(np.asarray(want, F64))
