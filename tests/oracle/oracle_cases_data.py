@@ -727,3 +727,113 @@ w = (s32[], f32[4], f32[8,4]) while(init), condition=rows_cond, body=rows_body
 ROOT sum = f32[4] get-tuple-element(w), index=1""", *ROW_LOOP),
      # integer-valued floats: every order of the additions gives the same exact sum
      lambda r: [r.integers(-1000, 1000, (8, 4)).astype(F32)], lambda x: x.sum(axis=0))
+
+# --- index forms, partial windows, more operands ---------------------------------------------------
+def gather_permuted(t, idx):
+    """index_vector_dim=0: column b of idx is one start vector; start_index_map={1,0}
+    sends idx[0] to dimension 1 and idx[1] to dimension 0; starts are clamped."""
+    out = []
+    for b in range(idx.shape[1]):
+        row, col = clamped(idx[1, b], 6, 2), clamped(idx[0, b], 7, 1)
+        out.append(t[row:row + 2, col])
+    return np.stack(out)
+
+
+case("gather_index_vector_dim_0_permuted_map", """
+t = f32[6,7] parameter(0)
+i = s32[2,3] parameter(1)
+ROOT g = f32[3,2] gather(t, i), offset_dims={1}, collapsed_slice_dims={1}, start_index_map={1,0}, index_vector_dim=0, slice_sizes={2,1}""",
+     lambda r: [normal(r, 6, 7), r.integers(-2, 9, (2, 3)).astype(np.int32)], gather_permuted)
+
+
+def scatter_blocks(o, i, u):
+    """[2,4] blocks added at row i; a block that does not fit is skipped whole."""
+    out = o.astype(np.int64)
+    for row, block in zip(i, u):
+        if 0 <= row <= o.shape[0] - 2:
+            out[row:row + 2] += block
+    return out.astype(np.int32)
+
+
+case("scatter_partial_window_skipped_whole", (f"""
+o = s32[6,4] parameter(0)
+i = s32[5] parameter(1)
+u = s32[5,2,4] parameter(2)
+ROOT s = s32[6,4] scatter(o, i, u), update_window_dims={{1,2}}, inserted_window_dims={{}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add_s32""",
+                                                ADD_S32),
+     lambda r: [r.integers(-99, 99, (6, 4)).astype(np.int32), np.array([0, 4, 5, -1, 2], np.int32),
+                r.integers(-99, 99, (5, 2, 4)).astype(np.int32)], scatter_blocks)
+THREE_LT = """three_lt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  fa = f32[] parameter(2)
+  fb = f32[] parameter(3)
+  ua = u8[] parameter(4)
+  ub = u8[] parameter(5)
+  ROOT r = pred[] compare(a, b), direction=LT
+}"""
+
+
+def sort_three_middle(k, v, w):
+    order = np.argsort(k, axis=1, kind="stable")
+    return [np.take_along_axis(a, order, 1) for a in (k, v, w)]
+
+
+case("sort_three_operands_middle_dim_stable", ("""
+k = s32[2,10,3] parameter(0)
+v = f32[2,10,3] parameter(1)
+w = u8[2,10,3] parameter(2)
+ROOT s = (s32[2,10,3], f32[2,10,3], u8[2,10,3]) sort(k, v, w), dimensions={1}, is_stable=true, to_apply=three_lt""",
+                                                THREE_LT),
+     lambda r: [r.integers(0, 4, (2, 10, 3)).astype(np.int32), normal(r, 2, 10, 3),
+                r.integers(0, 256, (2, 10, 3)).astype(np.uint8)], sort_three_middle)
+
+
+def window_argmax(p):
+    windows = np.lib.stride_tricks.sliding_window_view(p, 3)
+    first = windows.argmax(axis=1)
+    return [windows.max(axis=1), (np.arange(len(first)) + first).astype(np.int32)]
+
+
+case("reduce_window_variadic_argmax", ("""
+p = f32[10] parameter(0)
+idx = s32[10] iota(), iota_dimension=0
+v0 = f32[] constant(-inf)
+i0 = s32[] constant(0)
+ROOT r = (f32[8], s32[8]) reduce-window(p, idx, v0, i0), window={size=3}, to_apply=argmax""",
+                                        ARGMAX),
+     lambda r: [r.integers(0, 4, 10).astype(F32)], window_argmax)
+case("iota_bf16_rounds_large_values", """
+ROOT i = bf16[300] iota(), iota_dimension=0""", lambda r: [],
+     lambda: R.bf16(np.arange(300, dtype=F32)))
+case("pad_negative_crops_into_interior", """
+p = s32[5] parameter(0)
+v = s32[] parameter(1)
+ROOT q = s32[4] pad(p, v), padding=-3_-2_1""",
+     lambda r: [r.integers(-9, 9, 5).astype(np.int32), np.int32(0)],
+     lambda p, v: R.xla_pad(p, v, [(-3, -2, 1)]))
+case("concatenate_middle_dim_s32", """
+a = s32[2,3,2] parameter(0)
+b = s32[2,1,2] parameter(1)
+ROOT k = s32[2,4,2] concatenate(a, b), dimensions={1}""",
+     lambda r: [r.integers(-9, 9, (2, 3, 2)).astype(np.int32),
+                r.integers(-9, 9, (2, 1, 2)).astype(np.int32)],
+     lambda a, b: np.concatenate([a, b], axis=1))
+case("dynamic_slice_unsigned_index_clamps", """
+p = s32[10] parameter(0)
+i = u8[] parameter(1)
+ROOT s = s32[3] dynamic-slice(p, i), dynamic_slice_sizes={3}""",
+     lambda r: [r.integers(-9, 9, 10).astype(np.int32), np.uint8(200)], lambda p, i: p[7:10])
+case("dot_s8_operands_s32_result", """
+a = s8[4,16] parameter(0)
+b = s8[16,5] parameter(1)
+ROOT d = s32[4,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+     lambda r: [r.integers(-128, 128, (4, 16)).astype(np.int8),
+                r.integers(-128, 128, (16, 5)).astype(np.int8)],
+     lambda a, b: (a.astype(np.int64) @ b).astype(np.int32))
+case("dot_f16_default_is_bf16_pass", """
+a = f16[6,24] parameter(0)
+b = f16[24,4] parameter(1)
+ROOT d = f16[6,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+     lambda r: [normal(r, 6, 24).astype(np.float16), normal(r, 24, 4).astype(np.float16)],
+     dot_ref("ik,kj->ij", True), Tol(ulps=1, sums=24), out_type="float16")
