@@ -837,3 +837,89 @@ b = f16[24,4] parameter(1)
 ROOT d = f16[6,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
      lambda r: [normal(r, 6, 24).astype(np.float16), normal(r, 24, 4).astype(np.float16)],
      dot_ref("ik,kj->ij", True), Tol(ulps=1, sums=24), out_type="float16")
+
+# --- empty arrays: the semantics still fix the result ------------------------------------------------
+case("reduce_of_empty_dimension_is_init", ("""
+p = f32[0,3] parameter(0)
+z = f32[] constant(-inf)
+ROOT m = f32[3] reduce(p, z), dimensions={0}, to_apply=max_f32""", MAX_F32),
+     lambda r: [np.zeros((0, 3), F32)], lambda p: np.full(3, -np.inf, F32))
+case("dot_empty_contraction_is_zero", """
+a = f32[2,0] parameter(0)
+b = f32[0,3] parameter(1)
+ROOT d = f32[2,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+     lambda r: [np.zeros((2, 0), F32), np.zeros((0, 3), F32)], lambda a, b: np.zeros((2, 3), F32))
+case("pad_of_empty_array", """
+p = s32[0,2] parameter(0)
+v = s32[] parameter(1)
+ROOT q = s32[3,2] pad(p, v), padding=1_2_0x0_0_0""",
+     lambda r: [np.zeros((0, 2), np.int32), np.int32(42)], lambda p, v: np.full((3, 2), 42, np.int32))
+case("concatenate_with_empty_operand", """
+a = f32[2,0] parameter(0)
+b = f32[2,3] parameter(1)
+ROOT k = f32[2,3] concatenate(a, b), dimensions={1}""",
+     lambda r: [np.zeros((2, 0), F32), normal(r, 2, 3)], lambda a, b: b)
+case("slice_to_empty", """
+p = f32[5] parameter(0)
+ROOT s = f32[0] slice(p), slice={[3:3]}""", lambda r: [normal(r, 5)], lambda p: p[3:3])
+
+# --- comparators and selectors that read every parameter ---------------------------------------------
+LEX_LT = """lex_lt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  va = f32[] parameter(2)
+  vb = f32[] parameter(3)
+  key_lt = pred[] compare(a, b), direction=LT
+  key_eq = pred[] compare(a, b), direction=EQ
+  value_gt = pred[] compare(va, vb), direction=GT
+  tie_break = pred[] and(key_eq, value_gt)
+  ROOT r = pred[] or(key_lt, tie_break)
+}"""
+
+
+def lexicographic(k, v):
+    order = np.lexsort((-v, k))  # key ascending, then value descending
+    return [k[order], v[order]]
+
+
+case("sort_lexicographic_comparator", ("""
+k = s32[30] parameter(0)
+v = f32[30] parameter(1)
+ROOT s = (s32[30], f32[30]) sort(k, v), dimensions={0}, to_apply=lex_lt""", LEX_LT),
+     lambda r: [r.integers(0, 4, 30).astype(np.int32), normal(r, 30)], lexicographic)
+LE_F32 = scalar_computation("le_f32", "f32", "pred[] compare(a, b), direction=LE")
+
+
+def min_pool_gradient(operand, source):
+    """select=LE keeps the first minimum of each 2x2 window."""
+    value, scale = R.select_and_scatter_ge_add(-f64(operand), f64(source), (2, 2), (2, 2),
+                                               [(0, 0), (0, 0)])
+    return Ref(value, scale)
+
+
+case("select_and_scatter_min_pool_le", ("""
+p = f32[4,6] parameter(0)
+g = f32[2,3] parameter(1)
+z = f32[] constant(0)
+ROOT s = f32[4,6] select-and-scatter(p, g, z), window={size=2x2 stride=2x2}, select=le_f32, scatter=add_f32""",
+                                         LE_F32, ADD_F32),
+     lambda r: [normal(r, 4, 6), normal(r, 2, 3)], min_pool_gradient, Tol(sums=1))
+
+
+def scatter_points(o, i, u):
+    """Each update lands on one element at (i[0, b], i[1, b])."""
+    out = o.astype(np.int64)
+    for b in range(i.shape[1]):
+        out[i[0, b], i[1, b]] += u[b]
+    return out.astype(np.int32)
+
+
+case("scatter_points_index_vector_dim_0", ("""
+o = s32[4,5] parameter(0)
+i = s32[2,9] parameter(1)
+u = s32[9] parameter(2)
+ROOT s = s32[4,5] scatter(o, i, u), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=add_s32""",
+                                            ADD_S32),
+     lambda r: [r.integers(-9, 9, (4, 5)).astype(np.int32),
+                np.stack([r.integers(0, 4, 9), r.integers(0, 5, 9)]).astype(np.int32),
+                r.integers(-9, 9, 9).astype(np.int32)], scatter_points)

@@ -475,3 +475,14 @@ compare_all("compare_bf16_ieee", "bf16", lambda r, n: [R.bf16(x) for x in float_
 elementwise("remainder_f32_signed_zero_and_inf", "remainder", ["f32", "f32"], "f32",
             two_normals(5, [-0.0, 0.0, -3.0, 5.0, np.nan], [2.0, -2.0, np.inf, -np.inf, 1.0]),
             np.fmod)
+elementwise("convert_bf16_to_f16_rounds_once", "convert", ["bf16"], "f16",
+            lambda r, n: [R.bf16(wide_exponents(r, n, -26, 17))],
+            lambda x: R.f32_of(x).astype(np.float16))
+elementwise("convert_f16_to_bf16_rounds_once", "convert", ["f16"], "bf16",
+            lambda r, n: [normal(r, n, 100).astype(np.float16)],
+            lambda x: R.bf16(x.astype(F32)))
+elementwise("sign_s32", "sign", ["s32"], "s32",
+            lambda r, n: [ints(r, n, -3, 3, specials=[INT32_MIN, INT32_MAX, 0])], np.sign)
+elementwise("remainder_u32_by_zero", "remainder", ["u32", "u32"], "u32",
+            int_pair(0, 2**32 - 1, 0, 9, np.uint32, b_specials=[0, 0]),
+            lambda a, b: np.where(b == 0, a, a % np.where(b == 0, 1, b)).astype(np.uint32))
