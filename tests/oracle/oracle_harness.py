@@ -56,6 +56,24 @@ class Case:
     seed: int = 0
 
 
+def case_adder(cases):
+    """A function adding a Case to `cases`; its hlo is the ENTRY body, or a
+    tuple (ENTRY body, helper computations...)."""
+    def add(name, hlo, make, expect, tol=EXACT, **kw):
+        text = module(*hlo) if isinstance(hlo, tuple) else module(hlo)
+        cases.append(Case(name, text, make, expect, tol, **kw))
+    return add
+
+
+def normal(rng, *shape, scale=1.0):
+    """Standard normal f32 values of the given shape."""
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def f64(x):
+    return np.asarray(x, np.float64)
+
+
 def module(body, *computations):
     """HLO text: helper computations, then `ENTRY main { body }`."""
     return "HloModule oracle\n\n" + "".join(c.strip() + "\n\n" for c in computations) + \

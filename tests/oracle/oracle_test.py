@@ -12,12 +12,11 @@ any case fails, if an expected failure starts passing (so the list below is
 kept honest), or if numpy is missing.
 """
 import os
-import subprocess
 import sys
 import tempfile
 
 try:
-    import numpy as np
+    import numpy  # noqa: F401  (the references need it; say so before anything else)
 except ImportError:
     print("oracle_test.py: error: numpy is missing; install Debian's python3-numpy "
           "(scripts/setup.sh) or run with a python3 that has it", file=sys.stderr)
@@ -26,6 +25,7 @@ except ImportError:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle_cases_data  # noqa: E402  (after the numpy check on purpose)
 import oracle_cases_math  # noqa: E402
+import oracle_cases_matmul  # noqa: E402
 from oracle_harness import run_case  # noqa: E402
 
 # Cases that fail on purpose until the evaluator is fixed: name -> reason.
@@ -41,7 +41,7 @@ def main():
         return 2
     tpusim = sys.argv[1]
     only = sys.argv[2] if len(sys.argv) > 2 else ""
-    cases = oracle_cases_math.CASES + oracle_cases_data.CASES
+    cases = oracle_cases_math.CASES + oracle_cases_data.CASES + oracle_cases_matmul.CASES
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), "duplicate case names"
     unknown = set(EXPECTED_FAILURES) - set(names)
