@@ -27,7 +27,7 @@ def normal(rng, n, scale=1.0, specials=()):
 
 
 def ints(rng, n, lo, hi, dtype=np.int32, specials=()):
-    x = rng.integers(lo, hi, n, endpoint=True).astype(dtype)
+    x = rng.integers(lo, hi, n, endpoint=True, dtype=dtype)
     x[:len(specials)] = specials
     return x
 
@@ -398,18 +398,23 @@ elementwise("multiply_s64_wraps", "multiply", ["s64", "s64"], "s64",
 
 
 # --- more conversions --------------------------------------------------------------------------
-def int_to_bf16(values):
-    """Exact integers rounded once, nearest-even, to 8 significant bits (Python ints)."""
+def round_integers(values, significant_bits):
+    """Exact integers (Python ints) rounded once, nearest even, to
+    `significant_bits` significant bits: 8 for bf16, 24 for f32."""
     out = []
     for v in map(int, values):
-        m, shift = abs(v), abs(v).bit_length() - 8
+        m, shift = abs(v), abs(v).bit_length() - significant_bits
         if shift > 0:
             q, rem = divmod(m, 1 << shift)
             half = 1 << (shift - 1)
             q += rem > half or (rem == half and q & 1)
             m = q << shift
         out.append(float(-m if v < 0 else m))
-    return R.bf16(np.array(out, F32))
+    return np.array(out, F64)
+
+
+def int_to_bf16(values):
+    return R.bf16(round_integers(values, 8).astype(F32))
 
 
 def s64_rounding_inputs(rng, n):
@@ -486,3 +491,61 @@ elementwise("sign_s32", "sign", ["s32"], "s32",
 elementwise("remainder_u32_by_zero", "remainder", ["u32", "u32"], "u32",
             int_pair(0, 2**32 - 1, 0, 9, np.uint32, b_specials=[0, 0]),
             lambda a, b: np.where(b == 0, a, a % np.where(b == 0, 1, b)).astype(np.uint32))
+
+# --- accuracy where it is hard: cancellation, argument reduction, tails --------------------------
+unary_f32("log_f32_near_one", "log", lambda r, n: (1 + normal(r, n, 1e-3)).astype(F32),
+          lambda x: Ref(np.log(f64(x))))
+
+
+def near_half_pi_multiples(rng, n):
+    """f32 values nearest to k*pi/2, where sin or cos nearly vanishes."""
+    k = rng.integers(-2000, 2000, n)
+    return (k * (np.pi / 2)).astype(F32)
+
+
+unary_f32("sine_f32_near_pi_multiples", "sine", near_half_pi_multiples,
+          lambda x: Ref(np.sin(f64(x))))
+unary_f32("cosine_f32_near_pi_multiples", "cosine", near_half_pi_multiples,
+          lambda x: Ref(np.cos(f64(x))))
+unary_f32("erf_f32_tails_and_tiny", "erf",
+          lambda r, n: np.concatenate([normal(r, n // 2, 6), normal(r, n - n // 2, 1e-20)]),
+          lambda x: Ref(np.vectorize(math.erf)(f64(x))))
+unary_f32("tanh_f32_tiny_and_large", "tanh",
+          lambda r, n: np.concatenate([normal(r, n // 2, 1e-6), normal(r, n - n // 2, 30)]),
+          lambda x: Ref(np.tanh(f64(x))))
+unary_f32("expm1_f32_large_overflows", "exponential-minus-one",
+          lambda r, n: normal(r, n, 60, [88.8, 89.0, -200.0, np.nan]),
+          lambda x: Ref(np.expm1(f64(x))))
+
+# --- 64-bit integers ----------------------------------------------------------------------------------
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+elementwise("negate_s64_wraps", "negate", ["s64"], "s64",
+            lambda r, n: [ints(r, n, INT64_MIN, INT64_MAX, np.int64, [INT64_MIN, 0])],
+            lambda x: (np.uint64(0) - x.view(np.uint64)).view(np.int64))  # modulo 2^64
+elementwise("popcnt_s64", "popcnt", ["s64"], "s64",
+            lambda r, n: [ints(r, n, INT64_MIN, INT64_MAX, np.int64, [INT64_MIN, -1, 0])],
+            R.popcount)
+elementwise("clz_u64", "count-leading-zeros", ["u64"], "u64",
+            lambda r, n: [ints(r, n, 0, 2**64 - 1, np.uint64, [0, 1, 2**63])
+                          >> r.integers(0, 64, n).astype(np.uint64)], R.count_leading_zeros)
+elementwise("convert_u64_to_f32_rounds_once", "convert", ["u64"], "f32",
+            lambda r, n: [ints(r, n, 0, 2**64 - 1, np.uint64,
+                               [2**63 + 2**39, 2**63 + 2**39 + 1, 2**64 - 1])],
+            lambda x: round_integers(x, 24).astype(F32))
+elementwise("convert_f32_to_s64_saturates", "convert", ["f32"], "s64",
+            lambda r, n: [normal(r, n, 1e19, SPECIALS + [9.3e18, -9.3e18])],
+            lambda x: np.array([0 if math.isnan(v) else max(INT64_MIN, min(INT64_MAX, int(v)))
+                                if math.isfinite(v) else (INT64_MAX if v > 0 else INT64_MIN)
+                                for v in f64(x)], np.int64))
+elementwise("convert_s64_to_s32_wraps", "convert", ["s64"], "s32",
+            lambda r, n: [ints(r, n, INT64_MIN, INT64_MAX, np.int64)], lambda x: x.astype(np.int32))
+elementwise("convert_f64_to_s32_nan_and_saturation", "convert", ["f64"], "s32",
+            lambda r, n: [np.concatenate([[np.nan, np.inf, -np.inf, 3e9, -3e9, 2147483647.9],
+                                          r.standard_normal(n - 6) * 3e9])],
+            lambda x: saturating_int(x, INT32_MIN, INT32_MAX, np.int32))
+CASES.append(Case("bitcast_convert_round_trip_keeps_nan_payloads", module("""
+p = s32[64] parameter(0)
+f = f32[64] bitcast-convert(p)
+ROOT q = s32[64] bitcast-convert(f)"""),
+    lambda r: [ints(r, 64, INT32_MIN, INT32_MAX, specials=[0x7F800001, -0x7FFFFF, 0x7FC01234])],
+    lambda p: p, EXACT))

@@ -51,7 +51,10 @@ def main():
         for case in cases:
             if only not in case.name:
                 continue
-            ok, detail = run_case(tpusim, case, os.path.join(tmp, case.name))
+            try:
+                ok, detail = run_case(tpusim, case, os.path.join(tmp, case.name))
+            except Exception as e:  # a broken case fails alone; the others still run
+                ok, detail = False, f"the case itself raised {type(e).__name__}: {e}"
             if case.name in EXPECTED_FAILURES:
                 status = "XPASS" if ok else "XFAIL"
                 detail += f"  [expected failure: {EXPECTED_FAILURES[case.name]}]"
