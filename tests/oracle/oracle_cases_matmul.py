@@ -212,3 +212,64 @@ a = f32[2,0] parameter(0)
 b = f32[0,3] parameter(1)
 ROOT d = f32[2,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
      lambda r: [np.zeros((2, 0), F32), np.zeros((0, 3), F32)], lambda a, b: np.zeros((2, 3), F32))
+
+
+# --- dimension numbers in every position -------------------------------------------------------
+case("dot_lhs_contracting_first", """
+a = f32[16,6] parameter(0)
+b = f32[16,5] parameter(1)
+ROOT d = f32[6,5] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}""",
+     lambda r: [normal(r, 16, 6), normal(r, 16, 5)], dot_ref("ki,kj->ij", True), Tol(sums=16))
+case("dot_two_batch_dims", """
+a = f32[2,3,4,8] parameter(0)
+b = f32[2,3,8,5] parameter(1)
+ROOT d = f32[2,3,4,5] dot(a, b), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}""",
+     lambda r: [normal(r, 2, 3, 4, 8), normal(r, 2, 3, 8, 5)], dot_ref("abik,abkj->abij", True),
+     Tol(sums=8))
+case("dot_vector_vector_scalar", """
+a = f32[64] parameter(0)
+b = f32[64] parameter(1)
+ROOT d = f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}""",
+     lambda r: [normal(r, 64), normal(r, 64)], dot_ref("k,k->", True), Tol(sums=64))
+case("dot_batch_outer_product_no_contraction", """
+a = f32[3,4] parameter(0)
+b = f32[3,5] parameter(1)
+ROOT d = f32[3,4,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}""",
+     lambda r: [normal(r, 3, 4), normal(r, 3, 5)], dot_ref("bi,bj->bij", True), Tol(sums=1))
+
+
+def reversed_kernel(lhs, rhs):
+    """rhs_reversal=1x0: the kernel is mirrored along its first spatial dimension."""
+    return Ref(*R.conv2d(bf16_round(lhs), bf16_round(rhs)[::-1], padding=((1, 1), (0, 0))))
+
+
+case("conv_window_reversal", """
+l = f32[1,5,5,2] parameter(0)
+k = f32[3,3,2,2] parameter(1)
+ROOT c = f32[1,5,3,2] convolution(l, k), window={size=3x3 pad=1_1x0_0 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f""",
+     lambda r: [normal(r, 1, 5, 5, 2), normal(r, 3, 3, 2, 2)], reversed_kernel, Tol(sums=18))
+
+
+def kernel_01oi(lhs, rhs):
+    return Ref(*R.conv2d(bf16_round(lhs), bf16_round(rhs).transpose(0, 1, 3, 2), stride=(2, 1)))
+
+
+case("conv_kernel_labels_01oi", """
+l = f32[2,6,4,3] parameter(0)
+k = f32[2,2,5,3] parameter(1)
+ROOT c = f32[2,3,3,5] convolution(l, k), window={size=2x2 stride=2x1}, dim_labels=b01f_01oi->b01f""",
+     lambda r: [normal(r, 2, 6, 4, 3), normal(r, 2, 2, 5, 3)], kernel_01oi, Tol(sums=12))
+
+
+def feature_major(lhs, rhs):
+    """f01b_i01o->01bf: lhs [C,H,W,N], rhs [I,KH,KW,O], out [OH,OW,N,O]."""
+    value, scale = R.conv2d(bf16_round(lhs).transpose(3, 1, 2, 0),
+                            bf16_round(rhs).transpose(1, 2, 0, 3), padding=((0, 1), (1, 0)))
+    return Ref(value.transpose(1, 2, 0, 3), scale.transpose(1, 2, 0, 3))
+
+
+case("conv_feature_major_input_labels", """
+l = f32[3,5,4,2] parameter(0)
+k = f32[3,2,2,4] parameter(1)
+ROOT c = f32[5,4,2,4] convolution(l, k), window={size=2x2 pad=0_1x1_0}, dim_labels=f01b_i01o->01bf""",
+     lambda r: [normal(r, 3, 5, 4, 2), normal(r, 3, 2, 2, 4)], feature_major, Tol(sums=12))
