@@ -711,3 +711,87 @@ ROOT s = s32[4,5] scatter(o, i, u), update_window_dims={}, inserted_window_dims=
      lambda r: [r.integers(-9, 9, (4, 5)).astype(np.int32),
                 np.stack([r.integers(0, 4, 9), r.integers(0, 5, 9)]).astype(np.int32),
                 r.integers(-9, 9, 9).astype(np.int32)], scatter_points)
+
+# --- shapes at the edges and control flow that does little ---------------------------------------
+case("transpose_4d_permutation", """
+p = s32[2,3,4,5] parameter(0)
+ROOT t = s32[5,3,2,4] transpose(p), dimensions={3,1,0,2}""",
+     lambda r: [r.integers(-99, 99, (2, 3, 4, 5)).astype(np.int32)],
+     lambda p: np.transpose(p, (3, 1, 0, 2)))
+case("reshape_to_scalar_and_broadcast_two_dims", """
+p = f32[1,1] parameter(0)
+q = f32[3,2] parameter(1)
+s = f32[] reshape(p)
+b = f32[3,4,2] broadcast(q), dimensions={0,2}
+ROOT t = (f32[], f32[3,4,2]) tuple(s, b)""", lambda r: [normal(r, 1, 1), normal(r, 3, 2)],
+     lambda p, q: [p.reshape(()), np.broadcast_to(q[:, None, :], (3, 4, 2))])
+case("slice_stride_beyond_size", """
+p = f32[3,7] parameter(0)
+ROOT s = f32[2,1] slice(p), slice={[0:3:2], [2:7:9]}""", lambda r: [normal(r, 3, 7)],
+     lambda p: p[0:3:2, 2:7:9])
+ZERO_TRIP = ("""never_cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(0)
+  ROOT c = pred[] compare(i, n), direction=LT
+}""", """never_body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  y = f32[4] negate(x)
+  ROOT t = (s32[], f32[4]) tuple(i, y)
+}""")
+case("while_zero_iterations_returns_init", ("""
+x = f32[4] parameter(0)
+five = s32[] constant(5)
+init = (s32[], f32[4]) tuple(five, x)
+ROOT w = (s32[], f32[4]) while(init), condition=never_cond, body=never_body""", *ZERO_TRIP),
+     lambda r: [normal(r, 4)], lambda x: [np.int32(5), x])
+TUPLE_BRANCHES = ("""swap_branch {
+  t = (f32[3], s32[3]) parameter(0)
+  a = f32[3] get-tuple-element(t), index=0
+  b = s32[3] get-tuple-element(t), index=1
+  c = f32[3] convert(b)
+  d = s32[3] convert(a)
+  ROOT r = (f32[3], s32[3]) tuple(c, d)
+}""", """keep_branch {
+  t = (f32[3], s32[3]) parameter(0)
+  ROOT r = (f32[3], s32[3]) copy(t)
+}""")
+
+
+def tuple_conditional(p, a, b):
+    if p:
+        return [b.astype(F32), np.trunc(a).astype(np.int32)]
+    return [a, b]
+
+
+for flag in (True, False):
+    case(f"conditional_tuple_operand_and_result_{str(flag).lower()}", ("""
+p = pred[] parameter(0)
+a = f32[3] parameter(1)
+b = s32[3] parameter(2)
+t = (f32[3], s32[3]) tuple(a, b)
+ROOT c = (f32[3], s32[3]) conditional(p, t, t), true_computation=swap_branch, false_computation=keep_branch""",
+                                                                           *TUPLE_BRANCHES),
+         lambda r, flag=flag: [np.bool_(flag), normal(r, 3, scale=50),
+                               r.integers(-99, 99, 3).astype(np.int32)], tuple_conditional)
+FUSED_REDUCE = ("""fused_row_max {
+  p = f32[4,6] parameter(0)
+  two = f32[] constant(2)
+  twos = f32[4,6] broadcast(two), dimensions={}
+  scaled = f32[4,6] multiply(p, twos)
+  z = f32[] constant(-inf)
+  ROOT m = f32[4] reduce(scaled, z), dimensions={1}, to_apply=max_f32
+}""", MAX_F32)
+case("fusion_with_reduce_and_constants", ("""
+p = f32[4,6] parameter(0)
+ROOT f = f32[4] fusion(p), kind=kInput, calls=fused_row_max""", *FUSED_REDUCE),
+     lambda r: [normal(r, 4, 6)], lambda p: (p * F32(2)).max(axis=1))
+case("opt_barrier_and_tokens_pass_values", """
+p = f32[5] parameter(0)
+tok = token[] after-all()
+t = (f32[5], token[]) tuple(p, tok)
+b = (f32[5], token[]) opt-barrier(t)
+v = f32[5] get-tuple-element(b), index=0
+ROOT d = f32[5] add-dependency(v, tok)""", lambda r: [normal(r, 5)], lambda p: p)
