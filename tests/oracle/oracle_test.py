@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent numpy oracle for tpusim's evaluator.
 
-Usage: oracle_test.py TPUSIM [CASE_NAME_SUBSTRING]
+Usage: oracle_test.py TPUSIM [CASE_NAME_SUBSTRING] [--seeds N]
 
 Each case is a small hand-written HLO module, seeded random inputs, and the
 result numpy computes from XLA's operation semantics (oracle_refs.py), with a
@@ -11,6 +11,8 @@ output_<i>.npy, compares, and prints one line per case. It exits non-zero if
 any case fails, if an expected failure starts passing (so the list below is
 kept honest), or if numpy is missing.
 """
+import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -35,26 +37,43 @@ EXPECTED_FAILURES = {
 }
 
 
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tpusim", help="the tpusim binary")
+    parser.add_argument("filter", nargs="?", default="", help="run the cases whose name has this")
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="run each case on this many input seeds (0, 1, ...); CI runs one")
+    return parser.parse_args()
+
+
+def run_seeds(tpusim, case, tmp, seeds):
+    """Runs the case on each seed; returns (ok, detail) of the first failing
+    seed, or of seed 0 when all pass."""
+    first = None
+    for seed in range(seeds):
+        try:
+            ok, detail = run_case(tpusim, dataclasses.replace(case, seed=seed),
+                                  os.path.join(tmp, f"{case.name}.{seed}"))
+        except Exception as e:  # a broken case fails alone; the others still run
+            ok, detail = False, f"the case itself raised {type(e).__name__}: {e}"
+        if not ok:
+            return False, (f"seed {seed}: " if seeds > 1 else "") + detail
+        first = first or detail
+    return True, first
+
+
 def main():
-    if len(sys.argv) < 2:
-        print("usage: oracle_test.py TPUSIM [CASE_NAME_SUBSTRING]", file=sys.stderr)
-        return 2
-    tpusim = sys.argv[1]
-    only = sys.argv[2] if len(sys.argv) > 2 else ""
+    args = parse_args()
     cases = oracle_cases_math.CASES + oracle_cases_data.CASES + oracle_cases_matmul.CASES
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), "duplicate case names"
     unknown = set(EXPECTED_FAILURES) - set(names)
     assert not unknown, f"expected failures name no case: {unknown}"
+    selected = [c for c in cases if args.filter in c.name]
     failed, xfailed = [], []
     with tempfile.TemporaryDirectory(prefix="tpusim-oracle-") as tmp:
-        for case in cases:
-            if only not in case.name:
-                continue
-            try:
-                ok, detail = run_case(tpusim, case, os.path.join(tmp, case.name))
-            except Exception as e:  # a broken case fails alone; the others still run
-                ok, detail = False, f"the case itself raised {type(e).__name__}: {e}"
+        for case in selected:
+            ok, detail = run_seeds(args.tpusim, case, tmp, args.seeds)
             if case.name in EXPECTED_FAILURES:
                 status = "XPASS" if ok else "XFAIL"
                 detail += f"  [expected failure: {EXPECTED_FAILURES[case.name]}]"
@@ -64,7 +83,7 @@ def main():
                 if not ok:
                     failed.append(case.name)
             print(f"{status:5s} {case.name:34s} {detail}", flush=True)
-    ran = sum(1 for c in cases if only in c.name)
+    ran = len(selected)
     print(f"{ran} cases: {ran - len(failed) - len(xfailed)} passed, {len(xfailed)} expected "
           f"failures, {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}")
     return 1 if failed else 0
