@@ -26,6 +26,13 @@ def normal(rng, n, scale=1.0, specials=()):
     return x
 
 
+def positive(rng, n, scale=1.0, specials=()):
+    """|normal| values, then the specials as given (negative ones included)."""
+    x = np.abs(normal(rng, n, scale))
+    x[:len(specials)] = specials
+    return x
+
+
 def ints(rng, n, lo, hi, dtype=np.int32, specials=()):
     x = rng.integers(lo, hi, n, endpoint=True, dtype=dtype)
     x[:len(specials)] = specials
@@ -56,7 +63,7 @@ unary_f32("exp_f32", "exponential", lambda r, n: normal(r, n, 4, SPECIALS),
           lambda x: Ref(np.exp(f64(x))))
 unary_f32("expm1_f32", "exponential-minus-one", lambda r, n: normal(r, n, 0.5, SPECIALS),
           lambda x: Ref(np.expm1(f64(x))))
-unary_f32("log_f32", "log", lambda r, n: np.abs(normal(r, n, 10, SPECIALS + [-1.0])),
+unary_f32("log_f32", "log", lambda r, n: positive(r, n, 10, SPECIALS + [-1.0]),
           lambda x: Ref(np.log(f64(x))))
 unary_f32("log_f32_negative_is_nan", "log", lambda r, n: -np.abs(normal(r, n, 10)) - 1e-3,
           lambda x: np.full(x.shape, np.nan, F32), EXACT)
@@ -66,9 +73,9 @@ unary_f32("tanh_f32", "tanh", lambda r, n: normal(r, n, 3, SPECIALS),
           lambda x: Ref(np.tanh(f64(x))))
 unary_f32("logistic_f32", "logistic", lambda r, n: normal(r, n, 5, SPECIALS[:4]),
           lambda x: Ref(1.0 / (1.0 + np.exp(-f64(x)))))
-unary_f32("sqrt_f32", "sqrt", lambda r, n: np.abs(normal(r, n, 100, SPECIALS + [-4.0])),
+unary_f32("sqrt_f32", "sqrt", lambda r, n: positive(r, n, 100, SPECIALS + [-4.0]),
           np.sqrt, EXACT)
-unary_f32("rsqrt_f32", "rsqrt", lambda r, n: np.abs(normal(r, n, 100, [np.inf])),
+unary_f32("rsqrt_f32", "rsqrt", lambda r, n: positive(r, n, 100, [np.inf]),
           lambda x: Ref(1.0 / np.sqrt(f64(x))))
 unary_f32("cbrt_f32", "cbrt", lambda r, n: normal(r, n, 10, SPECIALS),
           lambda x: Ref(np.cbrt(f64(x))))

@@ -186,7 +186,8 @@ def compare_within(g, w, tol, scale, type_name):
     err = np.where(both_finite, np.abs(g - w), 0.0)
     special_mismatch = (np.isnan(g) != np.isnan(w)) | (~both_finite & (g != w) & ~np.isnan(w))
     bad = (err > bound) | special_mismatch
-    worst = float(np.max(err / np.maximum(bound, np.finfo(np.float64).tiny), initial=0))
+    ratio = err / np.maximum(np.where(both_finite, bound, 1.0), np.finfo(np.float64).tiny)
+    worst = float(np.max(ratio, initial=0))
     text = f"max_err={float(np.max(err, initial=0)):.3g} (worst err/tol {worst:.2f})"
     if special_mismatch.any():
         text += f", {int(special_mismatch.sum())} NaN/inf mismatches"
