@@ -273,3 +273,20 @@ l = f32[3,5,4,2] parameter(0)
 k = f32[3,2,2,4] parameter(1)
 ROOT c = f32[5,4,2,4] convolution(l, k), window={size=2x2 pad=0_1x1_0}, dim_labels=f01b_i01o->01bf""",
      lambda r: [normal(r, 3, 5, 4, 2), normal(r, 3, 2, 2, 4)], feature_major, Tol(sums=12))
+
+
+# --- precision and algorithm attributes ----------------------------------------------------------
+# HIGH is three bf16 passes (x0*y0 + x0*y1 + x1*y0 of the bf16 pieces): the dropped
+# terms are below 2^-16 of each product, so 3 * 256 * 2^-24 per product on top of
+# the f32 accumulation; DEFAULT's single pass would be ~2^-9, 64 times more.
+case("dot_f32_high_three_passes", MATMUL + ", operand_precision={high,high}", matmul_inputs,
+     dot_ref("ik,kj->ij", False), Tol(sums=32 + 768))
+case("dot_algorithm_bf16_one_pass", MATMUL + ", algorithm=dot_bf16_bf16_f32", matmul_inputs,
+     dot_ref("ik,kj->ij", True), Tol(sums=32))
+case("dot_algorithm_bf16_six_passes", MATMUL + ", algorithm=dot_bf16_bf16_f32_x6",
+     matmul_inputs, dot_ref("ik,kj->ij", False), Tol(sums=40))
+case("conv_highest_precision", """
+l = f32[1,6,6,4] parameter(0)
+k = f32[3,3,4,2] parameter(1)
+ROOT c = f32[1,4,4,2] convolution(l, k), window={size=3x3}, dim_labels=b01f_01io->b01f, operand_precision={highest,highest}""",
+     lambda r: [normal(r, 1, 6, 6, 4), normal(r, 3, 3, 4, 2)], conv_ref(False), Tol(sums=44))
