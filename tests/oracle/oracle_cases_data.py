@@ -795,3 +795,84 @@ t = (f32[5], token[]) tuple(p, tok)
 b = (f32[5], token[]) opt-barrier(t)
 v = f32[5] get-tuple-element(b), index=0
 ROOT d = f32[5] add-dependency(v, tok)""", lambda r: [normal(r, 5)], lambda p: p)
+
+# --- combiners that make duplicates exact, variadic forms, non-zero init values --------------------
+def scatter_max(o, i, u):
+    """maximum is exact and order-free, so duplicate indices have one answer."""
+    out = o.copy()
+    np.maximum.at(out, i, u)
+    return out
+
+
+case("scatter_max_f32_duplicates_exact", (f"""
+o = f32[6,3] parameter(0)
+i = s32[12] parameter(1)
+u = f32[12,3] parameter(2)
+ROOT s = f32[6,3] scatter(o, i, u), {SCATTER_ROWS}, to_apply=max_f32""", MAX_F32),
+     lambda r: [normal(r, 6, 3), r.integers(0, 3, 12).astype(np.int32), normal(r, 12, 3)],
+     scatter_max)
+ADD_BOTH = """add_both {
+  a = s32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = f32[] parameter(3)
+  s = s32[] add(a, c)
+  m = f32[] maximum(b, d)
+  ROOT t = (s32[], f32[]) tuple(s, m)
+}"""
+
+
+def scatter_pair(o1, o2, i, u1, u2):
+    """Variadic scatter: the first operand sums its updates, the second keeps the max."""
+    s, m = o1.astype(np.int64), o2.copy()
+    np.add.at(s, i, u1)
+    np.maximum.at(m, i, u2)
+    return [s.astype(np.int32), m]
+
+
+case("scatter_variadic_two_operands", (f"""
+o1 = s32[5,2] parameter(0)
+o2 = f32[5,2] parameter(1)
+i = s32[8] parameter(2)
+u1 = s32[8,2] parameter(3)
+u2 = f32[8,2] parameter(4)
+ROOT s = (s32[5,2], f32[5,2]) scatter(o1, o2, i, u1, u2), {SCATTER_ROWS}, to_apply=add_both""",
+                                         ADD_BOTH),
+     lambda r: [r.integers(-9, 9, (5, 2)).astype(np.int32), normal(r, 5, 2),
+                r.integers(0, 5, 8).astype(np.int32), r.integers(-9, 9, (8, 2)).astype(np.int32),
+                normal(r, 8, 2)], scatter_pair)
+
+
+def select_scatter_from_init(operand, source):
+    """The output starts at the init value (1.5) everywhere; integer-valued
+    sources keep every sum exact."""
+    value, _ = R.select_and_scatter_ge_add(f64(operand), f64(source), (3,), (2,), [(1, 1)])
+    return (value + 1.5).astype(F32)
+
+
+case("select_and_scatter_nonzero_init", ("""
+p = f32[9] parameter(0)
+g = f32[5] parameter(1)
+z = f32[] constant(1.5)
+ROOT s = f32[9] select-and-scatter(p, g, z), window={size=3 stride=2 pad=1_1}, select=ge_f32, scatter=add_f32""",
+                                         GE_F32, ADD_F32),
+     lambda r: [normal(r, 9), r.integers(-20, 20, 5).astype(F32)], select_scatter_from_init)
+SUM_AND_MAX = """sum_and_max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  s = f32[] add(a, c)
+  m = f32[] maximum(b, d)
+  ROOT t = (f32[], f32[]) tuple(s, m)
+}"""
+case("reduce_variadic_sum_and_max", ("""
+p = f32[3,5,4] parameter(0)
+q = f32[3,5,4] parameter(1)
+z = f32[] constant(0)
+n = f32[] constant(-inf)
+ROOT r = (f32[5], f32[5]) reduce(p, q, z, n), dimensions={0,2}, to_apply=sum_and_max""",
+                                     SUM_AND_MAX),
+     lambda r: [normal(r, 3, 5, 4), normal(r, 3, 5, 4)],
+     lambda p, q: [Ref(f64(p).sum(axis=(0, 2)), np.abs(f64(p)).sum(axis=(0, 2))),
+                   Ref(q.max(axis=(0, 2)), np.zeros(5))], Tol(sums=12))

@@ -556,3 +556,15 @@ f = f32[64] bitcast-convert(p)
 ROOT q = s32[64] bitcast-convert(f)"""),
     lambda r: [ints(r, 64, INT32_MIN, INT32_MAX, specials=[0x7F800001, -0x7FFFFF, 0x7FC01234])],
     lambda p: p, EXACT))
+compare_all("compare_u64_above_2_63", "u64",
+            int_pair(0, 2**64 - 1, 0, 2**64 - 1, np.uint64, [2**63, 2**64 - 1], [2**63 - 1, 0]))
+compare_all("compare_s64", "s64", int_pair(INT64_MIN, INT64_MAX, INT64_MIN, INT64_MAX, np.int64,
+                                           [INT64_MIN, INT64_MAX], [INT64_MAX, INT64_MIN]))
+elementwise("xor_u8", "xor", ["u8", "u8"], "u8", int_pair(0, 255, 0, 255, np.uint8), np.bitwise_xor)
+elementwise("not_u8", "not", ["u8"], "u8", lambda r, n: [ints(r, n, 0, 255, np.uint8)], np.invert)
+elementwise("convert_s32_to_pred", "convert", ["s32"], "pred",
+            lambda r, n: [ints(r, n, -2, 2)], lambda x: x != 0)
+elementwise("clamp_bf16", "clamp", ["bf16", "bf16", "bf16"], "bf16",
+            lambda r, n: [R.bf16(np.full(n, -1, F32)), R.bf16(normal(r, n, 2)),
+                          R.bf16(np.full(n, 0.5, F32))],
+            lambda lo, x, hi: R.bf16(np.clip(R.f32_of(x), -1, 0.5)))
