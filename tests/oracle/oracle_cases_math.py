@@ -20,7 +20,8 @@ SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan]
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 
 
-def normal(rng, n, scale=1.0, specials=()):
+def floats(rng, n, scale=1.0, specials=()):
+    """n normal f32 values times scale, the first ones replaced by `specials`."""
     x = (rng.standard_normal(n) * scale).astype(F32)
     x[:len(specials)] = specials
     return x
@@ -28,7 +29,7 @@ def normal(rng, n, scale=1.0, specials=()):
 
 def positive(rng, n, scale=1.0, specials=()):
     """|normal| values, then the specials as given (negative ones included)."""
-    x = np.abs(normal(rng, n, scale))
+    x = np.abs(floats(rng, n, scale))
     x[:len(specials)] = specials
     return x
 
@@ -57,43 +58,43 @@ def unary_f32(name, op, make, expect, tol=ONE_ULP):
 
 
 # --- unary float --------------------------------------------------------------------
-unary_f32("abs_f32", "abs", lambda r, n: normal(r, n, 3, SPECIALS), np.abs, EXACT)
-unary_f32("negate_f32", "negate", lambda r, n: normal(r, n, 3, SPECIALS), np.negative, EXACT)
-unary_f32("exp_f32", "exponential", lambda r, n: normal(r, n, 4, SPECIALS),
+unary_f32("abs_f32", "abs", lambda r, n: floats(r, n, 3, SPECIALS), np.abs, EXACT)
+unary_f32("negate_f32", "negate", lambda r, n: floats(r, n, 3, SPECIALS), np.negative, EXACT)
+unary_f32("exp_f32", "exponential", lambda r, n: floats(r, n, 4, SPECIALS),
           lambda x: Ref(np.exp(f64(x))))
-unary_f32("expm1_f32", "exponential-minus-one", lambda r, n: normal(r, n, 0.5, SPECIALS),
+unary_f32("expm1_f32", "exponential-minus-one", lambda r, n: floats(r, n, 0.5, SPECIALS),
           lambda x: Ref(np.expm1(f64(x))))
 unary_f32("log_f32", "log", lambda r, n: positive(r, n, 10, SPECIALS + [-1.0]),
           lambda x: Ref(np.log(f64(x))))
-unary_f32("log_f32_negative_is_nan", "log", lambda r, n: -np.abs(normal(r, n, 10)) - 1e-3,
+unary_f32("log_f32_negative_is_nan", "log", lambda r, n: -np.abs(floats(r, n, 10)) - 1e-3,
           lambda x: np.full(x.shape, np.nan, F32), EXACT)
 unary_f32("log1p_f32", "log-plus-one",
           lambda r, n: r.uniform(-0.99, 5, n).astype(F32), lambda x: Ref(np.log1p(f64(x))))
-unary_f32("tanh_f32", "tanh", lambda r, n: normal(r, n, 3, SPECIALS),
+unary_f32("tanh_f32", "tanh", lambda r, n: floats(r, n, 3, SPECIALS),
           lambda x: Ref(np.tanh(f64(x))))
-unary_f32("logistic_f32", "logistic", lambda r, n: normal(r, n, 5, SPECIALS[:4]),
+unary_f32("logistic_f32", "logistic", lambda r, n: floats(r, n, 5, SPECIALS[:4]),
           lambda x: Ref(1.0 / (1.0 + np.exp(-f64(x)))))
 unary_f32("sqrt_f32", "sqrt", lambda r, n: positive(r, n, 100, SPECIALS + [-4.0]),
           np.sqrt, EXACT)
 unary_f32("rsqrt_f32", "rsqrt", lambda r, n: positive(r, n, 100, [np.inf]),
           lambda x: Ref(1.0 / np.sqrt(f64(x))))
-unary_f32("cbrt_f32", "cbrt", lambda r, n: normal(r, n, 10, SPECIALS),
+unary_f32("cbrt_f32", "cbrt", lambda r, n: floats(r, n, 10, SPECIALS),
           lambda x: Ref(np.cbrt(f64(x))))
-unary_f32("sine_f32", "sine", lambda r, n: normal(r, n, 10, [0.0, -0.0, np.nan]),
+unary_f32("sine_f32", "sine", lambda r, n: floats(r, n, 10, [0.0, -0.0, np.nan]),
           lambda x: Ref(np.sin(f64(x))))
-unary_f32("cosine_f32", "cosine", lambda r, n: normal(r, n, 10, [0.0, np.nan]),
+unary_f32("cosine_f32", "cosine", lambda r, n: floats(r, n, 10, [0.0, np.nan]),
           lambda x: Ref(np.cos(f64(x))))
-unary_f32("tan_f32", "tan", lambda r, n: normal(r, n, 3, [0.0, np.nan]),
+unary_f32("tan_f32", "tan", lambda r, n: floats(r, n, 3, [0.0, np.nan]),
           lambda x: Ref(np.tan(f64(x))))
-unary_f32("erf_f32", "erf", lambda r, n: normal(r, n, 2, [0.0, np.inf, -np.inf, np.nan]),
+unary_f32("erf_f32", "erf", lambda r, n: floats(r, n, 2, [0.0, np.inf, -np.inf, np.nan]),
           lambda x: Ref(np.vectorize(math.erf)(f64(x))))
-unary_f32("floor_f32", "floor", lambda r, n: normal(r, n, 5, SPECIALS + [-0.5]), np.floor, EXACT)
-unary_f32("ceil_f32", "ceil", lambda r, n: normal(r, n, 5, SPECIALS + [-0.5]), np.ceil, EXACT)
+unary_f32("floor_f32", "floor", lambda r, n: floats(r, n, 5, SPECIALS + [-0.5]), np.floor, EXACT)
+unary_f32("ceil_f32", "ceil", lambda r, n: floats(r, n, 5, SPECIALS + [-0.5]), np.ceil, EXACT)
 
 
 def halves(rng, n):
     """Ties (k + 0.5) and ordinary values, with signed zeros and specials."""
-    x = normal(rng, n, 4, SPECIALS + [0.49999997, -0.49999997])
+    x = floats(rng, n, 4, SPECIALS + [0.49999997, -0.49999997])
     x[len(SPECIALS) + 2::2] = rng.integers(-20, 20, x[len(SPECIALS) + 2::2].size) + 0.5
     return x
 
@@ -101,19 +102,19 @@ def halves(rng, n):
 unary_f32("round_nearest_even_f32", "round-nearest-even", halves, np.rint, EXACT)
 unary_f32("round_nearest_afz_f32", "round-nearest-afz", halves,
           lambda x: np.copysign(np.floor(np.abs(f64(x)) + 0.5), x).astype(F32), EXACT)
-unary_f32("sign_f32", "sign", lambda r, n: normal(r, n, 3, SPECIALS),
+unary_f32("sign_f32", "sign", lambda r, n: floats(r, n, 3, SPECIALS),
           lambda x: np.where((x == 0) | np.isnan(x), x, np.sign(x)).astype(F32), EXACT)
 elementwise("is_finite_f32", "is-finite", ["f32"], "pred",
-            lambda r, n: [normal(r, n, 3, SPECIALS)], np.isfinite)
+            lambda r, n: [floats(r, n, 3, SPECIALS)], np.isfinite)
 elementwise("atan2_f32", "atan2", ["f32", "f32"], "f32",
-            lambda r, n: [normal(r, n, 2, [0.0, -0.0, 1.0, np.inf]),
-                          normal(r, n, 2, [-1.0, -1.0, 0.0, np.inf])],
+            lambda r, n: [floats(r, n, 2, [0.0, -0.0, 1.0, np.inf]),
+                          floats(r, n, 2, [-1.0, -1.0, 0.0, np.inf])],
             lambda y, x: Ref(np.arctan2(f64(y), f64(x))), ONE_ULP)
 elementwise("exp_bf16", "exponential", ["bf16"], "bf16",
-            lambda r, n: [R.bf16(normal(r, n, 3))],
+            lambda r, n: [R.bf16(floats(r, n, 3))],
             lambda x: Ref(np.exp(f64(R.f32_of(x)))), ONE_ULP, out_type="bf16")
 elementwise("exp_f16", "exponential", ["f16"], "f16",
-            lambda r, n: [normal(r, n, 2).astype(np.float16)],
+            lambda r, n: [floats(r, n, 2).astype(np.float16)],
             lambda x: Ref(np.exp(f64(x))), ONE_ULP, out_type="float16")
 
 # --- unary integer --------------------------------------------------------------------
@@ -135,27 +136,27 @@ elementwise("clz_s32", "count-leading-zeros", ["s32"], "s32",
 
 # --- binary float -------------------------------------------------------------------------
 def two_normals(scale=3.0, a_specials=(), b_specials=()):
-    return lambda r, n: [normal(r, n, scale, list(a_specials)),
-                         normal(r, n, scale, list(b_specials))]
+    return lambda r, n: [floats(r, n, scale, list(a_specials)),
+                         floats(r, n, scale, list(b_specials))]
 
 
 elementwise("add_f32", "add", ["f32", "f32"], "f32",
             two_normals(3, [np.inf, np.inf, np.nan, 1e30], [-np.inf, 1, 2, 1e30]), np.add)
 elementwise("subtract_bf16", "subtract", ["bf16", "bf16"], "bf16",
-            lambda r, n: [R.bf16(normal(r, n, 3)), R.bf16(normal(r, n, 3))],
+            lambda r, n: [R.bf16(floats(r, n, 3)), R.bf16(floats(r, n, 3))],
             lambda a, b: R.bf16(R.round_bf16(f64(R.f32_of(a)) - f64(R.f32_of(b)))))
 elementwise("multiply_f16", "multiply", ["f16", "f16"], "f16",
-            lambda r, n: [normal(r, n, 20).astype(np.float16), normal(r, n, 20).astype(np.float16)],
+            lambda r, n: [floats(r, n, 20).astype(np.float16), floats(r, n, 20).astype(np.float16)],
             lambda a, b: (f64(a) * f64(b)).astype(np.float16))
 elementwise("divide_f32", "divide", ["f32", "f32"], "f32",
             two_normals(3, [1.0, -1.0, 0.0, np.inf], [0.0, 0.0, 0.0, np.inf]), np.divide)
 elementwise("remainder_f32", "remainder", ["f32", "f32"], "f32",
             two_normals(5, [7.5, -7.5, 3.0, np.inf], [2.0, 2.0, 0.0, 1.0]), np.fmod)
 elementwise("power_f32", "power", ["f32", "f32"], "f32",
-            lambda r, n: [np.abs(normal(r, n, 3)) + F32(0.1), normal(r, n, 3)],
+            lambda r, n: [np.abs(floats(r, n, 3)) + F32(0.1), floats(r, n, 3)],
             lambda a, b: Ref(np.power(f64(a), f64(b))), ONE_ULP)
 elementwise("power_f32_negative_base_integer_exponent", "power", ["f32", "f32"], "f32",
-            lambda r, n: [-np.abs(normal(r, n, 2)) - F32(0.1),
+            lambda r, n: [-np.abs(floats(r, n, 2)) - F32(0.1),
                           ints(r, n, -6, 6).astype(F32)],
             lambda a, b: Ref(np.power(f64(a), f64(b))), ONE_ULP)
 elementwise("maximum_f32_nan", "maximum", ["f32", "f32"], "f32",
@@ -232,7 +233,7 @@ def compare_all(name, ty, make, attrs="", key=lambda x: x):
 
 def float_pairs(rng, n):
     """Normal values with ties, NaNs on either side, infinities and signed zeros."""
-    a, b = normal(rng, n, 2), normal(rng, n, 2)
+    a, b = floats(rng, n, 2), floats(rng, n, 2)
     b[::4] = a[::4]
     a[:8] = [np.nan, 1.0, np.nan, np.inf, -0.0, 0.0, -np.inf, R.F32(-0.0)]
     b[:8] = [1.0, np.nan, np.nan, np.inf, 0.0, -0.0, np.inf, -np.nan]
@@ -245,12 +246,12 @@ compare_all("compare_s32", "s32", int_pair(-5, 5, -5, 5))
 compare_all("compare_u32", "u32", int_pair(0, 2**32 - 1, 0, 2**32 - 1, np.uint32,
                                            [2**31, 0], [2**31 - 1, 2**32 - 1]))
 elementwise("select_f32", "select", ["pred", "f32", "f32"], "f32",
-            lambda r, n: [r.integers(0, 2, n).astype(bool), normal(r, n), normal(r, n)], np.where)
+            lambda r, n: [r.integers(0, 2, n).astype(bool), floats(r, n), floats(r, n)], np.where)
 
 
 def clamp_inputs(rng, n):
-    lo, hi = normal(rng, n), normal(rng, n)
-    return [np.minimum(lo, hi), normal(rng, n, 2, [np.nan, np.inf, -np.inf]), np.maximum(lo, hi)]
+    lo, hi = floats(rng, n), floats(rng, n)
+    return [np.minimum(lo, hi), floats(rng, n, 2, [np.nan, np.inf, -np.inf]), np.maximum(lo, hi)]
 
 
 elementwise("clamp_f32", "clamp", ["f32", "f32", "f32"], "f32", clamp_inputs,
@@ -260,13 +261,13 @@ lo = f32[] parameter(0)
 x = f32[32] parameter(1)
 hi = f32[] parameter(2)
 ROOT c = f32[32] clamp(lo, x, hi)"""),
-    lambda r: [F32(-0.5), normal(r, 32, 2, [np.nan]), F32(0.75)],
+    lambda r: [F32(-0.5), floats(r, 32, 2, [np.nan]), F32(0.75)],
     lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), EXACT))
 
 # --- convert, bitcast-convert, reduce-precision --------------------------------------------
 def bf16_rounding_inputs(rng, n):
     """Random floats, exact ties (low 16 bits 0x8000) both ways, overflow to inf."""
-    x = normal(rng, n, 100, SPECIALS)
+    x = floats(rng, n, 100, SPECIALS)
     bits = x.view(np.uint32)
     bits[8:24] = (bits[8:24] & 0xFFFF0000) | 0x8000
     bits[24:28] = [0x7F7FFFFF, 0x7F7F8000, 0x7F7F7FFF, 0x00018000]
@@ -275,7 +276,7 @@ def bf16_rounding_inputs(rng, n):
 
 elementwise("convert_f32_to_bf16", "convert", ["f32"], "bf16", bf16_rounding_inputs, R.bf16)
 elementwise("convert_bf16_to_f32", "convert", ["bf16"], "f32",
-            lambda r, n: [R.bf16(normal(r, n, 1e3, SPECIALS))], R.f32_of)
+            lambda r, n: [R.bf16(floats(r, n, 1e3, SPECIALS))], R.f32_of)
 
 
 def saturating_int(x, lo, hi, dtype):
@@ -285,10 +286,10 @@ def saturating_int(x, lo, hi, dtype):
 
 
 elementwise("convert_f32_to_s32_saturates", "convert", ["f32"], "s32",
-            lambda r, n: [normal(r, n, 3e9, SPECIALS + [2.5, -2.5, 2147483648.0, -2147483904.0])],
+            lambda r, n: [floats(r, n, 3e9, SPECIALS + [2.5, -2.5, 2147483648.0, -2147483904.0])],
             lambda x: saturating_int(x, INT32_MIN, INT32_MAX, np.int32))
 elementwise("convert_f32_to_u8_saturates", "convert", ["f32"], "u8",
-            lambda r, n: [normal(r, n, 200, SPECIALS + [255.9, 256.0, -0.9])],
+            lambda r, n: [floats(r, n, 200, SPECIALS + [255.9, 256.0, -0.9])],
             lambda x: saturating_int(x, 0, 255, np.uint8))
 elementwise("convert_s32_to_f32_rounds", "convert", ["s32"], "f32",
             lambda r, n: [ints(r, n, INT32_MIN, INT32_MAX, specials=[2**24 + 1, 2**24 + 3])],
@@ -296,9 +297,9 @@ elementwise("convert_s32_to_f32_rounds", "convert", ["s32"], "f32",
 elementwise("convert_s32_to_s8_wraps", "convert", ["s32"], "s8",
             lambda r, n: [ints(r, n, -100000, 100000)], lambda x: x.astype(np.int8))
 elementwise("convert_f32_to_pred", "convert", ["f32"], "pred",
-            lambda r, n: [normal(r, n, 1, SPECIALS)], lambda x: x != 0)
+            lambda r, n: [floats(r, n, 1, SPECIALS)], lambda x: x != 0)
 elementwise("bitcast_convert_f32_to_s32", "bitcast-convert", ["f32"], "s32",
-            lambda r, n: [normal(r, n, 10, SPECIALS)], lambda x: x.view(np.int32))
+            lambda r, n: [floats(r, n, 10, SPECIALS)], lambda x: x.view(np.int32))
 elementwise("bitcast_convert_s32_to_f32", "bitcast-convert", ["s32"], "f32",
             lambda r, n: [ints(r, n, INT32_MIN, INT32_MAX)], lambda x: x.view(F32))
 
@@ -317,13 +318,13 @@ elementwise("reduce_precision_e8m7", "reduce-precision", ["f32"], "f32", precisi
 
 # --- edges: overflow, underflow, subnormals, huge arguments, special values -----------------
 unary_f32("exp_f32_overflow_and_underflow", "exponential",
-          lambda r, n: normal(r, n, 60, [88.7, 88.8, 89.0, -87.3, -100.0, -103.9, -104.5, -200.0]),
+          lambda r, n: floats(r, n, 60, [88.7, 88.8, 89.0, -87.3, -100.0, -103.9, -104.5, -200.0]),
           lambda x: Ref(np.exp(f64(x))))
-unary_f32("expm1_f32_tiny", "exponential-minus-one", lambda r, n: normal(r, n, 1e-8),
+unary_f32("expm1_f32_tiny", "exponential-minus-one", lambda r, n: floats(r, n, 1e-8),
           lambda x: Ref(np.expm1(f64(x))))
-unary_f32("log1p_f32_tiny", "log-plus-one", lambda r, n: normal(r, n, 1e-8),
+unary_f32("log1p_f32_tiny", "log-plus-one", lambda r, n: floats(r, n, 1e-8),
           lambda x: Ref(np.log1p(f64(x))))
-unary_f32("logistic_f32_tails", "logistic", lambda r, n: normal(r, n, 40, [-100.0, -103.0, 90.0]),
+unary_f32("logistic_f32_tails", "logistic", lambda r, n: floats(r, n, 40, [-100.0, -103.0, 90.0]),
           lambda x: Ref(1.0 / (1.0 + np.exp(-f64(x)))))
 
 
@@ -356,7 +357,7 @@ POW_SPECIALS = [  # (base, exponent): C99 Annex F pow, which XLA's power follows
 
 
 def pow_special_inputs(rng, n):
-    base, exponent = normal(rng, n, 2), normal(rng, n, 2)
+    base, exponent = floats(rng, n, 2), floats(rng, n, 2)
     base[:len(POW_SPECIALS)], exponent[:len(POW_SPECIALS)] = zip(*POW_SPECIALS)
     return [base, exponent]
 
@@ -364,8 +365,8 @@ def pow_special_inputs(rng, n):
 elementwise("power_f32_special_values", "power", ["f32", "f32"], "f32", pow_special_inputs,
             lambda a, b: Ref(np.power(f64(a), f64(b))), ONE_ULP)
 elementwise("atan2_f32_zeros_and_infinities", "atan2", ["f32", "f32"], "f32",
-            lambda r, n: [normal(r, n, 2, [0.0, -0.0, 0.0, -0.0, np.inf, np.inf, -np.inf, 1.0]),
-                          normal(r, n, 2, [0.0, 0.0, -0.0, -0.0, np.inf, -np.inf, np.inf,
+            lambda r, n: [floats(r, n, 2, [0.0, -0.0, 0.0, -0.0, np.inf, np.inf, -np.inf, 1.0]),
+                          floats(r, n, 2, [0.0, 0.0, -0.0, -0.0, np.inf, -np.inf, np.inf,
                                            -np.inf])],
             lambda y, x: Ref(np.arctan2(f64(y), f64(x))), ONE_ULP)
 elementwise("round_nearest_even_bf16", "round-nearest-even", ["bf16"], "bf16",
@@ -455,7 +456,7 @@ elementwise("convert_u32_to_f32", "convert", ["u32"], "f32",
 elementwise("convert_pred_to_f32", "convert", ["pred"], "f32",
             lambda r, n: [r.integers(0, 2, n).astype(bool)], lambda x: x.astype(F32))
 elementwise("convert_bf16_to_s32_saturates", "convert", ["bf16"], "s32",
-            lambda r, n: [R.bf16(normal(r, n, 3e9, SPECIALS))],
+            lambda r, n: [R.bf16(floats(r, n, 3e9, SPECIALS))],
             lambda x: saturating_int(R.f32_of(x), INT32_MIN, INT32_MAX, np.int32))
 elementwise("convert_s32_to_u32_wraps", "convert", ["s32"], "u32",
             lambda r, n: [ints(r, n, INT32_MIN, INT32_MAX)], lambda x: x.astype(np.uint32))
@@ -465,7 +466,7 @@ elementwise("reduce_precision_e4m3", "reduce-precision", ["f32"], "f32", precisi
 
 # --- f8 ----------------------------------------------------------------------------------------
 def f8_rounding_inputs(rng, n, scale, edges):
-    x = normal(rng, n, scale, SPECIALS + edges)
+    x = floats(rng, n, scale, SPECIALS + edges)
     x[len(SPECIALS) + len(edges):][::3] *= F32(1e-3)  # subnormal territory
     return [x]
 
@@ -491,7 +492,7 @@ elementwise("convert_bf16_to_f16_rounds_once", "convert", ["bf16"], "f16",
             lambda r, n: [R.bf16(wide_exponents(r, n, -26, 17))],
             lambda x: R.f32_of(x).astype(np.float16))
 elementwise("convert_f16_to_bf16_rounds_once", "convert", ["f16"], "bf16",
-            lambda r, n: [normal(r, n, 100).astype(np.float16)],
+            lambda r, n: [floats(r, n, 100).astype(np.float16)],
             lambda x: R.bf16(x.astype(F32)))
 elementwise("sign_s32", "sign", ["s32"], "s32",
             lambda r, n: [ints(r, n, -3, 3, specials=[INT32_MIN, INT32_MAX, 0])], np.sign)
@@ -500,7 +501,7 @@ elementwise("remainder_u32_by_zero", "remainder", ["u32", "u32"], "u32",
             lambda a, b: np.where(b == 0, a, a % np.where(b == 0, 1, b)).astype(np.uint32))
 
 # --- accuracy where it is hard: cancellation, argument reduction, tails --------------------------
-unary_f32("log_f32_near_one", "log", lambda r, n: (1 + normal(r, n, 1e-3)).astype(F32),
+unary_f32("log_f32_near_one", "log", lambda r, n: (1 + floats(r, n, 1e-3)).astype(F32),
           lambda x: Ref(np.log(f64(x))))
 
 
@@ -515,13 +516,13 @@ unary_f32("sine_f32_near_pi_multiples", "sine", near_half_pi_multiples,
 unary_f32("cosine_f32_near_pi_multiples", "cosine", near_half_pi_multiples,
           lambda x: Ref(np.cos(f64(x))))
 unary_f32("erf_f32_tails_and_tiny", "erf",
-          lambda r, n: np.concatenate([normal(r, n // 2, 6), normal(r, n - n // 2, 1e-20)]),
+          lambda r, n: np.concatenate([floats(r, n // 2, 6), floats(r, n - n // 2, 1e-20)]),
           lambda x: Ref(np.vectorize(math.erf)(f64(x))))
 unary_f32("tanh_f32_tiny_and_large", "tanh",
-          lambda r, n: np.concatenate([normal(r, n // 2, 1e-6), normal(r, n - n // 2, 30)]),
+          lambda r, n: np.concatenate([floats(r, n // 2, 1e-6), floats(r, n - n // 2, 30)]),
           lambda x: Ref(np.tanh(f64(x))))
 unary_f32("expm1_f32_large_overflows", "exponential-minus-one",
-          lambda r, n: normal(r, n, 60, [88.8, 89.0, -200.0, np.nan]),
+          lambda r, n: floats(r, n, 60, [88.8, 89.0, -200.0, np.nan]),
           lambda x: Ref(np.expm1(f64(x))))
 
 # --- 64-bit integers ----------------------------------------------------------------------------------
@@ -540,7 +541,7 @@ elementwise("convert_u64_to_f32_rounds_once", "convert", ["u64"], "f32",
                                [2**63 + 2**39, 2**63 + 2**39 + 1, 2**64 - 1])],
             lambda x: round_integers(x, 24).astype(F32))
 elementwise("convert_f32_to_s64_saturates", "convert", ["f32"], "s64",
-            lambda r, n: [normal(r, n, 1e19, SPECIALS + [9.3e18, -9.3e18])],
+            lambda r, n: [floats(r, n, 1e19, SPECIALS + [9.3e18, -9.3e18])],
             lambda x: np.array([0 if math.isnan(v) else max(INT64_MIN, min(INT64_MAX, int(v)))
                                 if math.isfinite(v) else (INT64_MAX if v > 0 else INT64_MIN)
                                 for v in f64(x)], np.int64))
@@ -565,6 +566,6 @@ elementwise("not_u8", "not", ["u8"], "u8", lambda r, n: [ints(r, n, 0, 255, np.u
 elementwise("convert_s32_to_pred", "convert", ["s32"], "pred",
             lambda r, n: [ints(r, n, -2, 2)], lambda x: x != 0)
 elementwise("clamp_bf16", "clamp", ["bf16", "bf16", "bf16"], "bf16",
-            lambda r, n: [R.bf16(np.full(n, -1, F32)), R.bf16(normal(r, n, 2)),
+            lambda r, n: [R.bf16(np.full(n, -1, F32)), R.bf16(floats(r, n, 2)),
                           R.bf16(np.full(n, 0.5, F32))],
             lambda lo, x, hi: R.bf16(np.clip(R.f32_of(x), -1, 0.5)))
