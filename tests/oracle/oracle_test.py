@@ -9,7 +9,8 @@ stated tolerance. The script writes the inputs as param_<N>.npy, runs
 `tpusim exec --inputs DIR --out DIR --numerics MODE`, reads output.npy or
 output_<i>.npy, compares, and prints one line per case. It exits non-zero if
 any case fails, if an expected failure starts passing (so the list below is
-kept honest), or if numpy is missing.
+kept honest), if a deliberately wrong reference passes (SENSITIVITY), or if
+numpy is missing.
 """
 import argparse
 import dataclasses
@@ -28,13 +29,45 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle_cases_data  # noqa: E402  (after the numpy check on purpose)
 import oracle_cases_math  # noqa: E402
 import oracle_cases_matmul  # noqa: E402
-from oracle_harness import run_case  # noqa: E402
+import numpy as np  # noqa: E402
+from oracle_harness import Ref, f64, run_case  # noqa: E402
 
 # Cases that fail on purpose until the evaluator is fixed: name -> reason.
 EXPECTED_FAILURES = {
     "conv_batch_group_count": "convolution with batch_group_count > 1 is not implemented "
                               "(docs/evaluator.md, 'Not yet')",
 }
+
+
+# Wrong references that must FAIL: proof that each kind of tolerance is tight
+# enough to see the mistake it guards against. (case, wrong reference, mistake)
+SENSITIVITY = [
+    ("dot_f32_default_is_bf16_pass", oracle_cases_matmul.dot_ref("ik,kj->ij", False),
+     "DEFAULT computed from unrounded f32 operands"),
+    ("dot_f32_ieee", oracle_cases_matmul.dot_ref("ik,kj->ij", True),
+     "ieee computed from bf16-rounded operands"),
+    ("exp_f32", lambda x: Ref(np.exp(f64(x)) * (1 + 2.0**-21)), "exp off by 2^-21 relative (2 to 4 ulp)"),
+    ("reduce_sum_f32_rows", lambda p: Ref(f64(p)[:, 1:].sum(1), np.abs(f64(p)).sum(1)),
+     "a sum missing one term"),
+    ("sign_f32", lambda x: np.where(np.isnan(x), x, np.sign(x)).astype(np.float32),
+     "sign(-0) = +0"),
+    ("sort_key_value_stable",
+     lambda k, v: [k[np.argsort(k, kind="quicksort")], v[np.argsort(k, kind="quicksort")]],
+     "an unstable sort"),
+]
+
+
+def check_sensitivity(tpusim, cases, tmp):
+    """Runs each wrong reference; returns the mistakes the oracle failed to see."""
+    by_name = {c.name: c for c in cases}
+    missed = []
+    for name, wrong, mistake in SENSITIVITY:
+        case = dataclasses.replace(by_name[name], expect=wrong)
+        ok, detail = run_case(tpusim, case, os.path.join(tmp, f"sensitivity.{name}"))
+        print(f"{'MISSED' if ok else 'SEEN':6s} {mistake} ({name}: {detail})", flush=True)
+        if ok:
+            missed.append(mistake)
+    return missed
 
 
 def parse_args():
@@ -83,6 +116,8 @@ def main():
                 if not ok:
                     failed.append(case.name)
             print(f"{status:5s} {case.name:34s} {detail}", flush=True)
+        if not args.filter:
+            failed += check_sensitivity(args.tpusim, cases, tmp)
     ran = len(selected)
     print(f"{ran} cases: {ran - len(failed) - len(xfailed)} passed, {len(xfailed)} expected "
           f"failures, {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}")
