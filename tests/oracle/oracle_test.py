@@ -116,12 +116,13 @@ def main():
                 if not ok:
                     failed.append(case.name)
             print(f"{status:5s} {case.name:34s} {detail}", flush=True)
-        if not args.filter:
-            failed += check_sensitivity(args.tpusim, cases, tmp)
+        missed = [] if args.filter else check_sensitivity(args.tpusim, cases, tmp)
     ran = len(selected)
     print(f"{ran} cases: {ran - len(failed) - len(xfailed)} passed, {len(xfailed)} expected "
           f"failures, {len(failed)} failed{': ' + ', '.join(failed) if failed else ''}")
-    return 1 if failed else 0
+    if missed:
+        print(f"wrong references not caught: {', '.join(missed)}")
+    return 1 if failed or missed else 0
 
 
 if __name__ == "__main__":
