@@ -26,8 +26,7 @@ def scalar_computation(name, ty, root):
 ADD_F32 = scalar_computation("add_f32", "f32", "f32[] add(a, b)")
 ADD_S32 = scalar_computation("add_s32", "s32", "s32[] add(a, b)")
 MAX_F32 = scalar_computation("max_f32", "f32", "f32[] maximum(a, b)")
-SECOND_F32 = scalar_computation("second_f32", "f32", "f32[] add(b, zero)").replace(
-    "  ROOT", "  zero = f32[] constant(0)\n  ROOT")
+SECOND_F32 = scalar_computation("second_f32", "f32", "f32[] copy(b)")  # overwrite
 GE_F32 = scalar_computation("ge_f32", "f32", "pred[] compare(a, b), direction=GE")
 LT_F32 = scalar_computation("lt_f32", "f32", "pred[] compare(a, b), direction=LT")
 GT_S32 = scalar_computation("gt_s32", "s32", "pred[] compare(a, b), direction=GT")
@@ -241,6 +240,13 @@ ROOT s = f32[6,3] scatter(o, i, u), {SCATTER_ROWS}, to_apply=add_f32""", ADD_F32
      lambda o, i, u: Ref(scatter_add(o, i, u), scatter_add(o, i, u, scale=True)), Tol(sums=11))
 
 
+def signed_zero_and_nan(r):
+    """Updates whose bits must arrive unchanged: -0 and NaN among normals."""
+    u = normal(r, 4, 3)
+    u[0, :2] = [-0.0, np.nan]
+    return u
+
+
 def overwrite(o, i, u):
     out = o.copy()
     out[i] = u
@@ -252,7 +258,7 @@ o = f32[6,3] parameter(0)
 i = s32[4] parameter(1)
 u = f32[4,3] parameter(2)
 ROOT s = f32[6,3] scatter(o, i, u), {SCATTER_ROWS}, to_apply=second_f32""", SECOND_F32),
-     lambda r: [normal(r, 6, 3), r.permutation(6)[:4].astype(np.int32), normal(r, 4, 3)],
+     lambda r: [normal(r, 6, 3), r.permutation(6)[:4].astype(np.int32), signed_zero_and_nan(r)],
      overwrite)
 
 # --- sort and top-k ------------------------------------------------------------------------------
@@ -876,3 +882,19 @@ ROOT r = (f32[5], f32[5]) reduce(p, q, z, n), dimensions={0,2}, to_apply=sum_and
      lambda r: [normal(r, 3, 5, 4), normal(r, 3, 5, 4)],
      lambda p, q: [Ref(f64(p).sum(axis=(0, 2)), np.abs(f64(p)).sum(axis=(0, 2))),
                    Ref(q.max(axis=(0, 2)), np.zeros(5))], Tol(sums=12))
+case("reduce_window_sum_s32_padded", ("""
+p = s32[5,6] parameter(0)
+z = s32[] constant(0)
+ROOT m = s32[3,3] reduce-window(p, z), window={size=3x3 stride=2x2 pad=1_1x0_1}, to_apply=add_s32""",
+                                       ADD_S32),
+     lambda r: [r.integers(-2**31, 2**31, (5, 6)).astype(np.int32)],
+     lambda p: R.wrap(R.reduce_window(p.astype(np.int64), 0, np.sum, (3, 3), (2, 2),
+                                      [(1, 1), (0, 1)]), np.int32))
+case("dynamic_update_slice_negative_start", """
+p = s32[6] parameter(0)
+u = s32[2] parameter(1)
+i = s32[] parameter(2)
+ROOT s = s32[6] dynamic-update-slice(p, u, i)""",
+     lambda r: [r.integers(-9, 9, 6).astype(np.int32), np.array([100, 200], np.int32),
+                np.int32(-4)],
+     lambda p, u, i: np.concatenate([u, p[2:]]))
