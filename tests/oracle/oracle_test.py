@@ -15,6 +15,7 @@ numpy is missing.
 import argparse
 import dataclasses
 import os
+import shutil
 import sys
 import tempfile
 
@@ -84,11 +85,12 @@ def run_seeds(tpusim, case, tmp, seeds):
     seed, or of seed 0 when all pass."""
     first = None
     for seed in range(seeds):
+        directory = os.path.join(tmp, f"{case.name}.{seed}")
         try:
-            ok, detail = run_case(tpusim, dataclasses.replace(case, seed=seed),
-                                  os.path.join(tmp, f"{case.name}.{seed}"))
+            ok, detail = run_case(tpusim, dataclasses.replace(case, seed=seed), directory)
         except Exception as e:  # a broken case fails alone; the others still run
             ok, detail = False, f"the case itself raised {type(e).__name__}: {e}"
+        shutil.rmtree(directory, ignore_errors=True)  # many seeds: keep /tmp small
         if not ok:
             return False, (f"seed {seed}: " if seeds > 1 else "") + detail
         first = first or detail
