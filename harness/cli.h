@@ -61,10 +61,21 @@ CLI::App* AddPresetsCommand(CLI::App& app, PresetsOptions& options);
 /// Prints one row per preset; kExitInputError if any failed to load (after the others).
 int RunPresets(const PresetsOptions& options, std::ostream& out, std::ostream& err);
 
-/// `tpusim exec FILE [--inputs seed:N|DIR] [--out DIR] [--numerics tpu|ieee] ...`:
-/// run a module on every device and summarise (and optionally write) its outputs.
+/// `tpusim exec FILE [--inputs seed:N|DIR] [--out DIR] [--chip NAME] [--mode M] ...`:
+/// run a module on every device and summarise (and optionally write) its
+/// outputs, and/or time it on a chip.
 struct ExecOptions {
   std::string file;                   ///< module to run
+  std::string mode;                   ///< values | timing | full; empty: full with --chip, else values
+  std::string chip;                   ///< preset name or YAML path; empty: no timing
+  std::vector<std::string> overrides;  ///< -p key.path=value, applied to the preset in order
+  std::string models_dir;             ///< where preset names resolve; AddExecCommand sets the default
+  std::string json;                   ///< write the metrics as JSON here; empty: do not
+  std::string trace;                  ///< write a Perfetto trace here; empty: do not
+  int64_t top = 20;                   ///< rows of the op profile table
+  std::vector<std::string> trip_counts;  ///< NAME=N for while loops the program does not bound
+  int64_t default_trip_count = 1;     ///< for other loops of unknown trip count
+  int64_t branch = 0;                 ///< branch every conditional takes in timing
   std::string inputs = "seed:0";      ///< "seed:N" or a directory of param_<N>.npy
   std::string out;                    ///< write outputs as .npy here; empty: do not write
   std::string numerics = "tpu";       ///< "tpu" or "ieee"

@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -19,6 +21,9 @@
 #include "sim/base/units.h"
 #include "sim/eval/evaluator.h"
 #include "sim/eval/program_inputs.h"
+#include "sim/arch/preset_loader.h"
+#include "sim/timing/report.h"
+#include "sim/timing/timing.h"
 
 namespace tpusim::harness {
 namespace {
@@ -100,8 +105,18 @@ std::vector<const hlo::HloInstruction*> ElidedConstants(const hlo::HloModule& mo
   return elided;
 }
 
-/// The whole run after the command line is parsed; errors are input errors.
-Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err) {
+/// What the values part of a run prints and reports.
+struct ValuesResult {
+  std::vector<OutputSummary> outputs;  ///< per device, per leaf
+  /// Trip counts of the while loops as the functional run saw them, for
+  /// the timing model.
+  std::map<std::string, int64_t> trip_counts;
+};
+
+/// The values part of a run: evaluates every device, and writes outputs
+/// when asked. Refuses, before allocating, a run over --max-memory.
+StatusOr<ValuesResult> RunValues(const ExecOptions& options, const hlo::HloModule& module,
+                                 eval::SpmdConfig spmd, std::ostream& err) {
   TPUSIM_ASSIGN_OR_RETURN(const InputSource inputs, ParseInputSource(options.inputs));
   int64_t max_memory = DefaultMaxMemory();
   if (!options.max_memory.empty()) {
@@ -111,13 +126,10 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
   if (options.numerics == "ieee") eval_options.numerics = eval::Numerics::kIeee;
   eval_options.max_bytes = max_memory;
 
-  TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(options.file));
-  TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<hlo::HloModule> module,
-                          ParseAndVerifyModule(text, options.file));
-  const std::vector<const hlo::HloInstruction*> elided = ElidedConstants(*module);
+  const std::vector<const hlo::HloInstruction*> elided = ElidedConstants(module);
   if (!elided.empty()) {
     if (options.elided_constants == "error") {
-      return InvalidArgument(module->ErrorAt(
+      return InvalidArgument(module.ErrorAt(
           elided.front()->location(),
           "constant " + elided.front()->name() +
               ": the dump elided its values (`{...}`); --elided-constants seeded fills them"));
@@ -127,18 +139,12 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
     err << options.file << ':' << at.line << ':' << at.column
         << ": warning: the dump elided the values of " << elided.size() << " constant(s), first "
         << elided.front()->name()
-        << "; they hold seeded values, so outputs differ from the real program's"
-        << '\n';
+        << "; they hold seeded values, so outputs differ from the real program's\n";
   }
-  const int64_t replicas = options.replicas.value_or(module->replica_count());
-  const int64_t partitions = options.partitions.value_or(module->num_partitions());
-  if (replicas < 1 || partitions < 1) {
-    return InvalidArgument("tpusim exec: error: --replicas and --partitions must be at least 1");
-  }
-  const int64_t devices = replicas * partitions;
 
   // Refuse before allocating: every device holds its own values.
-  TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, eval::Evaluator::EstimatePeakBytes(*module));
+  const int64_t devices = spmd.device_count();
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, eval::Evaluator::EstimatePeakBytes(module));
   if (peak > max_memory / devices) {
     return ResourceExhausted(options.file + ": error: running it needs about " +
                              FormatBytes(peak) + " per device x " + std::to_string(devices) +
@@ -146,39 +152,191 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
                              "; raise --max-memory or run fewer devices");
   }
 
-  const eval::Evaluator evaluator(eval_options);
-  std::vector<OutputSummary> summaries;
+  std::vector<std::vector<Literal>> args(static_cast<size_t>(devices));
   for (int64_t d = 0; d < devices; ++d) {
-    std::vector<Literal> args;
     if (inputs.seed.has_value()) {
-      TPUSIM_ASSIGN_OR_RETURN(args, eval::SeededInputs(*module, *inputs.seed, d, max_memory));
+      TPUSIM_ASSIGN_OR_RETURN(args[d], eval::SeededInputs(module, *inputs.seed, d, max_memory));
     } else {
       TPUSIM_ASSIGN_OR_RETURN(
-          args, ReadInputs(*module, inputs.dir,
-                           devices > 1 ? std::optional<int64_t>(d) : std::nullopt, max_memory));
+          args[d], ReadInputs(module, inputs.dir,
+                              devices > 1 ? std::optional<int64_t>(d) : std::nullopt, max_memory));
     }
-    const eval::DeviceId device{d / partitions, d % partitions};
-    TPUSIM_ASSIGN_OR_RETURN(const Literal result, evaluator.Evaluate(*module, args, device));
+  }
+  ValuesResult values;
+  eval_options.trip_counts = &values.trip_counts;
+  const eval::Evaluator evaluator(eval_options);
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> results,
+                          evaluator.EvaluateSpmd(module, spmd, args));
+  for (int64_t d = 0; d < devices; ++d) {
     const std::string prefix = devices > 1 ? "device_" + std::to_string(d) : "";
     if (!options.out.empty()) {
       TPUSIM_RETURN_IF_ERROR(WriteOutputs(
-          result, prefix.empty() ? options.out
-                                 : (std::filesystem::path(options.out) / prefix).string()));
+          results[d], prefix.empty() ? options.out
+                                     : (std::filesystem::path(options.out) / prefix).string()));
     }
-    for (const OutputLeaf& leaf : OutputLeaves(result)) {
-      summaries.push_back(Summarize(prefix.empty() ? leaf.name : prefix + "/" + leaf.name,
-                                    *leaf.value));
+    for (const OutputLeaf& leaf : OutputLeaves(results[d])) {
+      values.outputs.push_back(
+          Summarize(prefix.empty() ? leaf.name : prefix + "/" + leaf.name, *leaf.value));
     }
   }
-  PrintSummaryTable(summaries, out);
+  return values;
+}
+
+/// `NAME=N` trip counts from the command line.
+StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& texts) {
+  std::map<std::string, int64_t> counts;
+  for (const std::string& text : texts) {
+    const size_t eq = text.find('=');
+    int64_t n = -1;
+    if (eq != std::string::npos && eq > 0) {
+      const char* begin = text.data() + eq + 1;
+      const char* end = text.data() + text.size();
+      const auto [ptr, ec] = std::from_chars(begin, end, n);
+      if (ec != std::errc() || ptr != end || begin == end) n = -1;
+    }
+    if (n < 0) {
+      return InvalidArgument("tpusim exec: error: --trip-count '" + text +
+                             "': expected WHILE_NAME=N with N a non-negative integer");
+    }
+    counts[text.substr(0, eq)] = n;
+  }
+  return counts;
+}
+
+/// `OutputSummary` as JSON, for --json.
+nlohmann::ordered_json OutputsJson(const std::vector<OutputSummary>& outputs) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const OutputSummary& o : outputs) {
+    nlohmann::ordered_json entry;
+    entry["name"] = o.name;
+    entry["shape"] = o.shape;
+    entry["min"] = o.min.has_value() ? nlohmann::ordered_json(*o.min) : nullptr;
+    entry["max"] = o.max.has_value() ? nlohmann::ordered_json(*o.max) : nullptr;
+    entry["mean"] = o.mean.has_value() ? nlohmann::ordered_json(*o.mean) : nullptr;
+    entry["nan_count"] = o.nan_count;
+    char checksum[17];
+    std::snprintf(checksum, sizeof checksum, "%016llx",
+                  static_cast<unsigned long long>(o.checksum));
+    entry["checksum"] = checksum;
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+/// The whole run after the command line is parsed; errors are input errors.
+Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string mode =
+      !options.mode.empty() ? options.mode : options.chip.empty() ? "values" : "full";
+  if (mode != "values" && options.chip.empty()) {
+    return InvalidArgument("tpusim exec: error: --mode " + mode +
+                           " times the module on a chip: give --chip NAME (see tpusim presets)");
+  }
+  if (!options.trace.empty() && mode == "values") {
+    return InvalidArgument("tpusim exec: error: --trace needs timing: give --chip NAME");
+  }
+  // Everything the command line says is checked before the long part.
+  std::optional<arch::ChipConfig> chip;
+  if (!options.chip.empty()) {
+    TPUSIM_ASSIGN_OR_RETURN(chip,
+                            arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
+  }
+  using TripCounts = std::map<std::string, int64_t>;
+  TPUSIM_ASSIGN_OR_RETURN(TripCounts trip_counts, ParseTripCounts(options.trip_counts));
+  TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(options.file));
+  TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<hlo::HloModule> module,
+                          ParseAndVerifyModule(text, options.file));
+  eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(*module);
+  if (options.replicas.has_value()) spmd.replica_count = *options.replicas;
+  if (options.partitions.has_value()) spmd.partition_count = *options.partitions;
+  if (spmd.replica_count < 1 || spmd.partition_count < 1 ||
+      spmd.device_count() > eval::Evaluator::kMaxSpmdDevices) {
+    return InvalidArgument("tpusim exec: error: --replicas and --partitions must be at least 1, "
+                           "with at most " + std::to_string(eval::Evaluator::kMaxSpmdDevices) +
+                           " devices in all");
+  }
+
+  nlohmann::ordered_json json;
+  if (mode != "timing") {
+    TPUSIM_ASSIGN_OR_RETURN(ValuesResult values, RunValues(options, *module, spmd, err));
+    PrintSummaryTable(values.outputs, out);
+    json["outputs"] = OutputsJson(values.outputs);
+    // What the program really did wins over the timing model's static guess,
+    // and the user's word over both: merge keeps the entries already present.
+    trip_counts.merge(values.trip_counts);
+  }
+  if (chip.has_value()) {
+    timing::TimingOptions timing_options;
+    timing_options.trip_counts = std::move(trip_counts);
+    timing_options.default_trip_count = options.default_trip_count;
+    timing_options.conditional_branch = options.branch;
+    TPUSIM_ASSIGN_OR_RETURN(const timing::TimingResult timed,
+                            timing::SimulateModule(*module, *chip, timing_options));
+    if (mode != "timing") out << '\n';
+    out << timing::FormatOpTable(timed, options.top);
+    nlohmann::ordered_json metrics = nlohmann::ordered_json::parse(timing::TimingJson(timed));
+    if (json.contains("outputs")) metrics["outputs"] = std::move(json["outputs"]);
+    json = std::move(metrics);
+    if (!options.trace.empty()) {
+      TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.trace, timing::TimingTraceJson(timed)));
+    }
+  }
+  if (!options.json.empty()) {
+    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.json, json.dump(2) + "\n"));
+  }
   return Status();
 }
 
 }  // namespace
 
 CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
-  CLI::App* exec = app.add_subcommand("exec", "Run an HLO module and report what it computes");
+  CLI::App* exec = app.add_subcommand(
+      "exec", "Run an HLO module: what it computes, and how long it takes on a chip");
   exec->add_option("FILE", options.file, "HLO text module to run")->required()->type_name("");
+  exec->add_option("--mode", options.mode,
+                   "values: compute the outputs; timing: time the module on --chip without "
+                   "computing values; full: both, with loop trip counts from the values run "
+                   "(default: full with --chip, else values)")
+      ->option_text("values|timing|full")
+      ->check(CLI::IsMember({"values", "timing", "full"}));
+  exec->add_option("--chip", options.chip,
+                   "Chip preset to time on: a name from 'tpusim presets' or a YAML file")
+      ->option_text("NAME|FILE");
+  exec->add_option("-p,--param", options.overrides,
+                   "Override one preset field, e.g. -p hbm.bandwidth=1TB/s -p mxu.count_per_core=2 "
+                   "(repeatable; docs/presets.md lists the fields)")
+      ->option_text("KEY=VALUE");
+  options.models_dir = TPUSIM_MODELS_DIR;  // the source tree's models/, set by CMake
+  exec->add_option("--models-dir", options.models_dir,
+                   "Where preset names are looked up; default: " + options.models_dir)
+      ->option_text("DIR");
+  exec->add_option("--json", options.json,
+                   "Write the metrics as JSON to OUT (atomically): chip, cycles, time_us, flops, "
+                   "hbm_bytes, ops[] per executed instruction, and outputs[] as in the table")
+      ->option_text("OUT");
+  exec->add_option("--trace", options.trace,
+                   "Write a Perfetto/Chrome trace to OUT (atomically): a track per unit per "
+                   "TensorCore; open it in ui.perfetto.dev")
+      ->option_text("OUT");
+  exec->add_option("--top", options.top, "Rows of the op profile table")
+      ->option_text("N")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  exec->add_option("--trip-count", options.trip_counts,
+                   "Iterations of the while loop named NAME for timing, overriding what the "
+                   "program shows and what the values run saw (repeatable)")
+      ->option_text("NAME=N");
+  exec->add_option("--default-trip-count", options.default_trip_count,
+                   "Iterations timed for a loop whose count is unknown (no constant bound, not "
+                   "run for values, no --trip-count)")
+      ->option_text("N")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  exec->add_option("--branch", options.branch,
+                   "Branch every conditional takes when timed (0: the true branch of a pred "
+                   "conditional)")
+      ->option_text("N")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   exec->add_option("--inputs", options.inputs,
                    "Where the entry parameters come from: seed:N for seeded random values, or "
                    "a directory of param_<N>.npy files")
@@ -219,14 +377,20 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
            parameter; with several devices, DIR/device_<d>/ files override the
            shared ones. Types and shapes must match the parameters exactly.
 
-Prints one row per output: shape, min, max, mean (over non-NaN elements; complex:
+Values: one row per output: shape, min, max, mean (over non-NaN elements; complex:
 real parts), NaN count and an FNV-1a checksum of the stored bytes (equal checksums:
 bit-identical outputs). docs/values.md says how bf16 and f8 are stored in .npy.
+Every device of an SPMD program runs (replicas x partitions, default from the module
+header and its collectives), exchanging real data in its collectives.
+
+Timing (--chip): the op profile, the top instructions by time: cycles, microseconds,
+FLOPs, HBM bytes, fraction of peak, and the unit that bound each (MXU, VPU, transpose,
+HBM, VMEM, DMA, latency). docs/models.md explains every effect modelled.
 
 Exit codes:
   0  the module ran
   2  usage error; FILE unreadable, malformed or not verifiable; bad or missing
-     input files; an unsupported operation; a run over --max-memory)");
+     input files or preset; an unsupported operation; a run over --max-memory)");
   return exec;
 }
 

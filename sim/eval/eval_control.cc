@@ -41,7 +41,14 @@ StatusOr<Literal> While(EvalContext& ctx, const HloInstruction& inst, const Lite
         keep_going.element_type() != hlo::PrimitiveType::kPred) {
       return ctx.Error(inst, StatusCode::kInvalidArgument, "condition must return pred[]");
     }
-    if (keep_going.data<uint8_t>()[0] == 0) return state;
+    if (keep_going.data<uint8_t>()[0] == 0) {
+      // Device 0 alone records, so that devices on other threads never write.
+      if (ctx.options().trip_counts != nullptr && ctx.device().replica_id == 0 &&
+          ctx.device().partition_id == 0) {
+        ctx.options().trip_counts->emplace(inst.name(), iteration);
+      }
+      return state;
+    }
     if (iteration >= ctx.options().max_while_iterations) {
       return ctx.Error(inst, StatusCode::kFailedPrecondition,
                        "loop did not finish within " +

@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "sim/base/status.h"
@@ -40,6 +42,11 @@ struct EvaluatorOptions {
   /// with seeded values from this seed (FillSeeded, one stream per constant);
   /// unset, such a constant is an error.
   std::optional<uint64_t> elided_constant_seed;
+  /// When set, the iteration count of each while loop's first execution on
+  /// device (0, 0) is recorded here by instruction name: the trip counts the
+  /// timing model needs, as the program really ran. Owned by the caller,
+  /// which must not read it while an evaluation runs.
+  std::map<std::string, int64_t>* trip_counts = nullptr;
 };
 
 /// Which device of an SPMD program is being evaluated: replica-id and

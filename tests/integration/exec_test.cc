@@ -18,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using value::Literal;
 
 RunResult Tpusim(const std::vector<std::string>& args) { return RunBinary(TPUSIM_BINARY, args); }
@@ -243,11 +244,113 @@ ENTRY %main () -> f32[3] {
   EXPECT_THAT(refused.err, HasSubstr("elided.hlo:4:3: error: constant c"));
 }
 
+TEST_F(ExecTest, RunsEveryDeviceWithPerDeviceInputs) {
+  // Two replicas sum their inputs: device_<d>/ files override the shared one.
+  const std::string module = Module("ar.hlo", R"(HloModule ar, replica_count=2
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+
+ENTRY %main (a: f32[3]) -> f32[3] {
+  %a = f32[3]{0} parameter(0)
+  ROOT %r = f32[3]{0} all-reduce(%a), replica_groups={}, to_apply=%add
+}
+)");
+  const std::string inputs = dir_ / "in";
+  WriteNpy(inputs + "/param_0.npy", Literal::CreateR1<float>({1, 2, 3}));
+  WriteNpy(inputs + "/device_1/param_0.npy", Literal::CreateR1<float>({10, 20, 30}));
+  const std::string out = dir_ / "out";
+  const RunResult r = Tpusim({"exec", module, "--inputs", inputs, "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(ReadNpy(out + "/device_0/output.npy"), Literal::CreateR1<float>({11, 22, 33}));
+  EXPECT_EQ(ReadNpy(out + "/device_1/output.npy"), Literal::CreateR1<float>({11, 22, 33}));
+  EXPECT_THAT(r.out, HasSubstr("device_1/output"));
+}
+
+TEST_F(ExecTest, TimesOnAChipAndWritesJsonAndTrace) {
+  const std::string module = Module("mul_add.hlo", kMulAddModule);
+  const std::string json = dir_ / "metrics.json";
+  const std::string trace = dir_ / "trace.json";
+  const RunResult r =
+      Tpusim({"exec", module, "--chip", "tpu-v5e", "--json", json, "--trace", trace});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  // Full mode: the value summary, then the op profile.
+  EXPECT_THAT(r.out, HasSubstr("output_0  f32[2,3]"));
+  EXPECT_THAT(r.out, HasSubstr("mul_add on tpu-v5e:"));
+  EXPECT_THAT(r.out, HasSubstr("bound by"));
+  const std::string metrics = ReadText(json);
+  for (const char* key : {"\"chip\": \"tpu-v5e\"", "\"cycles\":", "\"time_us\":", "\"flops\":",
+                          "\"hbm_bytes\":", "\"ops\":", "\"start_cycle\":", "\"bound_by\":",
+                          "\"outputs\":", "\"checksum\":"}) {
+    EXPECT_THAT(metrics, HasSubstr(key));
+  }
+  EXPECT_THAT(ReadText(trace), HasSubstr("\"traceEvents\""));
+}
+
+TEST_F(ExecTest, TimingModeComputesNoValuesAndIsDeterministic) {
+  const std::string module = Module("mul_add.hlo", kMulAddModule);
+  const RunResult a = Tpusim({"exec", module, "--chip", "tpu-v4", "--mode", "timing",
+                              "--json", dir_ / "a.json"});
+  const RunResult b = Tpusim({"exec", module, "--chip", "tpu-v4", "--mode", "timing",
+                              "--json", dir_ / "b.json"});
+  ASSERT_EQ(a.exit_code, 0) << Describe(a);
+  EXPECT_THAT(a.out, Not(HasSubstr("checksum")));
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(ReadText(dir_ / "a.json"), ReadText(dir_ / "b.json"));
+  EXPECT_THAT(ReadText(dir_ / "a.json"), Not(HasSubstr("\"outputs\"")));
+}
+
+TEST_F(ExecTest, PresetOverridesChangeTheTiming) {
+  // A copy of 64 MiB is bound by HBM: halving the bandwidth doubles its time.
+  const std::string module = Module("copy.hlo", R"(HloModule copy
+
+ENTRY %main (a: f32[4096,4096]) -> f32[4096,4096] {
+  %a = f32[4096,4096]{1,0} parameter(0)
+  ROOT %c = f32[4096,4096]{1,0} copy(%a)
+}
+)");
+  const RunResult fast = Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", "timing",
+                                 "-p", "hbm.bandwidth=800GB/s"});
+  const RunResult slow = Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", "timing",
+                                 "-p", "hbm.bandwidth=400GB/s"});
+  ASSERT_EQ(fast.exit_code, 0) << Describe(fast);
+  ASSERT_EQ(slow.exit_code, 0) << Describe(slow);
+  const auto cycles = [](const std::string& out) {
+    const size_t at = out.find(" cycles,");
+    const size_t start = out.rfind(' ', at - 1) + 1;
+    return std::stoll(out.substr(start, at - start));
+  };
+  const double ratio = static_cast<double>(cycles(slow.out)) / cycles(fast.out);
+  EXPECT_NEAR(ratio, 2.0, 0.05) << fast.out << slow.out;
+}
+
+TEST_F(ExecTest, TimingInputErrorsExitTwo) {
+  const std::string module = Module("mul_add.hlo", kMulAddModule);
+  const RunResult no_chip = Tpusim({"exec", module, "--mode", "timing"});
+  EXPECT_EQ(no_chip.exit_code, 2) << Describe(no_chip);
+  EXPECT_THAT(no_chip.err, HasSubstr("give --chip NAME"));
+  const RunResult unknown = Tpusim({"exec", module, "--chip", "tpu-v99"});
+  EXPECT_EQ(unknown.exit_code, 2) << Describe(unknown);
+  EXPECT_THAT(unknown.err, HasSubstr("tpu-v99"));
+  const RunResult bad_key = Tpusim({"exec", module, "--chip", "tpu-v5e", "-p", "mxu.colour=3"});
+  EXPECT_EQ(bad_key.exit_code, 2) << Describe(bad_key);
+  EXPECT_THAT(bad_key.err, HasSubstr("mxu.colour"));
+  const RunResult bad_trip =
+      Tpusim({"exec", module, "--chip", "tpu-v5e", "--trip-count", "loop=many"});
+  EXPECT_EQ(bad_trip.exit_code, 2) << Describe(bad_trip);
+  EXPECT_THAT(bad_trip.err, HasSubstr("--trip-count 'loop=many'"));
+}
+
 TEST_F(ExecTest, HelpDescribesEveryOption) {
   const RunResult r = Tpusim({"exec", "--help"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  for (const char* option : {"--inputs", "--out", "--numerics", "--max-memory",
-                             "--elided-constants", "--replicas", "--partitions", "Exit codes"}) {
+  for (const char* option :
+       {"--inputs", "--out", "--numerics", "--max-memory", "--elided-constants", "--replicas",
+        "--partitions", "--mode", "--chip", "--param", "--models-dir", "--json", "--trace", "--top",
+        "--trip-count", "--default-trip-count", "--branch", "Exit codes"}) {
     EXPECT_THAT(r.out, HasSubstr(option));
   }
 }
