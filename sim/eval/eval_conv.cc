@@ -1,8 +1,9 @@
 // convolution, lowered to MatMul so that it has exactly dot's MXU numerics.
 //
-// For each feature group g, the input patches become a matrix
-// [batch * output positions, K] and the kernel a matrix [K, output features of
-// g], where K runs over kernel spatial positions (row-major in the order
+// For each group g (feature groups split the input features, batch groups the
+// input batch, as StableHLO's spec defines them; XLA allows one kind at a
+// time), the input patches become a matrix [batch * output positions, K] and
+// the kernel a matrix [K, output features of g], where K runs over kernel spatial positions (row-major in the order
 // dim_labels lists the spatial dimensions) and, fastest, the group's input
 // features. The MXU tiles that K (docs/evaluator.md). Padding and the holes
 // of lhs dilation are zeros that are multiplied in, so a convolution with
@@ -24,8 +25,9 @@ using value::Literal;
 struct ConvGeometry {
   hlo::ConvolutionDimensionNumbers dn;
   std::vector<hlo::WindowDimension> window;  ///< one per spatial dimension
-  int64_t groups = 1;
-  int64_t batch = 0;
+  int64_t groups = 1;         ///< feature_group_count x batch_group_count
+  bool batch_groups = false;  ///< groups split the input batch, not its features
+  int64_t batch = 0;          ///< output batch: per group, input batch / batch groups
   int64_t in_features = 0;   ///< per group: the kernel's input feature size
   int64_t out_features = 0;  ///< per group
   std::vector<int64_t> out_spatial;
@@ -36,9 +38,6 @@ StatusOr<ConvGeometry> Resolve(const HloInstruction& inst, const hlo::Shape& lhs
                                const hlo::Shape& rhs, const hlo::Shape& out) {
   const hlo::ConvolutionDimensionNumbers* dn = inst.convolution_dimension_numbers();
   if (dn == nullptr) return InvalidArgument("needs dim_labels=");
-  if (inst.int_attr(hlo::AttrId::kBatchGroupCount).value_or(1) != 1) {
-    return Unimplemented("batch_group_count > 1 is not supported yet");
-  }
   auto in_range = [](int64_t d, const hlo::Shape& s) { return d >= 0 && d < s.rank(); };
   auto all_in_range = [&](const std::vector<int64_t>& dims, const hlo::Shape& s) {
     return std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return in_range(d, s); });
@@ -54,7 +53,14 @@ StatusOr<ConvGeometry> Resolve(const HloInstruction& inst, const hlo::Shape& lhs
   }
   ConvGeometry g;
   g.dn = *dn;
-  g.groups = inst.int_attr(hlo::AttrId::kFeatureGroupCount).value_or(1);
+  const int64_t feature_groups = inst.int_attr(hlo::AttrId::kFeatureGroupCount).value_or(1);
+  const int64_t batch_groups = inst.int_attr(hlo::AttrId::kBatchGroupCount).value_or(1);
+  if (feature_groups < 1 || batch_groups < 1 || (feature_groups > 1 && batch_groups > 1)) {
+    return InvalidArgument(
+        "feature_group_count and batch_group_count must be at least 1, and not both above 1");
+  }
+  g.groups = feature_groups * batch_groups;
+  g.batch_groups = batch_groups > 1;
   const size_t spatial = dn->input_spatial_dimensions.size();
   if (dn->kernel_spatial_dimensions.size() != spatial ||
       dn->output_spatial_dimensions.size() != spatial) {
@@ -72,12 +78,12 @@ StatusOr<ConvGeometry> Resolve(const HloInstruction& inst, const hlo::Shape& lhs
   } else {
     for (int64_t size : g.kernel_spatial) g.window.push_back({.size = size});
   }
-  g.batch = lhs.dimensions(dn->input_batch_dimension);
+  g.batch = out.dimensions(dn->output_batch_dimension);
   g.in_features = rhs.dimensions(dn->kernel_input_feature_dimension);
   const int64_t total_out = rhs.dimensions(dn->kernel_output_feature_dimension);
-  if (g.groups < 1 || g.in_features * g.groups != lhs.dimensions(dn->input_feature_dimension) ||
+  if (g.in_features * feature_groups != lhs.dimensions(dn->input_feature_dimension) ||
       total_out % g.groups != 0 || out.dimensions(dn->output_feature_dimension) != total_out ||
-      out.dimensions(dn->output_batch_dimension) != g.batch) {
+      g.batch * batch_groups != lhs.dimensions(dn->input_batch_dimension)) {
     return InvalidArgument("feature, group and batch sizes are inconsistent");
   }
   g.out_features = total_out / g.groups;
@@ -106,6 +112,9 @@ Status Convolve(const EvalContext& ctx, const HloInstruction& inst, const Litera
   TPUSIM_ASSIGN_OR_RETURN(
       Literal product, ctx.NewValue(inst, hlo::Shape(out.element_type(), {rows, g.out_features})));
   for (int64_t group = 0; group < g.groups; ++group) {
+    // The input batches and features this group reads.
+    const int64_t batch_base = g.batch_groups ? group * g.batch : 0;
+    const int64_t feature_base = g.batch_groups ? 0 : group * g.in_features;
     // Patches: zero (padding, dilation holes) unless a real input element lands.
     std::fill(patches.mutable_bytes().begin(), patches.mutable_bytes().end(), std::byte{0});
     int64_t row = 0;
@@ -117,7 +126,7 @@ Status Convolve(const EvalContext& ctx, const HloInstruction& inst, const Litera
         row_base.push_back(out_base);
         int64_t kpos = 0;
         ForEachIndex(g.kernel_spatial, [&](std::span<const int64_t> w) {
-          int64_t in_offset = b * ls[dn.input_batch_dimension];
+          int64_t in_offset = (batch_base + b) * ls[dn.input_batch_dimension];
           bool inside = true;
           for (size_t d = 0; d < spatial && inside; ++d) {
             const hlo::WindowDimension& wd = g.window[d];
@@ -129,7 +138,7 @@ Status Convolve(const EvalContext& ctx, const HloInstruction& inst, const Litera
           }
           if (inside) {
             for (int64_t f = 0; f < g.in_features; ++f) {
-              const int64_t feature = group * g.in_features + f;
+              const int64_t feature = feature_base + f;
               CopyElement(lhs, in_offset + feature * ls[dn.input_feature_dimension], patches,
                           row * k + kpos * g.in_features + f);
             }

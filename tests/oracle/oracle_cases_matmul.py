@@ -135,6 +135,9 @@ conv_case("conv_depthwise", (2, 5, 5, 3), (3, 3, 1, 3), (2, 5, 5, 3),
           padding=((1, 1), (1, 1)), feature_groups=3)
 conv_case("conv_batch_group_count", (2, 5, 5, 3), (3, 3, 3, 4), (1, 3, 3, 4),
           "window={size=3x3}, batch_group_count=2", Tol(sums=27), batch_groups=2)
+# Groups of two batches each: output feature f reads batches of group f // 3.
+conv_case("conv_batch_group_count_multi_batch", (4, 4, 4, 2), (2, 2, 2, 6), (2, 3, 3, 6),
+          "window={size=2x2}, batch_group_count=2", Tol(sums=8), batch_groups=2)
 conv_case("conv_bf16_1x1", (2, 4, 4, 8), (1, 1, 8, 4), (2, 4, 4, 4), "window={size=1x1}",
           Tol(ulps=1, sums=8), ty="bf16", out_ty="bf16")
 

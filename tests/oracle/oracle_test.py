@@ -34,10 +34,7 @@ import numpy as np  # noqa: E402
 from oracle_harness import Ref, f64, run_case  # noqa: E402
 
 # Cases that fail on purpose until the evaluator is fixed: name -> reason.
-EXPECTED_FAILURES = {
-    "conv_batch_group_count": "convolution with batch_group_count > 1 is not implemented "
-                              "(docs/evaluator.md, 'Not yet')",
-}
+EXPECTED_FAILURES = {}
 
 
 # Wrong references that must FAIL: proof that each kind of tolerance is tight
