@@ -95,12 +95,21 @@ ENTRY e {
   EXPECT_TRUE(std::equal(c.bytes().begin(), c.bytes().end(), d.bytes().begin()));
 }
 
-TEST(EvalConv, BatchGroupCountIsUnimplemented) {
+TEST(EvalConv, BatchGroupsPairOutputFeatureGroupsWithInputBatchGroups) {
+  // Two batch groups of one batch each: output feature 0 reads batch 0 with
+  // weight 10, output feature 1 reads batch 1 with weight 100.
   const std::string text = Conv1d("[2,1,1]", "[1,1,2]", "[1,1,2]",
                                   "window={size=1}, dim_labels=b0f_0io->b0f, batch_group_count=2");
-  auto r = testing::TryEval(text, {S32({2, 1, 1}, {1, 2}), S32({1, 1, 2}, {1, 1})});
+  EXPECT_EQ(Eval(text, {S32({2, 1, 1}, {1, 2}), S32({1, 1, 2}, {10, 100})}),
+            S32({1, 1, 2}, {10, 200}));
+}
+
+TEST(EvalConv, BothGroupCountsAboveOneIsAnError) {
+  const std::string text = Conv1d(
+      "[2,1,2]", "[1,1,2]", "[1,1,2]",
+      "window={size=1}, dim_labels=b0f_0io->b0f, batch_group_count=2, feature_group_count=2");
+  auto r = testing::TryEval(text, {S32({2, 1, 2}, {1, 2, 3, 4}), S32({1, 1, 2}, {1, 1})});
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
 }
 
 }  // namespace
