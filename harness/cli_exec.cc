@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
@@ -17,6 +18,7 @@
 
 #include "harness/cli.h"
 #include "harness/program_io.h"
+#include "harness/progress.h"
 #include "sim/base/file.h"
 #include "sim/base/units.h"
 #include "sim/eval/evaluator.h"
@@ -164,9 +166,16 @@ StatusOr<ValuesResult> RunValues(const ExecOptions& options, const hlo::HloModul
   }
   ValuesResult values;
   eval_options.trip_counts = &values.trip_counts;
+  std::atomic<int64_t> executed{0};
+  eval_options.progress = &executed;
   const eval::Evaluator evaluator(eval_options);
-  TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> results,
-                          evaluator.EvaluateSpmd(module, spmd, args));
+  std::optional<ProgressLine> progress;
+  progress.emplace("evaluating " + module.name() + " on " + std::to_string(devices) +
+                       " device(s)",
+                   &executed);
+  StatusOr<std::vector<Literal>> evaluated = evaluator.EvaluateSpmd(module, spmd, args);
+  progress.reset();  // erases the line before anything else is printed
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> results, std::move(evaluated));
   for (int64_t d = 0; d < devices; ++d) {
     const std::string prefix = devices > 1 ? "device_" + std::to_string(d) : "";
     if (!options.out.empty()) {

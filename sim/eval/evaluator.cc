@@ -318,6 +318,9 @@ StatusOr<Literal> EvalContext::Call(const HloComputation& computation, Operands 
       if (kernel == nullptr) return Unsupported(inst, "opcode not implemented by the evaluator");
       TPUSIM_ASSIGN_OR_RETURN(Literal result, kernel(*this, inst, operands));
       values[plan.order[pos]] = std::move(result);
+      if (options_.progress != nullptr && device_.replica_id == 0 && device_.partition_id == 0) {
+        options_.progress->fetch_add(1, std::memory_order_relaxed);
+      }
     }
     for (const HloInstruction* operand : inst.operands()) {
       const int64_t o = operand->unique_id() - plan.base_id;

@@ -5,6 +5,7 @@
 #ifndef TPUSIM_SIM_EVAL_EVALUATOR_H_
 #define TPUSIM_SIM_EVAL_EVALUATOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -47,6 +48,9 @@ struct EvaluatorOptions {
   /// timing model needs, as the program really ran. Owned by the caller,
   /// which must not read it while an evaluation runs.
   std::map<std::string, int64_t>* trip_counts = nullptr;
+  /// When set, counts the instructions device (0, 0) has executed (loop
+  /// bodies once per iteration), for a progress display on another thread.
+  std::atomic<int64_t>* progress = nullptr;
 };
 
 /// Which device of an SPMD program is being evaluated: replica-id and
