@@ -296,7 +296,7 @@ Status Binary(HloOpcode op, const Literal& a, const Literal& b, Literal& out) {
     constexpr PrimitiveType kType = decltype(tag)::value;
     using T = NativeType<kType>;
     if constexpr (kIsComplex<T>) {
-      return ComplexUnsupported();
+      return ComplexBinary(op, a, b, out);
     } else if constexpr (kIsFloat<T>) {
       return FloatBinary<kType>(op, a, b, out);
     } else {
@@ -699,6 +699,7 @@ Status Dispatch(const HloInstruction& inst, Operands ops, Literal& out) {
   const HloOpcode op = inst.opcode();
   const PrimitiveType type = out.element_type();
   const int64_t n = out.element_count();
+  if (IsComplexElementwise(inst, ops)) return ComplexElementwise(inst, ops, out);
   switch (op) {
     case HloOpcode::kCompare:
       TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], ops[0]->element_type(), n));

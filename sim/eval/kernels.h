@@ -52,6 +52,10 @@ class EvalContext {
     return Error(inst, StatusCode::kUnimplemented, what);
   }
 
+  /// The stream number for the next execution of an `rng` instruction: 0, 1,
+  /// 2, ... in execution order within this evaluation.
+  uint64_t NextRngStream() { return rng_streams_++; }
+
  private:
   /// The program being run: its filename for messages.
   const hlo::HloModule& module_;
@@ -63,6 +67,8 @@ class EvalContext {
   /// its first call and reused (a while body runs many times). Looked up by
   /// address, never iterated, so its order cannot leak into results.
   std::unordered_map<const hlo::HloComputation*, std::unique_ptr<ComputationPlan>> plans_;
+  /// rng executions so far (NextRngStream).
+  uint64_t rng_streams_ = 0;
 };
 
 /// One kernel family: evaluates `inst` (whose opcode the family owns) given
@@ -82,12 +88,35 @@ StatusOr<value::Literal> EvalConvolution(EvalContext&, const hlo::HloInstruction
 StatusOr<value::Literal> EvalCustomCall(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalGather(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalScatter(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalRng(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalRngBitGenerator(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalCholesky(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalTriangularSolve(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalFft(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalInfeed(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalOutfeed(EvalContext&, const hlo::HloInstruction&, Operands);
 
 /// out[m, n] = lhs[m, k] x rhs[k, n] for 2-D arrays, with exactly dot's
 /// numerics under `inst`'s precision config and the context's mode: the
 /// contracting dimension k is what the MXU tiles. Convolution lowers to it.
 Status MatMul(const EvalContext& ctx, const hlo::HloInstruction& inst, const value::Literal& lhs,
               const value::Literal& rhs, value::Literal& out);
+
+/// True when the elementwise `inst` involves complex elements (an operand or
+/// the result is c64/c128, or it is real, imag or complex); select is not
+/// included, since moving elements needs no complex arithmetic.
+bool IsComplexElementwise(const hlo::HloInstruction& inst, Operands ops);
+/// Evaluates such an instruction into `out` (eval_complex.cc).
+Status ComplexElementwise(const hlo::HloInstruction& inst, Operands ops, value::Literal& out);
+/// `out = op(a, b)` for complex arrays of one type (the reduce fast path's
+/// entry, ApplyBinaryInPlace); `out` may be `a`.
+Status ComplexBinary(hlo::HloOpcode op, const value::Literal& a, const value::Literal& b,
+                     value::Literal& out);
+
+/// dot of complex operands into `out` (same complex type), a reference loop
+/// with component-type products and sums in fixed order (eval_dot_complex.cc).
+Status ComplexDot(const hlo::HloInstruction& inst, const value::Literal& lhs,
+                  const value::Literal& rhs, value::Literal& out);
 
 /// True for the binary opcodes ApplyBinaryInPlace accepts: the arithmetic and
 /// logical ones a reducer computation commonly consists of.
