@@ -1,9 +1,9 @@
-// dot on complex operands (c64, c128): a reference computation, not an MXU
-// model. Numerics: each product (a+bi)(c+di) = (ac - bd) + (ad + bc)i and
-// each sum in the component type (f32 for c64, f64 for c128), one rounding
-// per operation, no FMA; the sum runs over the contracting dimensions
-// flattened in the order lhs_contracting_dims lists them (first slowest), in
-// increasing order, starting from +0.
+// dot on complex operands (c64, c128), and the matrix product complex
+// convolution lowers to: a reference computation, not an MXU model. Numerics: each product
+// (a+bi)(c+di) = (ac - bd) + (ad + bc)i and each sum in the component type (f32 for c64, f64 for
+// c128), one rounding per operation, no FMA; the sum runs over the contracting dimensions flattened
+// in the order lhs_contracting_dims lists them (first slowest), in increasing order, starting from
+// +0.
 #include <algorithm>
 #include <complex>
 #include <cstdint>
@@ -113,6 +113,28 @@ Status ComplexDot(const HloInstruction& inst, const Literal& lhs, const Literal&
   if (static_cast<size_t>(out.element_count()) != ix[0].size() * ix[1].size() * ix[5].size()) {
     return InvalidArgument("result shape does not match batch, lhs free and rhs free dimensions");
   }
+  if (type == PrimitiveType::kC64) {
+    ComplexDotLoop<float>(lhs, rhs, ix, out);
+  } else {
+    ComplexDotLoop<double>(lhs, rhs, ix, out);
+  }
+  return Status::Ok();
+}
+
+Status ComplexMatMul(const Literal& lhs, const Literal& rhs, Literal& out) {
+  const PrimitiveType type = out.element_type();
+  if (lhs.element_type() != type || rhs.element_type() != type || !hlo::IsComplex(type)) {
+    return Unimplemented("complex convolution needs operands of the result's complex type");
+  }
+  const int64_t m = lhs.shape().dimensions(0), k = lhs.shape().dimensions(1);
+  const int64_t n = rhs.shape().dimensions(1);
+  std::vector<int64_t> ix[6] = {{0}, {}, {}, {0}, {}, {}};
+  for (int64_t i = 0; i < m; ++i) ix[1].push_back(i * k);
+  for (int64_t i = 0; i < k; ++i) {
+    ix[2].push_back(i);
+    ix[4].push_back(i * n);
+  }
+  for (int64_t i = 0; i < n; ++i) ix[5].push_back(i);
   if (type == PrimitiveType::kC64) {
     ComplexDotLoop<float>(lhs, rhs, ix, out);
   } else {

@@ -117,6 +117,9 @@ Status ComplexBinary(hlo::HloOpcode op, const value::Literal& a, const value::Li
 /// with component-type products and sums in fixed order (eval_dot_complex.cc).
 Status ComplexDot(const hlo::HloInstruction& inst, const value::Literal& lhs,
                   const value::Literal& rhs, value::Literal& out);
+/// out[m, n] = lhs[m, k] x rhs[k, n] for 2-D complex arrays of one type, with
+/// ComplexDot's numerics (k increasing); convolution lowers to it.
+Status ComplexMatMul(const value::Literal& lhs, const value::Literal& rhs, value::Literal& out);
 
 /// True for the binary opcodes ApplyBinaryInPlace accepts: the arithmetic and
 /// logical ones a reducer computation commonly consists of.

@@ -32,6 +32,13 @@ std::string Binary(std::string_view op, std::string_view in, std::string_view ou
          std::string(attrs) + "\n}\n";
 }
 
+/// A c64 array of `dims` holding `values` in row-major order.
+Literal Shaped(std::vector<int64_t> dims, std::vector<C64> values) {
+  Literal out(hlo::Shape(hlo::PrimitiveType::kC64, dims));
+  for (size_t i = 0; i < values.size(); ++i) out.data<C64>()[i] = values[i];
+  return out;
+}
+
 TEST(EvalComplex, ArithmeticIsExactOnSmallIntegers) {
   const Literal a = R1<C64>({{1, 2}, {-1, 3}});
   const Literal b = R1<C64>({{3, -1}, {1, 1}});
@@ -141,20 +148,29 @@ ENTRY e {
 
 TEST(EvalComplex, DotSumsComplexProducts) {
   // [1+i, 2] . [i, 1-i] = (1+i)i + 2(1-i) = 1 - i.
-  Literal a(hlo::Shape(hlo::PrimitiveType::kC64, {1, 2}));
-  Literal b(hlo::Shape(hlo::PrimitiveType::kC64, {2, 1}));
-  a.data<C64>()[0] = {1, 1};
-  a.data<C64>()[1] = {2, 0};
-  b.data<C64>()[0] = {0, 1};
-  b.data<C64>()[1] = {1, -1};
   const Literal d = Eval(R"(HloModule m
 ENTRY e {
   a = c64[1,2] parameter(0)
   b = c64[2,1] parameter(1)
   ROOT d = c64[1,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })",
-                         {a, b});
+                         {Shaped({1, 2}, {{1, 1}, {2, 0}}), Shaped({2, 1}, {{0, 1}, {1, -1}})});
   EXPECT_EQ(d.data<C64>()[0], C64(1, -1));
+}
+
+TEST(EvalComplex, ConvolutionSumsComplexProducts) {
+  // out[j] = x[j] w[0] + x[j+1] w[1] with x = [1, i, 2], w = [i, 1]:
+  // [1 i + i 1, i i + 2 1] = [2i, 1].
+  const Literal out =
+      Eval(R"(HloModule m
+ENTRY e {
+  x = c64[1,3,1] parameter(0)
+  k = c64[2,1,1] parameter(1)
+  ROOT c = c64[1,2,1] convolution(x, k), window={size=2}, dim_labels=b0f_0io->b0f
+})",
+           {Shaped({1, 3, 1}, {{1, 0}, {0, 1}, {2, 0}}), Shaped({2, 1, 1}, {{0, 1}, {1, 0}})});
+  EXPECT_EQ(out.data<C64>()[0], C64(0, 2));
+  EXPECT_EQ(out.data<C64>()[1], C64(1, 0));
 }
 
 TEST(EvalComplex, ReduceAddsComplexElements) {
