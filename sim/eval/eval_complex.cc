@@ -34,6 +34,14 @@ struct Cx {
 
 Cx Mul(Cx x, Cx y) { return {x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re}; }
 
+/// (ac - bd) + (ad + bc)i, each product and sum rounded on its own.
+template <typename R>
+std::complex<R> Mul(std::complex<R> x, std::complex<R> y) {
+  const R rr = x.real() * y.real(), ii = x.imag() * y.imag();
+  const R ri = x.real() * y.imag(), ir = x.imag() * y.real();
+  return {rr - ii, ri + ir};
+}
+
 /// Smith's algorithm: divides by the larger of |c| and |d| first, so that
 /// moderate operands cannot overflow or underflow in the denominator.
 template <typename R>
@@ -146,11 +154,7 @@ Status ComplexArithmetic(HloOpcode op, Operands ops, Literal& out) {
     case HloOpcode::kSubtract:
       return binary([](C a, C b) { return C{a.real() - b.real(), a.imag() - b.imag()}; });
     case HloOpcode::kMultiply:
-      return binary([](C a, C b) {
-        const R rr = a.real() * b.real(), ii = a.imag() * b.imag();
-        const R ri = a.real() * b.imag(), ir = a.imag() * b.real();
-        return C{rr - ii, ri + ir};
-      });
+      return binary(Mul<R>);
     case HloOpcode::kDivide:
       return binary(Div<R>);
     case HloOpcode::kPower:
@@ -292,6 +296,19 @@ Status ComplexOf(const HloInstruction& inst, Operands ops, Literal& out) {
 }
 
 }  // namespace
+
+std::complex<float> ComplexMultiply(std::complex<float> x, std::complex<float> y) {
+  return Mul<float>(x, y);
+}
+std::complex<double> ComplexMultiply(std::complex<double> x, std::complex<double> y) {
+  return Mul<double>(x, y);
+}
+std::complex<float> ComplexDivide(std::complex<float> x, std::complex<float> y) {
+  return Div<float>(x, y);
+}
+std::complex<double> ComplexDivide(std::complex<double> x, std::complex<double> y) {
+  return Div<double>(x, y);
+}
 
 Status ComplexBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out) {
   const Literal* operands[] = {&a, &b};

@@ -1,11 +1,14 @@
-// cholesky and triangular-solve on f32 and f64 matrices, batched over the
-// leading dimensions. Each computes in the element type with one rounding
-// per operation (no FMA) in the fixed orders documented below and in
+// cholesky and triangular-solve on f32, f64, c64 and c128 matrices, batched
+// over the leading dimensions. Each computes in the element type (complex:
+// the elementwise kernel's product and quotient) with one rounding per
+// operation (no FMA) in the fixed orders documented below and in
 // docs/evaluator.md.
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -19,21 +22,80 @@ using hlo::HloInstruction;
 using hlo::PrimitiveType;
 using value::Literal;
 
+template <typename T>
+constexpr bool kIsComplex = !std::is_floating_point_v<T>;
+
+/// Element arithmetic shared by real and complex matrices.
+template <typename T>
+T Mul(T x, T y) {
+  if constexpr (kIsComplex<T>) {
+    return ComplexMultiply(x, y);
+  } else {
+    return x * y;
+  }
+}
+template <typename T>
+T Div(T x, T y) {
+  if constexpr (kIsComplex<T>) {
+    return ComplexDivide(x, y);
+  } else {
+    return x / y;
+  }
+}
+template <typename T>
+T Sub(T x, T y) {
+  if constexpr (kIsComplex<T>) {
+    return {x.real() - y.real(), x.imag() - y.imag()};
+  } else {
+    return x - y;
+  }
+}
+template <typename T>
+T Conj(T x) {
+  if constexpr (kIsComplex<T>) {
+    return {x.real(), -x.imag()};
+  } else {
+    return x;
+  }
+}
+/// The square root of a Cholesky pivot, which is real for a Hermitian
+/// matrix: a complex pivot's imaginary part is dropped.
+template <typename T>
+T PivotSqrt(T x) {
+  if constexpr (kIsComplex<T>) {
+    return {detmath::Sqrt(x.real()), 0};
+  } else {
+    return detmath::Sqrt(x);
+  }
+}
+
 /// Cholesky-Banachiewicz, row by row. With `lower`, reads the lower triangle
-/// of `a` and writes L (a = L L^T); otherwise reads the upper triangle and
-/// writes U = L^T (a = U^T U). The other triangle of the result is zero.
+/// of `a` and writes L (a = L L^H, ^H the conjugate transpose, ^T for real
+/// matrices); otherwise reads the upper triangle and writes U = L^H
+/// (a = U^H U). The other triangle of the result is zero.
 /// A matrix that is not positive definite gets NaN from the first failing
 /// pivot on (the square root of a negative number propagates).
 template <typename T>
 void Cholesky(const T* a, int64_t n, bool lower, T* out) {
   // Element (i, j) of the triangle read, as a lower-triangular view.
-  auto in = [&](int64_t i, int64_t j) { return lower ? a[i * n + j] : a[j * n + i]; };
-  auto l = [&](int64_t i, int64_t j) -> T& { return lower ? out[i * n + j] : out[j * n + i]; };
+  auto in = [&](int64_t i, int64_t j) { return lower ? a[i * n + j] : Conj(a[j * n + i]); };
+  std::vector<T> l(static_cast<size_t>(n * n));  // L, row-major
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j <= i; ++j) {
       T s = in(i, j);
-      for (int64_t k = 0; k < j; ++k) s = s - l(i, k) * l(j, k);
-      l(i, j) = i == j ? detmath::Sqrt(s) : s / l(j, j);
+      for (int64_t k = 0; k < j; ++k) s = Sub(s, Mul(l[i * n + k], Conj(l[j * n + k])));
+      l[i * n + j] = i == j ? PivotSqrt(s) : Div(s, l[j * n + j]);
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j <= i; ++j) {
+      if (lower) {
+        out[i * n + j] = l[i * n + j];
+      } else {
+        // The diagonal is real: conjugating it would only flip the sign of
+        // its zero imaginary part.
+        out[j * n + i] = i == j ? l[i * n + j] : Conj(l[i * n + j]);
+      }
     }
   }
 }
@@ -43,8 +105,10 @@ struct SolveForm {
   bool left_side = false;
   bool lower = false;
   bool unit_diagonal = false;
-  /// TRANSPOSE or ADJOINT (the same for real matrices).
+  /// TRANSPOSE or ADJOINT.
   bool transpose = false;
+  /// ADJOINT: the transpose is conjugated too (no-op for real matrices).
+  bool conjugate = false;
 };
 
 /// Solves one system in place in `x` (which holds b on entry). `a` is m x m
@@ -59,10 +123,11 @@ void Solve(const T* a, T* x, int64_t m, int64_t n, const SolveForm& f) {
   auto op = [&](int64_t i, int64_t j) -> T {
     if (f.transpose) std::swap(i, j);
     const bool inside = f.lower ? j <= i : j >= i;
-    return inside ? a[i * size + j] : T{0};
+    if (!inside) return T{0};
+    return f.conjugate ? Conj(a[i * size + j]) : a[i * size + j];
   };
   const bool op_lower = f.lower != f.transpose;
-  auto finish = [&](T s, int64_t d) { return f.unit_diagonal ? s : s / op(d, d); };
+  auto finish = [&](T s, int64_t d) { return f.unit_diagonal ? s : Div(s, op(d, d)); };
   if (f.left_side) {
     // Column c of x: sum_k op(i, k) x[k][c] = b[i][c].
     for (int64_t c = 0; c < n; ++c) {
@@ -70,7 +135,7 @@ void Solve(const T* a, T* x, int64_t m, int64_t n, const SolveForm& f) {
         const int64_t i = op_lower ? step : m - 1 - step;
         T s = x[i * n + c];
         const int64_t begin = op_lower ? 0 : i + 1, end = op_lower ? i : m;
-        for (int64_t k = begin; k < end; ++k) s = s - op(i, k) * x[k * n + c];
+        for (int64_t k = begin; k < end; ++k) s = Sub(s, Mul(op(i, k), x[k * n + c]));
         x[i * n + c] = finish(s, i);
       }
     }
@@ -82,7 +147,7 @@ void Solve(const T* a, T* x, int64_t m, int64_t n, const SolveForm& f) {
       const int64_t j = op_lower ? n - 1 - step : step;
       T s = x[r * n + j];
       const int64_t begin = op_lower ? j + 1 : 0, end = op_lower ? n : j;
-      for (int64_t k = begin; k < end; ++k) s = s - x[r * n + k] * op(k, j);
+      for (int64_t k = begin; k < end; ++k) s = Sub(s, Mul(x[r * n + k], op(k, j)));
       x[r * n + j] = finish(s, j);
     }
   }
@@ -101,14 +166,32 @@ StatusOr<Batch> MatrixBatch(const hlo::Shape& shape) {
   return b;
 }
 
-bool IsF32OrF64(PrimitiveType t) { return t == PrimitiveType::kF32 || t == PrimitiveType::kF64; }
+bool IsSupported(PrimitiveType t) {
+  return t == PrimitiveType::kF32 || t == PrimitiveType::kF64 || t == PrimitiveType::kC64 ||
+         t == PrimitiveType::kC128;
+}
+
+/// Calls `fn(T{})` with T the element type's native type.
+template <typename Fn>
+void ByType(PrimitiveType t, Fn fn) {
+  switch (t) {
+    case PrimitiveType::kF32:
+      return fn(float{});
+    case PrimitiveType::kF64:
+      return fn(double{});
+    case PrimitiveType::kC64:
+      return fn(std::complex<float>{});
+    default:
+      return fn(std::complex<double>{});
+  }
+}
 
 }  // namespace
 
 StatusOr<Literal> EvalCholesky(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   const Literal& a = *ops[0];
-  if (!IsF32OrF64(a.element_type())) {
-    return ctx.Unsupported(inst, "cholesky of f32 or f64 matrices only");
+  if (!IsSupported(a.element_type())) {
+    return ctx.Unsupported(inst, "cholesky of f32, f64, c64 or c128 matrices only");
   }
   StatusOr<Batch> batch = MatrixBatch(a.shape());
   if (!batch.ok() || batch->rows != batch->cols || !a.shape().Compatible(inst.shape())) {
@@ -124,19 +207,15 @@ StatusOr<Literal> EvalCholesky(EvalContext& ctx, const HloInstruction& inst, Ope
       Cholesky<T>(a.data<T>().data() + b * n * n, n, lower, out.data<T>().data() + b * n * n);
     }
   };
-  if (a.element_type() == PrimitiveType::kF32) {
-    run(float{});
-  } else {
-    run(double{});
-  }
+  ByType(a.element_type(), run);
   return out;
 }
 
 StatusOr<Literal> EvalTriangularSolve(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   const Literal& a = *ops[0];
   const Literal& b = *ops[1];
-  if (!IsF32OrF64(a.element_type()) || b.element_type() != a.element_type()) {
-    return ctx.Unsupported(inst, "triangular-solve of f32 or f64 matrices only");
+  if (!IsSupported(a.element_type()) || b.element_type() != a.element_type()) {
+    return ctx.Unsupported(inst, "triangular-solve of f32, f64, c64 or c128 matrices only");
   }
   SolveForm form;
   form.left_side = inst.bool_attr(hlo::AttrId::kLeftSide);
@@ -149,6 +228,7 @@ StatusOr<Literal> EvalTriangularSolve(EvalContext& ctx, const HloInstruction& in
                      "unknown transpose_a \"" + std::string(transpose) + "\"");
   }
   form.transpose = transpose == "TRANSPOSE" || transpose == "ADJOINT";
+  form.conjugate = transpose == "ADJOINT";
   StatusOr<Batch> ab = MatrixBatch(a.shape());
   StatusOr<Batch> bb = MatrixBatch(b.shape());
   if (!ab.ok() || !bb.ok() || ab->rows != ab->cols || ab->count != bb->count ||
@@ -166,11 +246,7 @@ StatusOr<Literal> EvalTriangularSolve(EvalContext& ctx, const HloInstruction& in
       Solve<T>(a.data<T>().data() + i * k * k, out.data<T>().data() + i * m * n, m, n, form);
     }
   };
-  if (a.element_type() == PrimitiveType::kF32) {
-    run(float{});
-  } else {
-    run(double{});
-  }
+  ByType(a.element_type(), run);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #ifndef TPUSIM_SIM_EVAL_KERNELS_H_
 #define TPUSIM_SIM_EVAL_KERNELS_H_
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -120,6 +121,14 @@ Status ComplexDot(const hlo::HloInstruction& inst, const value::Literal& lhs,
 /// out[m, n] = lhs[m, k] x rhs[k, n] for 2-D complex arrays of one type, with
 /// ComplexDot's numerics (k increasing); convolution lowers to it.
 Status ComplexMatMul(const value::Literal& lhs, const value::Literal& rhs, value::Literal& out);
+
+/// The complex product and quotient of the elementwise kernel, for kernels
+/// that need complex arithmetic (linear algebra): component-type products
+/// and sums without FMA; Smith's algorithm for the quotient.
+std::complex<float> ComplexMultiply(std::complex<float> x, std::complex<float> y);
+std::complex<double> ComplexMultiply(std::complex<double> x, std::complex<double> y);
+std::complex<float> ComplexDivide(std::complex<float> x, std::complex<float> y);
+std::complex<double> ComplexDivide(std::complex<double> x, std::complex<double> y);
 
 /// True for the binary opcodes ApplyBinaryInPlace accepts: the arithmetic and
 /// logical ones a reducer computation commonly consists of.

@@ -99,6 +99,35 @@ TEST(EvalTriangularSolve, RightSideUpperAndBatched) {
             Matrix(PrimitiveType::kF64, {1, 1, 2}, {2, 2}));
 }
 
+/// A c64 array of `dims` holding `values`.
+Literal C64Array(std::vector<int64_t> dims, std::vector<C64> values) {
+  Literal m(hlo::Shape(hlo::PrimitiveType::kC64, dims));
+  for (size_t i = 0; i < values.size(); ++i) m.data<C64>()[i] = values[i];
+  return m;
+}
+
+TEST(EvalCholesky, HermitianComplexMatrices) {
+  // [[4, 2i], [-2i, 5]] = L L^H with L = [[2, 0], [-i, 2]]; U = L^H.
+  const Literal a = C64Array({2, 2}, {{4, 0}, {0, 2}, {0, -2}, {5, 0}});
+  EXPECT_EQ(Eval(CholeskyHlo("c64[2,2]", true), {a}),
+            C64Array({2, 2}, {{2, 0}, {0, 0}, {0, -1}, {2, 0}}));
+  EXPECT_EQ(Eval(CholeskyHlo("c64[2,2]", false), {a}),
+            C64Array({2, 2}, {{2, 0}, {0, 1}, {0, 0}, {2, 0}}));
+}
+
+TEST(EvalTriangularSolve, ComplexTransposeAndAdjointDiffer) {
+  // L = [[2, 0], [-i, 2]]: L^H [1, 1] = [2 + i, 2] and L^T [1, 1] = [2 - i, 2].
+  const Literal l = C64Array({2, 2}, {{2, 0}, {0, 0}, {0, -1}, {2, 0}});
+  const std::string adjoint =
+      SolveHlo("c64[2,2]", "c64[2,1]", "left_side=true, lower=true, transpose_a=ADJOINT");
+  EXPECT_EQ(Eval(adjoint, {l, C64Array({2, 1}, {{2, 1}, {2, 0}})}),
+            C64Array({2, 1}, {{1, 0}, {1, 0}}));
+  const std::string transpose =
+      SolveHlo("c64[2,2]", "c64[2,1]", "left_side=true, lower=true, transpose_a=TRANSPOSE");
+  EXPECT_EQ(Eval(transpose, {l, C64Array({2, 1}, {{2, -1}, {2, 0}})}),
+            C64Array({2, 1}, {{1, 0}, {1, 0}}));
+}
+
 std::string FftHlo(std::string_view in, std::string_view out, std::string_view type,
                    std::string_view length) {
   return "HloModule m\nENTRY e {\n  x = " + std::string(in) +
