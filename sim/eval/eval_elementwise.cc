@@ -6,6 +6,8 @@
 // come from detmath, never the host libm. Integers compute modulo 2^64 and
 // wrap to the element's bit width (s4 and friends included), with XLA's
 // results for division by zero, INT_MIN / -1 and out-of-range shifts.
+// Complex elements, and the ops between real and complex, are computed in
+// eval_complex.cc.
 #include <bit>
 #include <cmath>
 #include <complex>
@@ -149,8 +151,10 @@ Status NotForType(HloOpcode op, PrimitiveType type) {
   return InvalidArgument(std::string(hlo::HloOpcodeName(op)) + " is not defined for " +
                          std::string(hlo::PrimitiveTypeName(type)) + " elements");
 }
+/// The typed kernels below never see complex elements (Dispatch sends them to
+/// eval_complex.cc); their complex instantiations return this.
 Status ComplexUnsupported() {
-  return Unimplemented("complex element types are not supported by the evaluator yet");
+  return Internal("complex elements must go through the complex kernel (eval_complex.cc)");
 }
 
 // --- binary ------------------------------------------------------------------
