@@ -11,12 +11,15 @@ namespace {
 using hlo::HloInstruction;
 using value::Literal;
 
-/// Annotations that return their operand unchanged: sharding hints, host
-/// offload moves (where a value lives is a timing matter), and the SPMD shape
-/// conversions when the shard is the whole array (one partition).
+/// Annotations that return their operand unchanged: sharding hints and
+/// sharding-propagation barriers, host offload moves (where a value lives is
+/// a timing matter), the dynamic-bound annotation SetBound (the bound is
+/// shape metadata, the values pass through), and the SPMD shape conversions
+/// when the shard is the whole array (one partition).
 bool IsIdentityTarget(std::string_view target) {
   return target == "Sharding" || target == "MoveToHost" || target == "MoveToDevice" ||
-         target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape";
+         target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape" ||
+         target == "ShardBarrierTo" || target == "ShardBarrierFrom" || target == "SetBound";
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // concatenate, reverse, tuple, get-tuple-element. They move element bytes
 // without looking at them, so one code path serves every element type.
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -35,8 +36,25 @@ Status FillConstant(const hlo::ConstantLiteral& constant, Literal& out) {
   }
   if (!out.shape().IsArray()) return Status::Ok();  // a token has no values
   const PrimitiveType type = out.element_type();
-  if (hlo::IsComplex(type)) return Unimplemented("complex constants are not supported yet");
   const int64_t n = out.element_count();
+  if (hlo::IsComplex(type)) {
+    if (static_cast<int64_t>(constant.reals.size()) != n ||
+        static_cast<int64_t>(constant.imags.size()) != n) {
+      return InvalidArgument("constant has " + std::to_string(constant.reals.size()) +
+                             " values for " + std::to_string(n) + " elements");
+    }
+    // Each part rounds once to the component type, as a real constant does.
+    if (type == PrimitiveType::kC64) {
+      auto o = out.data<std::complex<float>>();
+      for (int64_t i = 0; i < n; ++i) {
+        o[i] = {static_cast<float>(constant.reals[i]), static_cast<float>(constant.imags[i])};
+      }
+    } else {
+      auto o = out.data<std::complex<double>>();
+      for (int64_t i = 0; i < n; ++i) o[i] = {constant.reals[i], constant.imags[i]};
+    }
+    return Status::Ok();
+  }
   if (hlo::IsFloatingPoint(type)) {
     if (static_cast<int64_t>(constant.reals.size()) != n) {
       return InvalidArgument("constant has " + std::to_string(constant.reals.size()) +

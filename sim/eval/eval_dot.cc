@@ -262,7 +262,9 @@ StatusOr<Literal> EvalDot(EvalContext& ctx, const HloInstruction& inst, Operands
     return ctx.Unsupported(inst, "dot with sparsity metadata operands is not supported yet");
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
-  const Status status = Dot(ctx, inst, *ops[0], *ops[1], out);
+  const Status status = hlo::IsComplex(out.element_type())
+                            ? ComplexDot(inst, *ops[0], *ops[1], out)  // eval_dot_complex.cc
+                            : Dot(ctx, inst, *ops[0], *ops[1], out);
   if (!status.ok()) return ctx.Error(inst, status.code(), status.message());
   return out;
 }

@@ -6,6 +6,8 @@
 // come from detmath, never the host libm. Integers compute modulo 2^64 and
 // wrap to the element's bit width (s4 and friends included), with XLA's
 // results for division by zero, INT_MIN / -1 and out-of-range shifts.
+// Complex elements, and the ops between real and complex, are computed in
+// eval_complex.cc.
 #include <bit>
 #include <cmath>
 #include <complex>
@@ -149,8 +151,10 @@ Status NotForType(HloOpcode op, PrimitiveType type) {
   return InvalidArgument(std::string(hlo::HloOpcodeName(op)) + " is not defined for " +
                          std::string(hlo::PrimitiveTypeName(type)) + " elements");
 }
+/// The typed kernels below never see complex elements (Dispatch sends them to
+/// eval_complex.cc); their complex instantiations return this.
 Status ComplexUnsupported() {
-  return Unimplemented("complex element types are not supported by the evaluator yet");
+  return Internal("complex elements must go through the complex kernel (eval_complex.cc)");
 }
 
 // --- binary ------------------------------------------------------------------
@@ -296,7 +300,7 @@ Status Binary(HloOpcode op, const Literal& a, const Literal& b, Literal& out) {
     constexpr PrimitiveType kType = decltype(tag)::value;
     using T = NativeType<kType>;
     if constexpr (kIsComplex<T>) {
-      return ComplexUnsupported();
+      return ComplexBinary(op, a, b, out);
     } else if constexpr (kIsFloat<T>) {
       return FloatBinary<kType>(op, a, b, out);
     } else {
@@ -699,6 +703,7 @@ Status Dispatch(const HloInstruction& inst, Operands ops, Literal& out) {
   const HloOpcode op = inst.opcode();
   const PrimitiveType type = out.element_type();
   const int64_t n = out.element_count();
+  if (IsComplexElementwise(inst, ops)) return ComplexElementwise(inst, ops, out);
   switch (op) {
     case HloOpcode::kCompare:
       TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], ops[0]->element_type(), n));

@@ -58,6 +58,7 @@ Kernel KernelFor(HloOpcode opcode) {
     case HloOpcode::kCeil:
     case HloOpcode::kClamp:
     case HloOpcode::kClz:
+    case HloOpcode::kComplex:
     case HloOpcode::kCompare:
     case HloOpcode::kConvert:
     case HloOpcode::kCos:
@@ -67,6 +68,7 @@ Kernel KernelFor(HloOpcode opcode) {
     case HloOpcode::kExp:
     case HloOpcode::kExpm1:
     case HloOpcode::kFloor:
+    case HloOpcode::kImag:
     case HloOpcode::kIsFinite:
     case HloOpcode::kLog:
     case HloOpcode::kLog1p:
@@ -79,6 +81,7 @@ Kernel KernelFor(HloOpcode opcode) {
     case HloOpcode::kOr:
     case HloOpcode::kPopulationCount:
     case HloOpcode::kPower:
+    case HloOpcode::kReal:
     case HloOpcode::kReducePrecision:
     case HloOpcode::kRemainder:
     case HloOpcode::kRoundNearestAfz:
@@ -168,6 +171,20 @@ Kernel KernelFor(HloOpcode opcode) {
     case HloOpcode::kSend:
     case HloOpcode::kSendDone:
       return EvalCollective;
+    case HloOpcode::kRng:
+      return EvalRng;
+    case HloOpcode::kRngBitGenerator:
+      return EvalRngBitGenerator;
+    case HloOpcode::kCholesky:
+      return EvalCholesky;
+    case HloOpcode::kTriangularSolve:
+      return EvalTriangularSolve;
+    case HloOpcode::kFft:
+      return EvalFft;
+    case HloOpcode::kInfeed:
+      return EvalInfeed;
+    case HloOpcode::kOutfeed:
+      return EvalOutfeed;
     default:
       return nullptr;
   }

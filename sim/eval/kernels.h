@@ -3,6 +3,7 @@
 #ifndef TPUSIM_SIM_EVAL_KERNELS_H_
 #define TPUSIM_SIM_EVAL_KERNELS_H_
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -57,6 +58,10 @@ class EvalContext {
     return Error(inst, StatusCode::kUnimplemented, what);
   }
 
+  /// The stream number for the next execution of an `rng` instruction: 0, 1,
+  /// 2, ... in execution order within this evaluation.
+  uint64_t NextRngStream() { return rng_streams_++; }
+
  private:
   /// The program being run: its filename for messages.
   const hlo::HloModule& module_;
@@ -70,6 +75,8 @@ class EvalContext {
   /// its first call and reused (a while body runs many times). Looked up by
   /// address, never iterated, so its order cannot leak into results.
   std::unordered_map<const hlo::HloComputation*, std::unique_ptr<ComputationPlan>> plans_;
+  /// rng executions so far (NextRngStream).
+  uint64_t rng_streams_ = 0;
 };
 
 /// Evaluates the entry computation of `module` as `device`, meeting the other
@@ -114,12 +121,46 @@ StatusOr<value::Literal> AsyncElement(EvalContext& ctx, const hlo::HloInstructio
 /// `value` does not fit there.
 Status SetAsyncElement(EvalContext& ctx, const hlo::HloInstruction& inst, value::Literal& tuple,
                        int64_t index, value::Literal value);
+StatusOr<value::Literal> EvalRng(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalRngBitGenerator(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalCholesky(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalTriangularSolve(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalFft(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalInfeed(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalOutfeed(EvalContext&, const hlo::HloInstruction&, Operands);
 
 /// out[m, n] = lhs[m, k] x rhs[k, n] for 2-D arrays, with exactly dot's
 /// numerics under `inst`'s precision config and the context's mode: the
 /// contracting dimension k is what the MXU tiles. Convolution lowers to it.
 Status MatMul(const EvalContext& ctx, const hlo::HloInstruction& inst, const value::Literal& lhs,
               const value::Literal& rhs, value::Literal& out);
+
+/// True when the elementwise `inst` involves complex elements (an operand or
+/// the result is c64/c128, or it is real, imag or complex); select is not
+/// included, since moving elements needs no complex arithmetic.
+bool IsComplexElementwise(const hlo::HloInstruction& inst, Operands ops);
+/// Evaluates such an instruction into `out` (eval_complex.cc).
+Status ComplexElementwise(const hlo::HloInstruction& inst, Operands ops, value::Literal& out);
+/// `out = op(a, b)` for complex arrays of one type (the reduce fast path's
+/// entry, ApplyBinaryInPlace); `out` may be `a`.
+Status ComplexBinary(hlo::HloOpcode op, const value::Literal& a, const value::Literal& b,
+                     value::Literal& out);
+
+/// dot of complex operands into `out` (same complex type), a reference loop
+/// with component-type products and sums in fixed order (eval_dot_complex.cc).
+Status ComplexDot(const hlo::HloInstruction& inst, const value::Literal& lhs,
+                  const value::Literal& rhs, value::Literal& out);
+/// out[m, n] = lhs[m, k] x rhs[k, n] for 2-D complex arrays of one type, with
+/// ComplexDot's numerics (k increasing); convolution lowers to it.
+Status ComplexMatMul(const value::Literal& lhs, const value::Literal& rhs, value::Literal& out);
+
+/// The complex product and quotient of the elementwise kernel, for kernels
+/// that need complex arithmetic (linear algebra): component-type products
+/// and sums without FMA; Smith's algorithm for the quotient.
+std::complex<float> ComplexMultiply(std::complex<float> x, std::complex<float> y);
+std::complex<double> ComplexMultiply(std::complex<double> x, std::complex<double> y);
+std::complex<float> ComplexDivide(std::complex<float> x, std::complex<float> y);
+std::complex<double> ComplexDivide(std::complex<double> x, std::complex<double> y);
 
 /// True for the binary opcodes ApplyBinaryInPlace accepts: the arithmetic and
 /// logical ones a reducer computation commonly consists of.

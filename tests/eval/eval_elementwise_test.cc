@@ -338,12 +338,12 @@ TEST(EvalElementwise, Bf16MathIsF32MathRoundedOnce) {
   }
 }
 
-TEST(EvalElementwise, ComplexIsUnimplemented) {
-  auto result = testing::TryEval(UnaryHlo("negate", "c64[1]", "c64[1]"),
-                                 {Literal(hlo::Shape(hlo::PrimitiveType::kC64, {1}))});
+TEST(EvalElementwise, OrderedOpsOnComplexAreErrorsNamingTheInstruction) {
+  const Literal z(hlo::Shape(hlo::PrimitiveType::kC64, {1}));
+  auto result = testing::TryEval(BinaryHlo("maximum", "c64[1]", "c64[1]"), {z, z});
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(result.status().message().find("negate r"), std::string::npos);
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find("maximum r"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,54 @@
+// custom-call targets with public meaning, infeed and outfeed.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/eval/eval_test_util.h"
+
+namespace tpusim::eval {
+namespace {
+
+using testing::Eval;
+using testing::R1;
+using testing::TryEval;
+using value::Literal;
+
+std::string CustomCall(std::string_view target) {
+  return "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(p), "
+         "custom_call_target=\"" +
+         std::string(target) + "\"\n}\n";
+}
+
+TEST(EvalCustomCall, AnnotationsPassTheirOperandThrough) {
+  const Literal x = R1<float>({1.5f, -2});
+  for (const char* target :
+       {"Sharding", "MoveToHost", "MoveToDevice", "SPMDFullToShardShape", "SPMDShardToFullShape",
+        "ShardBarrierTo", "ShardBarrierFrom", "SetBound"}) {
+    EXPECT_EQ(Eval(CustomCall(target), {x}), x) << target;
+  }
+}
+
+TEST(EvalCustomCall, UnknownTargetIsUnimplementedNamingTargetAndLocation) {
+  auto result = TryEval(CustomCall("AwsNeuronGelu"), {R1<float>({1, 2})});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(result.status().message().find("\"AwsNeuronGelu\""), std::string::npos);
+  EXPECT_NE(result.status().message().find(":4:"), std::string::npos);  // line of the custom-call
+}
+
+TEST(EvalFeed, InfeedYieldsZerosAndOutfeedATokenAfterConsumingIt) {
+  const Literal out = Eval(R"(HloModule m
+ENTRY e {
+  t = token[] after-all()
+  in = (s32[3], token[]) infeed(t), infeed_config="x"
+  d = s32[3] get-tuple-element(in), index=0
+  t2 = token[] get-tuple-element(in), index=1
+  o = token[] outfeed(d, t2), outfeed_config="x"
+  ROOT r = (s32[3], token[]) tuple(d, o)
+})");
+  EXPECT_EQ(out.tuple_element(0), R1<int32_t>({0, 0, 0}));
+  EXPECT_EQ(out.tuple_element(1).shape().ToString(false), "token[]");
+}
+
+}  // namespace
+}  // namespace tpusim::eval
