@@ -14,12 +14,41 @@ using value::Literal;
 /// Annotations that return their operand unchanged: sharding hints and
 /// sharding-propagation barriers, host offload moves (where a value lives is
 /// a timing matter), the dynamic-bound annotation SetBound (the bound is
-/// shape metadata, the values pass through), and the SPMD shape conversions
-/// when the shard is the whole array (one partition).
+/// shape metadata, the values pass through), the SPMD shape conversions
+/// when the shard is the whole array (one partition), and PyTorch/XLA
+/// Neuron's AwsNeuronTransferWithStaticRing. Neuron does not document the
+/// last; it is taken as a transfer that moves data without changing it
+/// (its name, and operand and result of one shape, in every dump that has
+/// it) — docs/evaluator.md lists this assumption.
 bool IsIdentityTarget(std::string_view target) {
   return target == "Sharding" || target == "MoveToHost" || target == "MoveToDevice" ||
          target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape" ||
-         target == "ShardBarrierTo" || target == "ShardBarrierFrom" || target == "SetBound";
+         target == "ShardBarrierTo" || target == "ShardBarrierFrom" || target == "SetBound" ||
+         target == "AwsNeuronTransferWithStaticRing";
+}
+
+/// DynamicGte (XLA's while-loop unroller tests): element `index` of a tuple,
+/// with the index a runtime scalar; an index outside the tuple is an error.
+StatusOr<Literal> DynamicGetTupleElement(EvalContext& ctx, const HloInstruction& inst,
+                                         Operands ops) {
+  if (ops.size() != 2 || !ops[0]->shape().IsTuple() || !ops[1]->shape().IsArray() ||
+      ops[1]->element_count() != 1 || !hlo::IsInteger(ops[1]->element_type())) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "DynamicGte takes a tuple and an integer scalar index");
+  }
+  const int64_t index = ScalarAsInt64(*ops[1]);
+  if (index < 0 || index >= ops[0]->tuple_size()) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "DynamicGte index " + std::to_string(index) + " is outside the tuple of " +
+                         std::to_string(ops[0]->tuple_size()) + " elements");
+  }
+  const Literal& element = ops[0]->tuple_element(index);
+  if (!element.shape().Compatible(inst.shape())) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "DynamicGte element " + std::to_string(index) + " has shape " +
+                         element.shape().ToString(false) + ", not the result's");
+  }
+  return element;
 }
 
 }  // namespace
@@ -33,6 +62,7 @@ StatusOr<Literal> EvalCustomCall(EvalContext& ctx, const HloInstruction& inst, O
     }
     return *ops[0];
   }
+  if (target == "DynamicGte") return DynamicGetTupleElement(ctx, inst, ops);
   if (target == "AllocateBuffer") {
     // A fresh buffer the program writes before reading: zeros are as good as
     // any contents and keep results deterministic.

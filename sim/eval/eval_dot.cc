@@ -220,8 +220,26 @@ Status DotWithIndex(const EvalContext& ctx, const HloInstruction& inst, const Li
   }
   const bool integer = hlo::IsInteger(lt) && hlo::IsInteger(rt) && hlo::IsInteger(ot);
   if (integer) return IntegerDot(lhs, rhs, ix, out);
+  if (hlo::IsFloatingPoint(ot) && hlo::IsInteger(lt) != hlo::IsInteger(rt)) {
+    // Integer weights with float activations (s8 x bf16 in TPU dumps): the
+    // integer operand enters the MXU as floats. Up to 8 bits every value is
+    // exactly a bf16 (one piece per pass); wider integers go through f32 and
+    // are split into bf16 pieces like any f32 operand.
+    const Literal& integer_operand = hlo::IsInteger(lt) ? lhs : rhs;
+    const PrimitiveType as = hlo::PrimitiveTypeBitWidth(integer_operand.element_type()) <= 8
+                                 ? PrimitiveType::kBF16
+                                 : PrimitiveType::kF32;
+    Literal converted(hlo::Shape(as, integer_operand.shape().dimensions()));
+    for (int64_t i = 0; i < converted.element_count(); ++i) {
+      converted.SetFromDouble(i, integer_operand.GetAsDouble(i));
+    }
+    return hlo::IsInteger(lt) ? DotWithIndex(ctx, inst, converted, rhs, ix, out)
+                              : DotWithIndex(ctx, inst, lhs, converted, ix, out);
+  }
   if (!hlo::IsFloatingPoint(lt) || !hlo::IsFloatingPoint(rt) || !hlo::IsFloatingPoint(ot)) {
-    return Unimplemented("dot mixing integer and floating-point types");
+    return Unimplemented("dot of " + std::string(hlo::PrimitiveTypeName(lt)) + " and " +
+                         std::string(hlo::PrimitiveTypeName(rt)) + " operands into " +
+                         std::string(hlo::PrimitiveTypeName(ot)));
   }
   const bool f64 = lt == PrimitiveType::kF64 || rt == PrimitiveType::kF64;
   if (ctx.options().numerics == Numerics::kIeee || f64) {

@@ -698,11 +698,34 @@ Status CheckOperand(const Literal& operand, PrimitiveType type, int64_t count,
   return Status::Ok();
 }
 
-Status Dispatch(const HloInstruction& inst, Operands ops, Literal& out) {
+/// The operands of a binary op or compare with a rank-0 operand (which the
+/// verifier accepts, as older XLA did) broadcast to the result's dimensions;
+/// `storage` keeps the broadcast copies alive.
+std::vector<const Literal*> WidenScalars(Operands ops, const Literal& out,
+                                         std::vector<Literal>& storage) {
+  std::vector<const Literal*> widened(ops.begin(), ops.end());
+  if (ops.size() != 2) return widened;
+  storage.reserve(2);
+  for (const Literal*& operand : widened) {
+    if (!operand->shape().IsArray() || operand->shape().rank() != 0 || out.shape().rank() == 0) {
+      continue;
+    }
+    Literal& copy = storage.emplace_back(
+        hlo::Shape(operand->element_type(), out.shape().dimensions()));
+    for (int64_t i = 0; i < copy.element_count(); ++i) CopyElement(*operand, 0, copy, i);
+    operand = &copy;
+  }
+  return widened;
+}
+
+Status Dispatch(const HloInstruction& inst, Operands given, Literal& out) {
   if (!out.shape().IsArray()) return InvalidArgument("result must be an array");
   const HloOpcode op = inst.opcode();
   const PrimitiveType type = out.element_type();
   const int64_t n = out.element_count();
+  std::vector<Literal> broadcast_scalars;
+  const std::vector<const Literal*> widened = WidenScalars(given, out, broadcast_scalars);
+  const Operands ops(widened);
   if (IsComplexElementwise(inst, ops)) return ComplexElementwise(inst, ops, out);
   switch (op) {
     case HloOpcode::kCompare:

@@ -23,9 +23,28 @@ TEST(EvalCustomCall, AnnotationsPassTheirOperandThrough) {
   const Literal x = R1<float>({1.5f, -2});
   for (const char* target :
        {"Sharding", "MoveToHost", "MoveToDevice", "SPMDFullToShardShape", "SPMDShardToFullShape",
-        "ShardBarrierTo", "ShardBarrierFrom", "SetBound"}) {
+        "ShardBarrierTo", "ShardBarrierFrom", "SetBound", "AwsNeuronTransferWithStaticRing"}) {
     EXPECT_EQ(Eval(CustomCall(target), {x}), x) << target;
   }
+}
+
+constexpr char kDynamicGte[] = R"(HloModule m
+ENTRY e {
+  t = (s32[2], s32[2], s32[2]) parameter(0)
+  i = s32[] parameter(1)
+  ROOT g = s32[2] custom-call(t, i), custom_call_target="DynamicGte"
+}
+)";
+
+TEST(EvalCustomCall, DynamicGteSelectsTheTupleElementAtARuntimeIndex) {
+  std::vector<Literal> elements;
+  for (int32_t base : {10, 20, 30}) elements.push_back(R1<int32_t>({base, base + 1}));
+  const Literal tuple = Literal::CreateTuple(std::move(elements));
+  EXPECT_EQ(Eval(kDynamicGte, {tuple, Literal::CreateR0<int32_t>(2)}), R1<int32_t>({30, 31}));
+  EXPECT_EQ(Eval(kDynamicGte, {tuple, Literal::CreateR0<int32_t>(0)}), R1<int32_t>({10, 11}));
+  auto outside = TryEval(kDynamicGte, {tuple, Literal::CreateR0<int32_t>(3)});
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.status().message().find("outside the tuple of 3"), std::string::npos);
 }
 
 TEST(EvalCustomCall, UnknownTargetIsUnimplementedNamingTargetAndLocation) {

@@ -343,5 +343,33 @@ ENTRY e {
   EXPECT_EQ(Eval(text, {a, b}), Eval(text, {a, b}));
 }
 
+
+TEST(EvalDot, IntegerWeightsWithFloatActivationsEqualConvertingThemFirst) {
+  // s8 x bf16 -> bf16, as TPU dumps have it: the s8 operand enters the MXU as
+  // (exact) bf16 values, so the result equals the all-bf16 dot.
+  const char* mixed = R"(HloModule m
+ENTRY e {
+  a = bf16[2,3] parameter(0)
+  w = s8[3,2] parameter(1)
+  ROOT d = bf16[2,2] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+  const char* converted = R"(HloModule m
+ENTRY e {
+  a = bf16[2,3] parameter(0)
+  w = s8[3,2] parameter(1)
+  c = bf16[3,2] convert(w)
+  ROOT d = bf16[2,2] dot(a, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+  Literal a(hlo::Shape(hlo::PrimitiveType::kBF16, {2, 3}));
+  for (int64_t i = 0; i < 6; ++i) a.SetFromDouble(i, 0.375 * static_cast<double>(i) - 1);
+  Literal w(hlo::Shape(hlo::PrimitiveType::kS8, {3, 2}));
+  for (int64_t i = 0; i < 6; ++i) w.SetFromDouble(i, static_cast<double>(i * 37 % 255) - 127);
+  const Literal got = Eval(mixed, {a, w});
+  EXPECT_EQ(got, Eval(converted, {a, w}));
+  EXPECT_NE(got.GetAsDouble(0), 0.0);
+}
+
 }  // namespace
 }  // namespace tpusim::eval

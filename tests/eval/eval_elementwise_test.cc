@@ -84,6 +84,27 @@ TEST(EvalElementwise, FloatUnaryOpsEqualDetmathExactly) {
   }
 }
 
+TEST(EvalElementwise, RankZeroOperandOfABinaryOpBroadcasts) {
+  // The verifier accepts a scalar operand of a binary op or compare, as older
+  // XLA did (a corpus module adds u32[] to u32[2]): it applies to every element.
+  const Literal sum = Eval(R"(HloModule m
+ENTRY e {
+  s = u32[] parameter(0)
+  v = u32[3] parameter(1)
+  ROOT a = u32[3] subtract(s, v)
+}
+)", {Literal::CreateR0<uint32_t>(10), R1<uint32_t>({1, 2, 3})});
+  EXPECT_EQ(sum, R1<uint32_t>({9, 8, 7}));
+  const Literal less = Eval(R"(HloModule m
+ENTRY e {
+  v = f32[3] parameter(0)
+  s = f32[] parameter(1)
+  ROOT c = pred[3] compare(v, s), direction=LT
+}
+)", {R1<float>({1, 2, 3}), Literal::CreateR0<float>(2)});
+  EXPECT_EQ(less, R1<bool>({true, false, false}));
+}
+
 TEST(EvalElementwise, AbsNegateSignOnFloats) {
   Literal in = R1<float>({-2.0f, -0.0f, 3.0f, kNan});
   EXPECT_EQ(Eval(UnaryHlo("abs", "f32[4]", "f32[4]"), {in}).data<float>()[0], 2.0f);
