@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/eval/det_math.h"
 #include "sim/eval/kernels.h"
 
 namespace tpusim::eval {
@@ -51,6 +52,32 @@ StatusOr<Literal> DynamicGetTupleElement(EvalContext& ctx, const HloInstruction&
   return element;
 }
 
+/// PyTorch/XLA Neuron's GELU custom calls (their metadata names PyTorch's
+/// GeluForwardImpl and GeluBackwardImpl), as PyTorch defines GELU by default
+/// (the exact, erf form): AwsNeuronGelu(x) = x/2 (1 + erf(x/sqrt 2)), and
+/// AwsNeuronGeluBackward(x) its derivative, Phi(x) + x phi(x), which the
+/// program multiplies by the incoming gradient. Computed in f64 with detmath
+/// and rounded once to the element type.
+StatusOr<Literal> NeuronGelu(EvalContext& ctx, const HloInstruction& inst, Operands ops,
+                             bool derivative) {
+  if (ops.size() != 1 || !ops[0]->shape().IsArray() ||
+      !hlo::IsFloatingPoint(ops[0]->element_type()) ||
+      !ops[0]->shape().Compatible(inst.shape())) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "takes one floating-point array and returns its shape");
+  }
+  constexpr double kInvSqrt2 = 0.70710678118654752440;
+  constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  for (int64_t i = 0; i < out.element_count(); ++i) {
+    const double x = ops[0]->GetAsDouble(i);
+    const double cdf = 0.5 * (1.0 + detmath::Erf(x * kInvSqrt2));
+    out.SetFromDouble(
+        i, derivative ? cdf + x * (kInvSqrt2Pi * detmath::Exp(-0.5 * (x * x))) : x * cdf);
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<Literal> EvalCustomCall(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
@@ -63,6 +90,8 @@ StatusOr<Literal> EvalCustomCall(EvalContext& ctx, const HloInstruction& inst, O
     return *ops[0];
   }
   if (target == "DynamicGte") return DynamicGetTupleElement(ctx, inst, ops);
+  if (target == "AwsNeuronGelu") return NeuronGelu(ctx, inst, ops, /*derivative=*/false);
+  if (target == "AwsNeuronGeluBackward") return NeuronGelu(ctx, inst, ops, /*derivative=*/true);
   if (target == "AllocateBuffer") {
     // A fresh buffer the program writes before reading: zeros are as good as
     // any contents and keep results deterministic.

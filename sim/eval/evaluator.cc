@@ -177,6 +177,10 @@ Kernel KernelFor(HloOpcode opcode) {
       return EvalRngBitGenerator;
     case HloOpcode::kCholesky:
       return EvalCholesky;
+    case HloOpcode::kBatchNormGrad:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormTraining:
+      return EvalBatchNorm;
     case HloOpcode::kTriangularSolve:
       return EvalTriangularSolve;
     case HloOpcode::kFft:

@@ -123,6 +123,7 @@ Status SetAsyncElement(EvalContext& ctx, const hlo::HloInstruction& inst, value:
                        int64_t index, value::Literal value);
 StatusOr<value::Literal> EvalRng(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalRngBitGenerator(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalBatchNorm(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalCholesky(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalTriangularSolve(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalFft(EvalContext&, const hlo::HloInstruction&, Operands);

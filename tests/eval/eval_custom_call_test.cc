@@ -19,6 +19,12 @@ std::string CustomCall(std::string_view target) {
          std::string(target) + "\"\n}\n";
 }
 
+std::string CustomCall3(std::string_view target) {
+  return "HloModule m\nENTRY e {\n  p = f32[3] parameter(0)\n  ROOT c = f32[3] custom-call(p), "
+         "custom_call_target=\"" +
+         std::string(target) + "\"\n}\n";
+}
+
 TEST(EvalCustomCall, AnnotationsPassTheirOperandThrough) {
   const Literal x = R1<float>({1.5f, -2});
   for (const char* target :
@@ -47,11 +53,24 @@ TEST(EvalCustomCall, DynamicGteSelectsTheTupleElementAtARuntimeIndex) {
   EXPECT_NE(outside.status().message().find("outside the tuple of 3"), std::string::npos);
 }
 
+TEST(EvalCustomCall, NeuronGeluIsPyTorchsExactGeluAndItsDerivative) {
+  // gelu(0) = 0, gelu(1) = Phi(1) = 0.841344746..., gelu(-1) = -(1 - Phi(1));
+  // gelu'(0) = 1/2, gelu'(1) = Phi(1) + phi(1) = 0.841344746 + 0.241970725.
+  const Literal x = R1<float>({0, 1, -1});
+  const Literal y = Eval(CustomCall3("AwsNeuronGelu"), {x});
+  EXPECT_EQ(y.data<float>()[0], 0.0f);
+  EXPECT_EQ(y.data<float>()[1], 0.841344746f);
+  EXPECT_EQ(y.data<float>()[2], -0.158655254f);
+  const Literal dy = Eval(CustomCall3("AwsNeuronGeluBackward"), {x});
+  EXPECT_EQ(dy.data<float>()[0], 0.5f);
+  EXPECT_EQ(dy.data<float>()[1], static_cast<float>(0.841344746068543 + 0.241970724519143));
+}
+
 TEST(EvalCustomCall, UnknownTargetIsUnimplementedNamingTargetAndLocation) {
-  auto result = TryEval(CustomCall("AwsNeuronGelu"), {R1<float>({1, 2})});
+  auto result = TryEval(CustomCall("AwsNeuronGelu2"), {R1<float>({1, 2})});
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(result.status().message().find("\"AwsNeuronGelu\""), std::string::npos);
+  EXPECT_NE(result.status().message().find("\"AwsNeuronGelu2\""), std::string::npos);
   EXPECT_NE(result.status().message().find(":4:"), std::string::npos);  // line of the custom-call
 }
 
