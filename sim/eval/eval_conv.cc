@@ -166,9 +166,7 @@ Status Convolve(const EvalContext& ctx, const HloInstruction& inst, const Litera
       }
       ++kpos;
     });
-    TPUSIM_RETURN_IF_ERROR(hlo::IsComplex(product.element_type())
-                               ? ComplexMatMul(patches, kernel, product)  // eval_dot_complex.cc
-                               : MatMul(ctx, inst, patches, kernel, product));
+    TPUSIM_RETURN_IF_ERROR(MatMul(ctx, inst, patches, kernel, product));
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t of = 0; of < g.out_features; ++of) {
         CopyElement(product, r * g.out_features + of, out,

@@ -46,10 +46,6 @@ using value::Literal;
 /// The index structure of a dot: element (b, m, k) of the lhs is at
 /// lhs_b[b] + lhs_m[m] + lhs_k[k], element (b, k, n) of the rhs at
 /// rhs_b[b] + rhs_k[k] + rhs_n[n], and the result is [b, m, n] row-major.
-struct DotIndex {
-  std::vector<int64_t> lhs_b, lhs_m, lhs_k, rhs_b, rhs_k, rhs_n;
-};
-
 /// Offsets of every index over `dims` of `shape`, in row-major order of the
 /// listed dimensions (the first listed varies slowest).
 std::vector<int64_t> Offsets(const hlo::Shape& shape, const std::vector<int64_t>& dims) {
@@ -216,7 +212,7 @@ Status DotWithIndex(const EvalContext& ctx, const HloInstruction& inst, const Li
   }
   const PrimitiveType lt = lhs.element_type(), rt = rhs.element_type(), ot = out.element_type();
   if (hlo::IsComplex(lt) || hlo::IsComplex(rt) || hlo::IsComplex(ot)) {
-    return Unimplemented("complex dot is not supported yet");
+    return ComplexDot(lhs, rhs, ix, out);  // eval_dot_complex.cc
   }
   const bool integer = hlo::IsInteger(lt) && hlo::IsInteger(rt) && hlo::IsInteger(ot);
   if (integer) return IntegerDot(lhs, rhs, ix, out);
@@ -280,9 +276,7 @@ StatusOr<Literal> EvalDot(EvalContext& ctx, const HloInstruction& inst, Operands
     return ctx.Unsupported(inst, "dot with sparsity metadata operands is not supported yet");
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
-  const Status status = hlo::IsComplex(out.element_type())
-                            ? ComplexDot(inst, *ops[0], *ops[1], out)  // eval_dot_complex.cc
-                            : Dot(ctx, inst, *ops[0], *ops[1], out);
+  const Status status = Dot(ctx, inst, *ops[0], *ops[1], out);
   if (!status.ok()) return ctx.Error(inst, status.code(), status.message());
   return out;
 }

@@ -147,13 +147,19 @@ Status ComplexElementwise(const hlo::HloInstruction& inst, Operands ops, value::
 Status ComplexBinary(hlo::HloOpcode op, const value::Literal& a, const value::Literal& b,
                      value::Literal& out);
 
+/// Where a dot reads its operands: row-major element offsets of every batch,
+/// free (m, n) and contracting (k) index of each operand, the first listed
+/// dimension slowest. Element (b, m, k) of lhs is at lhs_b[b] + lhs_m[m] +
+/// lhs_k[k]; the result is row-major over (b, m, n).
+struct DotIndex {
+  std::vector<int64_t> lhs_b, lhs_m, lhs_k, rhs_b, rhs_k, rhs_n;
+};
+
 /// dot of complex operands into `out` (same complex type), a reference loop
-/// with component-type products and sums in fixed order (eval_dot_complex.cc).
-Status ComplexDot(const hlo::HloInstruction& inst, const value::Literal& lhs,
-                  const value::Literal& rhs, value::Literal& out);
-/// out[m, n] = lhs[m, k] x rhs[k, n] for 2-D complex arrays of one type, with
-/// ComplexDot's numerics (k increasing); convolution lowers to it.
-Status ComplexMatMul(const value::Literal& lhs, const value::Literal& rhs, value::Literal& out);
+/// with component-type products and sums in fixed order, k increasing
+/// (eval_dot_complex.cc). Dot and MatMul (so convolution) dispatch to it.
+Status ComplexDot(const value::Literal& lhs, const value::Literal& rhs, const DotIndex& ix,
+                  value::Literal& out);
 
 /// The complex product and quotient of the elementwise kernel, for kernels
 /// that need complex arithmetic (linear algebra): component-type products
