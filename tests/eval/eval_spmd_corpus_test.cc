@@ -34,6 +34,7 @@ using value::Literal;
 const char* const kMustRun[] = {
     "e2e_all_to_all_dot_np4.hlo",
     "e2e_collective_broadcast.hlo",
+    "e2e_manual_sharding_permute_loop.hlo",
     "e2e_ragged_all_to_all.hlo",
     "e2e_reduce_scatter_while.hlo",
     "e2e_replicated_collectives_rc2.hlo",
@@ -43,6 +44,7 @@ const char* const kMustRun[] = {
     "gpu_reduce_scatter_start_done.hlo",
     "import_async_collectives_allreduce.hlo",
     "import_async_collectives_reduce_scatter.hlo",
+    "tpu_collective_pipeliner_ag_ar_send.hlo",
     "while_all_gather_sched_groups_rc4_np2.hlo",
 };
 
@@ -192,9 +194,6 @@ const std::map<std::string, std::string> kKnownFailures = {
     // `add(c1, recv-data)` adds a u32[] to a u32[2] (the module relies on an
     // implicit broadcast XLA's text form does not have).
     {"p2p_pipelined_send_recv_loop.hlo", "add s: operand u32[] does not match"},
-    // A host-transfer send of a bf16 value declares an s32 buffer.
-    {"tpu_collective_pipeliner_ag_ar_send.hlo",
-     "send send.121: result tuple does not match the started operation"},
 };
 
 TEST(SpmdCorpus, AtLeastTwentyModulesHaveCollectives) {
