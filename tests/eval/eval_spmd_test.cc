@@ -427,6 +427,31 @@ ENTRY e {
   EXPECT_EQ(flat(results[0]), (std::vector<float>{102, 103, -1, -1, 112, 113, -1, 100}));
 }
 
+TEST(SpmdCollectivePermute, InPlaceStartDoneGivesTheSyncResultAndKeepsTheInput) {
+  // Device 1 gets input0[1:3] at 0; device 0 is no target. The start tuple's
+  // element 0 is the input alone (not the offsets).
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  out = f32[4] broadcast(z), dimensions={}
+  one = u32[] constant(1)
+  zero = u32[] constant(0)
+  in_off = (u32[]) tuple(one)
+  out_off = (u32[]) tuple(zero)
+  s = (f32[4], f32[4], u32[], u32[]) collective-permute-start(p, out, in_off, out_off),
+      source_target_pairs={{0,1}}, slice_sizes={{2}}
+  d = f32[4] collective-permute-done(s)
+  kept = f32[4] get-tuple-element(s), index=0
+  ROOT t = (f32[4], f32[4]) tuple(d, kept)
+})";
+  const std::vector<Literal> results = Spmd(text, RowOfTens);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].tuple_element(0), R1<float>({0, 0, 0, 0}));
+  EXPECT_EQ(results[1].tuple_element(0), R1<float>({1, 2, 0, 0}));
+  EXPECT_EQ(results[1].tuple_element(1), R1<float>({10, 11, 12, 13}));
+}
+
 TEST(SpmdCollectivePermute, InPlaceFormWithBadSliceSizesTextIsALocatedError) {
   const std::string text = R"(HloModule m, replica_count=2
 ENTRY e {
