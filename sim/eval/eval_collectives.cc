@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "sim/eval/collective_groups.h"
@@ -389,27 +390,207 @@ Status CheckPairs(EvalContext& ctx, const HloInstruction& inst,
   return Status::Ok();
 }
 
+/// The pairs of a collective-permute, checked against its peer domain.
+StatusOr<std::pair<std::vector<std::pair<int64_t, int64_t>>, PeerDomain>> PermutePairs(
+    EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode) {
+  StatusOr<GroupMode> mode = GroupModeOf(inst, opcode);
+  if (!mode.ok()) return ctx.Error(inst, StatusCode::kInvalidArgument, mode.status().message());
+  PeerDomain domain = PeerDomainOf(*mode, ctx.hub().config(), ThisDevice(ctx));
+  const auto* pairs_attr =
+      inst.GetAttr<std::vector<std::pair<int64_t, int64_t>>>(AttrId::kSourceTargetPairs);
+  std::vector<std::pair<int64_t, int64_t>> pairs =
+      pairs_attr ? *pairs_attr : std::vector<std::pair<int64_t, int64_t>>{};
+  TPUSIM_RETURN_IF_ERROR(CheckPairs(ctx, inst, pairs, domain));
+  return std::make_pair(std::move(pairs), std::move(domain));
+}
+
+/// True for the in-place form (input, output, input offsets, output offsets),
+/// which slice_sizes marks.
+bool IsInPlacePermute(const HloInstruction& inst) {
+  return inst.FindUnknownAttribute("slice_sizes") != nullptr ||
+         inst.FindAttribute(AttrId::kSliceSizes) != nullptr;
+}
+
+/// The in-place form's `slice_sizes={{a,b,c},...}`: one size list per slice.
+/// The parser keeps the list of lists as raw text (a plain `{a,b,c}` parses as
+/// one list: one slice).
+StatusOr<std::vector<std::vector<int64_t>>> SliceSizes(EvalContext& ctx,
+                                                       const HloInstruction& inst) {
+  if (const auto* one = inst.GetAttr<std::vector<int64_t>>(AttrId::kSliceSizes)) {
+    return std::vector<std::vector<int64_t>>{*one};
+  }
+  const hlo::Attribute* raw = inst.FindUnknownAttribute("slice_sizes");
+  const std::string* text = raw ? std::get_if<std::string>(&raw->value) : nullptr;
+  const auto bad = [&](const std::string& why) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "slice_sizes must be {{a,b,...},...} (" + why + ")");
+  };
+  if (text == nullptr) return bad("not list text");
+  std::vector<std::vector<int64_t>> slices;
+  size_t i = 0;
+  const auto skip_space = [&] {
+    while (i < text->size() && ((*text)[i] == ' ' || (*text)[i] == '\n')) ++i;
+  };
+  const auto expect = [&](char c) {
+    skip_space();
+    if (i >= text->size() || (*text)[i] != c) return false;
+    ++i;
+    return true;
+  };
+  if (!expect('{')) return bad("no opening brace");
+  skip_space();
+  while (i < text->size() && (*text)[i] == '{') {
+    ++i;
+    std::vector<int64_t> sizes;
+    skip_space();
+    while (i < text->size() && (*text)[i] != '}') {
+      skip_space();
+      const size_t begin = i;
+      int64_t value = 0;
+      while (i < text->size() && (*text)[i] >= '0' && (*text)[i] <= '9') {
+        if (value > (INT64_MAX - 9) / 10) return bad("a size is too large");
+        value = value * 10 + ((*text)[i++] - '0');
+      }
+      if (i == begin) return bad("a size is not a non-negative integer");
+      sizes.push_back(value);
+      skip_space();
+      if (i < text->size() && (*text)[i] == ',') {
+        ++i;
+        skip_space();
+        if (i < text->size() && (*text)[i] == '}') return bad("a trailing comma");
+      }
+    }
+    if (!expect('}')) return bad("an unclosed inner list");
+    slices.push_back(std::move(sizes));
+    skip_space();
+    if (i < text->size() && (*text)[i] == ',') ++i;
+    skip_space();
+  }
+  if (!expect('}')) return bad("an unclosed list or text that is not a list");
+  skip_space();
+  if (i != text->size() || slices.empty()) return bad("no slices, or text after the list");
+  return slices;
+}
+
+/// The start offsets of every slice from an offsets operand: a tuple of
+/// integer scalars (one slice) or a tuple of such tuples (one per slice).
+StatusOr<std::vector<std::vector<int64_t>>> SliceOffsets(EvalContext& ctx,
+                                                         const HloInstruction& inst,
+                                                         const Literal& offsets, size_t slices) {
+  const auto scalars = [](const Literal& t, std::vector<int64_t>& out) {
+    if (!t.shape().IsTuple()) return false;
+    for (int64_t k = 0; k < t.tuple_size(); ++k) {
+      const Literal& e = t.tuple_element(k);
+      if (!e.shape().IsArray() || e.element_count() != 1 ||
+          !hlo::IsInteger(e.element_type())) {
+        return false;
+      }
+      out.push_back(ScalarAsInt64(e));
+    }
+    return true;
+  };
+  std::vector<std::vector<int64_t>> result;
+  if (offsets.shape().IsTuple() && offsets.tuple_size() > 0 &&
+      offsets.tuple_element(0).shape().IsTuple()) {
+    for (int64_t s = 0; s < offsets.tuple_size(); ++s) {
+      result.emplace_back();
+      if (!scalars(offsets.tuple_element(s), result.back())) result.clear();
+      if (result.empty()) break;
+    }
+  } else {
+    result.emplace_back();
+    if (!scalars(offsets, result.back())) result.clear();
+  }
+  if (result.size() != slices) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "offsets must be a tuple of integer scalars (a tuple of such tuples for "
+                     "several slices), one per slice of slice_sizes");
+  }
+  return result;
+}
+
+/// The in-place form: each target's result is its own `output` operand with,
+/// for each slice, the source's `input` slice at the source's input offsets
+/// written at the target's output offsets; a device that is no target keeps
+/// its `output`. Offsets are clamped into the arrays, as dynamic-slice's.
+StatusOr<Literal> InPlacePermute(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
+                                 const Shape& result_shape, Operands ops) {
+  if (ops.size() != 4 || !ops[0]->shape().IsArray() || !ops[1]->shape().IsArray() ||
+      ops[0]->element_type() != ops[1]->element_type() ||
+      ops[0]->shape().rank() != ops[1]->shape().rank() ||
+      !ops[1]->shape().Compatible(result_shape)) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "the in-place form needs (input, output, input offsets, output offsets) "
+                     "with arrays of one element type and rank, and result = output's shape");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(auto sizes, SliceSizes(ctx, inst));
+  // This device's offsets are checked here, so the exchange (which reads
+  // every participant's) only meets well-formed ones.
+  TPUSIM_ASSIGN_OR_RETURN(auto in_starts, SliceOffsets(ctx, inst, *ops[2], sizes.size()));
+  TPUSIM_ASSIGN_OR_RETURN(auto out_starts, SliceOffsets(ctx, inst, *ops[3], sizes.size()));
+  const Shape& in_shape = ops[0]->shape();
+  const Shape& out_shape = ops[1]->shape();
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    if (static_cast<int64_t>(sizes[s].size()) != in_shape.rank() ||
+        static_cast<int64_t>(in_starts[s].size()) != in_shape.rank() ||
+        static_cast<int64_t>(out_starts[s].size()) != in_shape.rank()) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "slice " + std::to_string(s) +
+                           ": slice_sizes and offsets need one entry per dimension");
+    }
+    for (int64_t d = 0; d < in_shape.rank(); ++d) {
+      if (sizes[s][d] > in_shape.dimensions(d) || sizes[s][d] > out_shape.dimensions(d)) {
+        return ctx.Error(inst, StatusCode::kInvalidArgument,
+                         "slice " + std::to_string(s) + " is larger than input or output");
+      }
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(auto p2p, PermutePairs(ctx, inst, opcode));
+  const auto& [pairs, domain] = p2p;
+  // Every participant contributes its input, output and input offsets (each
+  // device's offsets are its own values); the target's output offsets are
+  // read from its own contribution too.
+  return Meet(ctx, inst, domain.devices, ops, [&](const Contributions& c) -> StatusOr<Results> {
+    Results results;
+    for (size_t target = 0; target < c.size(); ++target) {
+      Literal out = *c[target][1];
+      const auto pair = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) {
+        return p.second == static_cast<int64_t>(target);
+      });
+      if (pair != pairs.end()) {
+        const std::vector<const Literal*>& source = c[pair->first];
+        const std::vector<const Literal*>& self = c[target];
+        TPUSIM_ASSIGN_OR_RETURN(auto src_starts, SliceOffsets(ctx, inst, *source[2], sizes.size()));
+        TPUSIM_ASSIGN_OR_RETURN(auto dst_starts, SliceOffsets(ctx, inst, *self[3], sizes.size()));
+        for (size_t s = 0; s < sizes.size(); ++s) {
+          for (size_t d = 0; d < sizes[s].size(); ++d) {
+            src_starts[s][d] = std::clamp<int64_t>(src_starts[s][d], 0,
+                                                   in_shape.dimensions(d) - sizes[s][d]);
+            dst_starts[s][d] = std::clamp<int64_t>(dst_starts[s][d], 0,
+                                                   out_shape.dimensions(d) - sizes[s][d]);
+          }
+          CopyBox(*source[0], src_starts[s], out, dst_starts[s], sizes[s]);
+        }
+      }
+      results.push_back(std::move(out));
+    }
+    return results;
+  });
+}
+
 /// Each target receives its source's operands; a device that is no target
 /// receives zeros.
 StatusOr<Literal> CollectivePermute(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
                                     const Shape& result_shape, Operands ops) {
-  if (ops.size() == 4 && ops[2]->shape().IsTuple()) {
-    return ctx.Unsupported(inst, "the in-place form (input, output, input and output offsets)");
-  }
+  if (IsInPlacePermute(inst)) return InPlacePermute(ctx, inst, opcode, result_shape, ops);
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Shape> shapes, PerOperandShapes(ctx, inst, result_shape, ops));
   for (size_t k = 0; k < ops.size(); ++k) {
     if (!ops[k]->shape().Compatible(shapes[k])) {
       return ctx.Unsupported(inst, "forms other than result = operand shape (in-place slices)");
     }
   }
-  StatusOr<GroupMode> mode = GroupModeOf(inst, opcode);
-  if (!mode.ok()) return ctx.Error(inst, StatusCode::kInvalidArgument, mode.status().message());
-  const PeerDomain domain = PeerDomainOf(*mode, ctx.hub().config(), ThisDevice(ctx));
-  const auto* pairs_attr =
-      inst.GetAttr<std::vector<std::pair<int64_t, int64_t>>>(AttrId::kSourceTargetPairs);
-  const std::vector<std::pair<int64_t, int64_t>> pairs =
-      pairs_attr ? *pairs_attr : std::vector<std::pair<int64_t, int64_t>>{};
-  TPUSIM_RETURN_IF_ERROR(CheckPairs(ctx, inst, pairs, domain));
+  TPUSIM_ASSIGN_OR_RETURN(auto p2p, PermutePairs(ctx, inst, opcode));
+  const auto& [pairs, domain] = p2p;
   return Meet(ctx, inst, domain.devices, ops, [&](const Contributions& c) -> StatusOr<Results> {
     Results results;
     for (size_t target = 0; target < c.size(); ++target) {
@@ -453,11 +634,14 @@ StatusOr<std::pair<std::vector<std::pair<int64_t, int64_t>>, PeerDomain>> PointT
 }
 
 /// send: (data, context, token). Posts the data to every target of this
-/// device (none for a host transfer: the host is not simulated).
+/// device. A host transfer posts nothing (the host is not simulated) and
+/// leaves the buffer element zero-filled in its declared shape: real dumps
+/// declare a host buffer type that may differ from the data's (s32 for bf16
+/// data), and nothing reads a send's buffer element.
 StatusOr<Literal> Send(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
-  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, *ops[0]));
   if (inst.bool_attr(AttrId::kIsHostTransfer)) return out;
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, *ops[0]));
   TPUSIM_ASSIGN_OR_RETURN(auto p2p, PointToPoint(ctx, inst));
   const auto& [pairs, domain] = p2p;
   for (const auto& [source, target] : pairs) {
@@ -515,8 +699,10 @@ StatusOr<Literal> StartTuple(EvalContext& ctx, const HloInstruction& inst, HloOp
   }
   TPUSIM_ASSIGN_OR_RETURN(Literal result,
                           EvalCollectiveAs(ctx, inst, wrapped, inst.shape().tuple_shapes(1), ops));
+  // The in-place permute's element 0 is its input alone (not the offsets).
   std::vector<Literal> operands;
   for (const Literal* operand : ops) operands.push_back(*operand);
+  if (IsInPlacePermute(inst)) operands.resize(1);
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
   TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, Pack(std::move(operands))));
   TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 1, std::move(result)));

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "sim/eval/kernels.h"
+#include "sim/eval/physical_order.h"
 #include "sim/eval/program_inputs.h"
 #include "sim/value/element_type.h"
 
@@ -301,6 +304,35 @@ Status Concatenate(const HloInstruction& inst, Operands ops, Literal& out) {
   return Status::Ok();
 }
 
+/// A bitcast that changes the element count reinterprets memory: the two
+/// tiled layouts pad differently but hold the same number of elements
+/// (f32[33712,8,128]{2,1,0:T(8,128)} as f32[33708,1024]{1,0:T(8,128)}). Each
+/// result element takes the operand element stored at its memory offset, and
+/// zero where that offset is the operand's padding.
+Status PaddingChangingBitcast(const HloInstruction& inst, const Literal& operand, Literal& out) {
+  const std::optional<PhysicalOrder> from = PhysicalOrder::Of(inst.operand(0)->shape());
+  const std::optional<PhysicalOrder> to = PhysicalOrder::Of(inst.shape());
+  if (!from || !to || from->size() != to->size()) {
+    return Unimplemented(
+        "a bitcast that changes the element count, other than between single-level tiled "
+        "layouts of one memory size");
+  }
+  // Walks memory in runs that both orders keep contiguous (rows of the minor
+  // tile), copying those that are data in both.
+  const int64_t bytes = value::ElementByteSize(out.element_type());
+  for (int64_t offset = 0; offset < to->size();) {
+    const int64_t run = std::min(to->RunLength(offset), from->RunLength(offset));
+    const std::optional<int64_t> target = to->LogicalAt(offset);
+    const std::optional<int64_t> source = from->LogicalAt(offset);
+    if (target && source) {
+      std::memcpy(out.mutable_bytes().data() + *target * bytes,
+                  operand.bytes().data() + *source * bytes, static_cast<size_t>(run * bytes));
+    }
+    offset += run;
+  }
+  return Status::Ok();
+}
+
 /// The kernels whose result is a fresh array of the instruction's shape.
 Status ArrayKernel(const HloInstruction& inst, Operands ops, Literal& out) {
   // Every array operand but the index operands has the result's element type.
@@ -331,6 +363,10 @@ Status ArrayKernel(const HloInstruction& inst, Operands ops, Literal& out) {
       // Values are logical row-major, so a reshape keeps the bytes. A bitcast
       // that keeps the element type and count is the same: whatever layout
       // change it stands for is invisible to logical values.
+      if (inst.opcode() == HloOpcode::kBitcast && ops[0]->element_type() == out.element_type() &&
+          ops[0]->element_count() != out.element_count()) {
+        return PaddingChangingBitcast(inst, *ops[0], out);
+      }
       if (ops[0]->element_count() != out.element_count() ||
           ops[0]->element_type() != out.element_type()) {
         return Unimplemented("a bitcast that changes the element type or count");

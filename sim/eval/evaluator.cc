@@ -486,6 +486,36 @@ void CopyElement(const Literal& src, int64_t src_index, Literal& dst, int64_t ds
               static_cast<size_t>(size));
 }
 
+void CopyBox(const Literal& src, const std::vector<int64_t>& src_start, Literal& dst,
+             const std::vector<int64_t>& dst_start, const std::vector<int64_t>& sizes) {
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  for (int64_t size : sizes) {
+    if (size == 0) return;
+  }
+  const int64_t bytes = value::ElementByteSize(src.element_type());
+  const auto strides = [rank](const Literal& l) {
+    std::vector<int64_t> st(static_cast<size_t>(rank), 1);
+    for (int64_t d = rank - 2; d >= 0; --d) st[d] = st[d + 1] * l.shape().dimensions(d + 1);
+    return st;
+  };
+  const std::vector<int64_t> src_strides = strides(src), dst_strides = strides(dst);
+  // Row by row along the last dimension (the whole box for rank 0).
+  const int64_t row = rank == 0 ? 1 : sizes[rank - 1];
+  std::vector<int64_t> index(static_cast<size_t>(rank), 0);
+  while (true) {
+    int64_t s = 0, d = 0;
+    for (int64_t k = 0; k < rank; ++k) {
+      s += (src_start[k] + index[k]) * src_strides[k];
+      d += (dst_start[k] + index[k]) * dst_strides[k];
+    }
+    std::memcpy(dst.mutable_bytes().data() + d * bytes, src.bytes().data() + s * bytes,
+                static_cast<size_t>(row * bytes));
+    int64_t k = rank - 2;
+    while (k >= 0 && ++index[k] == sizes[k]) index[k--] = 0;
+    if (k < 0) return;
+  }
+}
+
 int64_t ScalarAsInt64(const Literal& scalar) {
   return value::VisitArrayType(scalar.element_type(), [&](auto tag) -> int64_t {
     using T = value::NativeType<decltype(tag)::value>;

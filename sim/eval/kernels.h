@@ -226,6 +226,12 @@ void ForEachIndex(std::span<const int64_t> dims,
 void CopyElement(const value::Literal& src, int64_t src_index, value::Literal& dst,
                  int64_t dst_index);
 
+/// Copies the box of `sizes` at `src_start` in `src` to `dst_start` in `dst`
+/// (same element type and rank; the boxes lie inside both arrays).
+void CopyBox(const value::Literal& src, const std::vector<int64_t>& src_start,
+             value::Literal& dst, const std::vector<int64_t>& dst_start,
+             const std::vector<int64_t>& sizes);
+
 /// The value of an integer scalar (index operands of dynamic-slice and
 /// friends, conditional's branch index).
 int64_t ScalarAsInt64(const value::Literal& scalar);

@@ -34,6 +34,7 @@ using value::Literal;
 const char* const kMustRun[] = {
     "e2e_all_to_all_dot_np4.hlo",
     "e2e_collective_broadcast.hlo",
+    "e2e_manual_sharding_permute_loop.hlo",
     "e2e_ragged_all_to_all.hlo",
     "e2e_reduce_scatter_while.hlo",
     "e2e_replicated_collectives_rc2.hlo",
@@ -43,6 +44,8 @@ const char* const kMustRun[] = {
     "gpu_reduce_scatter_start_done.hlo",
     "import_async_collectives_allreduce.hlo",
     "import_async_collectives_reduce_scatter.hlo",
+    "tpu_collective_pipeliner_ag_ar_send.hlo",
+    "tpu_lhs_collective_permute_all_gather.hlo",
     "while_all_gather_sched_groups_rc4_np2.hlo",
 };
 
@@ -192,9 +195,6 @@ const std::map<std::string, std::string> kKnownFailures = {
     // `add(c1, recv-data)` adds a u32[] to a u32[2] (the module relies on an
     // implicit broadcast XLA's text form does not have).
     {"p2p_pipelined_send_recv_loop.hlo", "add s: operand u32[] does not match"},
-    // A host-transfer send of a bf16 value declares an s32 buffer.
-    {"tpu_collective_pipeliner_ag_ar_send.hlo",
-     "send send.121: result tuple does not match the started operation"},
 };
 
 TEST(SpmdCorpus, AtLeastTwentyModulesHaveCollectives) {
@@ -290,6 +290,45 @@ TEST(SpmdCorpus, AllReduceStartGivesEachGroupTheSumOfItsInputs) {
     ASSERT_EQ(got.size(), a.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], a[i] + b[i]) << "device " << d;
   }
+}
+
+TEST(SpmdCorpus, InPlacePermutesChainAllGatheredBlocksThroughTheTiledBitcast) {
+  // Each replica's all-gather fills rows [0, 4256) of f32[33712,8,128] with
+  // its group's ids (2128 rows each); three in-place permutes copy the
+  // source's newest 4256 rows to the next 4256. Device 0's sources are 1, 3
+  // (1's), 2 (3's): blocks of 2128 rows hold 0 6 | 1 7 | 3 5 | 2 4, then 0.
+  // The bitcast to f32[33708,1024] T(8,128) reads tile (R/8, C/128), so
+  // result [R, C] is row (R/8)*8 + C/128.
+  const CorpusRun& run = RunOf("tpu_lhs_collective_permute_all_gather.hlo");
+  ASSERT_TRUE(run.results.ok()) << run.results.status().message();
+  ASSERT_EQ(run.results->size(), 8u);
+  const float blocks[] = {0, 6, 1, 7, 3, 5, 2, 4};
+  const auto got = (*run.results)[0].data<float>();
+  ASSERT_EQ(got.size(), size_t{33708} * 1024);
+  int64_t mismatches = 0;
+  for (int64_t r = 0; r < 33708; ++r) {
+    for (int64_t c = 0; c < 1024; ++c) {
+      const int64_t row = r / 8 * 8 + c / 128;
+      const float want = row < 8 * 2128 ? blocks[row / 2128] : 0.0f;
+      mismatches += got[r * 1024 + c] != want;
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+  // Devices 0 and 6 (same all-gather group, same chain of group sources)
+  // agree; device 1 differs.
+  EXPECT_EQ((*run.results)[0], (*run.results)[6]);
+  EXPECT_NE((*run.results)[0], (*run.results)[1]);
+}
+
+TEST(SpmdCorpus, ManualShardingAssemblesTheFullValueFromEveryPartition) {
+  // Both outputs are SPMDShardToFullShape over devices=[1,4]: partition p's
+  // shard is columns [96p, 96p + 96) of every device's (equal) full result.
+  const CorpusRun& run = RunOf("e2e_manual_sharding_permute_loop.hlo");
+  ASSERT_TRUE(run.results.ok()) << run.results.status().message();
+  ASSERT_EQ(run.results->size(), 4u);
+  for (int64_t d = 1; d < 4; ++d) EXPECT_EQ((*run.results)[d], (*run.results)[0]);
+  EXPECT_EQ((*run.results)[0].tuple_element(0).shape().dimensions(),
+            (std::vector<int64_t>{32, 384}));
 }
 
 }  // namespace

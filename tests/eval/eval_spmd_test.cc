@@ -353,6 +353,193 @@ ENTRY e {
   ExpectScalars(Spmd(text, ScalarDPlus1), {2, 1, 4, 3});
 }
 
+/// Device d's argument: f32[4] {10d, 10d+1, 10d+2, 10d+3}.
+std::vector<Literal> RowOfTens(int64_t d) {
+  const float b = static_cast<float>(10 * d);
+  std::vector<Literal> args;
+  args.push_back(R1<float>({b, b + 1, b + 2, b + 3}));
+  return args;
+}
+
+TEST(SpmdCollectivePermute, InPlaceFormWritesTheSourceSliceAtTheTargetOffsets) {
+  // Source offset = the source's id, target offset = 2 - the target's id:
+  // device 1 gets input0[0:2] at 1, device 2 gets input1[1:3] at 0; device 0
+  // is no target and keeps its output operand.
+  const std::string text = R"(HloModule m, replica_count=3
+ENTRY e {
+  p = f32[4] parameter(0)
+  m1 = f32[] constant(-1)
+  out = f32[4] broadcast(m1), dimensions={}
+  id = u32[] replica-id()
+  two = u32[] constant(2)
+  back = u32[] subtract(two, id)
+  in_off = (u32[]) tuple(id)
+  out_off = (u32[]) tuple(back)
+  ROOT c = f32[4] collective-permute(p, out, in_off, out_off),
+      source_target_pairs={{0,1},{1,2}}, slice_sizes={{2}}
+})";
+  const std::vector<Literal> results = Spmd(text, RowOfTens);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0], R1<float>({-1, -1, -1, -1}));
+  EXPECT_EQ(results[1], R1<float>({-1, 0, 1, -1}));
+  EXPECT_EQ(results[2], R1<float>({11, 12, -1, -1}));
+}
+
+TEST(SpmdCollectivePermute, InPlaceFormWithSeveralSlicesAndRankTwo) {
+  // Two slices of f32[2,4]: slice 0 (1x1) from [0,0] to [1,3]; slice 1 (2x2)
+  // from [0,2] to [0,0]. Device d's input is 100d + 10*row + col.
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  id = u32[] replica-id()
+  idf = f32[] convert(id)
+  hundred = f32[] constant(100)
+  base = f32[] multiply(idf, hundred)
+  bb = f32[2,4] broadcast(base), dimensions={}
+  rows = f32[2,4] iota(), iota_dimension=0
+  ten = f32[2,4] constant({{10,10,10,10},{10,10,10,10}})
+  rows10 = f32[2,4] multiply(rows, ten)
+  cols = f32[2,4] iota(), iota_dimension=1
+  rc = f32[2,4] add(rows10, cols)
+  p = f32[2,4] add(bb, rc)
+  m1 = f32[] constant(-1)
+  out = f32[2,4] broadcast(m1), dimensions={}
+  z = s32[] constant(0)
+  one = s32[] constant(1)
+  two = s32[] constant(2)
+  three = s32[] constant(3)
+  in0 = (s32[], s32[]) tuple(z, z)
+  in1 = (s32[], s32[]) tuple(z, two)
+  out0 = (s32[], s32[]) tuple(one, three)
+  out1 = (s32[], s32[]) tuple(z, z)
+  in_off = ((s32[], s32[]), (s32[], s32[])) tuple(in0, in1)
+  out_off = ((s32[], s32[]), (s32[], s32[])) tuple(out0, out1)
+  ROOT c = f32[2,4] collective-permute(p, out, in_off, out_off),
+      source_target_pairs={{0,1},{1,0}}, slice_sizes={{1,1},{2,2}}
+})";
+  const std::vector<Literal> results = Spmd(text);
+  ASSERT_EQ(results.size(), 2u);
+  // Device 1 from device 0; device 0 from device 1 (+100).
+  const auto flat = [](const Literal& l) {
+    EXPECT_EQ(l.shape().dimensions(), (std::vector<int64_t>{2, 4}));
+    return std::vector<float>(l.data<float>().begin(), l.data<float>().end());
+  };
+  EXPECT_EQ(flat(results[1]), (std::vector<float>{2, 3, -1, -1, 12, 13, -1, 0}));
+  EXPECT_EQ(flat(results[0]), (std::vector<float>{102, 103, -1, -1, 112, 113, -1, 100}));
+}
+
+TEST(SpmdCollectivePermute, InPlaceStartDoneGivesTheSyncResultAndKeepsTheInput) {
+  // Device 1 gets input0[1:3] at 0; device 0 is no target. The start tuple's
+  // element 0 is the input alone (not the offsets).
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  out = f32[4] broadcast(z), dimensions={}
+  one = u32[] constant(1)
+  zero = u32[] constant(0)
+  in_off = (u32[]) tuple(one)
+  out_off = (u32[]) tuple(zero)
+  s = (f32[4], f32[4], u32[], u32[]) collective-permute-start(p, out, in_off, out_off),
+      source_target_pairs={{0,1}}, slice_sizes={{2}}
+  d = f32[4] collective-permute-done(s)
+  kept = f32[4] get-tuple-element(s), index=0
+  ROOT t = (f32[4], f32[4]) tuple(d, kept)
+})";
+  const std::vector<Literal> results = Spmd(text, RowOfTens);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].tuple_element(0), R1<float>({0, 0, 0, 0}));
+  EXPECT_EQ(results[1].tuple_element(0), R1<float>({1, 2, 0, 0}));
+  EXPECT_EQ(results[1].tuple_element(1), R1<float>({10, 11, 12, 13}));
+}
+
+TEST(SpmdCollectivePermute, InPlaceFormWithBadSliceSizesTextIsALocatedError) {
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  p = f32[4] parameter(0)
+  id = u32[] replica-id()
+  off = (u32[]) tuple(id)
+  ROOT c = f32[4] collective-permute(p, p, off, off),
+      source_target_pairs={{0,1},{1,0}}, slice_sizes={{2,x}}
+})";
+  StatusOr<std::vector<Literal>> results = TrySpmd(text, RowOfTens);
+  ASSERT_FALSE(results.ok());
+  EXPECT_THAT(results.status().message(), HasSubstr("slice_sizes must be"));
+  EXPECT_THAT(results.status().message(), HasSubstr(":6:"));
+}
+
+// --- SPMD shape conversions (custom calls) ----------------------------------
+
+TEST(SpmdShardShape, FullToShardAndBackFollowAPermutedTileAssignment) {
+  // devices=[2]1,0: partition 1 holds tile 0, partition 0 holds tile 1.
+  // Partition p adds 10p to its shard before the shards are reassembled.
+  const std::string text = R"(HloModule m, num_partitions=2
+ENTRY e {
+  full = f32[4] iota(), iota_dimension=0
+  sh = f32[4] custom-call(full), custom_call_target="Sharding", sharding={devices=[2]1,0}
+  shard = f32[2] custom-call(sh), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  id = u32[] partition-id()
+  idf = f32[] convert(id)
+  ten = f32[] constant(10)
+  off = f32[] multiply(idf, ten)
+  offs = f32[2] broadcast(off), dimensions={}
+  moved = f32[2] add(shard, offs)
+  back = f32[4] custom-call(moved), custom_call_target="SPMDShardToFullShape",
+      sharding={devices=[2]1,0}
+  ROOT t = (f32[2], f32[4]) tuple(shard, back)
+})";
+  const std::vector<Literal> results = Spmd(text);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].tuple_element(0), R1<float>({2, 3}));
+  EXPECT_EQ(results[1].tuple_element(0), R1<float>({0, 1}));
+  for (const Literal& r : results) EXPECT_EQ(r.tuple_element(1), R1<float>({10, 11, 2, 3}));
+}
+
+TEST(SpmdShardShape, ReplicatedTileDimAndUnevenTilesTakeTheFirstHolderAndPad) {
+  // f32[3] in 2 tiles of 2 (the last padded with zeros), each held by two
+  // partitions: tile 0 by 0 and 1, tile 1 by 2 and 3. Partition p adds 10p;
+  // the full value takes tile 0 from partition 0 and tile 1 from partition 2.
+  const std::string text = R"(HloModule m, num_partitions=4
+ENTRY e {
+  full = f32[3] iota(), iota_dimension=0
+  sh = f32[3] custom-call(full), custom_call_target="Sharding",
+      sharding={devices=[2,2]<=[4] last_tile_dim_replicate}
+  shard = f32[2] custom-call(sh), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  id = u32[] partition-id()
+  idf = f32[] convert(id)
+  ten = f32[] constant(10)
+  off = f32[] multiply(idf, ten)
+  offs = f32[2] broadcast(off), dimensions={}
+  moved = f32[2] add(shard, offs)
+  back = f32[3] custom-call(moved), custom_call_target="SPMDShardToFullShape",
+      sharding={devices=[2,2]<=[4] last_tile_dim_replicate}
+  ROOT t = (f32[2], f32[3]) tuple(shard, back)
+})";
+  const std::vector<Literal> results = Spmd(text);
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0].tuple_element(0), R1<float>({0, 1}));
+  EXPECT_EQ(results[1].tuple_element(0), R1<float>({0, 1}));
+  EXPECT_EQ(results[2].tuple_element(0), R1<float>({2, 0}));
+  EXPECT_EQ(results[3].tuple_element(0), R1<float>({2, 0}));
+  for (const Literal& r : results) EXPECT_EQ(r.tuple_element(1), R1<float>({0, 1, 22}));
+}
+
+TEST(SpmdShardShape, ShapeChangeWithoutATiledShardingIsALocatedError) {
+  const std::string text = R"(HloModule m, num_partitions=2
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT back = f32[4] custom-call(p), custom_call_target="SPMDShardToFullShape",
+      sharding={replicated}
+})";
+  StatusOr<std::vector<Literal>> results = TrySpmd(text, [](int64_t) {
+    std::vector<Literal> args;
+    args.push_back(R1<float>({1, 2}));
+    return args;
+  });
+  ASSERT_FALSE(results.ok());
+  EXPECT_THAT(results.status().message(), HasSubstr("must be tiled"));
+  EXPECT_THAT(results.status().message(), HasSubstr(":4:"));
+}
+
 TEST(SpmdSendRecv, BidirectionalExchangeDoesNotDeadlock) {
   // Both devices receive before they send (text order), as a scheduled module
   // does: recv only reserves, recv-done waits.
@@ -387,6 +574,36 @@ ENTRY e {
   ROOT data = f32[] get-tuple-element(recv-done), index=0
 })";
   ExpectScalars(Spmd(text, ScalarDPlus1), {2, 0});
+}
+
+TEST(SpmdSendRecv, HostTransferSendLeavesItsDeclaredBufferZeroFilled) {
+  // Real dumps declare a host buffer type (s32) unlike the data (f32): the
+  // host is not simulated, so the buffer element stays zeros of its own shape.
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  p = f32[] parameter(0)
+  token = token[] after-all()
+  send = (s32[], u32[], token[]) send(p, token), channel_id=3, is_host_transfer=true
+  send-done = token[] send-done(send), channel_id=3, is_host_transfer=true
+  ROOT buffer = s32[] get-tuple-element(send), index=0
+})";
+  const std::vector<Literal> results = Spmd(text, ScalarDPlus1);
+  ASSERT_EQ(results.size(), 2u);
+  for (const Literal& r : results) EXPECT_EQ(r, Literal::CreateR0<int32_t>(0));
+}
+
+TEST(SpmdSendRecv, DeviceSendWhoseBufferTypeDiffersFromTheDataIsAnError) {
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  p = f32[] parameter(0)
+  token = token[] after-all()
+  send = (s32[], u32[], token[]) send(p, token),
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  ROOT send-done = token[] send-done(send)
+})";
+  StatusOr<std::vector<Literal>> results = TrySpmd(text, ScalarDPlus1);
+  ASSERT_FALSE(results.ok());
+  EXPECT_THAT(results.status().message(), HasSubstr("does not match the started operation"));
 }
 
 // --- asynchronous forms -------------------------------------------------------

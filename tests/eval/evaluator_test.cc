@@ -87,6 +87,40 @@ ENTRY e {
   EXPECT_EQ(r.tuple_element(4), Matrix());
 }
 
+TEST(Evaluator, BitcastThatChangesTheCountReadsTheTiledMemoryOrder) {
+  // s32[4,2,2] T(2,2) stores element [i,j,k] at offset 4i+2j+k (iota below
+  // holds that offset). s32[3,4] T(2,2) pads to 4 rows of 2x2 tiles: [R,C] is
+  // at offset (R/2*2 + C/2)*4 + R%2*2 + C%2. Back the other way, the padding
+  // row 3 reads as zeros.
+  Literal r = Eval(R"(HloModule m
+ENTRY e {
+  i = s32[16] iota(), iota_dimension=0
+  p = s32[4,2,2]{2,1,0:T(2,2)} reshape(i)
+  a = s32[3,4]{1,0:T(2,2)} bitcast(p)
+  j = s32[12] iota(), iota_dimension=0
+  q = s32[3,4]{1,0:T(2,2)} reshape(j)
+  b = s32[4,2,2]{2,1,0:T(2,2)} bitcast(q)
+  ROOT out = (s32[3,4], s32[4,2,2]) tuple(a, b)
+})");
+  ASSERT_EQ(r.tuple_size(), 2);
+  EXPECT_EQ(Values(r.tuple_element(0)),
+            (std::vector<int32_t>{0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13}));
+  EXPECT_EQ(Values(r.tuple_element(1)),
+            (std::vector<int32_t>{0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 0, 0, 10, 11, 0, 0}));
+}
+
+TEST(Evaluator, BitcastThatChangesTheCountWithoutTiledLayoutsIsUnimplemented) {
+  auto r = TryEval(R"(HloModule m
+ENTRY e {
+  p = s32[6] parameter(0)
+  ROOT b = s32[4] bitcast(p)
+})", {R1<int32_t>({1, 2, 3, 4, 5, 6})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(r.status().message().find("single-level tiled layouts"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(Evaluator, SliceAndReverse) {
   const char* text = R"(HloModule m
 ENTRY e {
