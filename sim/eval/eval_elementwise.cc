@@ -637,11 +637,42 @@ Status ConvertKernel(const Literal& in, Literal& out) {
 
 /// Reinterprets the bits of each element as the result type, which has the
 /// same bit width (the width-changing form is not supported yet).
+/// bitcast-convert between types of different widths, as XLA defines it:
+/// to a narrower type a new minor dimension of size ratio appears, from a
+/// narrower type that minor dimension goes away, and the bytes are the same
+/// in little-endian order. Our literals store every element of 8 bits or
+/// more as its raw little-endian bits, row-major, so the bytes carry over.
+Status WidthChangingBitcastConvert(const Literal& in, Literal& out) {
+  const int from_bits = hlo::PrimitiveTypeBitWidth(in.element_type());
+  const int to_bits = hlo::PrimitiveTypeBitWidth(out.element_type());
+  if (from_bits < 8 || to_bits < 8 || in.element_type() == PrimitiveType::kPred ||
+      out.element_type() == PrimitiveType::kPred) {
+    return Unimplemented("bitcast-convert changing the width of pred or sub-byte types");
+  }
+  const hlo::Shape& wide = from_bits > to_bits ? in.shape() : out.shape();
+  const hlo::Shape& narrow = from_bits > to_bits ? out.shape() : in.shape();
+  const int64_t ratio = std::max(from_bits, to_bits) / std::min(from_bits, to_bits);
+  std::vector<int64_t> expected = wide.dimensions();
+  expected.push_back(ratio);
+  if (narrow.dimensions() != expected) {
+    return InvalidArgument("bitcast-convert from " + in.shape().ToString(false) + " to " +
+                           out.shape().ToString(false) +
+                           ": the narrower side must have the wider one's dimensions plus a "
+                           "minor dimension of " + std::to_string(ratio));
+  }
+  std::copy(in.bytes().begin(), in.bytes().end(), out.mutable_bytes().begin());
+  return Status::Ok();
+}
+
 Status BitcastConvertKernel(const Literal& in, Literal& out) {
   const PrimitiveType from = in.element_type();
   const PrimitiveType to = out.element_type();
   if (hlo::PrimitiveTypeBitWidth(from) != hlo::PrimitiveTypeBitWidth(to)) {
-    return Unimplemented("bitcast-convert between types of different bit widths");
+    return WidthChangingBitcastConvert(in, out);
+  }
+  if (in.element_count() != out.element_count()) {
+    return InvalidArgument("operand " + in.shape().ToString(false) +
+                           " does not match the result's element count");
   }
   if (from == PrimitiveType::kPred || to == PrimitiveType::kPred) {
     return InvalidArgument("bitcast-convert is not defined for pred");
@@ -750,7 +781,7 @@ Status Dispatch(const HloInstruction& inst, Operands given, Literal& out) {
       TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], ops[0]->element_type(), n));
       return ConvertKernel(*ops[0], out);
     case HloOpcode::kBitcastConvert:
-      TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], ops[0]->element_type(), n));
+      if (!ops[0]->shape().IsArray()) return InvalidArgument("operand must be an array");
       return BitcastConvertKernel(*ops[0], out);
     case HloOpcode::kReducePrecision:
       TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], type, n));

@@ -312,6 +312,38 @@ TEST(EvalElementwise, ConvertFollowsXla) {
   EXPECT_EQ(r.data<BF16>()[0].ToFloat(), 1.0f);
 }
 
+TEST(EvalElementwise, BitcastConvertChangingWidthAddsOrDropsTheMinorDimension) {
+  // f32 1.0 is 0x3F800000: little-endian u16 halves 0x0000, 0x3F80.
+  const Literal halves = Eval(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT b = u16[2,2] bitcast-convert(p)
+}
+)", {R1<float>({1.0f, -2.0f})});
+  const auto h = halves.data<uint16_t>();
+  EXPECT_EQ(h[0], 0x0000);
+  EXPECT_EQ(h[1], 0x3F80);
+  EXPECT_EQ(h[2], 0x0000);
+  EXPECT_EQ(h[3], 0xC000);
+  Literal bytes(hlo::Shape(hlo::PrimitiveType::kU8, {1, 4}));
+  const uint8_t b[] = {0x00, 0x00, 0x80, 0x3F};
+  std::copy(b, b + 4, bytes.data<uint8_t>().begin());
+  const Literal joined = Eval(R"(HloModule m
+ENTRY e {
+  p = u8[1,4] parameter(0)
+  ROOT b = f32[1] bitcast-convert(p)
+}
+)", {bytes});
+  EXPECT_EQ(joined.data<float>()[0], 1.0f);
+  auto wrong = testing::TryEval(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT b = u16[2,4] bitcast-convert(p)
+}
+)", {R1<float>({1.0f, -2.0f})});
+  ASSERT_FALSE(wrong.ok());
+}
+
 TEST(EvalElementwise, BitcastConvertKeepsBits) {
   Literal f = R1<float>({1.0f, -2.0f});
   EXPECT_EQ(Eval(UnaryHlo("bitcast-convert", "f32[2]", "u32[2]"), {f}),
