@@ -52,12 +52,36 @@ void StartIndex(const Literal& indices, int64_t index_vector_dim, std::span<cons
   }
 }
 
+/// Batching dimensions (gather's operand_batching_dims with
+/// start_indices_batching_dims, scatter's input_batching_dims with
+/// scatter_indices_batching_dims): operand dimension `operand_dims[i]` is
+/// indexed by the position along start-indices dimension `index_dims[i]`,
+/// exactly, as if the indices held an iota there. Checks the pairing and
+/// returns, per pair, where that indices dimension sits in the batch index
+/// (the indices' dimensions without index_vector_dim), or an error.
+StatusOr<std::vector<int64_t>> BatchingPositions(const std::vector<int64_t>& operand_dims,
+                                                 const std::vector<int64_t>& index_dims,
+                                                 const hlo::Shape& operand,
+                                                 const hlo::Shape& indices,
+                                                 int64_t index_vector_dim) {
+  if (operand_dims.size() != index_dims.size()) {
+    return InvalidArgument("the operand and the indices need as many batching dimensions");
+  }
+  std::vector<int64_t> positions;
+  for (size_t i = 0; i < operand_dims.size(); ++i) {
+    const int64_t od = operand_dims[i], id = index_dims[i];
+    if (od < 0 || od >= operand.rank() || id < 0 || id >= indices.rank() ||
+        id == index_vector_dim || operand.dimensions(od) != indices.dimensions(id)) {
+      return InvalidArgument("batching dimensions must pair equal-sized dimensions");
+    }
+    positions.push_back(id < index_vector_dim ? id : id - 1);
+  }
+  return positions;
+}
+
 Status Gather(const HloInstruction& inst, const Literal& operand, const Literal& indices,
               Literal& out) {
-  if (!IntList(inst, AttrId::kOperandBatchingDims).empty() ||
-      !IntList(inst, AttrId::kStartIndicesBatchingDims).empty()) {
-    return Unimplemented("gather with batching dimensions is not supported yet");
-  }
+  const std::vector<int64_t> operand_batching = IntList(inst, AttrId::kOperandBatchingDims);
   const std::vector<int64_t> offset_dims = IntList(inst, AttrId::kOffsetDims);
   const std::vector<int64_t> collapsed = IntList(inst, AttrId::kCollapsedSliceDims);
   const std::vector<int64_t> start_index_map = IntList(inst, AttrId::kStartIndexMap);
@@ -68,8 +92,12 @@ Status Gather(const HloInstruction& inst, const Literal& operand, const Literal&
   const int64_t rank = op_shape.rank();
   std::vector<int64_t> window_dims;  // operand dimensions the offset dims walk
   for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(collapsed, d)) window_dims.push_back(d);
+    if (!Contains(collapsed, d) && !Contains(operand_batching, d)) window_dims.push_back(d);
   }
+  TPUSIM_ASSIGN_OR_RETURN(
+      const std::vector<int64_t> batching_positions,
+      BatchingPositions(operand_batching, IntList(inst, AttrId::kStartIndicesBatchingDims),
+                        op_shape, indices.shape(), index_vector_dim));
   const bool implicit_vector = index_vector_dim == indices.shape().rank();
   const int64_t batch_rank = out.shape().rank() - static_cast<int64_t>(offset_dims.size());
   if (static_cast<int64_t>(slice_sizes.size()) != rank ||
@@ -115,6 +143,9 @@ Status Gather(const HloInstruction& inst, const Literal& operand, const Literal&
     for (int64_t d : start_index_map) {
       source[d] = std::clamp<int64_t>(source[d], 0, op_shape.dimensions(d) - slice_sizes[d]);
     }
+    for (size_t i = 0; i < operand_batching.size(); ++i) {
+      source[operand_batching[i]] = batch[batching_positions[i]];
+    }
     for (size_t i = 0; i < offset_dims.size(); ++i) source[window_dims[i]] += o[offset_dims[i]];
     int64_t offset = 0;
     for (int64_t d = 0; d < rank; ++d) offset += source[d] * op_strides[d];
@@ -126,10 +157,7 @@ Status Gather(const HloInstruction& inst, const Literal& operand, const Literal&
 /// Errors name the instruction (the combiner's already do).
 Status Scatter(const EvalContext& ctx, Combiner& combiner, const HloInstruction& inst,
                Operands operands, const Literal& indices, Operands updates, Literal& out) {
-  if (!IntList(inst, AttrId::kInputBatchingDims).empty() ||
-      !IntList(inst, AttrId::kScatterIndicesBatchingDims).empty()) {
-    return ctx.Unsupported(inst, "scatter with batching dimensions is not supported yet");
-  }
+  const std::vector<int64_t> input_batching = IntList(inst, AttrId::kInputBatchingDims);
   const std::vector<int64_t> window_dims = IntList(inst, AttrId::kUpdateWindowDims);
   const std::vector<int64_t> inserted = IntList(inst, AttrId::kInsertedWindowDims);
   const std::vector<int64_t> dims_map = IntList(inst, AttrId::kScatterDimsToOperandDims);
@@ -140,7 +168,13 @@ Status Scatter(const EvalContext& ctx, Combiner& combiner, const HloInstruction&
   const int64_t rank = op_shape.rank();
   std::vector<int64_t> operand_window_dims;
   for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(inserted, d)) operand_window_dims.push_back(d);
+    if (!Contains(inserted, d) && !Contains(input_batching, d)) operand_window_dims.push_back(d);
+  }
+  StatusOr<std::vector<int64_t>> batching_positions =
+      BatchingPositions(input_batching, IntList(inst, AttrId::kScatterIndicesBatchingDims),
+                        op_shape, indices.shape(), index_vector_dim);
+  if (!batching_positions.ok()) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, batching_positions.status().message());
   }
   const bool implicit_vector = index_vector_dim == indices.shape().rank();
   const int64_t scatter_rank = up_shape.rank() - static_cast<int64_t>(window_dims.size());
@@ -187,6 +221,9 @@ Status Scatter(const EvalContext& ctx, Combiner& combiner, const HloInstruction&
       if (!Contains(window_dims, d)) scatter_index.push_back(u[d]);
     }
     StartIndex(indices, index_vector_dim, scatter_index, dims_map, start);
+    for (size_t i = 0; i < input_batching.size(); ++i) {
+      start[input_batching[i]] = scatter_index[(*batching_positions)[i]];
+    }
     for (int64_t d = 0; d < rank; ++d) {
       if (start[d] < 0 || start[d] > op_shape.dimensions(d) - window_size[d]) return;  // skipped
     }

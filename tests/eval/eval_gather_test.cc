@@ -112,5 +112,50 @@ ENTRY e {
             (std::vector<int32_t>{300, 401, 10, 11, 120, 221}));
 }
 
+
+/// [[0, 1, 2], [10, 11, 12]] and per-row column indices [[2], [0]].
+std::vector<Literal> BatchedRowsAndColumns() {
+  Literal rows(hlo::Shape(hlo::PrimitiveType::kF32, {2, 3}));
+  const float v[] = {0, 1, 2, 10, 11, 12};
+  std::copy(v, v + 6, rows.data<float>().begin());
+  Literal columns(hlo::Shape(hlo::PrimitiveType::kS32, {2, 1}));
+  columns.data<int32_t>()[0] = 2;
+  return {std::move(rows), std::move(columns)};
+}
+
+TEST(EvalGather, BatchingDimensionsIndexTheirOwnRow) {
+  // Row b of the operand is read with indices[b]: out = {op[0][2], op[1][0]}.
+  const Literal out = Eval(R"(HloModule m
+ENTRY e {
+  op = f32[2,3] parameter(0)
+  ix = s32[2,1] parameter(1)
+  ROOT g = f32[2] gather(op, ix), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=1, slice_sizes={1,1}
+}
+)", BatchedRowsAndColumns());
+  EXPECT_EQ(out, R1<float>({2, 10}));
+}
+
+TEST(EvalScatter, BatchingDimensionsWriteIntoTheirOwnRow) {
+  std::vector<Literal> args = BatchedRowsAndColumns();
+  args.push_back(R1<float>({5, 7}));
+  const Literal out = Eval(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  op = f32[2,3] parameter(0)
+  ix = s32[2,1] parameter(1)
+  up = f32[2] parameter(2)
+  ROOT s = f32[2,3] scatter(op, ix, up), update_window_dims={}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0}, index_vector_dim=1, to_apply=add
+}
+)", std::move(args));
+  // Row 0 column 2 gets +5, row 1 column 0 gets +7.
+  const auto o = out.data<float>();
+  const float expected[] = {0, 1, 7, 17, 11, 12};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(o[i], expected[i]) << i;
+}
+
 }  // namespace
 }  // namespace tpusim::eval
