@@ -14,9 +14,13 @@ shift
 
 # Modules that run in seconds even unoptimised and between them exercise dot
 # and convolution at every precision, transcendental math, reductions, sort,
-# gather/scatter, while loops and the seeded inputs of every common type.
+# gather/scatter, while loops, the seeded inputs of every common type, and
+# SPMD programs whose devices run on threads and meet in collectives.
 modules=(
   "$root/scenarios/hlo/mlp_bf16.hlo"
+  "$corpus/e2e_all_to_all_dot_np4.hlo"
+  "$corpus/e2e_reduce_scatter_while.hlo"
+  "$corpus/import_async_collectives_allreduce.hlo"
   "$corpus/fully_connected_reference_model.hlo"
   "$corpus/gpu_triton_gemm_fusion.hlo"
   "$corpus/hlo_import_all_ops.hlo"
