@@ -110,9 +110,9 @@ std::vector<const hlo::HloInstruction*> ElidedConstants(const hlo::HloModule& mo
 /// What the values part of a run prints and reports.
 struct ValuesResult {
   std::vector<OutputSummary> outputs;  ///< per device, per leaf
-  /// Trip counts of the while loops as the functional run saw them, for
-  /// the timing model.
-  std::map<std::string, int64_t> trip_counts;
+  /// Loop trip counts and conditional branches as the functional run saw
+  /// them on device 0, for the timing model.
+  eval::ControlFlowRecord control_flow;
 };
 
 /// The values part of a run: evaluates every device, and writes outputs
@@ -165,7 +165,7 @@ StatusOr<ValuesResult> RunValues(const ExecOptions& options, const hlo::HloModul
     }
   }
   ValuesResult values;
-  eval_options.trip_counts = &values.trip_counts;
+  eval_options.control_flow = &values.control_flow;
   std::atomic<int64_t> executed{0};
   eval_options.progress = &executed;
   const eval::Evaluator evaluator(eval_options);
@@ -251,6 +251,7 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
   }
   using TripCounts = std::map<std::string, int64_t>;
   TPUSIM_ASSIGN_OR_RETURN(TripCounts trip_counts, ParseTripCounts(options.trip_counts));
+  std::map<std::string, int64_t> branches;
   TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(options.file));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<hlo::HloModule> module,
                           ParseAndVerifyModule(text, options.file));
@@ -271,13 +272,15 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
     json["outputs"] = OutputsJson(values.outputs);
     // What the program really did wins over the timing model's static guess,
     // and the user's word over both: merge keeps the entries already present.
-    trip_counts.merge(values.trip_counts);
+    trip_counts.merge(values.control_flow.trip_counts);
+    branches = std::move(values.control_flow.branches);
   }
   if (chip.has_value()) {
     timing::TimingOptions timing_options;
     timing_options.trip_counts = std::move(trip_counts);
     timing_options.default_trip_count = options.default_trip_count;
     timing_options.conditional_branch = options.branch;
+    timing_options.branches = std::move(branches);
     TPUSIM_ASSIGN_OR_RETURN(const timing::TimingResult timed,
                             timing::SimulateModule(*module, *chip, timing_options));
     if (mode != "timing") out << '\n';
@@ -341,8 +344,8 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   exec->add_option("--branch", options.branch,
-                   "Branch every conditional takes when timed (0: the true branch of a pred "
-                   "conditional)")
+                   "Branch a conditional takes when timed (0: the true branch of a pred "
+                   "conditional), unless the values run of full mode saw which it took")
       ->option_text("N")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -27,6 +27,13 @@ const HloComputation* CalledComputation(const HloInstruction& inst, AttrId id) {
   return nullptr;
 }
 
+/// Where device (0, 0) records its control flow; nullptr on other devices
+/// (so that threads never share a writer) or when nobody asked.
+ControlFlowRecord* DeviceZeroRecord(const EvalContext& ctx) {
+  const bool device_zero = ctx.device().replica_id == 0 && ctx.device().partition_id == 0;
+  return device_zero ? ctx.options().control_flow : nullptr;
+}
+
 StatusOr<Literal> While(EvalContext& ctx, const HloInstruction& inst, const Literal& init) {
   const HloComputation* condition = CalledComputation(inst, AttrId::kCondition);
   const HloComputation* body = CalledComputation(inst, AttrId::kBody);
@@ -42,10 +49,8 @@ StatusOr<Literal> While(EvalContext& ctx, const HloInstruction& inst, const Lite
       return ctx.Error(inst, StatusCode::kInvalidArgument, "condition must return pred[]");
     }
     if (keep_going.data<uint8_t>()[0] == 0) {
-      // Device 0 alone records, so that devices on other threads never write.
-      if (ctx.options().trip_counts != nullptr && ctx.device().replica_id == 0 &&
-          ctx.device().partition_id == 0) {
-        ctx.options().trip_counts->emplace(inst.name(), iteration);
+      if (ControlFlowRecord* record = DeviceZeroRecord(ctx)) {
+        record->trip_counts.emplace(inst.name(), iteration);
       }
       return state;
     }
@@ -69,7 +74,7 @@ StatusOr<Literal> Conditional(EvalContext& ctx, const HloInstruction& inst, Oper
     return ctx.Error(inst, StatusCode::kInvalidArgument, "branch selector must be a scalar");
   }
   const HloComputation* branch = nullptr;
-  int64_t operand = 0;
+  int64_t operand = 0;  // the branch's argument; the branch number is operand - 1
   if (selector.element_type() == hlo::PrimitiveType::kPred) {
     const bool taken = selector.data<uint8_t>()[0] != 0;
     branch = CalledComputation(inst, taken ? AttrId::kTrueComputation : AttrId::kFalseComputation);
@@ -84,6 +89,9 @@ StatusOr<Literal> Conditional(EvalContext& ctx, const HloInstruction& inst, Oper
   if (branch == nullptr || operand >= static_cast<int64_t>(ops.size())) {
     return ctx.Error(inst, StatusCode::kInvalidArgument,
                      "needs a branch computation and an operand for the selected branch");
+  }
+  if (ControlFlowRecord* record = DeviceZeroRecord(ctx)) {
+    record->branches.emplace(inst.name(), operand - 1);
   }
   const Literal* args[] = {ops[operand]};
   return ctx.Call(*branch, args);

@@ -31,6 +31,15 @@ enum class Numerics : uint8_t {
   kIeee,
 };
 
+/// What a program's control flow did on one device, by instruction name: the
+/// first execution of each while loop and conditional counts.
+struct ControlFlowRecord {
+  std::map<std::string, int64_t> trip_counts;  ///< iterations of each while loop
+  /// Branch each conditional took: 0 for true and 1 for false in the pred
+  /// form, the (clamped) index in the indexed form.
+  std::map<std::string, int64_t> branches;
+};
+
 struct EvaluatorOptions {
   Numerics numerics = Numerics::kTpu;
   /// Largest value (one instruction's result, tuple elements included) the
@@ -43,11 +52,10 @@ struct EvaluatorOptions {
   /// with seeded values from this seed (FillSeeded, one stream per constant);
   /// unset, such a constant is an error.
   std::optional<uint64_t> elided_constant_seed;
-  /// When set, the iteration count of each while loop's first execution on
-  /// device (0, 0) is recorded here by instruction name: the trip counts the
-  /// timing model needs, as the program really ran. Owned by the caller,
-  /// which must not read it while an evaluation runs.
-  std::map<std::string, int64_t>* trip_counts = nullptr;
+  /// When set, receives what the control flow of device (0, 0) did, for the
+  /// timing model. Owned by the caller, which must not read it while an
+  /// evaluation runs.
+  ControlFlowRecord* control_flow = nullptr;
   /// When set, counts the instructions device (0, 0) has executed (loop
   /// bodies once per iteration), for a progress display on another thread.
   std::atomic<int64_t>* progress = nullptr;

@@ -124,9 +124,10 @@ class Lowerer {
                    "conditional without its branch computations");
     }
     const int64_t last = static_cast<int64_t>(branches.size()) - 1;
-    const int64_t chosen = options_.conditional_branch < 0 || options_.conditional_branch > last
-                               ? last
-                               : options_.conditional_branch;
+    const auto known = options_.branches.find(inst.name());
+    const int64_t wanted =
+        known != options_.branches.end() ? known->second : options_.conditional_branch;
+    const int64_t chosen = wanted < 0 || wanted > last ? last : wanted;
     return Walk(*branches[chosen], depth + 1);
   }
 

@@ -32,6 +32,10 @@ struct TimingOptions {
   /// Branch every conditional takes (0 = the true branch of a pred
   /// conditional; an index past the last branch takes the last, as XLA does).
   int64_t conditional_branch = 0;
+  /// Branches known from elsewhere (e.g. a functional run), by conditional
+  /// instruction name, in conditional_branch's numbering; they take
+  /// precedence over it.
+  std::map<std::string, int64_t> branches;
   /// Upper bound on executed instructions (loops unrolled), to fail cleanly
   /// instead of exhausting memory.
   int64_t max_executed_instructions = 20'000'000;

@@ -290,6 +290,80 @@ TEST_F(ExecTest, TimesOnAChipAndWritesJsonAndTrace) {
   EXPECT_THAT(ReadText(trace), HasSubstr("\"traceEvents\""));
 }
 
+TEST_F(ExecTest, FullModeTimesTheLoopsAndBranchesTheValuesRunTook) {
+  // The loop bound and the branch come from parameters, so only the values
+  // run knows them: 5 iterations, and the false branch.
+  const std::string module = Module("flow.hlo", R"(HloModule flow
+
+%cond (s: (s32[], s32[], f32[1024])) -> pred[] {
+  %s = (s32[], s32[], f32[1024]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] get-tuple-element(%s), index=1
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (s: (s32[], s32[], f32[1024])) -> (s32[], s32[], f32[1024]) {
+  %s = (s32[], s32[], f32[1024]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] get-tuple-element(%s), index=1
+  %x = f32[1024] get-tuple-element(%s), index=2
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %loop_exp = f32[1024] exponential(%x)
+  ROOT %t = (s32[], s32[], f32[1024]) tuple(%next, %n, %loop_exp)
+}
+
+%on_true (x: f32[1024]) -> f32[1024] {
+  %x = f32[1024] parameter(0)
+  ROOT %true_negate = f32[1024] negate(%x)
+}
+
+%on_false (x: f32[1024]) -> f32[1024] {
+  %x = f32[1024] parameter(0)
+  ROOT %false_sqrt = f32[1024] sqrt(%x)
+}
+
+ENTRY %main (n: s32[], p: pred[], x: f32[1024]) -> f32[1024] {
+  %n = s32[] parameter(0)
+  %p = pred[] parameter(1)
+  %x = f32[1024] parameter(2)
+  %zero = s32[] constant(0)
+  %init = (s32[], s32[], f32[1024]) tuple(%zero, %n, %x)
+  %loop = (s32[], s32[], f32[1024]) while(%init), condition=%cond, body=%body
+  %y = f32[1024] get-tuple-element(%loop), index=2
+  ROOT %c = f32[1024] conditional(%p, %y, %y), true_computation=%on_true, false_computation=%on_false
+}
+)");
+  const std::string inputs = dir_ / "in";
+  WriteNpy(inputs + "/param_0.npy", Literal::CreateR0<int32_t>(5));
+  WriteNpy(inputs + "/param_1.npy", Literal::CreateR0<bool>(false));
+  Literal x(hlo::Shape(hlo::PrimitiveType::kF32, {1024}));
+  WriteNpy(inputs + "/param_2.npy", x);
+  const RunResult full = Tpusim(
+      {"exec", module, "--inputs", inputs, "--chip", "tpu-v5e", "--json", dir_ / "full.json"});
+  ASSERT_EQ(full.exit_code, 0) << Describe(full);
+  const RunResult timing = Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", "timing",
+                                   "--json", dir_ / "timing.json"});
+  ASSERT_EQ(timing.exit_code, 0) << Describe(timing);
+  const auto count = [](const std::string& json, const std::string& name) {
+    int n = 0;
+    for (size_t at = json.find("\"" + name + "\""); at != std::string::npos;
+         at = json.find("\"" + name + "\"", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const std::string full_json = ReadText(dir_ / "full.json");
+  const std::string timing_json = ReadText(dir_ / "timing.json");
+  EXPECT_EQ(count(full_json, "loop_exp"), 5) << full_json;
+  EXPECT_EQ(count(full_json, "false_sqrt"), 1);
+  EXPECT_EQ(count(full_json, "true_negate"), 0);
+  // Timing alone cannot know: one iteration (--default-trip-count), branch 0.
+  EXPECT_EQ(count(timing_json, "loop_exp"), 1) << timing_json;
+  EXPECT_EQ(count(timing_json, "true_negate"), 1);
+  EXPECT_EQ(count(timing_json, "false_sqrt"), 0);
+}
+
 TEST_F(ExecTest, TimingModeComputesNoValuesAndIsDeterministic) {
   const std::string module = Module("mul_add.hlo", kMulAddModule);
   const RunResult a = Tpusim({"exec", module, "--chip", "tpu-v4", "--mode", "timing",
