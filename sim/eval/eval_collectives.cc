@@ -71,7 +71,7 @@ StatusOr<std::vector<Shape>> PerOperandShapes(EvalContext& ctx, const HloInstruc
 /// `src_start`) to `dst` (at `dst_start`); the other dimensions are equal.
 void CopyAlongDim(const Literal& src, int64_t src_start, Literal& dst, int64_t dst_start,
                   int64_t dim, int64_t count) {
-  const std::vector<int64_t>& src_dims = src.shape().dimensions();
+  const auto& src_dims = src.shape().dimensions();
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < dim; ++i) outer *= src_dims[i];
   for (size_t i = static_cast<size_t>(dim) + 1; i < src_dims.size(); ++i) inner *= src_dims[i];

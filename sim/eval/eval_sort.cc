@@ -119,7 +119,7 @@ StatusOr<Literal> EvalSort(EvalContext& ctx, const HloInstruction& inst, Operand
   }
   const int64_t length = shape.dimensions(dim);
   const int64_t stride = RowMajorStrides(shape.dimensions())[dim];
-  std::vector<int64_t> rows = shape.dimensions();
+  hlo::DimensionVector rows = shape.dimensions();
   rows[dim] = 1;  // one row per index of the other dimensions
   const std::vector<int64_t> strides = RowMajorStrides(shape.dimensions());
   RowComparator cmp(ctx, inst, *comparator, ops);

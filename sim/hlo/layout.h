@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/hlo/dimension_vector.h"
 #include "sim/hlo/primitive_type.h"
 
 namespace tpusim::hlo {
@@ -36,7 +37,7 @@ struct SplitConfig {
 class Layout {
  public:
   Layout() = default;
-  explicit Layout(std::vector<int64_t> minor_to_major) : minor_to_major_(std::move(minor_to_major)) {}
+  explicit Layout(DimensionVector minor_to_major) : minor_to_major_(std::move(minor_to_major)) {}
   Layout(const Layout& other);
   Layout& operator=(const Layout& other);
   Layout(Layout&&) noexcept = default;
@@ -44,8 +45,8 @@ class Layout {
   ~Layout();
 
   /// Dimension numbers from the fastest-varying to the slowest.
-  const std::vector<int64_t>& minor_to_major() const { return minor_to_major_; }
-  std::vector<int64_t>& mutable_minor_to_major() { return minor_to_major_; }
+  const DimensionVector& minor_to_major() const { return minor_to_major_; }
+  DimensionVector& mutable_minor_to_major() { return minor_to_major_; }
 
   /// `D(...)`: per-dimension level types (dense, compressed, ...) verbatim, e.g. "D", "C+", "S~".
   std::vector<std::string> dim_level_types;
@@ -73,7 +74,7 @@ class Layout {
   friend bool operator==(const Layout& a, const Layout& b);
 
  private:
-  std::vector<int64_t> minor_to_major_;
+  DimensionVector minor_to_major_;
 };
 
 }  // namespace tpusim::hlo

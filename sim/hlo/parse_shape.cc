@@ -164,7 +164,7 @@ Status Parser::ParseLayout(Shape& shape) {
   const size_t open = lexer_.Mark();
   if (!lexer_.TryConsume('{')) return lexer_.ExpectFailed('{', "to open the layout");
   Layout& layout = shape.mutable_layout();
-  std::vector<int64_t>& m2m = layout.mutable_minor_to_major();
+  DimensionVector& m2m = layout.mutable_minor_to_major();
   int64_t scanned[kMaxRank];
   size_t fast = 0;
   if (lexer_.Peek() != ':' && lexer_.Peek() != '}') {

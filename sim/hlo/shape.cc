@@ -13,7 +13,7 @@ void AppendInt(int64_t v, std::string& out) {
   out.append(buf, end);
 }
 
-void AppendIntsJoined(const std::vector<int64_t>& values, std::string& out) {
+void AppendIntsJoined(std::span<const int64_t> values, std::string& out) {
   for (size_t i = 0; i < values.size(); ++i) {
     if (i > 0) out += ',';
     AppendInt(values[i], out);
@@ -33,7 +33,7 @@ struct ExtrasWriter {
 
 }  // namespace
 
-Shape::Shape(PrimitiveType type, std::vector<int64_t> dimensions)
+Shape::Shape(PrimitiveType type, DimensionVector dimensions)
     : kind_(type == PrimitiveType::kToken    ? Kind::kToken
             : type == PrimitiveType::kOpaque ? Kind::kOpaque
                                              : Kind::kArray),

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/hlo/dimension_vector.h"
 #include "sim/hlo/layout.h"
 #include "sim/hlo/primitive_type.h"
 
@@ -25,7 +26,7 @@ class Shape {
 
   Shape() = default;
   /// An array shape with static dimensions and no layout.
-  Shape(PrimitiveType type, std::vector<int64_t> dimensions);
+  Shape(PrimitiveType type, DimensionVector dimensions);
   static Shape Tuple(std::vector<Shape> elements);
   static Shape Token();
   static Shape Opaque();
@@ -45,9 +46,9 @@ class Shape {
   // --- arrays -------------------------------------------------------------
   int64_t rank() const { return static_cast<int64_t>(dimensions_.size()); }
   /// Sizes; for a bounded dynamic dimension this is the bound.
-  const std::vector<int64_t>& dimensions() const { return dimensions_; }
+  const DimensionVector& dimensions() const { return dimensions_; }
   int64_t dimensions(int64_t i) const { return dimensions_[i]; }
-  std::vector<int64_t>& mutable_dimensions() { return dimensions_; }
+  DimensionVector& mutable_dimensions() { return dimensions_; }
   /// True when dimension i was printed as `<=N` or `?`.
   bool is_dynamic_dimension(int64_t i) const { return (dynamic_mask_ >> i) & 1; }
   void set_dynamic_dimension(int64_t i, bool dynamic);
@@ -82,7 +83,7 @@ class Shape {
  private:
   Kind kind_ = Kind::kArray;
   PrimitiveType element_type_ = PrimitiveType::kF32;
-  std::vector<int64_t> dimensions_;
+  DimensionVector dimensions_;
   /// Bit i set: dimension i is dynamic (rank is at most 64 in any real program).
   uint64_t dynamic_mask_ = 0;
   std::optional<Layout> layout_;

@@ -371,7 +371,7 @@ StatusOr<Shape> InferGather(const Rule& r) {
                    " of gather is out of range for start indices " + Str(indices));
   }
   // An index vector dimension equal to the rank means a trailing size-1 one.
-  std::vector<int64_t> expanded = indices.dimensions();
+  DimensionVector expanded = indices.dimensions();
   if (index_vector_dim == indices.rank()) expanded.push_back(1);
   if (static_cast<int64_t>(start_index_map->size()) != expanded[index_vector_dim]) {
     return r.Error("start_index_map=" + Str(*start_index_map) +
@@ -461,7 +461,7 @@ StatusOr<Shape> InferScatter(const Rule& r) {
     return r.Error("index_vector_dim=" + std::to_string(index_vector_dim) +
                    " of scatter is out of range for scatter indices " + Str(indices));
   }
-  std::vector<int64_t> expanded = indices.dimensions();
+  DimensionVector expanded = indices.dimensions();
   if (index_vector_dim == indices.rank()) expanded.push_back(1);
   if (static_cast<int64_t>(to_operand->size()) != expanded[index_vector_dim]) {
     return r.Error("scatter_dims_to_operand_dims=" + Str(*to_operand) +

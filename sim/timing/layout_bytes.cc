@@ -1,6 +1,7 @@
 #include "sim/timing/layout_bytes.h"
 
 #include <algorithm>
+#include <span>
 
 #include "sim/chip/arith.h"
 #include "sim/hlo/primitive_type.h"
@@ -16,7 +17,7 @@ std::vector<int64_t> MajorToMinor(const hlo::Shape& array) {
   const int64_t rank = array.rank();
   // A layout that is not a permutation of the dimensions (which the verifier
   // rejects) is ignored rather than trusted.
-  const auto is_permutation = [&](const std::vector<int64_t>& m2m) {
+  const auto is_permutation = [&](std::span<const int64_t> m2m) {
     if (static_cast<int64_t>(m2m.size()) != rank) return false;
     std::vector<bool> seen(rank, false);
     for (int64_t d : m2m) {
@@ -26,7 +27,7 @@ std::vector<int64_t> MajorToMinor(const hlo::Shape& array) {
     return true;
   };
   if (array.has_layout() && is_permutation(array.layout().minor_to_major())) {
-    const std::vector<int64_t>& m2m = array.layout().minor_to_major();
+    const std::span<const int64_t> m2m = array.layout().minor_to_major();
     order.assign(m2m.rbegin(), m2m.rend());
   } else {
     for (int64_t d = 0; d < rank; ++d) order.push_back(d);

@@ -397,7 +397,7 @@ std::string HeaderText(const Literal& literal) {
     descr = "'" + descr + "'";
   }
   std::string shape = "(";
-  const std::vector<int64_t>& dims = literal.shape().dimensions();
+  const auto& dims = literal.shape().dimensions();
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i > 0) shape += ", ";
     shape += std::to_string(dims[i]);

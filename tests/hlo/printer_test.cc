@@ -13,7 +13,7 @@ namespace {
 
 Shape Array(PrimitiveType type, std::vector<int64_t> dims) {
   Shape s(type, std::move(dims));
-  std::vector<int64_t>& m2m = s.mutable_layout().mutable_minor_to_major();
+  auto& m2m = s.mutable_layout().mutable_minor_to_major();
   for (int64_t i = s.rank() - 1; i >= 0; --i) m2m.push_back(i);
   return s;
 }
