@@ -652,7 +652,7 @@ Status WidthChangingBitcastConvert(const Literal& in, Literal& out) {
   const hlo::Shape& wide = from_bits > to_bits ? in.shape() : out.shape();
   const hlo::Shape& narrow = from_bits > to_bits ? out.shape() : in.shape();
   const int64_t ratio = std::max(from_bits, to_bits) / std::min(from_bits, to_bits);
-  std::vector<int64_t> expected = wide.dimensions();
+  hlo::DimensionVector expected = wide.dimensions();
   expected.push_back(ratio);
   if (narrow.dimensions() != expected) {
     return InvalidArgument("bitcast-convert from " + in.shape().ToString(false) + " to " +

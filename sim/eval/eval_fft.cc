@@ -100,7 +100,7 @@ void Store(Literal& out, int64_t i, Cx v) {
 /// `to_dims` into `to` (dims `to_dims`), either way: a truncation or a
 /// zero-padded embedding along the last axis.
 template <typename Get, typename Put>
-void CopyOverlap(const std::vector<int64_t>& from_dims, const std::vector<int64_t>& to_dims,
+void CopyOverlap(std::span<const int64_t> from_dims, std::span<const int64_t> to_dims,
                  Get get, Put put) {
   const std::vector<int64_t> from_strides = RowMajorStrides(from_dims);
   const std::vector<int64_t> to_strides = RowMajorStrides(to_dims);
@@ -139,7 +139,7 @@ StatusOr<Literal> EvalFft(EvalContext& ctx, const HloInstruction& inst, Operands
   const size_t rank = static_cast<size_t>(in.shape().rank());
   const size_t first = rank - length.size();
   // The transform runs on complex data of the full fft_length.
-  std::vector<int64_t> work_dims = in.shape().dimensions();
+  std::vector<int64_t> work_dims(in.shape().dimensions().begin(), in.shape().dimensions().end());
   for (size_t d = 0; d < length.size(); ++d) work_dims[first + d] = length[d];
   // Checks that the operand and result have the sizes the type implies.
   std::vector<int64_t> half_dims = work_dims;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "sim/eval/kernels.h"
@@ -68,7 +69,7 @@ std::array<uint32_t, 2> Threefry2x32(std::array<uint32_t, 2> x, std::array<uint3
 /// Where ThreeFry's 32-bit output splits the shape: XLA pairs elements along
 /// the first even dimension (else the largest, the first of equal ones);
 /// element i of that dimension uses counter block i / 2, word i % 2.
-int64_t ThreeFrySplitDim(const std::vector<int64_t>& dims) {
+int64_t ThreeFrySplitDim(std::span<const int64_t> dims) {
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] % 2 == 0) return static_cast<int64_t>(i);
   }
@@ -86,7 +87,7 @@ struct Bits {
   std::vector<uint64_t> new_state;
 };
 
-Bits ThreeFry(const std::vector<uint64_t>& state, const std::vector<int64_t>& dims, bool wide) {
+Bits ThreeFry(const std::vector<uint64_t>& state, std::span<const int64_t> dims, bool wide) {
   const std::array<uint32_t, 2> key = {Lo(state[0]), Hi(state[0])};
   const uint64_t counter = state[1];
   int64_t n = 1;
@@ -110,7 +111,7 @@ Bits ThreeFry(const std::vector<uint64_t>& state, const std::vector<int64_t>& di
   }
   // The half shape: the split dimension rounded up to pairs.
   const int64_t split = ThreeFrySplitDim(dims);
-  std::vector<int64_t> half = dims;
+  std::vector<int64_t> half(dims.begin(), dims.end());
   half[split] = (dims[split] + 1) / 2;
   const std::vector<int64_t> half_strides = RowMajorStrides(half);
   int64_t half_count = 1;

@@ -13,7 +13,7 @@ std::optional<PhysicalOrder> PhysicalOrder::Of(const hlo::Shape& shape) {
     return std::nullopt;
   }
   PhysicalOrder order;
-  const std::vector<int64_t>& dims = shape.dimensions();
+  const auto& dims = shape.dimensions();
   // Row-major strides of the logical (evaluator) order.
   std::vector<int64_t> logical_stride(static_cast<size_t>(rank), 1);
   for (int64_t d = rank - 2; d >= 0; --d) logical_stride[d] = logical_stride[d + 1] * dims[d + 1];
