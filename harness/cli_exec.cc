@@ -384,7 +384,8 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
   seed:N   every parameter drawn deterministically from seed N: floats standard
            normal, signed integers in [-8, 8], unsigned in [0, 16], pred a coin,
            integers that feed gather/scatter/dynamic-slice indices within bounds;
-           each device gets its own draw.
+           each device gets its own draw, except scalars and replicated
+           parameters, which every device shares.
   DIR      param_<N>.npy for parameter N; param_<N>_<i>.npy for leaf i of a tuple
            parameter; with several devices, DIR/device_<d>/ files override the
            shared ones. Types and shapes must match the parameters exactly.

@@ -219,14 +219,33 @@ void FillLeaf(Literal& leaf, value::Random& random, std::optional<int64_t> index
   }
 }
 
+/// True when every device must see the same value in this leaf of a
+/// parameter: a scalar (loop bounds and branch selectors must agree across
+/// the devices of an SPMD program, or their collectives could not meet), or
+/// a leaf whose sharding says it is replicated or lives on one device.
+bool SameOnEveryDevice(const HloInstruction& parameter, const Literal& leaf,
+                       int64_t leaf_in_parameter) {
+  if (leaf.shape().rank() == 0) return true;
+  const hlo::Sharding* sharding = parameter.sharding();
+  if (sharding != nullptr && sharding->type == hlo::Sharding::Type::kTuple) {
+    sharding = leaf_in_parameter < static_cast<int64_t>(sharding->elements.size())
+                   ? &sharding->elements[leaf_in_parameter]
+                   : nullptr;
+  }
+  return sharding != nullptr && (sharding->type == hlo::Sharding::Type::kReplicated ||
+                                 sharding->type == hlo::Sharding::Type::kMaximal);
+}
+
 /// Fills every array leaf of `value` (produced by `parameter` at `path`),
-/// numbering leaves depth-first from `*next_leaf`.
+/// numbering leaves depth-first from `*next_leaf`; the parameter's leaves
+/// start at `first_leaf`.
 void FillValue(Literal& value, const HloInstruction& parameter, LeafPath& path, uint64_t seed,
-               int64_t device, int64_t* next_leaf) {
+               int64_t device, int64_t first_leaf, int64_t* next_leaf) {
   if (value.shape().IsTuple()) {
     for (int64_t i = 0; i < value.tuple_size(); ++i) {
       path.push_back(i);
-      FillValue(value.mutable_tuple_element(i), parameter, path, seed, device, next_leaf);
+      FillValue(value.mutable_tuple_element(i), parameter, path, seed, device, first_leaf,
+                next_leaf);
       path.pop_back();
     }
     return;
@@ -238,8 +257,12 @@ void FillValue(Literal& value, const HloInstruction& parameter, LeafPath& path, 
     finder.Visit(parameter, path);
     index_bound = finder.bound();
   }
-  // Stream: device in the upper 32 bits, leaf number in the lower.
-  const uint64_t stream = (static_cast<uint64_t>(device) << 32) | static_cast<uint64_t>(*next_leaf);
+  // Stream: device in the upper 32 bits (device 0's for values every device
+  // shares), leaf number in the lower.
+  const int64_t drawn_for =
+      SameOnEveryDevice(parameter, value, *next_leaf - first_leaf) ? 0 : device;
+  const uint64_t stream =
+      (static_cast<uint64_t>(drawn_for) << 32) | static_cast<uint64_t>(*next_leaf);
   ++*next_leaf;
   value::Random random(seed, stream);
   FillLeaf(value, random, index_bound);
@@ -281,7 +304,7 @@ StatusOr<std::vector<Literal>> SeededInputs(const hlo::HloModule& module, uint64
     }
     TPUSIM_ASSIGN_OR_RETURN(Literal input, Literal::Create(parameter->shape(), max_bytes));
     LeafPath path;
-    FillValue(input, *parameter, path, seed, device, &next_leaf);
+    FillValue(input, *parameter, path, seed, device, next_leaf, &next_leaf);
     inputs.push_back(std::move(input));
   }
   return inputs;

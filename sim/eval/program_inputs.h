@@ -15,7 +15,10 @@ namespace tpusim::eval {
 /// One value per entry parameter of `module`, drawn from value::Random with
 /// `seed` as the key and one stream per (device, array leaf), so every device
 /// of an SPMD program gets its own data and adding a parameter does not change
-/// the others' values. Per element type:
+/// the others' values. Scalars and leaves whose sharding is replicated (or
+/// maximal) are drawn once for all devices: loop bounds and branch selectors
+/// must agree across devices, as on a real pod, or collectives could not
+/// meet. Per element type:
 ///   - floats: a standard normal sample rounded once to the type;
 ///   - complex: real and imaginary parts each a standard normal;
 ///   - signed integers: uniform over [-8, 8] (clipped to the type's range);

@@ -88,6 +88,25 @@ TEST(SeededInputs, DeterministicPerSeedAndDevice) {
   EXPECT_EQ(first[2].data<int8_t>()[0], -1);
 }
 
+TEST(SeededInputs, ScalarsAndReplicatedParametersAreTheSameOnEveryDevice) {
+  const auto module = Parse(R"(HloModule m, replica_count=2
+ENTRY %main (flag: pred[], w: f32[64], x: f32[64]) -> f32[64] {
+  %flag = pred[] parameter(0)
+  %w = f32[64]{0} parameter(1), sharding={replicated}
+  %x = f32[64]{0} parameter(2)
+  ROOT %r = f32[64]{0} add(%w, %x)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  const std::vector<Literal> d0 = Inputs(*module, 3, 0);
+  const std::vector<Literal> d1 = Inputs(*module, 3, 1);
+  ASSERT_EQ(d0.size(), 3u);
+  ASSERT_EQ(d1.size(), 3u);
+  EXPECT_EQ(d0[0], d1[0]);  // a branch selector every device must agree on
+  EXPECT_EQ(d0[1], d1[1]);  // replicated weights
+  EXPECT_FALSE(d0[2] == d1[2]);  // each device's own data
+}
+
 // The gather indices arrive as the second leaf of a tuple parameter and go
 // through get-tuple-element and a fusion before the gather: rows of a
 // [10, 4] table, slices of 3 rows, so valid starts are [0, 7].
