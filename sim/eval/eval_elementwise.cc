@@ -696,6 +696,54 @@ Status BitcastConvertKernel(const Literal& in, Literal& out) {
   return Status::Ok();
 }
 
+/// stochastic-convert(x, random) from a float to a signed integer, as XLA's
+/// decomposition defines it: |x| splits into floor and fraction; the
+/// fraction scaled by 2^(bits of random) and truncated is compared with the
+/// random value, and the floor rounds up by one when random is smaller; the
+/// sign is restored, and x at or beyond the type's range gives its min or max
+/// (NaN gives 0). Every step is exact in f64 for the float types XLA allows.
+Status StochasticConvertKernel(const Literal& x, const Literal& random, Literal& out) {
+  const PrimitiveType to = out.element_type();
+  if (!hlo::IsFloatingPoint(x.element_type()) || !hlo::IsSignedInt(to) ||
+      !hlo::IsUnsignedInt(random.element_type()) ||
+      hlo::PrimitiveTypeBitWidth(random.element_type()) !=
+          hlo::PrimitiveTypeBitWidth(x.element_type()) ||
+      random.element_count() != x.element_count() || x.element_count() != out.element_count()) {
+    return InvalidArgument(
+        "stochastic-convert takes a float array and unsigned random bits of its width and shape, "
+        "and gives signed integers");
+  }
+  const int to_bits = hlo::PrimitiveTypeBitWidth(to);
+  if (to_bits < 2) return InvalidArgument("stochastic-convert to a 1-bit integer");
+  // Powers of two up to 2^64: exact as doubles.
+  const auto power_of_two = [](int bits) {
+    return static_cast<double>(uint64_t{1} << (bits - 1)) * 2.0;
+  };
+  const double min = -power_of_two(to_bits - 1);
+  const double max = power_of_two(to_bits - 1) - 1;
+  const double scale = power_of_two(hlo::PrimitiveTypeBitWidth(random.element_type()));
+  for (int64_t i = 0; i < out.element_count(); ++i) {
+    const double v = x.GetAsDouble(i);
+    double result;
+    if (v != v) {
+      result = 0;
+    } else if (v <= min) {
+      result = min;
+    } else if (v >= max) {
+      result = max;
+    } else {
+      const double magnitude = v < 0 ? -v : v;
+      const double whole = detmath::Floor(magnitude);
+      const double fixed = detmath::Floor((magnitude - whole) * scale);
+      const double r = random.GetAsDouble(i);
+      const double rounded = r < fixed ? whole + 1 : whole;
+      result = v < 0 ? -rounded : rounded;
+    }
+    out.SetFromDouble(i, result);
+  }
+  return Status::Ok();
+}
+
 // --- select and clamp --------------------------------------------------------
 
 /// select(pred, on_true, on_false); a scalar pred picks a whole operand.
@@ -786,6 +834,8 @@ Status Dispatch(const HloInstruction& inst, Operands given, Literal& out) {
     case HloOpcode::kReducePrecision:
       TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], type, n));
       return ReducePrecisionKernel(inst, *ops[0], out);
+    case HloOpcode::kStochasticConvert:
+      return StochasticConvertKernel(*ops[0], *ops[1], out);
     case HloOpcode::kIsFinite:
       TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], ops[0]->element_type(), n));
       if (!hlo::IsFloatingPoint(ops[0]->element_type())) {

@@ -95,6 +95,7 @@ Kernel KernelFor(HloOpcode opcode) {
     case HloOpcode::kSin:
     case HloOpcode::kSinh:
     case HloOpcode::kSqrt:
+    case HloOpcode::kStochasticConvert:
     case HloOpcode::kSubtract:
     case HloOpcode::kTan:
     case HloOpcode::kTanh:

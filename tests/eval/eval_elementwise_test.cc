@@ -344,6 +344,21 @@ ENTRY e {
   ASSERT_FALSE(wrong.ok());
 }
 
+TEST(EvalElementwise, StochasticConvertRoundsUpWhenTheRandomBitsAreBelowTheFraction) {
+  // 2.25: fraction 0.25 -> 2^30 of 2^32. Random 2^30 - 1 rounds up, 2^30 not.
+  const char* text = R"(HloModule m
+ENTRY e {
+  x = f32[6] parameter(0)
+  r = u32[6] parameter(1)
+  ROOT c = s32[6] stochastic-convert(x, r)
+}
+)";
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Literal out = Eval(text, {R1<float>({2.25f, 2.25f, -2.25f, nan, 1e10f, -1e10f}),
+                                  R1<uint32_t>({(1u << 30) - 1, 1u << 30, 0, 0, 0, 0})});
+  EXPECT_EQ(out, R1<int32_t>({3, 2, -3, 0, INT32_MAX, INT32_MIN}));
+}
+
 TEST(EvalElementwise, BitcastConvertKeepsBits) {
   Literal f = R1<float>({1.0f, -2.0f});
   EXPECT_EQ(Eval(UnaryHlo("bitcast-convert", "f32[2]", "u32[2]"), {f}),
