@@ -1,5 +1,6 @@
-// `tpusim exec FILE`: run a compiled HLO module on seeded or .npy inputs and
-// report (and optionally write) what it computes.
+// `tpusim exec FILE`: run a compiled HLO module on seeded or .npy inputs on
+// every device, report (and optionally write) what it computes, and time it
+// on a chip preset.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -19,11 +20,11 @@
 #include "harness/cli.h"
 #include "harness/program_io.h"
 #include "harness/progress.h"
+#include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
 #include "sim/base/units.h"
 #include "sim/eval/evaluator.h"
 #include "sim/eval/program_inputs.h"
-#include "sim/arch/preset_loader.h"
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
 
