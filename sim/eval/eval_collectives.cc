@@ -141,16 +141,24 @@ StatusOr<Literal> ReduceContributions(EvalContext& ctx, const HloInstruction& in
 
 const hlo::HloComputation* Reducer(const HloInstruction& inst) { return inst.to_apply(); }
 
-StatusOr<Literal> AllReduce(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
-                            const Shape& result_shape, Operands ops) {
-  const hlo::HloComputation* reducer = Reducer(inst);
-  if (reducer == nullptr) return ctx.Error(inst, StatusCode::kInvalidArgument, "needs to_apply=");
+/// For the collectives whose result per operand has that operand's shape
+/// (all-reduce, collective-broadcast).
+Status CheckResultsHaveOperandShapes(EvalContext& ctx, const HloInstruction& inst,
+                                     const Shape& result_shape, Operands ops) {
   TPUSIM_ASSIGN_OR_RETURN(std::vector<Shape> shapes, PerOperandShapes(ctx, inst, result_shape, ops));
   for (size_t k = 0; k < ops.size(); ++k) {
     if (!ops[k]->shape().Compatible(shapes[k])) {
       return ctx.Error(inst, StatusCode::kInvalidArgument, "result must have the operand's shape");
     }
   }
+  return Status::Ok();
+}
+
+StatusOr<Literal> AllReduce(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
+                            const Shape& result_shape, Operands ops) {
+  const hlo::HloComputation* reducer = Reducer(inst);
+  if (reducer == nullptr) return ctx.Error(inst, StatusCode::kInvalidArgument, "needs to_apply=");
+  TPUSIM_RETURN_IF_ERROR(CheckResultsHaveOperandShapes(ctx, inst, result_shape, ops));
   TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> participants,
                           GroupParticipants(ctx.module(), inst, opcode, ctx.hub().config(),
                                             ThisDevice(ctx)));
@@ -351,12 +359,7 @@ StatusOr<Literal> RaggedAllToAll(EvalContext& ctx, const HloInstruction& inst, H
 /// Every participant receives the operand of the first one in its group.
 StatusOr<Literal> CollectiveBroadcast(EvalContext& ctx, const HloInstruction& inst,
                                       HloOpcode opcode, const Shape& result_shape, Operands ops) {
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Shape> shapes, PerOperandShapes(ctx, inst, result_shape, ops));
-  for (size_t k = 0; k < ops.size(); ++k) {
-    if (!ops[k]->shape().Compatible(shapes[k])) {
-      return ctx.Error(inst, StatusCode::kInvalidArgument, "result must have the operand's shape");
-    }
-  }
+  TPUSIM_RETURN_IF_ERROR(CheckResultsHaveOperandShapes(ctx, inst, result_shape, ops));
   TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> participants,
                           GroupParticipants(ctx.module(), inst, opcode, ctx.hub().config(),
                                             ThisDevice(ctx)));

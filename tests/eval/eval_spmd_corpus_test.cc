@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/eval/collective_groups.h"
 #include "sim/eval/evaluator.h"
 #include "sim/hlo/parser.h"
 #include "sim/hlo/verifier.h"
@@ -58,23 +59,7 @@ bool IsCollective(const hlo::HloInstruction& inst) {
   if (opcode == HloOpcode::kAsyncStart && inst.async_wrapped_opcode()) {
     opcode = *inst.async_wrapped_opcode();
   }
-  switch (opcode) {
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kRecv:
-    case HloOpcode::kSend:
-      return true;
-    default:
-      return false;
-  }
+  return IsCollectiveOpcode(opcode);
 }
 
 /// A value of `shape` with seeded contents: floats uniform in [-1, 1),
