@@ -1,0 +1,91 @@
+// The resolved description of an interconnect, as written in a scenario's
+// `topology:` key or in a short form (`torus:16x16`): what kind of network,
+// its shape, link figures that override the chip preset's, faults, and how
+// logical devices map to physical chips. Plain data; sim/ici builds the graph.
+// docs/interconnect.md documents every key.
+#ifndef TPUSIM_SIM_ARCH_TOPOLOGY_CONFIG_H_
+#define TPUSIM_SIM_ARCH_TOPOLOGY_CONFIG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/base/units.h"
+
+namespace YAML {
+class Node;
+}  // namespace YAML
+
+namespace tpusim::arch {
+
+enum class TopologyKind : uint8_t {
+  kTorus,         ///< N-dimensional, wraparound per axis
+  kMesh,          ///< N-dimensional, no wraparound
+  kTwistedTorus,  ///< 3D torus with twisted wraparound (v4/v5p shapes)
+  kFatTree,       ///< k-ary n-tree of switches, optional oversubscription
+  kSwitch,        ///< every chip on one switch
+  kMultiSlice,    ///< slices of one topology joined by DCN
+  kGraph,         ///< arbitrary edge list
+};
+
+/// A link between two nodes, by chip id (graph kind) or by chip coordinates.
+struct LinkRef {
+  int64_t a = 0;
+  int64_t b = 0;
+};
+
+/// A fault injected into the interconnect.
+struct LinkFault {
+  LinkRef link;
+  Picoseconds at;                ///< when it happens (0: from the start)
+  double bandwidth_fraction = 0; ///< 0: link down; otherwise remaining bandwidth fraction
+};
+
+struct TopologyConfig {
+  TopologyKind kind = TopologyKind::kTorus;
+  /// torus, mesh, twisted torus: chips per axis. switch: {chips}.
+  std::vector<int64_t> dims;
+  /// torus: per axis (default: every axis wraps; a preset may say otherwise).
+  std::vector<bool> wraparound;
+  /// fat tree: switch radix k (k/2 down, k/2 up), levels n, chips = (k/2)^n ... ;
+  /// see docs/interconnect.md for the exact parameterisation chosen.
+  int64_t fat_tree_radix = 0;
+  int64_t fat_tree_levels = 0;
+  double oversubscription = 1.0;  ///< down:up bandwidth ratio at the leaf switches
+  std::optional<Picoseconds> switch_latency;
+  /// multi-slice: number of slices, each a copy of `slice_topology_text`
+  /// (canonical short form), joined by DCN.
+  int64_t slices = 0;
+  std::string slice_topology_text;
+  std::optional<BytesPerSecond> dcn_bandwidth;  ///< per chip, one-way
+  std::optional<Picoseconds> dcn_latency;
+  /// graph: chip count and undirected edges.
+  int64_t graph_chips = 0;
+  std::vector<LinkRef> edges;
+  /// Overrides of the chip preset's ICI figures.
+  std::optional<BytesPerSecond> link_bandwidth;  ///< one-way per link
+  std::optional<Picoseconds> hop_latency;
+  /// Logical device d runs on physical chip device_assignment[d]; empty: identity.
+  std::vector<int64_t> device_assignment;
+  std::vector<LinkFault> faults;
+};
+
+/// Parses the short form "KIND:SHAPE[,key=value...]", e.g. "torus:16x16",
+/// "torus:4x4x4", "mesh:8x4", "twisted:4x4x8", "fattree:k=16,levels=3",
+/// "switch:64". Errors quote the text and say what was expected.
+StatusOr<TopologyConfig> ParseTopologyShortForm(std::string_view text);
+
+/// Parses a `topology:` YAML value (a short-form string or a mapping).
+/// `file` is used in errors: "FILE:LINE:COL: error: topology.dims: ...".
+StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_view file);
+
+/// Canonical text of `config` (stable; hashed into golden stamps).
+std::string CanonicalTopologyText(const TopologyConfig& config);
+
+}  // namespace tpusim::arch
+
+#endif  // TPUSIM_SIM_ARCH_TOPOLOGY_CONFIG_H_

@@ -1,0 +1,107 @@
+// The interconnect as the SPMD timing runtime sees it: an HLO collective,
+// resolved to participating devices and a byte count, goes in; its duration,
+// the algorithm that ran, and the bytes it put on each link come out.
+//
+// CONTRACT between sim/ici (implements Interconnect) and sim/timing (calls
+// it through CollectiveTimer). Change it only together with both.
+#ifndef TPUSIM_SIM_ICI_INTERCONNECT_H_
+#define TPUSIM_SIM_ICI_INTERCONNECT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/arch/chip_config.h"
+#include "sim/arch/topology_config.h"
+#include "sim/base/status.h"
+#include "sim/base/units.h"
+
+namespace tpusim::ici {
+
+enum class CollectiveKind : uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kRaggedAllToAll,
+  kCollectivePermute,
+  kCollectiveBroadcast,
+  kSendRecv,
+};
+std::string_view CollectiveKindName(CollectiveKind kind);  ///< "all-reduce", ...
+
+enum class Algorithm : uint8_t {
+  kAuto,               ///< what a TPU runtime would pick (docs/interconnect.md)
+  kRing,               ///< unidirectional ring over the group
+  kBidirectionalRing,  ///< two rings, half the data each way
+  kTorus,              ///< per-dimension decomposition: RS along each axis, then AG back
+  kTree,               ///< binary tree reduce + broadcast
+  kHalvingDoubling,    ///< recursive halving-doubling
+  kDirect,             ///< every pair talks directly (all-to-all, permute)
+};
+std::string_view AlgorithmName(Algorithm algorithm);  ///< "ring", "bidirectional-ring", ...
+/// Parses AlgorithmName's spellings; kInvalidArgument listing them otherwise.
+StatusOr<Algorithm> ParseAlgorithm(std::string_view name);
+
+/// One collective instance, as every participant reached it.
+struct Collective {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  /// Groups of logical device ids, each in group order (XLA's
+  /// replica_groups resolved). Unused for permute and send/recv.
+  std::vector<std::vector<int64_t>> groups;
+  /// collective-permute and send/recv: (source, target) logical devices.
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  /// V in the scaling book's sense, per group: all-gather: the gathered
+  /// result; reduce-scatter: the operand before scattering; all-reduce: the
+  /// operand; all-to-all: the operand of one participant; permute, broadcast,
+  /// send: what one source sends.
+  int64_t bytes = 0;
+  Algorithm algorithm = Algorithm::kAuto;
+  Picoseconds start;  ///< when the last participant arrived (for time-dependent faults)
+};
+
+/// Bytes a collective put on one directed link.
+struct LinkBytes {
+  int32_t link = 0;
+  int64_t bytes = 0;
+};
+
+struct CollectiveTiming {
+  Picoseconds duration;
+  Algorithm algorithm = Algorithm::kAuto;  ///< the one that ran (never kAuto)
+  int64_t ici_bytes = 0;                   ///< sum over links
+  int64_t max_hops = 0;                    ///< longest route any flow took
+  std::vector<LinkBytes> links;            ///< links with non-zero bytes, by link id
+  /// One line on what bounded it, e.g. "bandwidth-bound: 2 flows share x+ (0,0)->(1,0)".
+  std::string explanation;
+};
+
+/// What the timing runtime needs from an interconnect model.
+class CollectiveTimer {
+ public:
+  virtual ~CollectiveTimer() = default;
+  /// Duration of `collective` alone on the network.
+  virtual StatusOr<CollectiveTiming> Time(const Collective& collective) const = 0;
+  virtual int64_t link_count() const = 0;
+  /// Report name of a link, e.g. "x+ (1,2)->(2,2)".
+  virtual std::string LinkName(int32_t link) const = 0;
+  /// One line describing the network (for reports).
+  virtual std::string Describe() const = 0;
+};
+
+/// The flow-level interconnect model: topology, routing, max-min links and
+/// collective algorithms.
+class Interconnect : public CollectiveTimer {
+ public:
+  /// Errors: impossible topologies (see Topology::Build).
+  static StatusOr<std::unique_ptr<Interconnect>> Create(const arch::TopologyConfig& topology,
+                                                        const arch::IciConfig& ici);
+  // CollectiveTimer, plus implementation-defined members.
+};
+
+}  // namespace tpusim::ici
+
+#endif  // TPUSIM_SIM_ICI_INTERCONNECT_H_
