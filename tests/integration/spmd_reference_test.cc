@@ -10,8 +10,8 @@
 //     parameters take the device's index d instead of a slice of a global input
 //     (its rank in the SPMD program, which the Neuron runtime passes as a
 //     parameter named partition-id);
-//   - reference parameter N is the global form of module parameter N; its
-//     `sharding=` says how devices hold it (replicated, or tiled: device ->
+//   - reference parameter N is the global form of module parameter N (leaf by
+//     leaf for a tuple); its `sharding=` says how devices hold it (replicated, or tiled: device ->
 //     block by the tile assignment, XLA's ceil-sized blocks, padding past the
 //     end, `last_tile_dim_replicate` for blocks several devices share);
 //   - the ROOT's `sharding=` (one per leaf for a tuple) says the same of the
@@ -27,6 +27,8 @@
 // Corpus modules with collectives but no reference are listed in
 // kNoReference with the reason; a new collective module in the corpus fails
 // EveryCollectiveModuleIsClassified until it gets one or the other.
+#include <gmock/gmock.h>
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,6 +56,7 @@ namespace tpusim::test {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
 using value::Literal;
 
 /// Corpus modules with collectives that have no unpartitioned reference, and
@@ -89,10 +92,6 @@ const std::map<std::string, std::string> kNoReference = {
     {"tpu_lhs_collective_permute_all_gather.hlo",
      "scheduler test snippet: the collectives move replica-id-filled buffers through in-place "
      "permutes; no parameter reaches them"},
-    {"tpu_nmt_conditional_all_reduce_conv.hlo",
-     "a reference exists in principle (data-parallel filter gradient summed over a global batch "
-     "of 4) but not written: each branch is a 2.6 G multiply-add convolution per device, too slow "
-     "for a test, and bf16 rounding before the all-reduce would need a tolerance"},
     {"torchxla_neuron_llama_tp8.hlo",
      "a reference exists in principle (tensor-parallel Llama decoder layer) but not written: "
      "195 MiB of inputs per device over 8 devices, and the layer is 200 instructions to restate"},
@@ -340,12 +339,12 @@ Literal SeededGlobal(const hlo::Shape& shape, uint64_t stream) {
   return value;
 }
 
-/// The array leaves of a (flat) result shape.
+/// The array leaves of a (flat) parameter or result shape.
 std::vector<hlo::Shape> Leaves(const hlo::Shape& shape) {
   return shape.IsTuple() ? shape.tuple_shapes() : std::vector<hlo::Shape>{shape};
 }
 
-/// The sharding of leaf `i` of a root whose sharding is `sharding`.
+/// The sharding of leaf `i` of a value whose sharding is `sharding`.
 const hlo::Sharding& LeafSharding(const hlo::Sharding& sharding, size_t i) {
   return sharding.type == hlo::Sharding::Type::kTuple ? sharding.elements.at(i) : sharding;
 }
@@ -353,6 +352,11 @@ const hlo::Sharding& LeafSharding(const hlo::Sharding& sharding, size_t i) {
 /// The .npy file `exec --out` writes for leaf `i` of a result of `shape`.
 std::string OutputFile(const hlo::Shape& shape, size_t i) {
   return shape.IsTuple() ? "output_" + std::to_string(i) + ".npy" : "output.npy";
+}
+
+/// The .npy file `exec --inputs` reads for leaf `i` of parameter `n` of `shape`.
+std::string InputFile(int64_t n, const hlo::Shape& shape, size_t i) {
+  return "param_" + std::to_string(n) + (shape.IsTuple() ? "_" + std::to_string(i) : "") + ".npy";
 }
 
 ::testing::AssertionResult Exec(const std::string& module, const std::string& inputs,
@@ -421,10 +425,10 @@ TEST(SpmdReference, EveryCollectiveModuleIsClassified) {
   }
 }
 
-class SpmdReferenceAgreement : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(SpmdReferenceAgreement, PartitionedRunMatchesTheReference) {
-  const fs::path reference_path = fs::path(TPUSIM_SPMD_REFERENCE_DIR) / GetParam();
+/// Runs the reference at `reference_path` and its module over all devices and
+/// compares their outputs (failures are gtest failures; a disagreement is a
+/// non-fatal one per output and device).
+void CheckAgreement(const fs::path& reference_path) {
   ReferenceHeader header;
   ASSERT_TRUE(ParseHeader(ReadText(reference_path), header));
   const fs::path module_path = fs::path(TPUSIM_CORPUS_DIR) / header.module;
@@ -437,13 +441,18 @@ TEST_P(SpmdReferenceAgreement, PartitionedRunMatchesTheReference) {
   const auto module_parameters = Parameters(*module);
   ScratchDir dir;
 
-  // Global inputs, the reference's run, and each device's slices.
-  std::vector<Literal> globals;
+  // Global inputs (per parameter, its array leaves), the reference's run, and
+  // each device's slices.
+  std::vector<std::vector<Literal>> globals;
   for (const hlo::HloInstruction* p : reference_parameters) {
-    ASSERT_TRUE(p->shape().IsArray()) << p->name();
-    globals.push_back(SeededGlobal(p->shape(), static_cast<uint64_t>(p->parameter_number())));
-    WriteInput(dir / ("ref_in/param_" + std::to_string(p->parameter_number()) + ".npy"),
-               globals.back());
+    const int64_t n = p->parameter_number();
+    globals.emplace_back();
+    const std::vector<hlo::Shape> leaves = Leaves(p->shape());
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      ASSERT_TRUE(leaves[i].IsArray()) << p->name() << " leaf " << i;
+      globals.back().push_back(SeededGlobal(leaves[i], static_cast<uint64_t>(n) * 64 + i));
+      WriteInput(dir / ("ref_in/" + InputFile(n, p->shape(), i)), globals.back().back());
+    }
   }
   ASSERT_TRUE(Exec(reference_path.string(), dir / "ref_in", dir / "ref_out"));
   const auto device_dir = [&](const std::string& root, int64_t d) {
@@ -452,25 +461,31 @@ TEST_P(SpmdReferenceAgreement, PartitionedRunMatchesTheReference) {
   for (int64_t d = 0; d < devices; ++d) {
     for (const hlo::HloInstruction* p : module_parameters) {
       const int64_t n = p->parameter_number();
-      const std::string file = device_dir(dir / "mod_in", d) + "/param_" + std::to_string(n) + ".npy";
-      Literal input;
+      const std::string in_dir = device_dir(dir / "mod_in", d) + "/";
       if (std::count(header.device_id_parameters.begin(), header.device_id_parameters.end(), n) >
           0) {
-        input = Literal(p->shape());
-        input.SetFromDouble(0, static_cast<double>(d));
-      } else {
-        ASSERT_LT(n, static_cast<int64_t>(reference_parameters.size()))
-            << "module parameter " << n << " has no reference parameter";
-        const hlo::HloInstruction* global = reference_parameters[n];
-        ASSERT_NE(global->sharding(), nullptr) << global->name() << " needs a sharding";
-        const auto dims = global->shape().dimensions();
-        Block block;
-        ASSERT_TRUE(BlockOf(*global->sharding(), std::span<const int64_t>(dims.begin(), dims.end()),
-                            d, block))
-            << global->name();
-        ASSERT_TRUE(SliceForDevice(globals[n], block, p->shape(), input)) << global->name();
+        Literal id(p->shape());
+        id.SetFromDouble(0, static_cast<double>(d));
+        WriteInput(in_dir + InputFile(n, p->shape(), 0), id);
+        continue;
       }
-      WriteInput(file, input);
+      ASSERT_LT(n, static_cast<int64_t>(reference_parameters.size()))
+          << "module parameter " << n << " has no reference parameter";
+      const hlo::HloInstruction* global = reference_parameters[n];
+      ASSERT_NE(global->sharding(), nullptr) << global->name() << " needs a sharding";
+      const std::vector<hlo::Shape> leaves = Leaves(p->shape());
+      ASSERT_EQ(leaves.size(), globals[n].size()) << global->name() << " leaves";
+      for (size_t i = 0; i < leaves.size(); ++i) {
+        const auto dims = globals[n][i].shape().dimensions();
+        Block block;
+        ASSERT_TRUE(BlockOf(LeafSharding(*global->sharding(), i),
+                            std::span<const int64_t>(dims.begin(), dims.end()), d, block))
+            << global->name() << " leaf " << i;
+        Literal input;
+        ASSERT_TRUE(SliceForDevice(globals[n][i], block, leaves[i], input))
+            << global->name() << " leaf " << i;
+        WriteInput(in_dir + InputFile(n, p->shape(), i), input);
+      }
     }
   }
   ASSERT_TRUE(Exec(module_path.string(), dir / "mod_in", dir / "mod_out"));
@@ -502,6 +517,37 @@ TEST_P(SpmdReferenceAgreement, PartitionedRunMatchesTheReference) {
           << header.module << " output " << compared[i] << " on device " << d;
     }
   }
+}
+
+class SpmdReferenceAgreement : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SpmdReferenceAgreement, PartitionedRunMatchesTheReference) {
+  CheckAgreement(fs::path(TPUSIM_SPMD_REFERENCE_DIR) / GetParam());
+}
+
+TEST(SpmdReference, AWrongReferenceDisagrees) {
+  // The all-reduce groups are {0,1} and {2,3}; a reference pairing blocks 0
+  // and 2 instead must be caught on devices 0 and 1 (which hold y0), and
+  // only there.
+  ScratchDir dir;
+  std::string text = ReadText(fs::path(TPUSIM_SPMD_REFERENCE_DIR) /
+                              "import_async_collectives_allreduce.ref.hlo");
+  const std::string right = "y0 = f32[4,2] add(x0, x1)";
+  const size_t at = text.find(right);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, right.size(), "y0 = f32[4,2] add(x0, x2)");
+  const std::string wrong = dir / "wrong.ref.hlo";
+  WriteText(wrong, text);
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+    CheckAgreement(wrong);
+  }
+  ASSERT_EQ(failures.size(), 2);
+  EXPECT_THAT(failures.GetTestPartResult(0).message(), HasSubstr("output 0 on device 0"));
+  EXPECT_THAT(failures.GetTestPartResult(1).message(), HasSubstr("output 0 on device 1"));
+  EXPECT_THAT(failures.GetTestPartResult(0).message(), HasSubstr("8 of 8 elements differ"));
 }
 
 std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
