@@ -32,7 +32,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <limits>
