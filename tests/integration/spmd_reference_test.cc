@@ -5,11 +5,12 @@
 // the whole inputs. The references live in spmd_references/<module>.ref.hlo:
 //
 //   - a comment line `// spmd-reference module=<corpus file> [outputs=i,j,...]
-//     [device-id-parameters=n,...]`: the module it describes, which of the
-//     module's output leaves it gives (default all, in order), and which module
-//     parameters take the device's index d instead of a slice of a global input
-//     (its rank in the SPMD program, which the Neuron runtime passes as a
-//     parameter named partition-id);
+//     [device-id-parameters=n,...] [sweep-parameter=n:v,...]`: the module it
+//     describes, which of the module's output leaves it gives (default all, in
+//     order), which module parameters take the device's index d instead of a
+//     slice of a global input (its rank in the SPMD program, which the Neuron
+//     runtime passes as a parameter named partition-id), and a replicated
+//     scalar parameter (a branch selector) to run once with each value;
 //   - reference parameter N is the global form of module parameter N (leaf by
 //     leaf for a tuple); its `sharding=` says how devices hold it (replicated, or tiled: device ->
 //     block by the tile assignment, XLA's ceil-sized blocks, padding past the
@@ -38,6 +39,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -153,6 +155,10 @@ struct ReferenceHeader {
   std::string module;                            ///< corpus file name
   std::vector<int64_t> outputs;                  ///< module output leaves compared; empty: all
   std::vector<int64_t> device_id_parameters;  ///< module parameters fed the device index
+  /// A replicated scalar parameter (a branch selector) and the values it is
+  /// given, one run each, so every path is compared; -1 when none.
+  int64_t sweep_parameter = -1;
+  std::vector<int64_t> sweep_values;
 };
 
 std::vector<int64_t> ParseIntList(const std::string& text) {
@@ -181,6 +187,13 @@ std::vector<int64_t> ParseIntList(const std::string& text) {
         header.outputs = ParseIntList(value);
       } else if (key == "device-id-parameters") {
         header.device_id_parameters = ParseIntList(value);
+      } else if (key == "sweep-parameter") {
+        const size_t colon = value.find(':');
+        if (colon == std::string::npos) {
+          return ::testing::AssertionFailure() << "sweep-parameter=N:v,... in '" << line << "'";
+        }
+        header.sweep_parameter = std::stoll(value.substr(0, colon));
+        header.sweep_values = ParseIntList(value.substr(colon + 1));
       } else {
         return ::testing::AssertionFailure() << "unknown key in '" << line << "'";
       }
@@ -425,12 +438,10 @@ TEST(SpmdReference, EveryCollectiveModuleIsClassified) {
   }
 }
 
-/// Runs the reference at `reference_path` and its module over all devices and
-/// compares their outputs (failures are gtest failures; a disagreement is a
-/// non-fatal one per output and device).
-void CheckAgreement(const fs::path& reference_path) {
-  ReferenceHeader header;
-  ASSERT_TRUE(ParseHeader(ReadText(reference_path), header));
+/// One agreement run; `sweep_value` (if set) replaces the global value of
+/// header.sweep_parameter.
+void CheckAgreementOnce(const fs::path& reference_path, const ReferenceHeader& header,
+                        std::optional<int64_t> sweep_value) {
   const fs::path module_path = fs::path(TPUSIM_CORPUS_DIR) / header.module;
   const std::unique_ptr<hlo::HloModule> reference = Parse(reference_path);
   const std::unique_ptr<hlo::HloModule> module = Parse(module_path);
@@ -451,6 +462,10 @@ void CheckAgreement(const fs::path& reference_path) {
     for (size_t i = 0; i < leaves.size(); ++i) {
       ASSERT_TRUE(leaves[i].IsArray()) << p->name() << " leaf " << i;
       globals.back().push_back(SeededGlobal(leaves[i], static_cast<uint64_t>(n) * 64 + i));
+      if (sweep_value && n == header.sweep_parameter) {
+        ASSERT_EQ(globals.back().back().element_count(), 1) << "sweep-parameter must be a scalar";
+        globals.back().back().SetFromDouble(0, static_cast<double>(*sweep_value));
+      }
       WriteInput(dir / ("ref_in/" + InputFile(n, p->shape(), i)), globals.back().back());
     }
   }
@@ -516,6 +531,25 @@ void CheckAgreement(const fs::path& reference_path) {
       EXPECT_TRUE(MatchesBlock(expected, block, got))
           << header.module << " output " << compared[i] << " on device " << d;
     }
+  }
+}
+
+/// Runs the reference at `reference_path` and its module over all devices and
+/// compares their outputs, once per value of the header's sweep parameter
+/// (failures are gtest failures; a disagreement is a non-fatal one per output
+/// and device).
+void CheckAgreement(const fs::path& reference_path) {
+  ReferenceHeader header;
+  ASSERT_TRUE(ParseHeader(ReadText(reference_path), header));
+  if (header.sweep_parameter < 0) {
+    CheckAgreementOnce(reference_path, header, std::nullopt);
+    return;
+  }
+  ASSERT_FALSE(header.sweep_values.empty());
+  for (int64_t value : header.sweep_values) {
+    SCOPED_TRACE("parameter " + std::to_string(header.sweep_parameter) + " = " +
+                 std::to_string(value));
+    CheckAgreementOnce(reference_path, header, value);
   }
 }
 
