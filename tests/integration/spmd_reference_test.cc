@@ -152,8 +152,8 @@ std::vector<std::string> ReferenceFileNames() {
 
 /// The `// spmd-reference ...` line of a reference file.
 struct ReferenceHeader {
-  std::string module;                            ///< corpus file name
-  std::vector<int64_t> outputs;                  ///< module output leaves compared; empty: all
+  std::string module;                         ///< corpus file name
+  std::vector<int64_t> outputs;               ///< module output leaves compared; empty: all
   std::vector<int64_t> device_id_parameters;  ///< module parameters fed the device index
   /// A replicated scalar parameter (a branch selector) and the values it is
   /// given, one run each, so every path is compared; -1 when none.
@@ -212,17 +212,15 @@ struct Block {
 
 /// The block `device` holds of an array of `dims` sharded by `sharding`
 /// (XLA's rule: ceil(dim / tiles) per tile, the last tiles padded).
-::testing::AssertionResult BlockOf(const hlo::Sharding& sharding,
-                                   std::span<const int64_t> dims, int64_t device,
-                                   Block& block) {
+::testing::AssertionResult BlockOf(const hlo::Sharding& sharding, std::span<const int64_t> dims,
+                                   int64_t device, Block& block) {
   block.start.assign(dims.size(), 0);
   block.size.assign(dims.begin(), dims.end());
   if (sharding.type == hlo::Sharding::Type::kReplicated) return ::testing::AssertionSuccess();
   if (sharding.type != hlo::Sharding::Type::kTiled || !sharding.last_tile_dims.empty()) {
     return ::testing::AssertionFailure() << "only replicated and tiled shardings are supported";
   }
-  const std::vector<int64_t> devices =
-      sharding.iota ? sharding.iota->Expand() : sharding.devices;
+  const std::vector<int64_t> devices = sharding.iota ? sharding.iota->Expand() : sharding.devices;
   const auto found = std::find(devices.begin(), devices.end(), device);
   if (found == devices.end()) {
     return ::testing::AssertionFailure() << "device " << device << " holds no tile";
@@ -230,8 +228,8 @@ struct Block {
   std::vector<int64_t> tile_dims = sharding.tile_dims;
   if (sharding.last_tile_dim_replicate) tile_dims.pop_back();
   if (tile_dims.size() != dims.size()) {
-    return ::testing::AssertionFailure() << "tile rank " << tile_dims.size() << " vs array rank "
-                                         << dims.size();
+    return ::testing::AssertionFailure()
+           << "tile rank " << tile_dims.size() << " vs array rank " << dims.size();
   }
   // Position in the device list -> tile index, row-major over sharding.tile_dims.
   int64_t position = found - devices.begin();
@@ -282,13 +280,12 @@ int64_t ElementBytes(const Literal& literal) {
   for (int64_t s : block.size) count *= s;
   out = Literal(device_shape);
   if (out.element_count() != count || device_shape.element_type() != global.element_type()) {
-    return ::testing::AssertionFailure() << "block of " << count << " elements of "
-                                         << global.shape().ToString() << " vs device shape "
-                                         << device_shape.ToString();
+    return ::testing::AssertionFailure()
+           << "block of " << count << " elements of " << global.shape().ToString()
+           << " vs device shape " << device_shape.ToString();
   }
-  const double pad = hlo::IsFloatingPoint(global.element_type())
-                         ? std::numeric_limits<double>::quiet_NaN()
-                         : 0.0;
+  const double pad =
+      hlo::IsFloatingPoint(global.element_type()) ? std::numeric_limits<double>::quiet_NaN() : 0.0;
   for (int64_t i = 0; i < count; ++i) out.SetFromDouble(i, pad);
   const int64_t width = ElementBytes(global);
   const auto dims = global.shape().dimensions();
@@ -308,9 +305,9 @@ int64_t ElementBytes(const Literal& literal) {
   int64_t count = 1;
   for (int64_t s : block.size) count *= s;
   if (got.element_count() != count || got.element_type() != reference.element_type()) {
-    return ::testing::AssertionFailure() << "got " << got.shape().ToString() << ", block of "
-                                         << reference.shape().ToString() << " has " << count
-                                         << " elements";
+    return ::testing::AssertionFailure()
+           << "got " << got.shape().ToString() << ", block of " << reference.shape().ToString()
+           << " has " << count << " elements";
   }
   const int64_t width = ElementBytes(reference);
   int64_t mismatches = 0;
@@ -330,8 +327,8 @@ int64_t ElementBytes(const Literal& literal) {
                         }
                       });
   if (mismatches == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << mismatches << " of " << count
-                                       << " elements differ; first " << first;
+  return ::testing::AssertionFailure()
+         << mismatches << " of " << count << " elements differ; first " << first;
 }
 
 /// A seeded global input: floats uniform in [-1, 1) rounded to their type,
@@ -525,9 +522,9 @@ void CheckAgreementOnce(const fs::path& reference_path, const ReferenceHeader& h
       ASSERT_TRUE(BlockOf(LeafSharding(*root->sharding(), i),
                           std::span<const int64_t>(dims.begin(), dims.end()), d, block));
       Literal got;
-      ASSERT_TRUE(ReadOutput(device_dir(dir / "mod_out", d) + "/" +
-                                 OutputFile(module_result, compared[i]),
-                             reference_leaves[i].element_type(), got));
+      ASSERT_TRUE(
+          ReadOutput(device_dir(dir / "mod_out", d) + "/" + OutputFile(module_result, compared[i]),
+                     reference_leaves[i].element_type(), got));
       EXPECT_TRUE(MatchesBlock(expected, block, got))
           << header.module << " output " << compared[i] << " on device " << d;
     }
@@ -564,8 +561,8 @@ TEST(SpmdReference, AWrongReferenceDisagrees) {
   // and 2 instead must be caught on devices 0 and 1 (which hold y0), and
   // only there.
   ScratchDir dir;
-  std::string text = ReadText(fs::path(TPUSIM_SPMD_REFERENCE_DIR) /
-                              "import_async_collectives_allreduce.ref.hlo");
+  std::string text =
+      ReadText(fs::path(TPUSIM_SPMD_REFERENCE_DIR) / "import_async_collectives_allreduce.ref.hlo");
   const std::string right = "y0 = f32[4,2] add(x0, x1)";
   const size_t at = text.find(right);
   ASSERT_NE(at, std::string::npos);
