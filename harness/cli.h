@@ -96,7 +96,8 @@ int RunExec(const ExecOptions& options, std::ostream& out, std::ostream& err);
 struct DiffOptions {
   std::string before;                  ///< the reference module
   std::string after;                   ///< the module compared against it
-  std::string chip;                    ///< preset name or YAML path (required)
+  std::string mode = "full";           ///< full | timing (no values) | values (no timing)
+  std::string chip;                    ///< preset name or YAML path; required unless mode is values
   std::vector<std::string> overrides;  ///< -p key.path=value, applied to the preset in order
   std::string models_dir;              ///< where preset names resolve; AddDiffCommand sets the default
   std::string inputs = "seed:0";       ///< "seed:N" or a directory of param_<N>.npy

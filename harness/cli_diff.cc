@@ -118,6 +118,8 @@ std::string Number(double value) {
 
 /// Everything `tpusim diff` found, before it is printed.
 struct DiffReport {
+  bool values_run = false;  ///< outputs computed and compared (--mode full or values)
+  bool timing_run = false;  ///< both timed (--mode full or timing)
   ModuleDiff structure;
   std::vector<OutputComparison> outputs;
   std::vector<std::string> output_count_notes;  ///< leaves present on one side only
@@ -155,16 +157,24 @@ Verdict Judge(const DiffReport& report, const DiffOptions& options, double time_
     v.failed = v.worse = true;
     v.effects.push_back(note);
   }
-  const bool time_out = report.time_change > time_tolerance || report.time_change < -time_tolerance;
-  const bool bytes_out =
-      report.bytes_change > bytes_tolerance || report.bytes_change < -bytes_tolerance;
-  if (time_out || bytes_out) v.failed = true;
-  if (report.time_change > time_tolerance || report.bytes_change > bytes_tolerance) v.worse = true;
-  v.effects.push_back("time " + Percent(report.time_change) + (time_out ? "" : " (within)"));
-  v.effects.push_back("HBM bytes " + Percent(report.bytes_change) + (bytes_out ? "" : " (within)"));
+  if (report.timing_run) {
+    const bool time_out =
+        report.time_change > time_tolerance || report.time_change < -time_tolerance;
+    const bool bytes_out =
+        report.bytes_change > bytes_tolerance || report.bytes_change < -bytes_tolerance;
+    if (time_out || bytes_out) v.failed = true;
+    if (report.time_change > time_tolerance || report.bytes_change > bytes_tolerance) {
+      v.worse = true;
+    }
+    v.effects.push_back("time " + Percent(report.time_change) + (time_out ? "" : " (within)"));
+    v.effects.push_back("HBM bytes " + Percent(report.bytes_change) +
+                        (bytes_out ? "" : " (within)"));
+  }
+  if (!report.values_run) v.effects.push_back("outputs not compared (--mode timing)");
 
   std::string effects;
   for (const std::string& e : v.effects) effects += (effects.empty() ? "" : ", ") + e;
+  if (effects.empty()) effects = "outputs within tolerance";
   if (!v.failed) {
     v.headline = "OK: no change beyond the thresholds -- " + effects;
     if (structural) {
@@ -188,13 +198,11 @@ Verdict Judge(const DiffReport& report, const DiffOptions& options, double time_
   return v;
 }
 
-/// Runs both modules and gathers every comparison.
-StatusOr<DiffReport> Compare(const DiffOptions& options, const hlo::HloModule& before,
-                             const hlo::HloModule& after, const arch::ChipConfig& chip,
-                             std::ostream& err) {
-  DiffReport report;
-  report.structure = DiffModules(before, after);
-
+/// Evaluates both modules on the same inputs and compares every output
+/// leaf; records each run's loop trip counts and branches for timing.
+Status CompareValues(const DiffOptions& options, const hlo::HloModule& before,
+                     const hlo::HloModule& after, DiffReport& report,
+                     eval::ControlFlowRecord (&control_flow)[2], std::ostream& err) {
   // Same devices and the same inputs (drawn for `before`) for both.
   eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(before);
   const eval::SpmdConfig spmd_after = eval::SpmdConfig::CoveringModule(after);
@@ -231,15 +239,33 @@ StatusOr<DiffReport> Compare(const DiffOptions& options, const hlo::HloModule& b
     }
   }
 
+  control_flow[0] = run_before.control_flow;
+  control_flow[1] = run_after.control_flow;
+  return Status();
+}
+
+/// Runs both modules and gathers every comparison.
+StatusOr<DiffReport> Compare(const DiffOptions& options, const hlo::HloModule& before,
+                             const hlo::HloModule& after,
+                             const std::optional<arch::ChipConfig>& chip, std::ostream& err) {
+  DiffReport report;
+  report.structure = DiffModules(before, after);
+  report.values_run = options.mode != "timing";
+  report.timing_run = options.mode != "values";
+  eval::ControlFlowRecord control_flow[2];
+  if (report.values_run) {
+    TPUSIM_RETURN_IF_ERROR(CompareValues(options, before, after, report, control_flow, err));
+  }
+  if (!report.timing_run) return report;
+
   // Both timed in one SystemC run: the kernel starts once per process.
   std::vector<timing::SimulationJob> jobs(2);
   jobs[0].module = &before;
   jobs[1].module = &after;
-  const Evaluation* runs[] = {&run_before, &run_after};
   for (size_t k = 0; k < 2; ++k) {
-    jobs[k].chip = &chip;
-    jobs[k].options.trip_counts = runs[k]->control_flow.trip_counts;
-    jobs[k].options.branches = runs[k]->control_flow.branches;
+    jobs[k].chip = &*chip;
+    jobs[k].options.trip_counts = control_flow[k].trip_counts;
+    jobs[k].options.branches = control_flow[k].branches;
   }
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<timing::TimingResult> timed,
                           timing::SimulateBatch(jobs));
@@ -252,21 +278,8 @@ StatusOr<DiffReport> Compare(const DiffOptions& options, const hlo::HloModule& b
   return report;
 }
 
-/// The terminal report: headline and causes first, then one section each.
-void PrintReport(const DiffReport& report, const Verdict& verdict, const DiffOptions& options,
-                 const std::string& chip, std::ostream& out) {
-  out << verdict.headline << '\n';
-  std::vector<const StructuralChange*> ranked;
-  for (const StructuralChange& c : report.structure.changes) ranked.push_back(&c);
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const StructuralChange* a, const StructuralChange* b) {
-                     return Rank(*a) < Rank(*b);
-                   });
-  for (size_t i = 0; i < ranked.size() && i < 3; ++i) out << "  cause: " << ranked[i]->description << '\n';
-
-  out << "\nstructure: " << report.structure.changes.size() << " change(s)\n";
-  for (const StructuralChange& c : report.structure.changes) out << "  " << c.description << '\n';
-
+/// The numerics section: one row per output leaf.
+void PrintNumerics(const DiffReport& report, const DiffOptions& options, std::ostream& out) {
   out << "\nnumerics (rtol " << Number(options.rtol) << ", atol " << Number(options.atol);
   if (options.max_ulp.has_value()) out << ", max-ulp " << *options.max_ulp;
   out << "):\n";
@@ -287,6 +300,12 @@ void PrintReport(const DiffReport& report, const Verdict& verdict, const DiffOpt
     out << line;
   }
   for (const std::string& note : report.output_count_notes) out << "  " << note << '\n';
+}
+
+/// The performance section: totals, then the instructions that changed most.
+void PrintPerformance(const DiffReport& report, const DiffOptions& options,
+                      const std::string& chip, std::ostream& out) {
+  char line[256];
 
   const PerformanceDiff& p = report.performance;
   out << "\nperformance on " << chip << ":\n";
@@ -328,6 +347,33 @@ void PrintReport(const DiffReport& report, const Verdict& verdict, const DiffOpt
     out << line;
   }
   if (shown == 0) out << "    (none: every instruction costs the same)\n";
+}
+
+/// The terminal report: headline and causes first, then one section each.
+void PrintReport(const DiffReport& report, const Verdict& verdict, const DiffOptions& options,
+                 const std::string& chip, std::ostream& out) {
+  out << verdict.headline << '\n';
+  std::vector<const StructuralChange*> ranked;
+  for (const StructuralChange& c : report.structure.changes) ranked.push_back(&c);
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const StructuralChange* a, const StructuralChange* b) {
+                     return Rank(*a) < Rank(*b);
+                   });
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i) out << "  cause: " << ranked[i]->description << '\n';
+
+  out << "\nstructure: " << report.structure.changes.size() << " change(s)\n";
+  for (const StructuralChange& c : report.structure.changes) out << "  " << c.description << '\n';
+
+  if (!report.values_run) {
+    out << "\nnumerics: not run (--mode timing)\n";
+  } else {
+    PrintNumerics(report, options, out);
+  }
+  if (!report.timing_run) {
+    out << "\nperformance: not run (--mode values)\n";
+    return;
+  }
+  PrintPerformance(report, options, chip, out);
 }
 
 Json TotalsJson(const RunTotals& t) {
@@ -384,7 +430,11 @@ std::string ReportJson(const DiffReport& report, const Verdict& verdict, const D
     e["worst_index"] = o.worst_index;
     outputs.push_back(std::move(e));
   }
-  j["numerics"] = std::move(outputs);
+  j["numerics"] = report.values_run ? std::move(outputs) : Json(nullptr);
+  if (!report.timing_run) {
+    j["performance"] = nullptr;
+    return j.dump(2) + "\n";
+  }
   Json& perf = j["performance"];
   perf["before"] = TotalsJson(report.performance.before);
   perf["after"] = TotalsJson(report.performance.after);
@@ -419,8 +469,15 @@ Status Execute(const DiffOptions& options, std::ostream& out, std::ostream& err,
   checked.inputs = options.inputs;
   checked.max_memory = options.max_memory;
   TPUSIM_RETURN_IF_ERROR(CheckEvaluationOptions(checked));
-  TPUSIM_ASSIGN_OR_RETURN(const arch::ChipConfig chip,
-                          arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
+  std::optional<arch::ChipConfig> chip;
+  if (options.mode != "values") {
+    if (options.chip.empty()) {
+      return InvalidArgument(std::string(kCommand) + ": error: --mode " + options.mode +
+                             " times both modules: give --chip NAME (see tpusim presets)");
+    }
+    TPUSIM_ASSIGN_OR_RETURN(chip, arch::LoadChipPreset(options.chip, options.models_dir,
+                                                       options.overrides));
+  }
   TPUSIM_ASSIGN_OR_RETURN(const std::string text_before, ReadFile(options.before));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<hlo::HloModule> before,
                           ParseAndVerifyModule(text_before, options.before));
@@ -451,9 +508,16 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
       ->required()
       ->type_name("");
   diff->add_option("--chip", options.chip,
-                   "Chip preset both are timed on: a name from 'tpusim presets' or a YAML file")
-      ->option_text("NAME|FILE")
-      ->required();
+                   "Chip preset both are timed on: a name from 'tpusim presets' or a YAML file "
+                   "(required unless --mode values)")
+      ->option_text("NAME|FILE");
+  diff->add_option("--mode", options.mode,
+                   "full: compare outputs and performance; timing: performance only (for "
+                   "modules the evaluator cannot run, or too large to); values: outputs only, "
+                   "no --chip needed")
+      ->option_text("full|timing|values")
+      ->check(CLI::IsMember({"full", "timing", "values"}))
+      ->capture_default_str();
   diff->add_option("-p,--param", options.overrides,
                    "Override one preset field (repeatable), as for exec")
       ->option_text("KEY=VALUE");

@@ -411,29 +411,37 @@ class Matcher {
   /// reverse) moved across a fusion boundary: one change, not two.
   void MergeFusionMoves() {
     std::vector<StructuralChange>& changes = diff_.changes;
+    // Removals by (fused, opcode, shape without layout), in order: a lookup
+    // per addition rather than a scan of every change.
+    const auto key = [](bool fused, const HloInstruction& inst) {
+      return std::string(fused ? "F " : "U ") + inst.OpcodeSpelling() + ' ' +
+             inst.shape().ToString(/*print_layout=*/false);
+    };
+    std::map<std::string, std::deque<size_t>> removals;
+    for (size_t j = 0; j < changes.size(); ++j) {
+      if (changes[j].kind == ChangeKind::kRemoved) {
+        removals[key(fused_[j], *changes[j].before)].push_back(j);
+      }
+    }
     std::vector<bool> drop(changes.size(), false);
     for (size_t i = 0; i < changes.size(); ++i) {
       if (changes[i].kind != ChangeKind::kAdded) continue;
       const HloInstruction& added = *changes[i].after;
-      for (size_t j = 0; j < changes.size(); ++j) {
-        if (drop[j] || changes[j].kind != ChangeKind::kRemoved || fused_[j] == fused_[i]) continue;
-        const HloInstruction& removed = *changes[j].before;
-        if (removed.OpcodeSpelling() != added.OpcodeSpelling() ||
-            !removed.shape().Compatible(added.shape())) {
-          continue;
-        }
-        const bool into = fused_[i];
-        const std::string suffix =
-            FusionSuffix(into ? changes[i].description : changes[j].description);
-        changes[i].kind = into ? ChangeKind::kMovedIntoFusion : ChangeKind::kMovedOutOfFusion;
-        changes[i].before = &removed;
-        changes[i].description = std::string(ChangeKindName(changes[i].kind)) + ": " +
-                                 OpAndShape(added) + " %" + removed.name() + " at " +
-                                 Location(removed) + " -> %" + added.name() + " at " +
-                                 Location(added) + suffix;
-        drop[j] = true;
-        break;
-      }
+      const auto it = removals.find(key(!fused_[i], added));
+      if (it == removals.end() || it->second.empty()) continue;
+      const size_t j = it->second.front();
+      it->second.pop_front();
+      const HloInstruction& removed = *changes[j].before;
+      const bool into = fused_[i];
+      const std::string suffix =
+          FusionSuffix(into ? changes[i].description : changes[j].description);
+      changes[i].kind = into ? ChangeKind::kMovedIntoFusion : ChangeKind::kMovedOutOfFusion;
+      changes[i].before = &removed;
+      changes[i].description = std::string(ChangeKindName(changes[i].kind)) + ": " +
+                               OpAndShape(added) + " %" + removed.name() + " at " +
+                               Location(removed) + " -> %" + added.name() + " at " +
+                               Location(added) + suffix;
+      drop[j] = true;
     }
     std::vector<StructuralChange> kept;
     for (size_t i = 0; i < changes.size(); ++i) {

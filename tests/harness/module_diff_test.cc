@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 
 #include "sim/hlo/parser.h"
+#include "sim/hlo/printer.h"
 
 namespace tpusim::harness {
 namespace {
@@ -121,6 +123,19 @@ TEST(ModuleDiff, ChangedLayoutIsReported) {
   EXPECT_EQ(diff.changes[0].description,
             "layout: %exp -> %exp (exponential) f32[16,4]{1,0} -> f32[16,4]{0,1} at "
             "after.hlo:7:3");
+}
+
+TEST(ModuleDiff, ChangedTilingIsALayoutChange) {
+  std::string before = kBase, after = kBase;
+  before.replace(before.find("%neg = f32[8,16]{1,0}"), 21, "%neg = f32[8,16]{1,0:T(8,128)}");
+  after.replace(after.find("%neg = f32[8,16]{1,0}"), 21, "%neg = f32[8,16]{1,0:T(8,128)(2,1)}");
+  const Compared compared = Diff(before, after);
+  const ModuleDiff& diff = compared.diff;
+  ASSERT_EQ(diff.changes.size(), 1u) << Describe(diff);
+  EXPECT_EQ(diff.changes[0].kind, ChangeKind::kLayout);
+  EXPECT_NE(diff.changes[0].description.find("f32[8,16]{1,0:T(8,128)} -> f32[8,16]{1,0:T(8,128)(2,1)}"),
+            std::string::npos)
+      << Describe(diff);
 }
 
 constexpr char kAllReduce[] = R"(HloModule ar, replica_count=4
@@ -253,20 +268,31 @@ ENTRY %main (p: f32[64]) -> f32[64] {
       << Describe(diff);
 }
 
-TEST(ModuleDiff, EveryCorpusModuleMatchesItselfCompletely) {
+/// `text` with every `%name` (instructions and computations) renamed.
+std::string RenameAll(const std::string& text) {
+  static const std::regex kName("%([A-Za-z0-9_.\\-]+)");
+  return std::regex_replace(text, kName, "%r$1.7");
+}
+
+TEST(ModuleDiff, EveryCorpusModuleMatchesItselfRenamed) {
   int modules = 0;
   for (const auto& entry : std::filesystem::directory_iterator(TPUSIM_CORPUS_DIR)) {
     if (entry.path().extension() != ".hlo") continue;
     std::ifstream in(entry.path());
     std::stringstream text;
     text << in.rdbuf();
-    const Compared compared = Diff(text.str(), text.str());
+    const auto parsed = hlo::ParseHloModule(text.str(), entry.path().string());
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    const std::string canonical = hlo::PrintModule(**parsed);
+    const Compared compared = Diff(canonical, RenameAll(canonical));
     ASSERT_TRUE(compared.before && compared.after) << entry.path();
     ++modules;
     EXPECT_TRUE(compared.diff.changes.empty()) << entry.path() << "\n" << Describe(compared.diff);
     EXPECT_GE(static_cast<int64_t>(compared.diff.matched.size()),
               compared.before->entry()->instruction_count())
         << entry.path();
+    const std::string root = compared.before->entry()->root()->name();
+    EXPECT_EQ(compared.diff.matched.at(root), "r" + root + ".7") << entry.path();
   }
   EXPECT_GT(modules, 50);
 }

@@ -109,6 +109,23 @@ TEST(DiffCli, JsonCarriesTheRegression) {
   EXPECT_EQ(report["performance"]["top_instructions"][0]["after"], "copy.8");
 }
 
+TEST(DiffCli, TimingModeJudgesPerformanceWithoutValues) {
+  const RunResult r = Diff("relayout_copy", {"--mode", "timing"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("outputs not compared (--mode timing)"));
+  EXPECT_THAT(r.out, HasSubstr("numerics: not run (--mode timing)"));
+  EXPECT_THAT(r.out, HasSubstr("(added) %copy.8 (copy)"));
+}
+
+TEST(DiffCli, ValuesModeNeedsNoChip) {
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "precision_default/before.hlo",
+                                                kScenarios + "precision_default/after.hlo",
+                                                "--mode", "values", "--structure", "report"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("output_0: "));
+  EXPECT_THAT(r.out, HasSubstr("performance: not run (--mode values)"));
+}
+
 TEST(DiffCli, MissingFileIsAnInputError) {
   const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "nope/before.hlo",
                                                 kScenarios + "relayout_copy/after.hlo", "--chip",
@@ -136,11 +153,11 @@ TEST(DiffCli, MismatchedParameterCountsAreAnInputError) {
   EXPECT_THAT(r.err, HasSubstr("takes 3; diff runs both modules on the same inputs"));
 }
 
-TEST(DiffCli, ChipIsRequiredAndTolerancesAreChecked) {
+TEST(DiffCli, ChipIsRequiredForTimingAndTolerancesAreChecked) {
   const RunResult no_chip = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "relayout_copy/before.hlo",
                                                       kScenarios + "relayout_copy/after.hlo"});
   EXPECT_EQ(no_chip.exit_code, 2) << Describe(no_chip);
-  EXPECT_THAT(no_chip.err, HasSubstr("--chip"));
+  EXPECT_THAT(no_chip.err, HasSubstr("--mode full times both modules: give --chip NAME"));
   const RunResult bad = Diff("relayout_copy", {"--time-tolerance", "fast"});
   EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
   EXPECT_THAT(bad.err, HasSubstr("--time-tolerance 'fast'"));
