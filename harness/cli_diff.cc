@@ -104,12 +104,14 @@ std::string Cause(const StructuralChange& c) {
   return text;
 }
 
+/// "+18.0%".
 std::string Percent(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%+.1f%%", value);
   return buffer;
 }
 
+/// Three significant digits, for errors.
 std::string Number(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.3g", value);
@@ -136,6 +138,9 @@ struct Verdict {
   std::string headline;
 };
 
+/// Fails on a structural change (unless --structure report), an output beyond
+/// tolerance or reshaped, or time or HBM bytes beyond their tolerance; the
+/// headline names the top-ranked structural change, then the effects.
 Verdict Judge(const DiffReport& report, const DiffOptions& options, double time_tolerance,
               double bytes_tolerance) {
   Verdict v;
