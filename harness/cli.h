@@ -90,6 +90,34 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options);
 /// operation, a run over the memory limit.
 int RunExec(const ExecOptions& options, std::ostream& out, std::ostream& err);
 
+/// `tpusim diff BEFORE AFTER --chip NAME [...]`: run two compilations of one
+/// program on the same inputs and chip and report what changed: structure,
+/// outputs, time and bytes.
+struct DiffOptions {
+  std::string before;                  ///< the reference module
+  std::string after;                   ///< the module compared against it
+  std::string mode = "full";           ///< full | timing (no values) | values (no timing)
+  std::string chip;                    ///< preset name or YAML path; required unless mode is values
+  std::vector<std::string> overrides;  ///< -p key.path=value, applied to the preset in order
+  std::string models_dir;              ///< where preset names resolve; AddDiffCommand sets the default
+  std::string inputs = "seed:0";       ///< "seed:N" or a directory of param_<N>.npy
+  std::string numerics = "tpu";        ///< "tpu" or "ieee"
+  std::string max_memory;              ///< a byte count ("8GiB"); empty: half the physical RAM
+  std::string json;                    ///< write the whole comparison as JSON here; empty: do not
+  double rtol = 1e-3;                  ///< relative tolerance of an output element
+  double atol = 1e-5;                  ///< absolute tolerance of an output element
+  std::optional<int64_t> max_ulp;      ///< an element within this many ulps passes too
+  std::string time_tolerance = "2%";   ///< largest change of total time that passes
+  std::string bytes_tolerance = "1%";  ///< largest change of HBM bytes that passes
+  std::string structure = "fail";      ///< "fail": a structural change exits 1; "report": only listed
+  int64_t top = 10;                    ///< instructions listed by time change
+};
+/// Adds the `diff` subcommand to `app`; parsing fills `options`.
+CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options);
+/// kExitOk when nothing changed beyond the thresholds, kExitCheckFailed when
+/// something did, kExitInputError for bad options, files, modules or inputs.
+int RunDiff(const DiffOptions& options, std::ostream& out, std::ostream& err);
+
 /// ParseHloModule then VerifyModule; `filename` appears in error messages.
 StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
                                                                std::string_view filename);

@@ -1,13 +1,8 @@
 // `tpusim exec FILE`: run a compiled HLO module on seeded or .npy inputs on
 // every device, report (and optionally write) what it computes, and time it
 // on a chip preset.
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <algorithm>
-#include <atomic>
-#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
@@ -18,13 +13,11 @@
 #include <vector>
 
 #include "harness/cli.h"
+#include "harness/module_run.h"
 #include "harness/program_io.h"
-#include "harness/progress.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
-#include "sim/base/units.h"
 #include "sim/eval/evaluator.h"
-#include "sim/eval/program_inputs.h"
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
 
@@ -32,81 +25,6 @@ namespace tpusim::harness {
 namespace {
 
 using value::Literal;
-
-/// Half of the machine's physical memory: the default --max-memory.
-int64_t DefaultMaxMemory() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page_size <= 0) return int64_t{4} << 30;  // unknown: a modest 4 GiB
-  return static_cast<int64_t>(pages) / 2 * page_size;
-}
-
-/// `--inputs`: "seed:N" or a directory.
-struct InputSource {
-  std::optional<uint64_t> seed;
-  std::string dir;
-};
-
-StatusOr<InputSource> ParseInputSource(const std::string& text) {
-  InputSource source;
-  if (text.rfind("seed:", 0) == 0) {
-    const std::string digits = text.substr(5);
-    uint64_t seed = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seed);
-    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
-      return InvalidArgument("tpusim exec: error: --inputs '" + text +
-                             "': expected seed:N with N a non-negative integer below 2^64");
-    }
-    source.seed = seed;
-    return source;
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_directory(text, ec)) {
-    return InvalidArgument(text + ": error: --inputs expects seed:N or a directory of "
-                                  "param_<N>.npy files; this is not a directory");
-  }
-  source.dir = text;
-  return source;
-}
-
-/// `--max-memory`: a byte count with a unit ("8GiB", "512MB") or bare bytes.
-StatusOr<int64_t> ParseMaxMemory(const std::string& text) {
-  const bool bare = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) != 0;
-  });
-  StatusOr<Bytes> bytes = ParseBytes(bare ? text + "B" : text);
-  if (!bytes.ok()) return InvalidArgument("tpusim exec: error: --max-memory: " +
-                                          bytes.status().message());
-  return bytes->value();
-}
-
-/// "123 B", "4.00 KiB", ... "281.93 GiB": sizes in messages.
-std::string FormatBytes(int64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.2f %s", value, kUnits[unit]);
-  return buffer;
-}
-
-/// Constants whose values the dump elided, in text order.
-std::vector<const hlo::HloInstruction*> ElidedConstants(const hlo::HloModule& module) {
-  std::vector<const hlo::HloInstruction*> elided;
-  for (const auto& computation : module.computations()) {
-    for (const auto& inst : computation->instructions()) {
-      if (inst->opcode() == hlo::HloOpcode::kConstant && inst->has_literal() &&
-          inst->literal().elided) {
-        elided.push_back(inst.get());
-      }
-    }
-  }
-  return elided;
-}
 
 /// What the values part of a run prints and reports.
 struct ValuesResult {
@@ -117,66 +35,22 @@ struct ValuesResult {
 };
 
 /// The values part of a run: evaluates every device, and writes outputs
-/// when asked. Refuses, before allocating, a run over --max-memory.
+/// when asked.
 StatusOr<ValuesResult> RunValues(const ExecOptions& options, const hlo::HloModule& module,
                                  eval::SpmdConfig spmd, std::ostream& err) {
-  TPUSIM_ASSIGN_OR_RETURN(const InputSource inputs, ParseInputSource(options.inputs));
-  int64_t max_memory = DefaultMaxMemory();
-  if (!options.max_memory.empty()) {
-    TPUSIM_ASSIGN_OR_RETURN(max_memory, ParseMaxMemory(options.max_memory));
-  }
-  eval::EvaluatorOptions eval_options;
-  if (options.numerics == "ieee") eval_options.numerics = eval::Numerics::kIeee;
-  eval_options.max_bytes = max_memory;
-
-  const std::vector<const hlo::HloInstruction*> elided = ElidedConstants(module);
-  if (!elided.empty()) {
-    if (options.elided_constants == "error") {
-      return InvalidArgument(module.ErrorAt(
-          elided.front()->location(),
-          "constant " + elided.front()->name() +
-              ": the dump elided its values (`{...}`); --elided-constants seeded fills them"));
-    }
-    eval_options.elided_constant_seed = inputs.seed.value_or(0);
-    const hlo::SourceLocation at = elided.front()->location();
-    err << options.file << ':' << at.line << ':' << at.column
-        << ": warning: the dump elided the values of " << elided.size() << " constant(s), first "
-        << elided.front()->name()
-        << "; they hold seeded values, so outputs differ from the real program's\n";
-  }
-
-  // Refuse before allocating: every device holds its own values.
-  const int64_t devices = spmd.device_count();
-  TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, eval::Evaluator::EstimatePeakBytes(module));
-  if (peak > max_memory / devices) {
-    return ResourceExhausted(options.file + ": error: running it needs about " +
-                             FormatBytes(peak) + " per device x " + std::to_string(devices) +
-                             " device(s), more than --max-memory " + FormatBytes(max_memory) +
-                             "; raise --max-memory or run fewer devices");
-  }
-
-  std::vector<std::vector<Literal>> args(static_cast<size_t>(devices));
-  for (int64_t d = 0; d < devices; ++d) {
-    if (inputs.seed.has_value()) {
-      TPUSIM_ASSIGN_OR_RETURN(args[d], eval::SeededInputs(module, *inputs.seed, d, max_memory));
-    } else {
-      TPUSIM_ASSIGN_OR_RETURN(
-          args[d], ReadInputs(module, inputs.dir,
-                              devices > 1 ? std::optional<int64_t>(d) : std::nullopt, max_memory));
-    }
-  }
+  EvaluationOptions evaluation_options;
+  evaluation_options.inputs = options.inputs;
+  evaluation_options.numerics = options.numerics;
+  evaluation_options.max_memory = options.max_memory;
+  evaluation_options.elided_constants = options.elided_constants;
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
+                          LoadInputs(module, spmd, evaluation_options));
+  TPUSIM_ASSIGN_OR_RETURN(Evaluation evaluation,
+                          EvaluateModule(module, spmd, evaluation_options, std::move(inputs), err));
+  const std::vector<Literal>& results = evaluation.results;
   ValuesResult values;
-  eval_options.control_flow = &values.control_flow;
-  std::atomic<int64_t> executed{0};
-  eval_options.progress = &executed;
-  const eval::Evaluator evaluator(eval_options);
-  std::optional<ProgressLine> progress;
-  progress.emplace("evaluating " + module.name() + " on " + std::to_string(devices) +
-                       " device(s)",
-                   &executed);
-  StatusOr<std::vector<Literal>> evaluated = evaluator.EvaluateSpmd(module, spmd, args);
-  progress.reset();  // erases the line before anything else is printed
-  TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> results, std::move(evaluated));
+  values.control_flow = std::move(evaluation.control_flow);
+  const int64_t devices = spmd.device_count();
   for (int64_t d = 0; d < devices; ++d) {
     const std::string prefix = devices > 1 ? "device_" + std::to_string(d) : "";
     if (!options.out.empty()) {

@@ -12,7 +12,8 @@ namespace {
 
 constexpr char kFooter[] = R"(Exit codes:
   0  success
-  1  a check failed (fmt --check: the file is not canonically formatted)
+  1  a check failed (fmt --check: the file is not canonically formatted; diff: a
+     change beyond the thresholds)
   2  usage or input error: bad command line, unreadable file, parse or verify error
 
 Run 'tpusim SUBCOMMAND --help' for the options of a subcommand.)";
@@ -47,6 +48,8 @@ int main(int argc, char** argv) {
   CLI::App* fmt = harness::AddFmtCommand(app, fmt_options);
   harness::ExecOptions exec_options;
   CLI::App* exec = harness::AddExecCommand(app, exec_options);
+  harness::DiffOptions diff_options;
+  CLI::App* diff = harness::AddDiffCommand(app, diff_options);
   harness::PresetsOptions presets_options;
   CLI::App* presets = harness::AddPresetsCommand(app, presets_options);
 
@@ -62,6 +65,7 @@ int main(int argc, char** argv) {
     if (check->parsed()) return harness::RunCheck(check_options, std::cout, std::cerr);
     if (fmt->parsed()) return harness::RunFmt(fmt_options, std::cout, std::cerr);
     if (exec->parsed()) return harness::RunExec(exec_options, std::cout, std::cerr);
+    if (diff->parsed()) return harness::RunDiff(diff_options, std::cout, std::cerr);
     if (presets->parsed()) return harness::RunPresets(presets_options, std::cout, std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "tpusim: internal error: " << e.what() << '\n';

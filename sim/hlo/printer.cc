@@ -31,6 +31,8 @@ class Printer {
 
   void Module(const HloModule& module);
   void Instruction(const HloInstruction& instruction, bool is_root);
+  void Literal(const ConstantLiteral& literal, const Shape& shape);
+  void AttributeValue(const Attribute& attribute);
 
  private:
   void Int(int64_t v) {
@@ -73,13 +75,11 @@ class Printer {
   void StackFrames(const StackFrameTables& tables);
   void Computation(const HloComputation& computation, bool is_entry);
 
-  void Literal(const ConstantLiteral& literal, const Shape& shape);
   void ArrayLiteral(const ConstantLiteral& literal, const Shape& shape);
   void LiteralElement(const ConstantLiteral& literal, PrimitiveType type, int64_t i);
   void NestedLiteral(const ConstantLiteral& literal, const Shape& shape, int64_t dim,
                      int64_t& next);
 
-  void AttributeValue(const Attribute& attribute);
   void KeyValues(const std::vector<KeyValue>& kvs, std::string_view sep);
   void Window(const hlo::Window& window);
   void DimLabels(const ConvolutionDimensionNumbers& dnums);
@@ -819,6 +819,18 @@ std::string PrintModule(const HloModule& module) {
 std::string PrintInstruction(const HloInstruction& instruction) {
   std::string out;
   Printer(out).Instruction(instruction, instruction.IsRoot());
+  return out;
+}
+
+std::string PrintAttributeValue(const Attribute& attribute) {
+  std::string out;
+  Printer(out).AttributeValue(attribute);
+  return out;
+}
+
+std::string PrintConstantLiteral(const ConstantLiteral& literal, const Shape& shape) {
+  std::string out;
+  Printer(out).Literal(literal, shape);
   return out;
 }
 

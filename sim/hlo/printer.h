@@ -17,6 +17,14 @@ std::string PrintModule(const HloModule& module);
 /// One instruction as it appears in PrintModule, without indentation or newline.
 std::string PrintInstruction(const HloInstruction& instruction);
 
+/// The value of one attribute as PrintInstruction writes it after `name=`
+/// (computations by name), e.g. `{highest,default}` for operand_precision.
+std::string PrintAttributeValue(const Attribute& attribute);
+
+/// The values of a constant as PrintInstruction writes them inside
+/// `constant(...)`, for an instruction of shape `shape`.
+std::string PrintConstantLiteral(const ConstantLiteral& literal, const Shape& shape);
+
 }  // namespace tpusim::hlo
 
 #endif  // TPUSIM_SIM_HLO_PRINTER_H_

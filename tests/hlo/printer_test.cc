@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/hlo/parser.h"
+
 namespace tpusim::hlo {
 namespace {
 
@@ -566,6 +568,27 @@ TEST(ConstantLiteral, EqualityIsBitwiseOnReals) {
   ConstantLiteral elided;
   elided.elided = true;
   EXPECT_FALSE(elided == ConstantLiteral());
+}
+
+TEST(PrintAttributeValue, PrintsOneAttributeAsInTheInstruction) {
+  const auto module = ParseHloModule(R"(HloModule m
+
+ENTRY %main (a: f32[2,2], b: f32[2,2]) -> f32[2,2] {
+  %a = f32[2,2]{1,0} parameter(0)
+  %b = f32[2,2]{1,0} parameter(1)
+  %c = f32[2]{0} constant({1.5, -2})
+  ROOT %d = f32[2,2]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,default}
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const HloComputation& entry = *(*module)->entry();
+  const HloInstruction& dot = *entry.root();
+  const Attribute* precision = dot.FindAttribute(AttrId::kOperandPrecision);
+  ASSERT_NE(precision, nullptr);
+  EXPECT_EQ(PrintAttributeValue(*precision), "{highest,default}");
+  EXPECT_EQ(PrintAttributeValue(*dot.FindAttribute(AttrId::kLhsContractingDims)), "{1}");
+  const HloInstruction& constant = *entry.instructions()[2];
+  EXPECT_EQ(PrintConstantLiteral(constant.literal(), constant.shape()), "{1.5, -2}");
 }
 
 }  // namespace

@@ -1,0 +1,301 @@
+// The structural matcher of `tpusim diff`: equivalent rewrites give no
+// change; each kind of real change is reported, named and located.
+#include "harness/module_diff.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "sim/hlo/parser.h"
+#include "sim/hlo/printer.h"
+
+namespace tpusim::harness {
+namespace {
+
+std::unique_ptr<hlo::HloModule> Parse(const std::string& text, const std::string& filename) {
+  auto module = hlo::ParseHloModule(text, filename);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  return module.ok() ? std::move(*module) : nullptr;
+}
+
+/// Every change, one per line, for failure messages and substring checks.
+std::string Describe(const ModuleDiff& diff) {
+  std::string text;
+  for (const StructuralChange& c : diff.changes) text += c.description + "\n";
+  return text;
+}
+
+/// Both modules and their diff, which points into them.
+struct Compared {
+  std::unique_ptr<hlo::HloModule> before;
+  std::unique_ptr<hlo::HloModule> after;
+  ModuleDiff diff;
+};
+
+Compared Diff(const std::string& before, const std::string& after) {
+  Compared c{Parse(before, "before.hlo"), Parse(after, "after.hlo"), {}};
+  if (c.before && c.after) c.diff = DiffModules(*c.before, *c.after);
+  return c;
+}
+
+constexpr char kBase[] = R"(HloModule m
+
+ENTRY %main (p0: f32[8,16], p1: f32[16,4]) -> f32[8,4] {
+  %p0 = f32[8,16]{1,0} parameter(0)
+  %p1 = f32[16,4]{1,0} parameter(1)
+  %neg = f32[8,16]{1,0} negate(%p0), metadata={op_name="jit(f)/neg" source_file="f.py" source_line=3}
+  %exp = f32[16,4]{1,0} exponential(%p1), metadata={op_name="jit(f)/exp" source_file="f.py" source_line=4}
+  ROOT %dot = f32[8,4]{1,0} dot(%neg, %exp), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot" source_file="f.py" source_line=5}
+}
+)";
+
+TEST(ModuleDiff, RenamedReorderedAndMetadataOnlyRewriteHasNoChange) {
+  // Names changed, the two independent instructions swapped, metadata and
+  // channel-free bookkeeping (backend_config) changed.
+  const std::string after = R"(HloModule renamed
+
+ENTRY %entry.7 (a: f32[8,16], b: f32[16,4]) -> f32[8,4] {
+  %b = f32[16,4]{1,0} parameter(1)
+  %a = f32[8,16]{1,0} parameter(0)
+  %exponential.2 = f32[16,4]{1,0} exponential(%b), metadata={op_name="other/exp" source_line=40}
+  %negate.9 = f32[8,16]{1,0} negate(%a)
+  ROOT %dot.1 = f32[8,4]{1,0} dot(%negate.9, %exponential.2), rhs_contracting_dims={0}, lhs_contracting_dims={1}, backend_config={"flag":1}
+}
+)";
+  const Compared compared = Diff(kBase, after);
+  const ModuleDiff& diff = compared.diff;
+  EXPECT_TRUE(diff.changes.empty()) << Describe(diff);
+  EXPECT_EQ(diff.matched.size(), 5u);
+  EXPECT_EQ(diff.matched.at("dot"), "dot.1");
+  EXPECT_EQ(diff.matched.at("neg"), "negate.9");
+}
+
+TEST(ModuleDiff, InsertedRelayoutCopyIsReportedAsAddedWithItsLocation) {
+  const std::string after = R"(HloModule m
+
+ENTRY %main (p0: f32[8,16], p1: f32[16,4]) -> f32[8,4] {
+  %p0 = f32[8,16]{1,0} parameter(0)
+  %p1 = f32[16,4]{1,0} parameter(1)
+  %neg = f32[8,16]{1,0} negate(%p0), metadata={op_name="jit(f)/neg" source_file="f.py" source_line=3}
+  %exp = f32[16,4]{1,0} exponential(%p1), metadata={op_name="jit(f)/exp" source_file="f.py" source_line=4}
+  %copy.3 = f32[16,4]{0,1} copy(%exp)
+  ROOT %dot = f32[8,4]{1,0} dot(%neg, %copy.3), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot" source_file="f.py" source_line=5}
+}
+)";
+  const Compared compared = Diff(kBase, after);
+  const ModuleDiff& diff = compared.diff;
+  ASSERT_EQ(diff.changes.size(), 1u) << Describe(diff);
+  const StructuralChange& c = diff.changes[0];
+  EXPECT_EQ(c.kind, ChangeKind::kAdded);
+  EXPECT_EQ(c.before, nullptr);
+  ASSERT_NE(c.after, nullptr);
+  EXPECT_EQ(c.after->name(), "copy.3");
+  EXPECT_EQ(c.description,
+            "added: copy f32[16,4]{0,1} (relayout {1,0} -> {0,1} of %exp) at after.hlo:8:3");
+  EXPECT_EQ(diff.matched.at("dot"), "dot");  // fed by the copy now, still the same dot
+}
+
+TEST(ModuleDiff, ChangedPrecisionIsReported) {
+  std::string after = kBase;
+  after.replace(after.find("rhs_contracting_dims={0},"), 25,
+                "rhs_contracting_dims={0}, operand_precision={highest,highest},");
+  const Compared compared = Diff(kBase, after);
+  const ModuleDiff& diff = compared.diff;
+  ASSERT_EQ(diff.changes.size(), 1u) << Describe(diff);
+  EXPECT_EQ(diff.changes[0].kind, ChangeKind::kPrecision);
+  EXPECT_NE(diff.changes[0].description.find("operand_precision=(none) -> {highest,highest}"),
+            std::string::npos)
+      << Describe(diff);
+}
+
+TEST(ModuleDiff, ChangedLayoutIsReported) {
+  std::string after = kBase;
+  after.replace(after.find("%exp = f32[16,4]{1,0}"), 21, "%exp = f32[16,4]{0,1}");
+  const Compared compared = Diff(kBase, after);
+  const ModuleDiff& diff = compared.diff;
+  ASSERT_EQ(diff.changes.size(), 1u) << Describe(diff);
+  EXPECT_EQ(diff.changes[0].kind, ChangeKind::kLayout);
+  EXPECT_EQ(diff.changes[0].description,
+            "layout: %exp -> %exp (exponential) f32[16,4]{1,0} -> f32[16,4]{0,1} at "
+            "after.hlo:7:3");
+}
+
+TEST(ModuleDiff, ChangedTilingIsALayoutChange) {
+  std::string before = kBase, after = kBase;
+  before.replace(before.find("%neg = f32[8,16]{1,0}"), 21, "%neg = f32[8,16]{1,0:T(8,128)}");
+  after.replace(after.find("%neg = f32[8,16]{1,0}"), 21, "%neg = f32[8,16]{1,0:T(8,128)(2,1)}");
+  const Compared compared = Diff(before, after);
+  const ModuleDiff& diff = compared.diff;
+  ASSERT_EQ(diff.changes.size(), 1u) << Describe(diff);
+  EXPECT_EQ(diff.changes[0].kind, ChangeKind::kLayout);
+  EXPECT_NE(diff.changes[0].description.find("f32[8,16]{1,0:T(8,128)} -> f32[8,16]{1,0:T(8,128)(2,1)}"),
+            std::string::npos)
+      << Describe(diff);
+}
+
+constexpr char kAllReduce[] = R"(HloModule ar, replica_count=4
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+
+ENTRY %main (p: f32[64]) -> f32[64] {
+  %p = f32[64]{0} parameter(0)
+  ROOT %ar = f32[64]{0} all-reduce(%p), channel_id=1, replica_groups={{0,1},{2,3}}, to_apply=%add
+}
+)";
+
+TEST(ModuleDiff, ChangedReplicaGroupsAreReportedButChannelIdsAreNot) {
+  std::string after = kAllReduce;
+  after.replace(after.find("channel_id=1, replica_groups={{0,1},{2,3}}"), 42,
+                "channel_id=9, replica_groups={{0,2},{1,3}}");
+  const Compared compared = Diff(kAllReduce, after);
+  const ModuleDiff& diff = compared.diff;
+  ASSERT_EQ(diff.changes.size(), 1u) << Describe(diff);
+  EXPECT_EQ(diff.changes[0].kind, ChangeKind::kCollective);
+  EXPECT_NE(diff.changes[0].description.find("replica_groups={{0,1},{2,3}} -> {{0,2},{1,3}}"),
+            std::string::npos)
+      << Describe(diff);
+
+  std::string renumbered = kAllReduce;
+  renumbered.replace(renumbered.find("channel_id=1"), 12, "channel_id=7");
+  EXPECT_TRUE(Diff(kAllReduce, renumbered).diff.changes.empty());
+}
+
+TEST(ModuleDiff, ChangedReductionOfACollectiveIsReported) {
+  std::string after = kAllReduce;
+  after.replace(after.find("add(%x, %y)"), 11, "maximum(%x, %y)");
+  const Compared compared = Diff(kAllReduce, after);
+  const ModuleDiff& diff = compared.diff;
+  ASSERT_EQ(diff.changes.size(), 1u) << Describe(diff);
+  EXPECT_EQ(diff.changes[0].kind, ChangeKind::kCollective);
+  EXPECT_NE(diff.changes[0].description.find("reduction add -> maximum"), std::string::npos)
+      << Describe(diff);
+}
+
+TEST(ModuleDiff, InstructionMovedIntoAFusionIsAFusionBoundaryChange) {
+  const std::string before = R"(HloModule f
+
+%fused (a: f32[32,8], b: f32[32,8]) -> f32[32,8] {
+  %a = f32[32,8]{1,0} parameter(0)
+  %b = f32[32,8]{1,0} parameter(1)
+  ROOT %m = f32[32,8]{1,0} multiply(%a, %b)
+}
+
+ENTRY %main (p: f32[32,8], q: f32[32,8]) -> f32[32,8] {
+  %p = f32[32,8]{1,0} parameter(0)
+  %q = f32[32,8]{1,0} parameter(1)
+  %e = f32[32,8]{1,0} exponential(%p)
+  ROOT %f = f32[32,8]{1,0} fusion(%e, %q), kind=kLoop, calls=%fused
+}
+)";
+  const std::string after = R"(HloModule f
+
+%fused.2 (a: f32[32,8], b: f32[32,8]) -> f32[32,8] {
+  %a = f32[32,8]{1,0} parameter(0)
+  %b = f32[32,8]{1,0} parameter(1)
+  %e.1 = f32[32,8]{1,0} exponential(%a)
+  ROOT %m = f32[32,8]{1,0} multiply(%e.1, %b)
+}
+
+ENTRY %main (p: f32[32,8], q: f32[32,8]) -> f32[32,8] {
+  %p = f32[32,8]{1,0} parameter(0)
+  %q = f32[32,8]{1,0} parameter(1)
+  ROOT %fusion.5 = f32[32,8]{1,0} fusion(%p, %q), kind=kLoop, calls=%fused.2
+}
+)";
+  const Compared compared = Diff(before, after);
+  const ModuleDiff& diff = compared.diff;
+  ASSERT_EQ(diff.changes.size(), 1u) << Describe(diff);
+  EXPECT_EQ(diff.changes[0].kind, ChangeKind::kMovedIntoFusion);
+  EXPECT_EQ(diff.changes[0].description,
+            "moved into fusion: exponential f32[32,8]{1,0} %e at before.hlo:12:3 -> %e.1 at "
+            "after.hlo:6:3 in fusion %fusion.5");
+  // And back out again.
+  const Compared reversed = Diff(after, before);
+  const ModuleDiff& reverse = reversed.diff;
+  ASSERT_EQ(reverse.changes.size(), 1u) << Describe(reverse);
+  EXPECT_EQ(reverse.changes[0].kind, ChangeKind::kMovedOutOfFusion);
+}
+
+TEST(ModuleDiff, RemovedInstructionIsReported) {
+  const std::string after = R"(HloModule m
+
+ENTRY %main (p0: f32[8,16], p1: f32[16,4]) -> f32[8,4] {
+  %p0 = f32[8,16]{1,0} parameter(0)
+  %p1 = f32[16,4]{1,0} parameter(1)
+  %exp = f32[16,4]{1,0} exponential(%p1)
+  ROOT %dot = f32[8,4]{1,0} dot(%p0, %exp), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+  const Compared compared = Diff(kBase, after);
+  const ModuleDiff& diff = compared.diff;
+  ASSERT_EQ(diff.changes.size(), 1u) << Describe(diff);
+  EXPECT_EQ(diff.changes[0].kind, ChangeKind::kRemoved);
+  EXPECT_EQ(diff.changes[0].description,
+            "removed: negate f32[8,16]{1,0} (of %p0) at before.hlo:6:3");
+}
+
+TEST(ModuleDiff, CollectiveKindChangePairsBySourceOp) {
+  const std::string before = R"(HloModule k, replica_count=2
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+
+ENTRY %main (p: f32[64]) -> f32[64] {
+  %p = f32[64]{0} parameter(0)
+  ROOT %r = f32[64]{0} all-reduce(%p), replica_groups={{0,1}}, to_apply=%add, metadata={op_name="jit(f)/psum" source_line=7}
+}
+)";
+  std::string after = before;
+  after.replace(after.find("all-reduce(%p), replica_groups={{0,1}}, to_apply=%add"), 53,
+                "all-gather(%p), replica_groups={{0,1}}, dimensions={0}");
+  const Compared compared = Diff(before, after);
+  const ModuleDiff& diff = compared.diff;
+  ASSERT_FALSE(diff.changes.empty());
+  EXPECT_EQ(diff.changes[0].kind, ChangeKind::kCollective) << Describe(diff);
+  EXPECT_NE(diff.changes[0].description.find("all-reduce -> all-gather"), std::string::npos)
+      << Describe(diff);
+}
+
+/// `text` with every `%name` (instructions and computations) renamed.
+std::string RenameAll(const std::string& text) {
+  static const std::regex kName("%([A-Za-z0-9_.\\-]+)");
+  return std::regex_replace(text, kName, "%r$1.7");
+}
+
+TEST(ModuleDiff, EveryCorpusModuleMatchesItselfRenamed) {
+  int modules = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(TPUSIM_CORPUS_DIR)) {
+    if (entry.path().extension() != ".hlo") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto parsed = hlo::ParseHloModule(text.str(), entry.path().string());
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    const std::string canonical = hlo::PrintModule(**parsed);
+    const Compared compared = Diff(canonical, RenameAll(canonical));
+    ASSERT_TRUE(compared.before && compared.after) << entry.path();
+    ++modules;
+    EXPECT_TRUE(compared.diff.changes.empty()) << entry.path() << "\n" << Describe(compared.diff);
+    EXPECT_GE(static_cast<int64_t>(compared.diff.matched.size()),
+              compared.before->entry()->instruction_count())
+        << entry.path();
+    const std::string root = compared.before->entry()->root()->name();
+    EXPECT_EQ(compared.diff.matched.at(root), "r" + root + ".7") << entry.path();
+  }
+  EXPECT_GT(modules, 50);
+}
+
+}  // namespace
+}  // namespace tpusim::harness

@@ -1,0 +1,85 @@
+// The performance comparison of `tpusim diff`: per-instruction costs paired
+// through the structural matching, sorted by time change; totals including
+// collective bytes; percent changes.
+#include "harness/perf_diff.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "sim/hlo/parser.h"
+
+namespace tpusim::harness {
+namespace {
+
+constexpr char kModule[] = R"(HloModule m, replica_count=2
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+
+ENTRY %main (p: f32[256]) -> f32[256] {
+  %p = f32[256]{0} parameter(0)
+  %n = f32[256]{0} negate(%p)
+  ROOT %ar = f32[256]{0} all-reduce(%n), replica_groups={{0,1}}, to_apply=%add
+}
+)";
+
+timing::OpRecord Op(std::string name, std::string opcode, int64_t cycles, int64_t hbm_bytes) {
+  timing::OpRecord op;
+  op.name = std::move(name);
+  op.opcode = std::move(opcode);
+  op.cycles = cycles;
+  op.hbm_bytes = hbm_bytes;
+  return op;
+}
+
+TEST(ComparePerformance, PairsInstructionsThroughTheMatchingAndSortsByTimeChange) {
+  const auto module = hlo::ParseHloModule(kModule);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  timing::TimingResult before;
+  before.cycles = 300;
+  before.time_us = 3;
+  before.hbm_bytes = 2048;
+  before.ops = {Op("n", "negate", 100, 2048), Op("ar", "all-reduce", 200, 0)};
+  timing::TimingResult after = before;
+  after.cycles = 900;
+  after.time_us = 9;
+  after.hbm_bytes = 4096;
+  // Renamed negate, twice in a loop; a new copy; the all-reduce unchanged.
+  after.ops = {Op("negate.2", "negate", 150, 1024), Op("negate.2", "negate", 150, 1024),
+               Op("copy.1", "copy", 400, 2048), Op("ar", "all-reduce", 200, 0)};
+  const std::map<std::string, std::string> matched = {{"n", "negate.2"}, {"ar", "ar"}};
+
+  const PerformanceDiff diff = ComparePerformance(before, **module, after, **module, matched);
+  ASSERT_EQ(diff.instructions.size(), 3u);
+  EXPECT_EQ(diff.instructions[0].after, "copy.1");  // +400 cycles, added
+  EXPECT_EQ(diff.instructions[0].before, "");
+  EXPECT_EQ(diff.instructions[0].delta_cycles(), 400);
+  EXPECT_EQ(diff.instructions[1].before, "n");  // +200 cycles over both executions
+  EXPECT_EQ(diff.instructions[1].after, "negate.2");
+  EXPECT_EQ(diff.instructions[1].after_cycles, 300);
+  EXPECT_EQ(diff.instructions[1].delta_hbm_bytes(), 0);
+  EXPECT_EQ(diff.instructions[2].before, "ar");
+  EXPECT_EQ(diff.instructions[2].delta_cycles(), 0);
+
+  EXPECT_EQ(diff.before.cycles, 300);
+  EXPECT_EQ(diff.after.hbm_bytes, 4096);
+  // The executed all-reduce delivers f32[256]: 1 KiB. ICI bytes are not modelled.
+  EXPECT_EQ(diff.before.collective_bytes, 1024);
+  EXPECT_FALSE(diff.before.ici_bytes.has_value());
+}
+
+TEST(PercentChange, IsRelativeToBefore) {
+  EXPECT_DOUBLE_EQ(PercentChange(200, 250), 25.0);
+  EXPECT_DOUBLE_EQ(PercentChange(200, 150), -25.0);
+  EXPECT_DOUBLE_EQ(PercentChange(0, 0), 0.0);
+  EXPECT_EQ(PercentChange(0, 5), std::numeric_limits<double>::infinity());
+}
+
+}  // namespace
+}  // namespace tpusim::harness

@@ -1,0 +1,167 @@
+// Integration tests of `tpusim diff`: each example regression pair in
+// scenarios/ exits 1 and names its cause in the first lines; the equivalent
+// rewrite exits 0; bad input exits 2 with a located message.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/integration/integration_util.h"
+#include "tests/integration/run_binary.h"
+
+namespace tpusim::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kScenarios = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/";
+
+RunResult Diff(const std::string& suite, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"diff", kScenarios + suite + "/before.hlo",
+                                   kScenarios + suite + "/after.hlo", "--chip", "tpu-v5e"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return RunBinary(TPUSIM_BINARY, args);
+}
+
+/// The first `n` lines of the report.
+std::string Head(const std::string& text, int n = 5) {
+  std::istringstream in(text);
+  std::string line, head;
+  for (int i = 0; i < n && std::getline(in, line); ++i) head += line + "\n";
+  return head;
+}
+
+TEST(DiffCli, RelayoutCopyIsARegressionNamingTheCopy) {
+  const RunResult r = Diff("relayout_copy");
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, StartsWith("REGRESSION: +1 copy bf16[12,128,64]{1,2,0} (relayout {2,1,0} -> "
+                                "{1,2,0} of %squeeze.7)"))
+      << Describe(r);
+  EXPECT_THAT(Head(r.out), HasSubstr("added: copy bf16[12,128,64]{1,2,0}"));
+  EXPECT_THAT(Head(r.out), HasSubstr("after.hlo:52:3"));
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("HBM bytes +"));
+  // The copy is the instruction that accounts for the difference.
+  EXPECT_THAT(r.out, HasSubstr("(added) %copy.8 (copy)"));
+}
+
+TEST(DiffCli, PrecisionDefaultIsARegressionInTheOutputs) {
+  const RunResult r = Diff("precision_default");
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1),
+              HasSubstr("REGRESSION: precision: %dot.36 -> %dot.36 (dot) "
+                        "operand_precision={highest,highest} -> (none)"))
+      << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("output_0: "));
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("elements beyond tolerance"));
+}
+
+TEST(DiffCli, PrecisionChangeWithinALooseToleranceOnlyReportsStructure) {
+  // The same pair, judged only on values with a tolerance the shift fits in.
+  const RunResult r = Diff("precision_default", {"--structure", "report", "--rtol", "0.05",
+                                                 "--atol", "0.05", "--time-tolerance", "1000%"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), StartsWith("OK: no change beyond the thresholds"));
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("1 structural change(s) reported"));
+}
+
+TEST(DiffCli, PaddedDynamicShapeIsARegressionNamingThePad) {
+  const RunResult r = Diff("padded_dynamic_shape");
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), StartsWith("REGRESSION: +1 pad f32[1024,512]{1,0} (of %rows, %zero)"))
+      << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("output: 256 of 256 elements beyond tolerance"));
+  EXPECT_THAT(Head(r.out), HasSubstr("shape: %dense -> %dense (dot) f32[96,256]{1,0} -> "
+                                     "f32[1024,256]{1,0}"));
+}
+
+TEST(DiffCli, EquivalentRewriteOfATransformerBlockPasses) {
+  const ScratchDir scratch;
+  const RunResult r = Diff("healthy_transformer", {"--json", scratch / "diff.json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), StartsWith("OK: no change beyond the thresholds -- time +0.0%"));
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("no structural change"));
+  EXPECT_THAT(r.out, HasSubstr("(none: every instruction costs the same)"));
+  const nlohmann::json report = nlohmann::json::parse(ReadText(scratch / "diff.json"));
+  EXPECT_EQ(report["verdict"], "ok");
+  EXPECT_EQ(report["exit_code"], 0);
+  EXPECT_TRUE(report["structure"].empty());
+  ASSERT_EQ(report["numerics"].size(), 1u);
+  EXPECT_EQ(report["numerics"][0]["differing"], 0);
+  EXPECT_EQ(report["performance"]["before"]["cycles"], report["performance"]["after"]["cycles"]);
+  EXPECT_TRUE(report["performance"]["before"]["ici_bytes"].is_null());
+}
+
+TEST(DiffCli, JsonCarriesTheRegression) {
+  const ScratchDir scratch;
+  const RunResult r = Diff("relayout_copy", {"--json", scratch / "diff.json"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  const nlohmann::json report = nlohmann::json::parse(ReadText(scratch / "diff.json"));
+  EXPECT_EQ(report["verdict"], "regression");
+  ASSERT_EQ(report["structure"].size(), 1u);
+  EXPECT_EQ(report["structure"][0]["kind"], "added");
+  EXPECT_EQ(report["structure"][0]["after"], "copy.8");
+  EXPECT_GT(report["performance"]["after"]["hbm_bytes"].get<int64_t>(),
+            report["performance"]["before"]["hbm_bytes"].get<int64_t>());
+  EXPECT_EQ(report["performance"]["top_instructions"][0]["after"], "copy.8");
+}
+
+TEST(DiffCli, TimingModeJudgesPerformanceWithoutValues) {
+  const RunResult r = Diff("relayout_copy", {"--mode", "timing"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("outputs not compared (--mode timing)"));
+  EXPECT_THAT(r.out, HasSubstr("numerics: not run (--mode timing)"));
+  EXPECT_THAT(r.out, HasSubstr("(added) %copy.8 (copy)"));
+}
+
+TEST(DiffCli, ValuesModeNeedsNoChip) {
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "precision_default/before.hlo",
+                                                kScenarios + "precision_default/after.hlo",
+                                                "--mode", "values", "--structure", "report"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("output_0: "));
+  EXPECT_THAT(r.out, HasSubstr("performance: not run (--mode values)"));
+}
+
+TEST(DiffCli, MissingFileIsAnInputError) {
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "nope/before.hlo",
+                                                kScenarios + "relayout_copy/after.hlo", "--chip",
+                                                "tpu-v5e"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("nope/before.hlo"));
+}
+
+TEST(DiffCli, MalformedModuleIsAnInputErrorWithItsLocation) {
+  const ScratchDir scratch;
+  WriteText(scratch / "bad.hlo", "HloModule bad\n\nENTRY %main {\n  %p = f32[2] parameter(0)\n"
+                                 "  ROOT %n = f32[2] negate(%q)\n}\n");
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "precision_default/before.hlo",
+                                                scratch / "bad.hlo", "--chip", "tpu-v5e"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("bad.hlo:5:"));
+}
+
+TEST(DiffCli, MismatchedParameterCountsAreAnInputError) {
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "relayout_copy/before.hlo",
+                                                kScenarios + "precision_default/after.hlo",
+                                                "--chip", "tpu-v5e"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("the entry computation takes 2 parameter(s) but"));
+  EXPECT_THAT(r.err, HasSubstr("takes 3; diff runs both modules on the same inputs"));
+}
+
+TEST(DiffCli, ChipIsRequiredForTimingAndTolerancesAreChecked) {
+  const RunResult no_chip = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "relayout_copy/before.hlo",
+                                                      kScenarios + "relayout_copy/after.hlo"});
+  EXPECT_EQ(no_chip.exit_code, 2) << Describe(no_chip);
+  EXPECT_THAT(no_chip.err, HasSubstr("--mode full times both modules: give --chip NAME"));
+  const RunResult bad = Diff("relayout_copy", {"--time-tolerance", "fast"});
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_THAT(bad.err, HasSubstr("--time-tolerance 'fast'"));
+}
+
+}  // namespace
+}  // namespace tpusim::test
