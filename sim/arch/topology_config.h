@@ -41,8 +41,22 @@ struct LinkRef {
 /// A fault injected into the interconnect.
 struct LinkFault {
   LinkRef link;
-  Picoseconds at;                ///< when it happens (0: from the start)
-  double bandwidth_fraction = 0; ///< 0: link down; otherwise remaining bandwidth fraction
+  Picoseconds at;                 ///< when it happens (0: from the start)
+  double bandwidth_fraction = 0;  ///< 0: link down; otherwise remaining bandwidth fraction
+};
+
+/// A chip that fails: every link it has goes down. Routes through it are
+/// recomputed around it; a flow from or to it fails with a clear error.
+struct ChipFault {
+  int64_t chip = 0;
+  Picoseconds at;  ///< when it happens (0: from the start)
+};
+
+/// A logical device whose compute runs slower than the preset says (noise
+/// injection); the timing runtime multiplies that device's op times by `factor`.
+struct SlowDevice {
+  int64_t device = 0;
+  double factor = 1.0;  ///< >= 1: 1.2 means 20% slower
 };
 
 struct TopologyConfig {
@@ -51,8 +65,8 @@ struct TopologyConfig {
   std::vector<int64_t> dims;
   /// torus: per axis (default: every axis wraps; a preset may say otherwise).
   std::vector<bool> wraparound;
-  /// fat tree: switch radix k (k/2 down, k/2 up), levels n, chips = (k/2)^n ... ;
-  /// see docs/interconnect.md for the exact parameterisation chosen.
+  /// fat tree: switch radix k (k/2 down, k/2 up), levels n, chips = (k/2)^n
+  /// (a k/2-ary n-tree; docs/interconnect.md).
   int64_t fat_tree_radix = 0;
   int64_t fat_tree_levels = 0;
   double oversubscription = 1.0;  ///< down:up bandwidth ratio at the leaf switches
@@ -72,11 +86,16 @@ struct TopologyConfig {
   /// Logical device d runs on physical chip device_assignment[d]; empty: identity.
   std::vector<int64_t> device_assignment;
   std::vector<LinkFault> faults;
+  std::vector<ChipFault> chip_faults;
+  /// Per-device slowdowns, parsed here so a scenario's noise lives in one place.
+  std::vector<SlowDevice> slow_devices;
 };
 
 /// Parses the short form "KIND:SHAPE[,key=value...]", e.g. "torus:16x16",
-/// "torus:4x4x4", "mesh:8x4", "twisted:4x4x8", "fattree:k=16,levels=3",
-/// "switch:64". Errors quote the text and say what was expected.
+/// "torus:4x4x4", "torus:16x8,wraparound=1x0", "mesh:8x4", "twisted:4x4x8",
+/// "fattree:radix=16,levels=3,oversubscription=2", "switch:64",
+/// "multislice:slices=2,slice=torus:4x4" (slice= last: the rest is its text).
+/// Errors quote the text and say what was expected.
 StatusOr<TopologyConfig> ParseTopologyShortForm(std::string_view text);
 
 /// Parses a `topology:` YAML value (a short-form string or a mapping).

@@ -1,0 +1,237 @@
+// Max-min fair sharing, event-driven rate changes, latency and dependencies,
+// each against times computed by hand in the comments. Links run at 1 GB/s
+// (1e-3 bytes per picosecond) with 1 ns (1000 ps) per hop unless noted.
+#include "sim/ici/flow_network.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/arch/chip_config.h"
+#include "sim/arch/topology_config.h"
+#include "sim/ici/routing.h"
+#include "sim/ici/topology.h"
+
+namespace tpusim::ici {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kHop = 1000;  // ps
+
+arch::IciConfig Ici() {
+  return arch::IciConfig{4, BytesPerSecond(1'000'000'000), Picoseconds(kHop)};
+}
+
+Topology Build(arch::TopologyKind kind, std::vector<int64_t> dims,
+               std::vector<arch::LinkFault> faults = {}) {
+  arch::TopologyConfig config;
+  config.kind = kind;
+  config.dims = std::move(dims);
+  config.faults = std::move(faults);
+  StatusOr<Topology> t = Topology::Build(config, Ici());
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t).value();
+}
+
+Flow Transfer(NodeId src, NodeId dst, int64_t bytes) {
+  Flow f;
+  f.src = src;
+  f.dst = dst;
+  f.bytes = bytes;
+  return f;
+}
+
+FlowNetworkResult MustRun(const Topology& topology, const std::vector<Flow>& flows) {
+  Router router(topology);
+  FlowNetwork network(topology, router);
+  StatusOr<FlowNetworkResult> result = network.Run(flows);
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  return result.ok() ? *result : FlowNetworkResult{};
+}
+
+TEST(FlowNetwork, OneFlowTakesBytesOverBandwidthPlusHopLatency) {
+  const Topology line = Build(arch::TopologyKind::kMesh, {2});
+  // 1e6 bytes at 1e9 B/s = 1e9 ps, plus one hop.
+  const FlowNetworkResult r = MustRun(line, {Transfer(0, 1, 1'000'000)});
+  EXPECT_EQ(r.flows[0].start.value(), 0);
+  EXPECT_EQ(r.flows[0].finish.value(), 1'000'000'000 + kHop);
+  EXPECT_EQ(r.end, r.flows[0].finish);
+}
+
+TEST(FlowNetwork, TwoFlowsOnOneLinkEachGetHalf) {
+  const Topology line = Build(arch::TopologyKind::kMesh, {2});
+  // Each at 0.5 GB/s: 1e6 bytes take 2e9 ps.
+  const FlowNetworkResult r = MustRun(line, {Transfer(0, 1, 1'000'000), Transfer(0, 1, 1'000'000)});
+  EXPECT_EQ(r.flows[0].finish.value(), 2'000'000'000 + kHop);
+  EXPECT_EQ(r.flows[1].finish.value(), 2'000'000'000 + kHop);
+  EXPECT_EQ(r.link_bytes[0], 2'000'000);
+  EXPECT_EQ(r.rate_recomputations, 1);  // both start together, both end together
+}
+
+TEST(FlowNetwork, WaterFillingGivesTheBottleneckedFlowsTheirShareAndTheRestToOthers) {
+  // Line 0 - 1 - 2. Link A = 0->1, link B = 1->2.
+  // f0: 0->2 (A, B); f1: 0->1 (A); f2, f3: 1->2 (B).
+  // B is the bottleneck: 3 flows get 1/3 GB/s each. A has 2/3 GB/s left for f1.
+  // 3e6 bytes: f1 takes 3e6 / (2/3 GB/s) = 4.5e9 ps; the others 9e9 ps. When
+  // f1 ends, A's spare capacity cannot help f0 (B still limits it to 1/3).
+  const Topology line = Build(arch::TopologyKind::kMesh, {3});
+  const FlowNetworkResult r = MustRun(line, {Transfer(0, 2, 3'000'000), Transfer(0, 1, 3'000'000),
+                                             Transfer(1, 2, 3'000'000), Transfer(1, 2, 3'000'000)});
+  EXPECT_EQ(r.flows[1].finish.value(), 4'500'000'000 + kHop);
+  EXPECT_EQ(r.flows[0].finish.value(), 9'000'000'000 + 2 * kHop);
+  EXPECT_EQ(r.flows[2].finish.value(), 9'000'000'000 + kHop);
+  EXPECT_EQ(r.flows[3].finish.value(), 9'000'000'000 + kHop);
+  EXPECT_EQ(r.rate_recomputations, 2);
+}
+
+TEST(FlowNetwork, AFlowEndingFreesBandwidthForTheOther) {
+  // Both at 0.5 GB/s until the 1e6-byte flow ends at 2e9 ps; the 3e6-byte flow
+  // has 2e6 bytes left and sends them alone at 1 GB/s: 2e9 ps more.
+  const Topology line = Build(arch::TopologyKind::kMesh, {2});
+  const FlowNetworkResult r = MustRun(line, {Transfer(0, 1, 1'000'000), Transfer(0, 1, 3'000'000)});
+  EXPECT_EQ(r.flows[0].finish.value(), 2'000'000'000 + kHop);
+  EXPECT_EQ(r.flows[1].finish.value(), 4'000'000'000 + kHop);
+  EXPECT_EQ(r.rate_recomputations, 2);
+}
+
+TEST(FlowNetwork, ALaterFlowSlowsAnEarlierOne) {
+  // f0 alone for 1e9 ps (sends 1e6 of 2e6 bytes), then f1 (1e6 bytes) joins:
+  // both at 0.5 GB/s; both have 1e6 left and end together 2e9 ps later.
+  const Topology line = Build(arch::TopologyKind::kMesh, {2});
+  Flow late = Transfer(0, 1, 1'000'000);
+  late.earliest = Picoseconds(1'000'000'000);
+  const FlowNetworkResult r = MustRun(line, {Transfer(0, 1, 2'000'000), late});
+  EXPECT_EQ(r.flows[1].start.value(), 1'000'000'000);
+  EXPECT_EQ(r.flows[0].finish.value(), 3'000'000'000 + kHop);
+  EXPECT_EQ(r.flows[1].finish.value(), 3'000'000'000 + kHop);
+}
+
+TEST(FlowNetwork, LatencyIsStartPlusExtraPlusSendTimePlusEveryHop) {
+  // 0 -> 3 on a 4-chip line: 3 hops. 1000 bytes take 1e6 ps.
+  const Topology line = Build(arch::TopologyKind::kMesh, {4});
+  Flow f = Transfer(0, 3, 1000);
+  f.earliest = Picoseconds(100);
+  f.extra_latency = Picoseconds(500);
+  const FlowNetworkResult r = MustRun(line, {f});
+  EXPECT_EQ(r.flows[0].start.value(), 100);
+  EXPECT_EQ(r.flows[0].finish.value(), 100 + 500 + 1'000'000 + 3 * kHop);
+  EXPECT_EQ(r.link_bytes[line.GridLink(0, 0, true)], 1000);
+  EXPECT_EQ(r.link_bytes[line.GridLink(1, 0, true)], 1000);
+  EXPECT_EQ(r.link_bytes[line.GridLink(2, 0, true)], 1000);
+  EXPECT_EQ(r.link_bytes[line.GridLink(1, 0, false)], 0);
+}
+
+TEST(FlowNetwork, ZeroBytesAndSameChipFlowsCostOnlyTheirLatency) {
+  const Topology line = Build(arch::TopologyKind::kMesh, {3});
+  Flow local = Transfer(1, 1, 1'000'000);
+  local.extra_latency = Picoseconds(7);
+  const FlowNetworkResult r = MustRun(line, {Transfer(0, 2, 0), local});
+  EXPECT_EQ(r.flows[0].finish.value(), 2 * kHop);
+  EXPECT_EQ(r.flows[1].finish.value(), 7);
+}
+
+TEST(FlowNetwork, DependentFlowStartsWhenItsPredecessorsFinish) {
+  // f0 finishes at 1e9 + 1000; f1 waits for it, then takes the same again.
+  // f2 waits for both: it starts at f1's finish.
+  const Topology line = Build(arch::TopologyKind::kMesh, {3});
+  Flow second = Transfer(1, 2, 1'000'000);
+  second.after = {0};
+  Flow third = Transfer(2, 1, 1000);
+  third.after = {0, 1};
+  const FlowNetworkResult r = MustRun(line, {Transfer(0, 1, 1'000'000), second, third});
+  EXPECT_EQ(r.flows[1].start.value(), 1'000'000'000 + kHop);
+  EXPECT_EQ(r.flows[1].finish.value(), 2 * (1'000'000'000 + kHop));
+  EXPECT_EQ(r.flows[2].start, r.flows[1].finish);
+  EXPECT_EQ(r.flows[2].finish.value(), 2 * (1'000'000'000 + kHop) + 1'000'000 + kHop);
+}
+
+TEST(FlowNetwork, RejectsForwardReferencesAndBadRoutes) {
+  const Topology line = Build(arch::TopologyKind::kMesh, {3});
+  Router router(line);
+  FlowNetwork network(line, router);
+  Flow forward = Transfer(0, 1, 10);
+  forward.after = {1};
+  StatusOr<FlowNetworkResult> r = network.Run(std::vector<Flow>{forward, Transfer(1, 2, 10)});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("flow 0: 'after' names flow 1, which is not an earlier flow"));
+
+  Flow detour = Transfer(0, 2, 10);
+  detour.route = {line.GridLink(0, 0, true)};  // stops at chip 1
+  r = network.Run(std::vector<Flow>{detour});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("ends at node 1, not at its destination 2"));
+}
+
+TEST(FlowNetwork, AGivenRouteIsUsedInsteadOfTheRoutersOwn) {
+  // On a 4-ring, 0 -> 1 by the long way round (0 -> 3 -> 2 -> 1): three hops.
+  const Topology ring = Build(arch::TopologyKind::kTorus, {4});
+  Flow f = Transfer(0, 1, 1000);
+  f.route = {ring.GridLink(0, 0, false), ring.GridLink(3, 0, false), ring.GridLink(2, 0, false)};
+  const FlowNetworkResult r = MustRun(ring, {f});
+  EXPECT_EQ(r.flows[0].finish.value(), 1'000'000 + 3 * kHop);
+  EXPECT_EQ(r.link_bytes[ring.GridLink(0, 0, true)], 0);
+}
+
+TEST(FlowNetwork, TwoTransfersSharingATorusLinkTakeLongerByTheSharedTime) {
+  // Ring of 4: flow A 0 -> 2 (a tie, so the positive way: 0->1->2), flow B
+  // 1 -> 2. They share 1->2. Alone A takes 1e9 + 2 hops; together each gets
+  // 0.5 GB/s on 1->2 (A's other link is not a bottleneck): 2e9 + 2 hops.
+  const Topology ring = Build(arch::TopologyKind::kTorus, {4});
+  const FlowNetworkResult alone = MustRun(ring, {Transfer(0, 2, 1'000'000)});
+  const FlowNetworkResult both =
+      MustRun(ring, {Transfer(0, 2, 1'000'000), Transfer(1, 2, 1'000'000)});
+  EXPECT_EQ(alone.flows[0].finish.value(), 1'000'000'000 + 2 * kHop);
+  EXPECT_EQ(both.flows[0].finish.value(), 2'000'000'000 + 2 * kHop);
+  EXPECT_EQ(both.flows[1].finish.value(), 2'000'000'000 + kHop);
+}
+
+TEST(FlowNetwork, AFailedLinkReroutesAndTheTransferPaysTheLongerPath) {
+  // Ring of 4 with 0-1 down: 0 -> 1 goes 0 -> 3 -> 2 -> 1, three hops.
+  const Topology ring =
+      Build(arch::TopologyKind::kTorus, {4}, {arch::LinkFault{{0, 1}, Picoseconds(0), 0.0}});
+  const FlowNetworkResult r = MustRun(ring, {Transfer(0, 1, 1'000'000)});
+  EXPECT_EQ(r.flows[0].finish.value(), 1'000'000'000 + 3 * kHop);
+  EXPECT_EQ(r.link_bytes[ring.GridLink(0, 0, false)], 1'000'000);
+}
+
+TEST(FlowNetwork, ADegradedLinkSlowsTheFlowsOnIt) {
+  // 0-1 at half bandwidth: 1e6 bytes take 2e9 ps.
+  const Topology line =
+      Build(arch::TopologyKind::kMesh, {2}, {arch::LinkFault{{0, 1}, Picoseconds(0), 0.5}});
+  const FlowNetworkResult r = MustRun(line, {Transfer(0, 1, 1'000'000)});
+  EXPECT_EQ(r.flows[0].finish.value(), 2'000'000'000 + kHop);
+}
+
+TEST(FlowNetwork, AFlowOverAFailedGivenRouteIsAnError) {
+  const Topology ring =
+      Build(arch::TopologyKind::kTorus, {4}, {arch::LinkFault{{0, 1}, Picoseconds(0), 0.0}});
+  Router router(ring);
+  FlowNetwork network(ring, router);
+  Flow f = Transfer(0, 1, 10);
+  f.route = {ring.GridLink(0, 0, true)};
+  StatusOr<FlowNetworkResult> r = network.Run(std::vector<Flow>{f});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("crosses failed link x+ (0)->(1)"));
+}
+
+TEST(FlowNetwork, ManyFlowsOnARingStepAreDeterministic) {
+  // A ring step on a 16x16 torus: every chip sends to its x+ neighbour and
+  // its x- neighbour. Each link carries one flow: all finish at 1e9 + 1 hop.
+  const Topology torus = Build(arch::TopologyKind::kTorus, {16, 16});
+  std::vector<Flow> flows;
+  for (NodeId c = 0; c < 256; ++c) {
+    flows.push_back(Transfer(c, torus.links()[torus.GridLink(c, 0, true)].to, 1'000'000));
+    flows.push_back(Transfer(c, torus.links()[torus.GridLink(c, 0, false)].to, 1'000'000));
+  }
+  const FlowNetworkResult r = MustRun(torus, flows);
+  for (const FlowTimes& t : r.flows) EXPECT_EQ(t.finish.value(), 1'000'000'000 + kHop);
+  EXPECT_EQ(r.rate_recomputations, 1);
+}
+
+}  // namespace
+}  // namespace tpusim::ici
