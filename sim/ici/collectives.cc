@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,56 @@ class FlowBuilder {
     return Push(std::move(flow));
   }
 
+  /// A point-to-point transfer. On a grid, when src and dst differ on m >= 2
+  /// axes, it is split into m equal flows that take the axes in rotated
+  /// orders (through the corner chips), so it leaves on m ports at once, as in
+  /// the scaling book's example of a transfer "via 2 ports" across a 4x4.
+  /// Returns the indices of its flows.
+  StatusOr<std::vector<int32_t>> Spread(NodeId src, NodeId dst, int64_t bytes,
+                                        const std::vector<int32_t>& after) {
+    std::vector<int64_t> axes;
+    std::vector<int64_t> from = topology_.Coordinates(src);
+    const std::vector<int64_t> to = topology_.Coordinates(dst);
+    for (size_t a = 0; a < from.size() && a < to.size(); ++a) {
+      if (from[a] != to[a]) axes.push_back(static_cast<int64_t>(a));
+    }
+    if (axes.size() < 2 || topology_.SliceOf(src) != topology_.SliceOf(dst)) {
+      TPUSIM_ASSIGN_OR_RETURN(const int32_t f, Data(src, dst, bytes, after));
+      return std::vector<int32_t>{f};
+    }
+    if (chip_at_.empty()) {
+      for (NodeId chip = 0; chip < topology_.chip_count(); ++chip) {
+        std::vector<int64_t> key = topology_.Coordinates(chip);
+        key.push_back(topology_.SliceOf(chip));  // multi-slice: coordinates repeat per slice
+        chip_at_.emplace(std::move(key), chip);
+      }
+    }
+    const int64_t m = static_cast<int64_t>(axes.size());
+    from.push_back(topology_.SliceOf(src));
+    std::vector<int32_t> parts;
+    for (int64_t part = 0; part < m; ++part) {
+      Flow flow;
+      flow.src = src;
+      flow.dst = dst;
+      flow.bytes = bytes / m + (part == 0 ? bytes % m : 0);
+      flow.after = after;
+      flow.earliest = start_;
+      std::vector<int64_t> at = from;
+      NodeId here = src;
+      for (int64_t i = 0; i < m; ++i) {
+        const int64_t axis = axes[(part + i) % m];
+        at[axis] = to[axis];
+        const NodeId next = chip_at_.at(at);
+        auto leg = router_.Route(here, next, static_cast<uint64_t>(flows_.size()));
+        if (!leg.ok()) return leg.status();
+        flow.route.insert(flow.route.end(), leg->begin(), leg->end());
+        here = next;
+      }
+      parts.push_back(Push(std::move(flow)));
+    }
+    return parts;
+  }
+
   /// A zero-byte flow on `chip` that ends `delay` after everything in `after`.
   int32_t Marker(NodeId chip, std::vector<int32_t> after, Picoseconds delay) {
     Flow flow;
@@ -70,6 +121,8 @@ class FlowBuilder {
   const Router& router_;
   Picoseconds start_;
   std::vector<Flow> flows_;
+  /// (grid coordinates..., slice) to chip, for Spread
+  std::map<std::vector<int64_t>, NodeId> chip_at_;
 };
 
 /// One phase of rings run together: each ring is a list of chips in ring
@@ -129,6 +182,49 @@ StatusOr<int32_t> ShardRingPhase(FlowBuilder& builder, const std::vector<std::ve
   const RingShards shards = ShardsPerDirection(n, bidirectional && n > 2);
   return RingPhase(builder, rings, Scale(size, shards.forward, n), Scale(size, shards.backward, n),
                    shards.steps, after);
+}
+
+/// An all-gather or reduce-scatter phase along lines without wraparound:
+/// shards flow both ways along the line, so the link from chip i to i+1
+/// carries the i+1 shards to its left and the one from i to i-1 the N-i
+/// shards to its right. The busiest edges carry (N-1)/N of the data — the
+/// cost of a unidirectional ring, which is how the scaling book prices an
+/// axis without wraparound — but every flow is one hop.
+StatusOr<int32_t> LinePhase(FlowBuilder& builder, const std::vector<std::vector<NodeId>>& lines,
+                            int64_t size, int32_t after) {
+  std::vector<int32_t> deps;
+  if (after >= 0) deps.push_back(after);
+  std::vector<int32_t> phase;
+  Picoseconds edge_latency;
+  int64_t n = 1;
+  for (const std::vector<NodeId>& line : lines) {
+    n = static_cast<int64_t>(line.size());
+    for (int64_t i = 0; i < n; ++i) {
+      if (i + 1 < n) {
+        TPUSIM_ASSIGN_OR_RETURN(const int32_t f, builder.Data(line[i], line[i + 1],
+                                                              Scale(size, i + 1, n), deps,
+                                                              &edge_latency));
+        phase.push_back(f);
+      }
+      if (i > 0) {
+        TPUSIM_ASSIGN_OR_RETURN(const int32_t b, builder.Data(line[i], line[i - 1],
+                                                              Scale(size, n - i, n), deps,
+                                                              &edge_latency));
+        phase.push_back(b);
+      }
+    }
+  }
+  const NodeId anchor = lines.empty() || lines.front().empty() ? 0 : lines.front().front();
+  phase.push_back(builder.Marker(anchor, deps, edge_latency * (n - 1)));
+  return builder.Marker(anchor, std::move(phase), Picoseconds());
+}
+
+/// One phase of the torus algorithm along an axis: a bidirectional ring
+/// where the axis wraps, a line where it does not.
+StatusOr<int32_t> AxisPhase(FlowBuilder& builder, const std::vector<std::vector<NodeId>>& lines,
+                            int64_t size, bool wraps, int32_t after) {
+  if (wraps) return ShardRingPhase(builder, lines, size, /*bidirectional=*/true, after);
+  return LinePhase(builder, lines, size, after);
 }
 
 enum class Stage : uint8_t { kReduceScatter, kAllGather, kAllReduce };
@@ -238,7 +334,11 @@ Status TorusAlgorithm(FlowBuilder& builder, const Topology& topology, const Chip
     }
     const int64_t k = static_cast<int64_t>(sub->axes.size());
     std::vector<std::vector<std::vector<NodeId>>> lines(grid.dims.size());
-    for (const int64_t axis : sub->axes) lines[axis] = LinesAlong(*sub, axis, grid.dims[axis]);
+    std::vector<bool> wraps(grid.dims.size(), false);
+    for (const int64_t axis : sub->axes) {
+      lines[axis] = LinesAlong(*sub, axis, grid.dims[axis]);
+      wraps[axis] = static_cast<size_t>(axis) < grid.wraparound.size() && grid.wraparound[axis];
+    }
     for (int64_t part = 0; part < k; ++part) {
       // part 0 also takes the remainder of an uneven split
       const int64_t part_bytes = c.bytes / k + (part == 0 ? c.bytes % k : 0);
@@ -254,14 +354,14 @@ Status TorusAlgorithm(FlowBuilder& builder, const Topology& topology, const Chip
       }
       if (stage != Stage::kAllGather) {
         for (size_t i = 0; i < order.size(); ++i) {
-          TPUSIM_ASSIGN_OR_RETURN(prev, ShardRingPhase(builder, lines[order[i]], sizes[i],
-                                                       grid.wraparound[order[i]], prev));
+          TPUSIM_ASSIGN_OR_RETURN(prev, AxisPhase(builder, lines[order[i]], sizes[i],
+                                                  wraps[order[i]], prev));
         }
       }
       if (stage != Stage::kReduceScatter) {
         for (size_t i = order.size(); i-- > 0;) {
-          TPUSIM_ASSIGN_OR_RETURN(prev, ShardRingPhase(builder, lines[order[i]], sizes[i],
-                                                       grid.wraparound[order[i]], prev));
+          TPUSIM_ASSIGN_OR_RETURN(prev, AxisPhase(builder, lines[order[i]], sizes[i],
+                                                  wraps[order[i]], prev));
         }
       }
     }
@@ -344,7 +444,7 @@ Status TreeAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
   return Status();
 }
 
-/// Every pair talks directly over its route: all-to-all (each participant
+/// Every pair talks directly over its route (FlowBuilder::Spread): all-to-all (each participant
 /// sends V/N to every other), all-gather and reduce-scatter (each sends its
 /// V/N shard or partial sum to every other), all-reduce (reduce-scatter then
 /// all-gather), broadcast (the first chip sends V to each), permute and
@@ -353,7 +453,7 @@ Status DirectAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
   if (c.kind == CollectiveKind::kCollectivePermute || c.kind == CollectiveKind::kSendRecv) {
     for (const auto& [src, dst] : c.pairs) {
       if (src == dst) continue;
-      TPUSIM_RETURN_IF_ERROR(builder.Data(src, dst, c.bytes, {}).status());
+      TPUSIM_RETURN_IF_ERROR(builder.Spread(src, dst, c.bytes, {}).status());
     }
     return Status();
   }
@@ -362,7 +462,7 @@ Status DirectAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
     if (n < 2) continue;
     if (c.kind == CollectiveKind::kCollectiveBroadcast) {
       for (int64_t i = 1; i < n; ++i) {
-        TPUSIM_RETURN_IF_ERROR(builder.Data(group[0], group[i], c.bytes, {}).status());
+        TPUSIM_RETURN_IF_ERROR(builder.Spread(group[0], group[i], c.bytes, {}).status());
       }
       continue;
     }
@@ -373,9 +473,9 @@ Status DirectAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
       for (int64_t i = 0; i < n; ++i) {
         for (int64_t j = 0; j < n; ++j) {
           if (i == j) continue;
-          TPUSIM_ASSIGN_OR_RETURN(const int32_t f,
-                                  builder.Data(group[i], group[j], Scale(c.bytes, 1, n), deps));
-          phase.push_back(f);
+          TPUSIM_ASSIGN_OR_RETURN(const std::vector<int32_t> flows,
+                                  builder.Spread(group[i], group[j], Scale(c.bytes, 1, n), deps));
+          phase.insert(phase.end(), flows.begin(), flows.end());
         }
       }
       deps = {builder.Marker(group[0], std::move(phase), Picoseconds())};

@@ -129,32 +129,30 @@ struct Interconnect::Network {
   FlowNetwork flows;
 };
 
-Interconnect::Interconnect(arch::TopologyConfig config, arch::IciConfig ici)
-    : config_(std::move(config)), ici_(std::move(ici)) {}
+Interconnect::Interconnect(arch::TopologyConfig config) : config_(std::move(config)) {}
 
 Interconnect::~Interconnect() = default;
 
 StatusOr<std::unique_ptr<Interconnect>> Interconnect::Create(const arch::TopologyConfig& topology,
                                                              const arch::IciConfig& ici) {
-  arch::TopologyConfig config = topology;
-  std::stable_sort(config.faults.begin(), config.faults.end(),
-                   [](const arch::LinkFault& a, const arch::LinkFault& b) { return a.at < b.at; });
-  std::unique_ptr<Interconnect> interconnect(new Interconnect(std::move(config), ici));
-  // Build the time-0 network now: an impossible topology is an error of Create.
-  TPUSIM_RETURN_IF_ERROR(interconnect->NetworkAt(Picoseconds()).status());
+  std::unique_ptr<Interconnect> interconnect(new Interconnect(topology));
+  // The time-0 network now: an impossible topology is an error of Create.
+  TPUSIM_ASSIGN_OR_RETURN(Topology built, Topology::Build(topology, ici));
+  interconnect->networks_.emplace(0, std::make_unique<Network>(std::move(built)));
   return interconnect;
 }
 
 StatusOr<const Interconnect::Network*> Interconnect::NetworkAt(Picoseconds at) const {
+  // Faults at time 0 are part of the built network; later ones apply to
+  // collectives that start at or after their time. The set active at `at` is
+  // determined by how many there are, as each fault's time is fixed.
   size_t active = 0;
-  while (active < config_.faults.size() && config_.faults[active].at <= at) ++active;
+  for (const arch::LinkFault& f : config_.faults) active += f.at.value() > 0 && f.at <= at;
+  for (const arch::ChipFault& f : config_.chip_faults) active += f.at.value() > 0 && f.at <= at;
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = networks_.find(active);
   if (found != networks_.end()) return found->second.get();
-  arch::TopologyConfig config = config_;
-  config.faults.resize(active);
-  TPUSIM_ASSIGN_OR_RETURN(Topology topology, Topology::Build(config, ici_));
-  auto network = std::make_unique<Network>(std::move(topology));
+  auto network = std::make_unique<Network>(networks_.at(0)->topology.AtTime(at));
   const Network* result = network.get();
   networks_.emplace(active, std::move(network));
   return result;
@@ -232,7 +230,11 @@ StatusOr<std::vector<CollectiveTiming>> Interconnect::TimeConcurrent(
       if (link_bytes[link] == 0) continue;
       timing.links.push_back({static_cast<int32_t>(link), link_bytes[link]});
       timing.ici_bytes += link_bytes[link];
-      if (busiest < 0 || link_bytes[link] > link_bytes[busiest]) busiest = static_cast<int32_t>(link);
+      // the most bytes; among equals, the most shared (where contention shows)
+      if (busiest < 0 || link_bytes[link] > link_bytes[busiest] ||
+          (link_bytes[link] == link_bytes[busiest] && flows_on_link[link] > flows_on_link[busiest])) {
+        busiest = static_cast<int32_t>(link);
+      }
     }
     const Picoseconds latency = LatencyPath(
         topology, std::span<const Flow>(batch).subspan(first[i], first[i + 1] - first[i]),

@@ -125,14 +125,13 @@ class Interconnect : public CollectiveTimer {
 
  private:
   struct Network;  // topology, router and flow network for one set of active faults
-  Interconnect(arch::TopologyConfig config, arch::IciConfig ici);
+  explicit Interconnect(arch::TopologyConfig config);
   /// The network with every fault whose time is <= `at`; built once per set.
   StatusOr<const Network*> NetworkAt(Picoseconds at) const;
 
-  arch::TopologyConfig config_;  ///< faults sorted by time
-  arch::IciConfig ici_;
+  arch::TopologyConfig config_;  ///< as given, for the times of its faults
   mutable std::mutex mutex_;  ///< guards networks_ (Time is const and may run on threads)
-  /// By the number of faults active (a prefix of config_.faults).
+  /// By the number of faults that start after time 0 and are active.
   mutable std::map<size_t, std::unique_ptr<Network>> networks_;
 };
 
