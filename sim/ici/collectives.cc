@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,22 @@ int64_t Scale(int64_t bytes, int64_t num, int64_t den) { return (bytes * num + d
 
 bool IsPowerOfTwo(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
+/// The mean route latency of a phase's edges. A pipelined chunk crosses the
+/// edges one after another, so a phase of S steps needs S mean edge
+/// latencies (S hops on a torus axis; on a fat tree most ring edges stay
+/// under one leaf switch and a few cross the spine).
+struct EdgeLatency {
+  int64_t sum_ps = 0;
+  int64_t count = 0;
+  void Add(Picoseconds latency) {
+    sum_ps += latency.value();
+    ++count;
+  }
+  Picoseconds Times(int64_t steps) const {
+    return count == 0 ? Picoseconds() : Picoseconds(sum_ps * steps / count);
+  }
+};
+
 /// Appends flows to one batch: data flows routed by the Router, zero-byte
 /// floor and join flows that shape phases.
 class FlowBuilder {
@@ -26,9 +43,9 @@ class FlowBuilder {
       : topology_(topology), router_(router), start_(start) {}
 
   /// A data flow src -> dst; returns its index. Its route latency is added to
-  /// `*latency` as a maximum (for the phase floor), when given.
+  /// `*latency` (for the phase floor), when given.
   StatusOr<int32_t> Data(NodeId src, NodeId dst, int64_t bytes, std::vector<int32_t> after,
-                         Picoseconds* latency = nullptr) {
+                         EdgeLatency* latency = nullptr) {
     Flow flow;
     flow.src = src;
     flow.dst = dst;
@@ -38,7 +55,7 @@ class FlowBuilder {
     auto route = router_.Route(src, dst, static_cast<uint64_t>(flows_.size()));
     if (!route.ok()) return route.status();
     flow.route = std::move(*route);
-    if (latency != nullptr) *latency = std::max(*latency, RouteLatency(flow.route));
+    if (latency != nullptr) latency->Add(RouteLatency(flow.route));
     return Push(std::move(flow));
   }
 
@@ -128,14 +145,14 @@ class FlowBuilder {
 /// One phase of rings run together: each ring is a list of chips in ring
 /// order; every chip sends `forward_bytes` to its successor and, when
 /// `backward_bytes` > 0, that much to its predecessor; the phase lasts at
-/// least `steps` x the slowest edge's latency. Returns the phase's join flow.
+/// least `steps` x the mean edge latency. Returns the phase's join flow.
 StatusOr<int32_t> RingPhase(FlowBuilder& builder, const std::vector<std::vector<NodeId>>& rings,
                             int64_t forward_bytes, int64_t backward_bytes, int64_t steps,
                             int32_t after) {
   std::vector<int32_t> deps;
   if (after >= 0) deps.push_back(after);
   std::vector<int32_t> phase;
-  Picoseconds edge_latency;
+  EdgeLatency edge_latency;
   for (const std::vector<NodeId>& ring : rings) {
     const size_t n = ring.size();
     if (n < 2) continue;
@@ -155,7 +172,7 @@ StatusOr<int32_t> RingPhase(FlowBuilder& builder, const std::vector<std::vector<
     }
   }
   const NodeId anchor = rings.empty() || rings.front().empty() ? 0 : rings.front().front();
-  phase.push_back(builder.Marker(anchor, deps, edge_latency * steps));
+  phase.push_back(builder.Marker(anchor, deps, edge_latency.Times(steps)));
   return builder.Marker(anchor, std::move(phase), Picoseconds());
 }
 
@@ -195,7 +212,7 @@ StatusOr<int32_t> LinePhase(FlowBuilder& builder, const std::vector<std::vector<
   std::vector<int32_t> deps;
   if (after >= 0) deps.push_back(after);
   std::vector<int32_t> phase;
-  Picoseconds edge_latency;
+  EdgeLatency edge_latency;
   int64_t n = 1;
   for (const std::vector<NodeId>& line : lines) {
     n = static_cast<int64_t>(line.size());
@@ -215,7 +232,7 @@ StatusOr<int32_t> LinePhase(FlowBuilder& builder, const std::vector<std::vector<
     }
   }
   const NodeId anchor = lines.empty() || lines.front().empty() ? 0 : lines.front().front();
-  phase.push_back(builder.Marker(anchor, deps, edge_latency * (n - 1)));
+  phase.push_back(builder.Marker(anchor, deps, edge_latency.Times(n - 1)));
   return builder.Marker(anchor, std::move(phase), Picoseconds());
 }
 
@@ -250,12 +267,12 @@ Status RingAlgorithm(FlowBuilder& builder, const ChipCollective& c, bool bidirec
     const int64_t n = static_cast<int64_t>(group.size());
     if (c.kind == CollectiveKind::kCollectiveBroadcast) {
       // A chain is a ring without its closing edge: every edge carries V.
-      Picoseconds edge_latency;
+      EdgeLatency edge_latency;
       for (int64_t i = 0; i + 1 < n; ++i) {
         TPUSIM_RETURN_IF_ERROR(
             builder.Data(group[i], group[i + 1], c.bytes, {}, &edge_latency).status());
       }
-      builder.Marker(group[0], {}, edge_latency * (n - 1));
+      builder.Marker(group[0], {}, edge_latency.Times(n - 1));
       continue;
     }
     TPUSIM_ASSIGN_OR_RETURN(const Stage stage,
@@ -372,8 +389,10 @@ Status TorusAlgorithm(FlowBuilder& builder, const Topology& topology, const Chip
 /// Recursive halving (reduce-scatter) and doubling (all-gather), Rabenseifner
 /// style: step s pairs chips whose group index differs in one bit and sends
 /// half of what remains (halving) or everything gathered so far (doubling).
-/// Each step is its own flows, so no floor is needed: every step pays its
-/// route's latency.
+/// Each step is its own flows and pays its routes' latency; a step starts
+/// when the whole previous step has ended (a per-step barrier: it keeps the
+/// flow network's events to a few per step on thousands of chips, and costs
+/// at most the skew between pairs).
 Status HalvingDoublingAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
   TPUSIM_ASSIGN_OR_RETURN(const Stage stage, StageOf(c.kind, Algorithm::kHalvingDoubling));
   for (const std::vector<NodeId>& group : c.groups) {
@@ -393,17 +412,15 @@ Status HalvingDoublingAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
     if (stage != Stage::kReduceScatter) {
       for (int64_t d = 1; d < n; d *= 2) steps.emplace_back(d, Scale(c.bytes, d, n));
     }
-    std::vector<int32_t> sent;  // by group index: the flow it sent in the previous step
-    int64_t previous_distance = 0;
+    std::vector<int32_t> deps;
     for (const auto& [distance, bytes] : steps) {
-      std::vector<int32_t> now(n);
+      std::vector<int32_t> step;
       for (int64_t i = 0; i < n; ++i) {
-        std::vector<int32_t> after;
-        if (!sent.empty()) after = {sent[i], sent[i ^ previous_distance]};  // sent and received
-        TPUSIM_ASSIGN_OR_RETURN(now[i], builder.Data(group[i], group[i ^ distance], bytes, after));
+        TPUSIM_ASSIGN_OR_RETURN(const int32_t f,
+                                builder.Data(group[i], group[i ^ distance], bytes, deps));
+        step.push_back(f);
       }
-      sent = std::move(now);
-      previous_distance = distance;
+      deps = {builder.Marker(group[0], std::move(step), Picoseconds())};
     }
   }
   return Status();
@@ -428,7 +445,7 @@ Status TreeAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
     for (const bool up : {true, false}) {
       if (up && !all_reduce) continue;
       std::vector<int32_t> phase;
-      Picoseconds edge_latency;
+      EdgeLatency edge_latency;
       for (int64_t i = 1; i < n; ++i) {
         const NodeId child = group[i];
         const NodeId parent = group[(i - 1) / 2];
@@ -437,7 +454,7 @@ Status TreeAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
                                              deps, &edge_latency));
         phase.push_back(f);
       }
-      phase.push_back(builder.Marker(group[0], deps, edge_latency * depth));
+      phase.push_back(builder.Marker(group[0], deps, edge_latency.Times(depth)));
       deps = {builder.Marker(group[0], std::move(phase), Picoseconds())};
     }
   }
@@ -491,38 +508,60 @@ bool IsShardCollective(CollectiveKind kind) {
 
 }  // namespace
 
-Algorithm ChooseAlgorithm(const Topology& topology, const ChipCollective& collective) {
+Algorithm ChooseAlgorithm(const Topology& topology, const Router& router,
+                          const ChipCollective& collective) {
   if (collective.kind == CollectiveKind::kCollectiveBroadcast) return Algorithm::kRing;
   if (!IsShardCollective(collective.kind)) return Algorithm::kDirect;
   bool all_sub_grids = !topology.grid().dims.empty();
+  const std::vector<NodeId>* largest = nullptr;
   bool all_power_of_two = true;
-  int64_t largest = 1;
   for (const std::vector<NodeId>& group : collective.groups) {
     if (group.size() < 2) continue;
     all_sub_grids = all_sub_grids && WholeSubGrid(topology, group).has_value();
     all_power_of_two = all_power_of_two && IsPowerOfTwo(static_cast<int64_t>(group.size()));
-    largest = std::max(largest, static_cast<int64_t>(group.size()));
+    if (largest == nullptr || group.size() > largest->size()) largest = &group;
   }
+  if (largest == nullptr) return Algorithm::kRing;  // nothing moves
   if (all_sub_grids) return Algorithm::kTorus;
-  // Small messages: a ring's N-1 steps of latency dominate once a chip's
-  // shard is below what one link moves in one hop latency; halving-doubling
-  // needs only 2·log2(N) steps.
-  const Link* link = topology.links().empty() ? nullptr : &topology.links().front();
-  if (all_power_of_two && link != nullptr) {
-    const double hop_bytes = static_cast<double>(link->bandwidth.value()) *
-                             static_cast<double>(link->latency.value()) * 1e-12;
-    if (static_cast<double>(collective.bytes) / static_cast<double>(largest) < hop_bytes) {
-      return Algorithm::kHalvingDoubling;
+  if (!all_power_of_two) return Algorithm::kRing;
+  // Ring or halving-doubling, whichever the cost model says is faster for
+  // the largest group. Ring: 2(N-1) steps (all-reduce; N-1 otherwise) of
+  // max(h_near, S/W) with S = V/N and h_near the latency to a neighbour in
+  // group order. Halving-doubling: 2 log2 N steps (log2 N) of h_far (the
+  // latency across the group) plus the same bytes per chip, 2(N-1)/N V
+  // (all-reduce), at W. W is the bandwidth of the first chip's first link.
+  // Only power-of-two groups get here.
+  const std::vector<NodeId>& group = *largest;
+  const int64_t n = static_cast<int64_t>(group.size());
+  const std::span<const LinkId> out = topology.out_links(group[0]);
+  if (out.empty()) return Algorithm::kRing;
+  const double w = static_cast<double>(topology.links()[out[0]].bandwidth.value());
+  auto latency_s = [&](NodeId to) {
+    auto route = router.Route(group[0], to);
+    double ps = 0;
+    if (route.ok()) {
+      for (const LinkId link : *route) ps += static_cast<double>(topology.links()[link].latency.value());
     }
-  }
-  return Algorithm::kRing;
+    return ps * 1e-12;
+  };
+  const double rounds = collective.kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
+  const double v = static_cast<double>(collective.bytes);
+  const double shard = v / static_cast<double>(n);
+  double log2n = 0;
+  for (int64_t m = n; m > 1; m /= 2) ++log2n;
+  const double ring = rounds * static_cast<double>(n - 1) * std::max(latency_s(group[1]), shard / w);
+  const double halving_doubling =
+      rounds * (log2n * latency_s(group[n / 2]) + static_cast<double>(n - 1) * shard / w);
+  // Halving-doubling's long-distance exchanges collide on hashed (ECMP)
+  // uplinks, which the estimate ignores: ask for a 2x predicted advantage.
+  return 2 * halving_doubling < ring ? Algorithm::kHalvingDoubling : Algorithm::kRing;
 }
 
 StatusOr<CollectivePlan> PlanCollective(const Topology& topology, const Router& router,
                                         const ChipCollective& collective, Algorithm algorithm) {
   CollectivePlan plan;
   plan.algorithm =
-      algorithm == Algorithm::kAuto ? ChooseAlgorithm(topology, collective) : algorithm;
+      algorithm == Algorithm::kAuto ? ChooseAlgorithm(topology, router, collective) : algorithm;
   FlowBuilder builder(topology, router, collective.start);
   switch (plan.algorithm) {
     case Algorithm::kRing:

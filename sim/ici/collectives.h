@@ -47,16 +47,18 @@ struct CollectivePlan {
 /// The algorithm `auto` stands for (docs/interconnect.md, "The auto rule"):
 /// direct for all-to-all, permute and send/recv; ring for broadcast; for
 /// all-reduce, all-gather and reduce-scatter, per-dimension torus rings when
-/// every group is a whole sub-grid of a torus or mesh, otherwise recursive
-/// halving-doubling for small messages on power-of-two groups (per-chip shard
-/// below one hop latency's worth of bytes) and a ring for the rest.
-Algorithm ChooseAlgorithm(const Topology& topology, const ChipCollective& collective);
+/// every group is a whole sub-grid of a torus or mesh; otherwise, on
+/// power-of-two groups, ring or recursive halving-doubling by a latency +
+/// bandwidth estimate of each, and a ring for the rest.
+Algorithm ChooseAlgorithm(const Topology& topology, const Router& router,
+                          const ChipCollective& collective);
 
 /// Builds the flows of `collective` under `algorithm` (kAuto: ChooseAlgorithm).
 /// Errors (kInvalidArgument): an algorithm that cannot run this kind of
 /// collective (e.g. a ring permute), halving-doubling on a group whose size is
 /// not a power of two, the torus algorithm on a group that is not a whole
-/// sub-grid; kUnavailable when failures disconnect two chips that must talk.
+/// sub-grid; kFailedPrecondition when failures disconnect two chips that must
+/// talk (the Router's error).
 StatusOr<CollectivePlan> PlanCollective(const Topology& topology, const Router& router,
                                         const ChipCollective& collective, Algorithm algorithm);
 

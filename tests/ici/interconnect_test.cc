@@ -341,16 +341,22 @@ TEST(InterconnectTopologyTest, TorusAndFatTreeOfEqualChipBandwidthDiffer) {
 
 // --- Algorithms and errors ------------------------------------------------------
 
+// 256 chips under 16 leaf switches: a small all-reduce is 510 ring steps of
+// latency against 16 halving-doubling steps; a large one is bandwidth-bound
+// either way and stays on the ring.
 TEST(InterconnectAlgorithmTest, AutoPicksHalvingDoublingForSmallMessagesOnAFatTree) {
   arch::TopologyConfig tree;
   tree.kind = arch::TopologyKind::kFatTree;
-  tree.fat_tree_radix = 8;
+  tree.fat_tree_radix = 32;
   tree.fat_tree_levels = 2;
   auto fat = Make(tree);
-  EXPECT_EQ(TimeOf(*fat, Over(CollectiveKind::kAllReduce, AllChips(16), 1024)).algorithm,
-            Algorithm::kHalvingDoubling);
-  EXPECT_EQ(TimeOf(*fat, Over(CollectiveKind::kAllReduce, AllChips(16), kBig)).algorithm,
+  const CollectiveTiming small = TimeOf(*fat, Over(CollectiveKind::kAllReduce, AllChips(256), 1024));
+  EXPECT_EQ(small.algorithm, Algorithm::kHalvingDoubling);
+  EXPECT_EQ(TimeOf(*fat, Over(CollectiveKind::kAllReduce, AllChips(256), kBig)).algorithm,
             Algorithm::kRing);
+  const CollectiveTiming ring =
+      TimeOf(*fat, Over(CollectiveKind::kAllReduce, AllChips(256), 1024, Algorithm::kRing));
+  EXPECT_LT(small.duration.value() * 4, ring.duration.value());
 }
 
 // Groups that are not whole axes (replica groups {0,2},{1,3}) run a ring.
