@@ -41,12 +41,13 @@ struct FlowState {
   bool frozen = false;    ///< progressive filling: rate fixed in this recomputation
 };
 
-/// A link's candidate fair share in progressive filling; stale entries are
-/// recognised by their version.
+/// A link's fair share when it was queued in progressive filling. Shares only
+/// grow as flows elsewhere get fixed (a link gives each fixed flow at most its
+/// current share), so a queued share is a lower bound: popping one that is
+/// out of date re-queues the link at its current share.
 struct ShareEntry {
   double share;
   LinkId link;
-  uint32_t version;
   bool operator>(const ShareEntry& o) const {
     return std::tie(share, link) > std::tie(o.share, o.link);
   }
@@ -63,7 +64,6 @@ class Simulation {
     capacity_.resize(links);
     left_.resize(links);
     unfrozen_.resize(links);
-    version_.assign(links, 0);
     for (size_t l = 0; l < links; ++l) {
       // Bytes per picosecond.
       capacity_[l] = static_cast<double>(topology.links()[l].bandwidth.value()) / 1e12;
@@ -246,32 +246,37 @@ class Simulation {
   /// share (remaining capacity / flows not yet fixed), fix its flows at that
   /// share, and take their rate off every link they cross.
   Status Recompute() {
-    std::priority_queue<ShareEntry, std::vector<ShareEntry>, std::greater<>> heap;
+    std::vector<ShareEntry> entries;
+    entries.reserve(busy_.size());
     for (LinkId l : busy_) {
       const auto i = static_cast<size_t>(l);
       left_[i] = capacity_[i];
       unfrozen_[i] = static_cast<int32_t>(link_flows_[i].size());
-      heap.push({left_[i] / unfrozen_[i], l, ++version_[i]});
+      entries.push_back({left_[i] / unfrozen_[i], l});
     }
+    std::priority_queue<ShareEntry, std::vector<ShareEntry>, std::greater<>> heap(
+        std::greater<>(), std::move(entries));
     for (int32_t f : active_) state_[static_cast<size_t>(f)].frozen = false;
     while (!heap.empty()) {
       const ShareEntry top = heap.top();
       heap.pop();
       const auto bottleneck = static_cast<size_t>(top.link);
-      if (top.version != version_[bottleneck] || unfrozen_[bottleneck] == 0) continue;
-      if (!(top.share > 0.0)) return Internal("flow network: a link's fair share fell to zero");
+      if (unfrozen_[bottleneck] == 0) continue;
+      const double share = left_[bottleneck] / unfrozen_[bottleneck];
+      if (share != top.share) {
+        heap.push({share, top.link});  // out of date: queue at the current share
+        continue;
+      }
+      if (!(share > 0.0)) return Internal("flow network: a link's fair share fell to zero");
       for (int32_t f : link_flows_[bottleneck]) {
         FlowState& s = state_[static_cast<size_t>(f)];
         if (s.frozen) continue;
         s.frozen = true;
-        s.rate = top.share;
+        s.rate = share;
         for (LinkId l : Route(f)) {
           const auto i = static_cast<size_t>(l);
-          left_[i] = std::max(0.0, left_[i] - top.share);
+          left_[i] = std::max(0.0, left_[i] - share);
           --unfrozen_[i];
-          ++version_[i];
-          if (unfrozen_[i] > 0 && i != bottleneck)
-            heap.push({left_[i] / unfrozen_[i], l, version_[i]});
         }
       }
     }
@@ -295,7 +300,6 @@ class Simulation {
   std::vector<double> capacity_;                  ///< by link: bytes per picosecond
   std::vector<double> left_;                      ///< progressive filling: capacity not yet given
   std::vector<int32_t> unfrozen_;                 ///< progressive filling: flows without a rate
-  std::vector<uint32_t> version_;                 ///< invalidates stale heap entries
 };
 
 }  // namespace
