@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/arch/chip_config.h"
@@ -219,6 +221,40 @@ TEST(FlowNetwork, AFlowOverAFailedGivenRouteIsAnError) {
   EXPECT_THAT(r.status().message(), HasSubstr("crosses failed link x+ (0)->(1)"));
 }
 
+Topology FromShortForm(const std::string& text) {
+  StatusOr<arch::TopologyConfig> config = arch::ParseTopologyShortForm(text);
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  StatusOr<Topology> t = Topology::Build(*config, Ici());
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t).value();
+}
+
+TEST(FlowNetwork, OversubscribedFatTreeUplinksAndSwitchLatencies) {
+  // radix 4, 2 levels: 4 chips, 2 leaves, 2 spines. Injection is 4 links x
+  // 1 GB/s = 4 GB/s; oversubscription 2 leaves 2 GB/s on the uplinks.
+  // 0 -> 2 crosses leaf 0 -> spine -> leaf 1: 2e6 bytes at 2 GB/s = 1e9 ps,
+  // plus three links into switches at 300 ps each (the last link, to the
+  // chip, adds nothing). 0 -> 1 stays under leaf 0: 2e6 bytes at 4 GB/s.
+  const Topology tree =
+      FromShortForm("fattree:radix=4,levels=2,oversubscription=2,switch_latency=300ps");
+  const FlowNetworkResult r = MustRun(tree, {Transfer(0, 2, 2'000'000)});
+  EXPECT_EQ(r.flows[0].finish.value(), 1'000'000'000 + 3 * 300);
+  const FlowNetworkResult local = MustRun(tree, {Transfer(0, 1, 2'000'000)});
+  EXPECT_EQ(local.flows[0].finish.value(), 500'000'000 + 300);
+}
+
+TEST(FlowNetwork, DcnCarriesTrafficBetweenSlicesAtItsOwnBandwidthAndLatency) {
+  // Two slices of a 2-chip line; chips 0 and 1 both send 1e6 bytes to chip 2
+  // (slice 1) over DCN at 0.5 GB/s: they share 2's DCN downlink (0.25 GB/s
+  // each): 4e9 ps, plus the 20 us DCN latency.
+  const Topology t =
+      FromShortForm("multislice:slices=2,dcn_bandwidth=0.5GB/s,dcn_latency=20us,slice=mesh:2");
+  const FlowNetworkResult r = MustRun(t, {Transfer(0, 2, 1'000'000), Transfer(1, 2, 1'000'000)});
+  EXPECT_EQ(r.flows[0].finish.value(), 4'000'000'000 + 20'000'000);
+  EXPECT_EQ(r.flows[1].finish.value(), 4'000'000'000 + 20'000'000);
+  EXPECT_EQ(r.link_bytes[t.DcnDownLink(2)], 2'000'000);
+}
+
 TEST(FlowNetwork, ManyFlowsOnARingStepAreDeterministic) {
   // A ring step on a 16x16 torus: every chip sends to its x+ neighbour and
   // its x- neighbour. Each link carries one flow: all finish at 1e9 + 1 hop.
@@ -231,6 +267,34 @@ TEST(FlowNetwork, ManyFlowsOnARingStepAreDeterministic) {
   const FlowNetworkResult r = MustRun(torus, flows);
   for (const FlowTimes& t : r.flows) EXPECT_EQ(t.finish.value(), 1'000'000'000 + kHop);
   EXPECT_EQ(r.rate_recomputations, 1);
+}
+
+TEST(FlowNetwork, RepeatedRunsAreBitIdentical) {
+  // Pseudo-random transfers on a 4x4x4 torus with uneven sizes (many events).
+  const Topology torus = Build(arch::TopologyKind::kTorus, {4, 4, 4});
+  std::vector<Flow> flows;
+  uint64_t state = 1;
+  for (int i = 0; i < 200; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    flows.push_back(Transfer(static_cast<NodeId>((state >> 20) % 64),
+                             static_cast<NodeId>((state >> 40) % 64),
+                             static_cast<int64_t>((state >> 33) % 10'000'000)));
+    if (i % 7 == 3) flows.back().after = {i - 2};
+  }
+  const FlowNetworkResult a = MustRun(torus, flows);
+  const FlowNetworkResult b = MustRun(torus, flows);
+  ASSERT_EQ(a.flows.size(), b.flows.size());
+  for (size_t i = 0; i < a.flows.size(); ++i) {
+    EXPECT_EQ(a.flows[i].start, b.flows[i].start);
+    EXPECT_EQ(a.flows[i].finish, b.flows[i].finish);
+  }
+  EXPECT_EQ(a.link_bytes, b.link_bytes);
+  EXPECT_GT(a.rate_recomputations, 50);
+  // Every flow between two chips takes at least its bytes at full link rate.
+  for (size_t i = 0; i < flows.size(); ++i) {
+    if (flows[i].src == flows[i].dst) continue;
+    EXPECT_GE(a.flows[i].finish.value() - a.flows[i].start.value(), flows[i].bytes * 1000);
+  }
 }
 
 }  // namespace
