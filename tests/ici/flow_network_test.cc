@@ -255,6 +255,61 @@ TEST(FlowNetwork, DcnCarriesTrafficBetweenSlicesAtItsOwnBandwidthAndLatency) {
   EXPECT_EQ(r.link_bytes[t.DcnDownLink(2)], 2'000'000);
 }
 
+TEST(FlowNetwork, ALinkDegradingMidRunSlowsTheRestOfTheTransfer) {
+  // 2e6 bytes at 1 GB/s; at 1e9 ps (1e6 bytes sent) the link drops to half:
+  // the other 1e6 bytes take 2e9 ps. Finish 3e9 + one hop.
+  const Topology line = Build(arch::TopologyKind::kMesh, {2});
+  Router router(line);
+  FlowNetwork network(line, router);
+  const std::vector<Flow> flows = {Transfer(0, 1, 2'000'000)};
+  const std::vector<LinkChange> changes = {
+      {line.GridLink(0, 0, true), Picoseconds(1'000'000'000), BytesPerSecond(500'000'000)}};
+  StatusOr<FlowNetworkResult> r = network.Run(flows, changes);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->flows[0].finish.value(), 3'000'000'000 + kHop);
+  EXPECT_EQ(r->rate_recomputations, 2);
+}
+
+TEST(FlowNetwork, ALinkFailingUnderAFlowIsAnErrorNamingItAndTheTime) {
+  const Topology line = Build(arch::TopologyKind::kMesh, {2});
+  Router router(line);
+  FlowNetwork network(line, router);
+  const std::vector<LinkChange> down = {
+      {line.GridLink(0, 0, true), Picoseconds(5), BytesPerSecond(0)}};
+  StatusOr<FlowNetworkResult> r = network.Run(std::vector<Flow>{Transfer(0, 1, 1'000'000)}, down);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("flow 0: link x+ (0)->(1) failed at 5ps"));
+  // A flow that starts after the failure fails the same way.
+  Flow late = Transfer(0, 1, 10);
+  late.earliest = Picoseconds(9);
+  r = network.Run(std::vector<Flow>{late}, down);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("failed at 5ps"));
+}
+
+TEST(FlowNetwork, ConfiguredFaultsBecomeLinkChangesRelativeToTheBatchStart) {
+  // Faults at 10 us (0-1 to half), 30 us (0-1 to half again) and chip 2 at
+  // 40 us; a batch starting at 20 us sees the 30 us one at 10 us, compounding
+  // on the half already applied, and chip 2's two links at 20 us.
+  arch::TopologyConfig config;
+  config.kind = arch::TopologyKind::kMesh;
+  config.dims = {3};
+  config.faults = {{{0, 1}, Picoseconds(10'000'000), 0.5}, {{0, 1}, Picoseconds(30'000'000), 0.5}};
+  config.chip_faults = {{2, Picoseconds(40'000'000)}};
+  StatusOr<Topology> built = Topology::Build(config, Ici());
+  ASSERT_TRUE(built.ok());
+  const Topology at = built->AtTime(Picoseconds(20'000'000));
+  const std::vector<LinkChange> changes = LinkChangesAfter(at, Picoseconds(20'000'000));
+  ASSERT_EQ(changes.size(), 4u);
+  EXPECT_EQ(changes[0].at.value(), 10'000'000);
+  EXPECT_EQ(changes[0].bandwidth.value(), 250'000'000);
+  EXPECT_EQ(changes[1].bandwidth.value(), 250'000'000);
+  EXPECT_EQ(changes[2].at.value(), 20'000'000);
+  EXPECT_EQ(changes[2].bandwidth.value(), 0);
+  EXPECT_EQ(at.links()[changes[2].link].to == 2 || at.links()[changes[2].link].from == 2, true);
+}
+
 TEST(FlowNetwork, ManyFlowsOnARingStepAreDeterministic) {
   // A ring step on a 16x16 torus: every chip sends to its x+ neighbour and
   // its x- neighbour. Each link carries one flow: all finish at 1e9 + 1 hop.
