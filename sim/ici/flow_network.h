@@ -78,6 +78,7 @@ struct FlowNetworkResult {
 class FlowNetwork {
  public:
   /// Both must outlive the FlowNetwork; links' bandwidths are read at Run.
+  /// Run keeps its state per call: concurrent Runs are safe.
   FlowNetwork(const Topology& topology, const Router& router);
   /// Runs a batch of flows to completion. Errors: a dependency cycle or a
   /// forward reference, no route between src and dst (kFailedPrecondition),
