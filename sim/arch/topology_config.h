@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/arch/chip_config.h"
 #include "sim/base/status.h"
 #include "sim/base/units.h"
 
@@ -65,6 +66,9 @@ struct TopologyConfig {
   std::vector<int64_t> dims;
   /// torus: per axis (default: every axis wraps; a preset may say otherwise).
   std::vector<bool> wraparound;
+  /// torus: `wraparound: tpu` was written; ApplyTpuWraparound must resolve it
+  /// from the chip preset before Topology::Build.
+  bool tpu_wraparound = false;
   /// fat tree: switch radix k (k/2 down, k/2 up), levels n, chips = (k/2)^n
   /// (a k/2-ary n-tree; docs/interconnect.md).
   int64_t fat_tree_radix = 0;
@@ -101,6 +105,14 @@ StatusOr<TopologyConfig> ParseTopologyShortForm(std::string_view text);
 /// Parses a `topology:` YAML value (a short-form string or a mapping).
 /// `file` is used in errors: "FILE:LINE:COL: error: topology.dims: ...".
 StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_view file);
+
+/// Resolves `wraparound: tpu` (TopologyConfig::tpu_wraparound) for the chip
+/// that runs the scenario: TPU v4, v5p and 7x wrap an axis whose size is a
+/// multiple of 4 (whole cubes); v5e and v6e wrap only axes of size 16
+/// (tpu-facts section 2; docs/interconnect.md). `chip` is matched by its
+/// preset name, else by the preset it inherits from. Does nothing when the
+/// config does not ask for it; kInvalidArgument for a chip with no known rule.
+Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip);
 
 /// Canonical text of `config` (stable; hashed into golden stamps).
 std::string CanonicalTopologyText(const TopologyConfig& config);

@@ -132,8 +132,10 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
     if (!dims.ok()) return at_key(dims.status());
     config.dims = *dims;
   } else if (key == "wraparound") {
-    // "true", "false", or per axis "1x0x1".
+    // "true", "false", "tpu", or per axis "1x0x1".
     config.wraparound.clear();
+    config.tpu_wraparound = text == "tpu";
+    if (config.tpu_wraparound) return Status::Ok();
     if (text.find('x') == std::string_view::npos) {
       StatusOr<bool> all = ParseFlag(text);
       if (!all.ok()) return at_key(all.status());
@@ -619,6 +621,39 @@ StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_v
   return config;
 }
 
+Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip) {
+  if (config.kind == TopologyKind::kMultiSlice) {
+    StatusOr<TopologyConfig> slice = ParseTopologyShortForm(config.slice_topology_text);
+    if (!slice.ok()) return slice.status();
+    TPUSIM_RETURN_IF_ERROR(ApplyTpuWraparound(*slice, chip));
+    config.slice_topology_text = CanonicalTopologyText(*slice);
+    return Status::Ok();
+  }
+  if (!config.tpu_wraparound) return Status::Ok();
+  // Whole 4x4x4 cubes wrap [GC-v4, SB, GC-v5p; 7x: ASSUMPTION, the same cubes];
+  // v5e and v6e pods are 16x16 and wrap only full axes [SB, GC-v6e].
+  enum class Rule { kMultipleOf4, kSize16 };
+  const std::vector<std::pair<std::string_view, Rule>> rules = {
+      {"tpu-v4", Rule::kMultipleOf4},  {"tpu-v5p", Rule::kMultipleOf4},
+      {"tpu-v7x", Rule::kMultipleOf4}, {"tpu-v5e", Rule::kSize16},
+      {"tpu-v6e", Rule::kSize16},
+  };
+  for (const std::string& name : {chip.name, chip.inherits}) {
+    for (const auto& [preset, rule] : rules) {
+      if (name != preset) continue;
+      config.wraparound.clear();
+      for (int64_t d : config.dims) {
+        config.wraparound.push_back(rule == Rule::kMultipleOf4 ? d % 4 == 0 : d == 16);
+      }
+      config.tpu_wraparound = false;
+      return Status::Ok();
+    }
+  }
+  return InvalidArgument("topology: wraparound: tpu has no rule for chip '" + chip.name +
+                         "' (known: tpu-v4, tpu-v5p, tpu-v7x, tpu-v5e, tpu-v6e and presets "
+                         "inheriting from them); write the wraparound per axis");
+}
+
 std::string CanonicalTopologyText(const TopologyConfig& c) {
   const KindName& kind = KindOf(c.kind);
   std::string s = std::string(kind.name) + ":";
@@ -636,7 +671,9 @@ std::string CanonicalTopologyText(const TopologyConfig& c) {
   switch (c.kind) {
     case TopologyKind::kTorus: {
       parts.push_back(dims(c.dims));
-      if (!c.wraparound.empty()) {
+      if (c.tpu_wraparound) {
+        parts.push_back("wraparound=tpu");
+      } else if (!c.wraparound.empty()) {
         std::vector<int64_t> flags;
         for (bool w : c.wraparound) flags.push_back(w ? 1 : 0);
         parts.push_back("wraparound=" + dims(flags));

@@ -41,12 +41,13 @@ struct FlowState {
   bool frozen = false;    ///< progressive filling: rate fixed in this recomputation
 };
 
-/// A link's candidate fair share in progressive filling; stale entries are
-/// recognised by their version.
+/// A link's fair share when it was queued in progressive filling. Shares only
+/// grow as flows elsewhere get fixed (a link gives each fixed flow at most its
+/// current share), so a queued share is a lower bound: popping one that is
+/// out of date re-queues the link at its current share.
 struct ShareEntry {
   double share;
   LinkId link;
-  uint32_t version;
   bool operator>(const ShareEntry& o) const {
     return std::tie(share, link) > std::tie(o.share, o.link);
   }
@@ -63,7 +64,6 @@ class Simulation {
     capacity_.resize(links);
     left_.resize(links);
     unfrozen_.resize(links);
-    version_.assign(links, 0);
     for (size_t l = 0; l < links; ++l) {
       // Bytes per picosecond.
       capacity_[l] = static_cast<double>(topology.links()[l].bandwidth.value()) / 1e12;
@@ -136,10 +136,30 @@ class Simulation {
     return Status::Ok();
   }
 
+  /// Validates `changes` and orders them by time (then link, then input order).
+  Status SetChanges(std::span<const LinkChange> changes) {
+    for (const LinkChange& c : changes) {
+      if (c.link < 0 || static_cast<size_t>(c.link) >= capacity_.size() || c.at.value() < 0 ||
+          c.bandwidth.value() < 0) {
+        return InvalidArgument("link change: link " + std::to_string(c.link) + " at " +
+                               std::to_string(c.at.value()) + "ps: no such link, or a negative " +
+                               "time or bandwidth");
+      }
+      changes_.push_back(c);
+    }
+    std::stable_sort(changes_.begin(), changes_.end(),
+                     [](const LinkChange& a, const LinkChange& b) {
+                       return std::tie(a.at, a.link) < std::tie(b.at, b.link);
+                     });
+    return Status::Ok();
+  }
+
   Status Run(FlowNetworkResult& result) {
     int64_t now = 0;
+    size_t next_change = 0;
     while (!starts_.empty() || !active_.empty()) {
       int64_t next = starts_.empty() ? kNever : starts_.top().first;
+      if (next_change < changes_.size()) next = std::min(next, changes_[next_change].at.value());
       for (int32_t f : active_) next = std::min(next, state_[static_cast<size_t>(f)].send_done);
       if (next == kNever) return Internal("flow network: active flows never finish");
       const auto elapsed = static_cast<double>(next - now);
@@ -161,6 +181,16 @@ class Simulation {
           ++i;
         }
       }
+      for (; next_change < changes_.size() && changes_[next_change].at.value() <= now;
+           ++next_change) {
+        const LinkChange& c = changes_[next_change];
+        const auto l = static_cast<size_t>(c.link);
+        capacity_[l] = static_cast<double>(c.bandwidth.value()) / 1e12;
+        if (c.bandwidth.value() == 0 && !link_flows_[l].empty()) {
+          return FailedFlow(link_flows_[l].front(), c);
+        }
+        changed = changed || !link_flows_[l].empty();
+      }
       while (!starts_.empty() && starts_.top().first <= now) {
         const int32_t f = starts_.top().second;
         starts_.pop();
@@ -170,6 +200,9 @@ class Simulation {
           continue;
         }
         s.remaining = static_cast<double>(flows_[static_cast<size_t>(f)].bytes);
+        for (LinkId l : Route(f)) {
+          if (capacity_[static_cast<size_t>(l)] == 0.0) return FailedFlow(f, FailureOf(l, now));
+        }
         Activate(f);
         changed = true;
       }
@@ -191,6 +224,22 @@ class Simulation {
   }
 
  private:
+  Status FailedFlow(int32_t f, const LinkChange& change) const {
+    return FailedPrecondition("flow " + std::to_string(f) + ": link " +
+                              topology_.links()[static_cast<size_t>(change.link)].label +
+                              " failed at " + std::to_string(change.at.value()) +
+                              "ps, under the flow's fixed route");
+  }
+
+  /// The latest change at or before `now` that took link `l` down.
+  LinkChange FailureOf(LinkId l, int64_t now) const {
+    LinkChange last{l, Picoseconds(0), BytesPerSecond(0)};
+    for (const LinkChange& c : changes_) {
+      if (c.link == l && c.at.value() <= now && c.bandwidth.value() == 0) last = c;
+    }
+    return last;
+  }
+
   std::span<const LinkId> Route(int32_t f) const {
     const FlowState& s = state_[static_cast<size_t>(f)];
     return std::span<const LinkId>(routes_).subspan(
@@ -246,32 +295,37 @@ class Simulation {
   /// share (remaining capacity / flows not yet fixed), fix its flows at that
   /// share, and take their rate off every link they cross.
   Status Recompute() {
-    std::priority_queue<ShareEntry, std::vector<ShareEntry>, std::greater<>> heap;
+    std::vector<ShareEntry> entries;
+    entries.reserve(busy_.size());
     for (LinkId l : busy_) {
       const auto i = static_cast<size_t>(l);
       left_[i] = capacity_[i];
       unfrozen_[i] = static_cast<int32_t>(link_flows_[i].size());
-      heap.push({left_[i] / unfrozen_[i], l, ++version_[i]});
+      entries.push_back({left_[i] / unfrozen_[i], l});
     }
+    std::priority_queue<ShareEntry, std::vector<ShareEntry>, std::greater<>> heap(
+        std::greater<>(), std::move(entries));
     for (int32_t f : active_) state_[static_cast<size_t>(f)].frozen = false;
     while (!heap.empty()) {
       const ShareEntry top = heap.top();
       heap.pop();
       const auto bottleneck = static_cast<size_t>(top.link);
-      if (top.version != version_[bottleneck] || unfrozen_[bottleneck] == 0) continue;
-      if (!(top.share > 0.0)) return Internal("flow network: a link's fair share fell to zero");
+      if (unfrozen_[bottleneck] == 0) continue;
+      const double share = left_[bottleneck] / unfrozen_[bottleneck];
+      if (share != top.share) {
+        heap.push({share, top.link});  // out of date: queue at the current share
+        continue;
+      }
+      if (!(share > 0.0)) return Internal("flow network: a link's fair share fell to zero");
       for (int32_t f : link_flows_[bottleneck]) {
         FlowState& s = state_[static_cast<size_t>(f)];
         if (s.frozen) continue;
         s.frozen = true;
-        s.rate = top.share;
+        s.rate = share;
         for (LinkId l : Route(f)) {
           const auto i = static_cast<size_t>(l);
-          left_[i] = std::max(0.0, left_[i] - top.share);
+          left_[i] = std::max(0.0, left_[i] - share);
           --unfrozen_[i];
-          ++version_[i];
-          if (unfrozen_[i] > 0 && i != bottleneck)
-            heap.push({left_[i] / unfrozen_[i], l, version_[i]});
         }
       }
     }
@@ -288,6 +342,7 @@ class Simulation {
   std::priority_queue<std::pair<int64_t, int32_t>, std::vector<std::pair<int64_t, int32_t>>,
                       std::greater<>>
       starts_;
+  std::vector<LinkChange> changes_;               ///< by time
   std::vector<int32_t> active_;                   ///< flows sending now
   std::vector<std::vector<int32_t>> link_flows_;  ///< by link: active flows crossing it
   std::vector<LinkId> busy_;                      ///< links with active flows
@@ -295,17 +350,62 @@ class Simulation {
   std::vector<double> capacity_;                  ///< by link: bytes per picosecond
   std::vector<double> left_;                      ///< progressive filling: capacity not yet given
   std::vector<int32_t> unfrozen_;                 ///< progressive filling: flows without a rate
-  std::vector<uint32_t> version_;                 ///< invalidates stale heap entries
 };
 
 }  // namespace
+
+std::vector<LinkChange> LinkChangesAfter(const Topology& topology, Picoseconds t) {
+  struct Fault {
+    Picoseconds at;
+    size_t order;  ///< link faults first, each in config order: ties keep it
+    NodeId a;
+    NodeId b;  ///< -1 for a chip fault
+    double fraction;
+  };
+  std::vector<Fault> faults;
+  const arch::TopologyConfig& config = topology.config();
+  for (const arch::LinkFault& f : config.faults) {
+    faults.push_back({f.at, faults.size(), static_cast<NodeId>(f.link.a),
+                      static_cast<NodeId>(f.link.b), f.bandwidth_fraction});
+  }
+  for (const arch::ChipFault& f : config.chip_faults) {
+    faults.push_back({f.at, faults.size(), static_cast<NodeId>(f.chip), -1, 0.0});
+  }
+  std::stable_sort(faults.begin(), faults.end(),
+                   [](const Fault& x, const Fault& y) { return x.at < y.at; });
+  std::vector<int64_t> bandwidth;
+  for (const Link& l : topology.links()) bandwidth.push_back(l.up ? l.bandwidth.value() : 0);
+  std::vector<LinkChange> changes;
+  for (const Fault& f : faults) {
+    if (f.at <= t) continue;
+    for (size_t i = 0; i < bandwidth.size(); ++i) {
+      const Link& l = topology.links()[i];
+      const bool hit = f.b < 0 ? (l.from == f.a || l.to == f.a)
+                               : ((l.from == f.a && l.to == f.b) || (l.from == f.b && l.to == f.a));
+      if (!hit || bandwidth[i] == 0) continue;
+      bandwidth[i] =
+          f.fraction == 0.0
+              ? 0
+              : std::max<int64_t>(
+                    1, static_cast<int64_t>(static_cast<double>(bandwidth[i]) * f.fraction));
+      changes.push_back({static_cast<LinkId>(i), f.at - t, BytesPerSecond(bandwidth[i])});
+    }
+  }
+  return changes;
+}
 
 FlowNetwork::FlowNetwork(const Topology& topology, const Router& router)
     : topology_(topology), router_(router) {}
 
 StatusOr<FlowNetworkResult> FlowNetwork::Run(std::span<const Flow> flows) const {
+  return Run(flows, {});
+}
+
+StatusOr<FlowNetworkResult> FlowNetwork::Run(std::span<const Flow> flows,
+                                             std::span<const LinkChange> changes) const {
   FlowNetworkResult result;
   Simulation simulation(topology_, flows);
+  TPUSIM_RETURN_IF_ERROR(simulation.SetChanges(changes));
   TPUSIM_RETURN_IF_ERROR(simulation.Prepare(router_, result));
   TPUSIM_RETURN_IF_ERROR(simulation.Run(result));
   return result;

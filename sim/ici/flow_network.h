@@ -43,6 +43,21 @@ struct Flow {
   uint64_t flow_key = 0;
 };
 
+/// A link's bandwidth changing while a batch runs (a fault injected at a
+/// time): from `at` on, the link carries `bandwidth`; 0 means it fails.
+struct LinkChange {
+  LinkId link = 0;
+  Picoseconds at;            ///< in the batch's time (the same clock as Flow::earliest)
+  BytesPerSecond bandwidth;  ///< new one-way bandwidth; 0: down
+};
+
+/// The configured faults that happen after time `t`, as link changes on the
+/// clock of a batch starting at `t` (a fault at T becomes a change at T - t),
+/// in time order. `topology` is the network as it stands at `t`
+/// (Topology::AtTime(t)); degradations compound on its bandwidths, and a
+/// failed chip becomes changes to 0 on each of its links.
+std::vector<LinkChange> LinkChangesAfter(const Topology& topology, Picoseconds t);
+
 struct FlowTimes {
   Picoseconds start;   ///< became ready
   Picoseconds finish;  ///< last byte arrived
@@ -63,11 +78,19 @@ struct FlowNetworkResult {
 class FlowNetwork {
  public:
   /// Both must outlive the FlowNetwork; links' bandwidths are read at Run.
+  /// Run keeps its state per call: concurrent Runs are safe.
   FlowNetwork(const Topology& topology, const Router& router);
   /// Runs a batch of flows to completion. Errors: a dependency cycle or a
   /// forward reference, no route between src and dst (kFailedPrecondition),
   /// a given route that is not a path from src to dst or crosses a failed link.
   StatusOr<FlowNetworkResult> Run(std::span<const Flow> flows) const;
+  /// The same, with link bandwidths changing at given times: rates are
+  /// recomputed at each change. Routes are fixed when the batch starts, so a
+  /// link that fails (bandwidth 0) under a flow still sending, or before a
+  /// flow routed over it starts, is an error (kFailedPrecondition) naming
+  /// the flow, the link and the time.
+  StatusOr<FlowNetworkResult> Run(std::span<const Flow> flows,
+                                  std::span<const LinkChange> changes) const;
 
  private:
   const Topology& topology_;

@@ -137,6 +137,11 @@ class TopologyBuilder {
       }
       chips *= d;
     }
+    if (config_.tpu_wraparound) {
+      return InvalidArgument(
+          "torus: 'wraparound: tpu' is unresolved: apply arch::ApplyTpuWraparound with the chip "
+          "preset first");
+    }
     const size_t rank = dims.size();
     std::vector<bool> wrap(rank, config_.kind != arch::TopologyKind::kMesh);
     if (config_.kind == arch::TopologyKind::kTorus && !config_.wraparound.empty()) {

@@ -101,6 +101,8 @@ class Topology {
   Topology AtTime(Picoseconds t) const;
 
   arch::TopologyKind kind() const { return kind_; }
+  /// The configuration it was built from (faults of every time included).
+  const arch::TopologyConfig& config() const { return config_; }
   /// False for a chip that failed (its links are down too).
   bool chip_up(NodeId chip) const { return !chip_down_[static_cast<size_t>(chip)]; }
   /// Grid kinds: the link leaving `chip` along `axis` in the positive or

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "sim/arch/chip_config.h"
 #include "sim/arch/topology_config.h"
 
 namespace tpusim::arch {
@@ -167,6 +168,33 @@ TEST(TopologyYaml, ErrorsNameFileLineColumnAndKeyPath) {
               HasSubstr("s.yaml:1:11: error: topology: invalid topology 'torus:4x0'"));
   EXPECT_THAT(YamlError("topology:\n  kind: torus\n  dims: [4]\n  dims: [4]\n"),
               HasSubstr("s.yaml:4:3: error: topology.dims: duplicate key"));
+}
+
+TEST(TopologyTpuWraparound, FollowsEachGenerationsRule) {
+  ChipConfig chip;
+  chip.name = "tpu-v5e";
+  TopologyConfig c = MustShort("torus:16x8,wraparound=tpu");
+  EXPECT_TRUE(c.tpu_wraparound);
+  ASSERT_TRUE(ApplyTpuWraparound(c, chip).ok());
+  EXPECT_THAT(c.wraparound, ElementsAre(true, false));  // v5e: only axes of 16 wrap
+  EXPECT_FALSE(c.tpu_wraparound);
+
+  chip.name = "my-v5p";  // a custom preset inheriting v5p's rule
+  chip.inherits = "tpu-v5p";
+  c = MustShort("torus:4x4x8x6,wraparound=tpu");
+  ASSERT_TRUE(ApplyTpuWraparound(c, chip).ok());
+  EXPECT_THAT(c.wraparound, ElementsAre(true, true, true, false));  // multiples of 4
+
+  c = MustShort("multislice:slices=2,slice=torus:16x4,wraparound=tpu");
+  chip.name = "tpu-v6e";
+  ASSERT_TRUE(ApplyTpuWraparound(c, chip).ok());
+  EXPECT_EQ(c.slice_topology_text, "torus:16x4,wraparound=1x0");
+
+  chip.name = "tpu-v3";
+  chip.inherits = "";
+  c = MustShort("torus:4x4,wraparound=tpu");
+  const Status unknown = ApplyTpuWraparound(c, chip);
+  EXPECT_THAT(unknown.message(), HasSubstr("wraparound: tpu has no rule for chip 'tpu-v3'"));
 }
 
 }  // namespace

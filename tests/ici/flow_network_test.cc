@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/arch/chip_config.h"
@@ -219,6 +221,95 @@ TEST(FlowNetwork, AFlowOverAFailedGivenRouteIsAnError) {
   EXPECT_THAT(r.status().message(), HasSubstr("crosses failed link x+ (0)->(1)"));
 }
 
+Topology FromShortForm(const std::string& text) {
+  StatusOr<arch::TopologyConfig> config = arch::ParseTopologyShortForm(text);
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  StatusOr<Topology> t = Topology::Build(*config, Ici());
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t).value();
+}
+
+TEST(FlowNetwork, OversubscribedFatTreeUplinksAndSwitchLatencies) {
+  // radix 4, 2 levels: 4 chips, 2 leaves, 2 spines. Injection is 4 links x
+  // 1 GB/s = 4 GB/s; oversubscription 2 leaves 2 GB/s on the uplinks.
+  // 0 -> 2 crosses leaf 0 -> spine -> leaf 1: 2e6 bytes at 2 GB/s = 1e9 ps,
+  // plus three links into switches at 300 ps each (the last link, to the
+  // chip, adds nothing). 0 -> 1 stays under leaf 0: 2e6 bytes at 4 GB/s.
+  const Topology tree =
+      FromShortForm("fattree:radix=4,levels=2,oversubscription=2,switch_latency=300ps");
+  const FlowNetworkResult r = MustRun(tree, {Transfer(0, 2, 2'000'000)});
+  EXPECT_EQ(r.flows[0].finish.value(), 1'000'000'000 + 3 * 300);
+  const FlowNetworkResult local = MustRun(tree, {Transfer(0, 1, 2'000'000)});
+  EXPECT_EQ(local.flows[0].finish.value(), 500'000'000 + 300);
+}
+
+TEST(FlowNetwork, DcnCarriesTrafficBetweenSlicesAtItsOwnBandwidthAndLatency) {
+  // Two slices of a 2-chip line; chips 0 and 1 both send 1e6 bytes to chip 2
+  // (slice 1) over DCN at 0.5 GB/s: they share 2's DCN downlink (0.25 GB/s
+  // each): 4e9 ps, plus the 20 us DCN latency.
+  const Topology t =
+      FromShortForm("multislice:slices=2,dcn_bandwidth=0.5GB/s,dcn_latency=20us,slice=mesh:2");
+  const FlowNetworkResult r = MustRun(t, {Transfer(0, 2, 1'000'000), Transfer(1, 2, 1'000'000)});
+  EXPECT_EQ(r.flows[0].finish.value(), 4'000'000'000 + 20'000'000);
+  EXPECT_EQ(r.flows[1].finish.value(), 4'000'000'000 + 20'000'000);
+  EXPECT_EQ(r.link_bytes[t.DcnDownLink(2)], 2'000'000);
+}
+
+TEST(FlowNetwork, ALinkDegradingMidRunSlowsTheRestOfTheTransfer) {
+  // 2e6 bytes at 1 GB/s; at 1e9 ps (1e6 bytes sent) the link drops to half:
+  // the other 1e6 bytes take 2e9 ps. Finish 3e9 + one hop.
+  const Topology line = Build(arch::TopologyKind::kMesh, {2});
+  Router router(line);
+  FlowNetwork network(line, router);
+  const std::vector<Flow> flows = {Transfer(0, 1, 2'000'000)};
+  const std::vector<LinkChange> changes = {
+      {line.GridLink(0, 0, true), Picoseconds(1'000'000'000), BytesPerSecond(500'000'000)}};
+  StatusOr<FlowNetworkResult> r = network.Run(flows, changes);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->flows[0].finish.value(), 3'000'000'000 + kHop);
+  EXPECT_EQ(r->rate_recomputations, 2);
+}
+
+TEST(FlowNetwork, ALinkFailingUnderAFlowIsAnErrorNamingItAndTheTime) {
+  const Topology line = Build(arch::TopologyKind::kMesh, {2});
+  Router router(line);
+  FlowNetwork network(line, router);
+  const std::vector<LinkChange> down = {
+      {line.GridLink(0, 0, true), Picoseconds(5), BytesPerSecond(0)}};
+  StatusOr<FlowNetworkResult> r = network.Run(std::vector<Flow>{Transfer(0, 1, 1'000'000)}, down);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("flow 0: link x+ (0)->(1) failed at 5ps"));
+  // A flow that starts after the failure fails the same way.
+  Flow late = Transfer(0, 1, 10);
+  late.earliest = Picoseconds(9);
+  r = network.Run(std::vector<Flow>{late}, down);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("failed at 5ps"));
+}
+
+TEST(FlowNetwork, ConfiguredFaultsBecomeLinkChangesRelativeToTheBatchStart) {
+  // Faults at 10 us (0-1 to half), 30 us (0-1 to half again) and chip 2 at
+  // 40 us; a batch starting at 20 us sees the 30 us one at 10 us, compounding
+  // on the half already applied, and chip 2's two links at 20 us.
+  arch::TopologyConfig config;
+  config.kind = arch::TopologyKind::kMesh;
+  config.dims = {3};
+  config.faults = {{{0, 1}, Picoseconds(10'000'000), 0.5}, {{0, 1}, Picoseconds(30'000'000), 0.5}};
+  config.chip_faults = {{2, Picoseconds(40'000'000)}};
+  StatusOr<Topology> built = Topology::Build(config, Ici());
+  ASSERT_TRUE(built.ok());
+  const Topology at = built->AtTime(Picoseconds(20'000'000));
+  const std::vector<LinkChange> changes = LinkChangesAfter(at, Picoseconds(20'000'000));
+  ASSERT_EQ(changes.size(), 4u);
+  EXPECT_EQ(changes[0].at.value(), 10'000'000);
+  EXPECT_EQ(changes[0].bandwidth.value(), 250'000'000);
+  EXPECT_EQ(changes[1].bandwidth.value(), 250'000'000);
+  EXPECT_EQ(changes[2].at.value(), 20'000'000);
+  EXPECT_EQ(changes[2].bandwidth.value(), 0);
+  EXPECT_EQ(at.links()[changes[2].link].to == 2 || at.links()[changes[2].link].from == 2, true);
+}
+
 TEST(FlowNetwork, ManyFlowsOnARingStepAreDeterministic) {
   // A ring step on a 16x16 torus: every chip sends to its x+ neighbour and
   // its x- neighbour. Each link carries one flow: all finish at 1e9 + 1 hop.
@@ -231,6 +322,34 @@ TEST(FlowNetwork, ManyFlowsOnARingStepAreDeterministic) {
   const FlowNetworkResult r = MustRun(torus, flows);
   for (const FlowTimes& t : r.flows) EXPECT_EQ(t.finish.value(), 1'000'000'000 + kHop);
   EXPECT_EQ(r.rate_recomputations, 1);
+}
+
+TEST(FlowNetwork, RepeatedRunsAreBitIdentical) {
+  // Pseudo-random transfers on a 4x4x4 torus with uneven sizes (many events).
+  const Topology torus = Build(arch::TopologyKind::kTorus, {4, 4, 4});
+  std::vector<Flow> flows;
+  uint64_t state = 1;
+  for (int i = 0; i < 200; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    flows.push_back(Transfer(static_cast<NodeId>((state >> 20) % 64),
+                             static_cast<NodeId>((state >> 40) % 64),
+                             static_cast<int64_t>((state >> 33) % 10'000'000)));
+    if (i % 7 == 3) flows.back().after = {i - 2};
+  }
+  const FlowNetworkResult a = MustRun(torus, flows);
+  const FlowNetworkResult b = MustRun(torus, flows);
+  ASSERT_EQ(a.flows.size(), b.flows.size());
+  for (size_t i = 0; i < a.flows.size(); ++i) {
+    EXPECT_EQ(a.flows[i].start, b.flows[i].start);
+    EXPECT_EQ(a.flows[i].finish, b.flows[i].finish);
+  }
+  EXPECT_EQ(a.link_bytes, b.link_bytes);
+  EXPECT_GT(a.rate_recomputations, 50);
+  // Every flow between two chips takes at least its bytes at full link rate.
+  for (size_t i = 0; i < flows.size(); ++i) {
+    if (flows[i].src == flows[i].dst) continue;
+    EXPECT_GE(a.flows[i].finish.value() - a.flows[i].start.value(), flows[i].bytes * 1000);
+  }
 }
 
 }  // namespace
