@@ -359,6 +359,18 @@ TEST(InterconnectAlgorithmTest, AutoPicksHalvingDoublingForSmallMessagesOnAFatTr
   EXPECT_LT(small.duration.value() * 4, ring.duration.value());
 }
 
+// collective-broadcast runs a pipelined chain in group order: every edge of
+// an 8-ring carries V once, at full link rate, plus one hop (the floor, 7
+// hops, is shorter).
+TEST(InterconnectAlgorithmTest, BroadcastIsAPipelinedChain) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {8}));
+  const CollectiveTiming t =
+      TimeOf(*ic, Over(CollectiveKind::kCollectiveBroadcast, AllChips(8), 45'000'000));
+  EXPECT_EQ(t.algorithm, Algorithm::kRing);
+  EXPECT_EQ(t.duration, Picoseconds(1'001'000'000));
+  EXPECT_EQ(t.ici_bytes, 7 * 45'000'000);
+}
+
 // Groups that are not whole axes (replica groups {0,2},{1,3}) run a ring.
 TEST(InterconnectAlgorithmTest, GroupsAcrossAxesRunARing) {
   auto ic = Make(Grid(arch::TopologyKind::kTorus, {4}));

@@ -86,6 +86,20 @@ TEST(CollectiveCliTest, SweepShowsTheLatencyFloor) {
   EXPECT_THAT(r.out, HasSubstr("latency-bound"));
 }
 
+// --groups: the rows of a 4x4 torus, each a wraparound axis of 4: an
+// all-gather moves 2 shards of V/4 per direction, V/2 at 45 GB/s, plus a hop.
+TEST(CollectiveCliTest, GroupsAlongAnAxis) {
+  const RunResult r =
+      Tpusim({"collective", "--op", "all-gather", "--bytes", "90000000", "--chip", "tpu-v5e",
+              "--topology", "torus:4x4", "--groups", "0,1,2,3;4,5,6,7;8,9,10,11;12,13,14,15"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::vector<Row> rows = Rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_NEAR(rows[0].time_us, 1000.0 + 1.0, 0.01);
+  EXPECT_EQ(rows[0].algorithm, "torus");
+  EXPECT_THAT(r.out, HasSubstr("4 groups of 4 devices"));
+}
+
 TEST(CollectiveCliTest, JsonHasTheRows) {
   ScratchDir dir;
   const std::string json = (dir.path() / "c.json").string();
