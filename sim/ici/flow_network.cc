@@ -61,6 +61,8 @@ class Simulation {
     const size_t links = topology.links().size();
     link_flows_.resize(links);
     busy_pos_.assign(links, -1);
+    link_mark_.assign(links, 0);
+    flow_mark_.assign(flows.size(), 0);
     capacity_.resize(links);
     left_.resize(links);
     unfrozen_.resize(links);
@@ -168,7 +170,7 @@ class Simulation {
         s.remaining = std::max(0.0, s.remaining - s.rate * elapsed);
       }
       now = next;
-      bool changed = false;
+      touched_.clear();  // links whose flows or capacity changed at this event
       for (size_t i = 0; i < active_.size();) {
         const int32_t f = active_[i];
         if (state_[static_cast<size_t>(f)].send_done <= now) {
@@ -176,7 +178,6 @@ class Simulation {
           active_.pop_back();
           Deactivate(f);
           Finish(f, now, result);
-          changed = true;
         } else {
           ++i;
         }
@@ -189,7 +190,7 @@ class Simulation {
         if (c.bandwidth.value() == 0 && !link_flows_[l].empty()) {
           return FailedFlow(link_flows_[l].front(), c);
         }
-        changed = changed || !link_flows_[l].empty();
+        touched_.push_back(c.link);
       }
       while (!starts_.empty() && starts_.top().first <= now) {
         const int32_t f = starts_.top().second;
@@ -204,12 +205,13 @@ class Simulation {
           if (capacity_[static_cast<size_t>(l)] == 0.0) return FailedFlow(f, FailureOf(l, now));
         }
         Activate(f);
-        changed = true;
       }
-      if (changed && !active_.empty()) {
+      if (!touched_.empty()) {
+        CollectComponent();
+        if (component_flows_.empty()) continue;
         TPUSIM_RETURN_IF_ERROR(Recompute());
         ++result.rate_recomputations;
-        for (int32_t f : active_) {
+        for (int32_t f : component_flows_) {
           FlowState& s = state_[static_cast<size_t>(f)];
           const int64_t t = CeilPicoseconds(s.remaining, s.rate);
           s.send_done = t >= kNever - now ? kNever : now + t;
@@ -274,6 +276,7 @@ class Simulation {
         busy_.push_back(l);
       }
       on.push_back(f);
+      touched_.push_back(l);
     }
   }
 
@@ -281,6 +284,7 @@ class Simulation {
     for (LinkId l : Route(f)) {
       std::vector<int32_t>& on = link_flows_[static_cast<size_t>(l)];
       on.erase(std::find(on.begin(), on.end(), f));
+      touched_.push_back(l);
       if (on.empty()) {
         const int32_t pos = busy_pos_[static_cast<size_t>(l)];
         busy_[static_cast<size_t>(pos)] = busy_.back();
@@ -291,21 +295,57 @@ class Simulation {
     }
   }
 
+  /// The active flows whose max-min rates may have changed: those connected
+  /// to a touched link through shared links. Rates elsewhere are unchanged
+  /// (max-min sharing splits into independent problems per connected part),
+  /// and so are those flows' send ends. Once the part holds half the active
+  /// flows the search stops and every active flow is recomputed: finishing
+  /// the search would cost about as much as it saves.
+  void CollectComponent() {
+    ++epoch_;
+    component_links_.clear();
+    component_flows_.clear();
+    for (LinkId l : touched_) {
+      if (link_mark_[static_cast<size_t>(l)] == epoch_) continue;
+      link_mark_[static_cast<size_t>(l)] = epoch_;
+      component_links_.push_back(l);
+    }
+    // component_links_ grows while it is scanned: breadth-first over links.
+    for (size_t i = 0; i < component_links_.size(); ++i) {
+      for (int32_t f : link_flows_[static_cast<size_t>(component_links_[i])]) {
+        if (flow_mark_[static_cast<size_t>(f)] == epoch_) continue;
+        flow_mark_[static_cast<size_t>(f)] = epoch_;
+        component_flows_.push_back(f);
+        if (2 * component_flows_.size() > active_.size()) {
+          component_links_ = busy_;
+          component_flows_ = active_;
+          return;
+        }
+        for (LinkId l : Route(f)) {
+          if (link_mark_[static_cast<size_t>(l)] == epoch_) continue;
+          link_mark_[static_cast<size_t>(l)] = epoch_;
+          component_links_.push_back(l);
+        }
+      }
+    }
+  }
+
   /// Progressive filling: repeatedly take the link with the smallest fair
   /// share (remaining capacity / flows not yet fixed), fix its flows at that
   /// share, and take their rate off every link they cross.
   Status Recompute() {
     std::vector<ShareEntry> entries;
-    entries.reserve(busy_.size());
-    for (LinkId l : busy_) {
+    entries.reserve(component_links_.size());
+    for (LinkId l : component_links_) {
       const auto i = static_cast<size_t>(l);
+      if (link_flows_[i].empty()) continue;
       left_[i] = capacity_[i];
       unfrozen_[i] = static_cast<int32_t>(link_flows_[i].size());
       entries.push_back({left_[i] / unfrozen_[i], l});
     }
     std::priority_queue<ShareEntry, std::vector<ShareEntry>, std::greater<>> heap(
         std::greater<>(), std::move(entries));
-    for (int32_t f : active_) state_[static_cast<size_t>(f)].frozen = false;
+    for (int32_t f : component_flows_) state_[static_cast<size_t>(f)].frozen = false;
     while (!heap.empty()) {
       const ShareEntry top = heap.top();
       heap.pop();
@@ -347,9 +387,15 @@ class Simulation {
   std::vector<std::vector<int32_t>> link_flows_;  ///< by link: active flows crossing it
   std::vector<LinkId> busy_;                      ///< links with active flows
   std::vector<int32_t> busy_pos_;                 ///< by link: index in busy_, or -1
-  std::vector<double> capacity_;                  ///< by link: bytes per picosecond
-  std::vector<double> left_;                      ///< progressive filling: capacity not yet given
-  std::vector<int32_t> unfrozen_;                 ///< progressive filling: flows without a rate
+  std::vector<LinkId> touched_;                   ///< this event: links whose flows changed
+  std::vector<LinkId> component_links_;           ///< links of the flows to recompute
+  std::vector<int32_t> component_flows_;          ///< flows to recompute
+  std::vector<uint64_t> link_mark_;               ///< by link: epoch it joined the component
+  std::vector<uint64_t> flow_mark_;               ///< by flow: epoch it joined the component
+  uint64_t epoch_ = 0;
+  std::vector<double> capacity_;   ///< by link: bytes per picosecond
+  std::vector<double> left_;       ///< progressive filling: capacity not yet given
+  std::vector<int32_t> unfrozen_;  ///< progressive filling: flows without a rate
 };
 
 }  // namespace

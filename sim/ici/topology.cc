@@ -460,6 +460,13 @@ class TopologyBuilder {
       }
       if (f.at.value() < 0) return InvalidArgument("faults: chip time must not be negative");
     }
+    for (const arch::SlowDevice& d : config_.slow_devices) {
+      if (d.device < 0 || d.device >= t_.chip_count_) {
+        return InvalidArgument("slow_devices: device " + std::to_string(d.device) +
+                               " does not exist (0.." + std::to_string(t_.chip_count_ - 1) + ")");
+      }
+      if (!(d.factor >= 1.0)) return InvalidArgument("slow_devices: factor must be at least 1");
+    }
     return Status::Ok();
   }
 

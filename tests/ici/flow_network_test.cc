@@ -111,6 +111,21 @@ TEST(FlowNetwork, ALaterFlowSlowsAnEarlierOne) {
   EXPECT_EQ(r.flows[1].finish.value(), 3'000'000'000 + kHop);
 }
 
+TEST(FlowNetwork, FlowsOnDisjointLinksKeepTheirRatesAcrossEachOthersEvents) {
+  // Line 0-1-2-3. On 0->1: 1e6 and 3e6 bytes (ends 2e9 and 4e9, as above).
+  // On 2->3: 1.5e6 and 2.5e6 bytes at 0.5 GB/s each until 3e9 ps, then the
+  // other 1e6 bytes alone at 1 GB/s: 4e9. The 0->1 event at 2e9 recomputes
+  // only its own flows; the 2->3 ones keep their rates and end times.
+  const Topology line = Build(arch::TopologyKind::kMesh, {4});
+  const FlowNetworkResult r = MustRun(line, {Transfer(0, 1, 1'000'000), Transfer(0, 1, 3'000'000),
+                                             Transfer(2, 3, 1'500'000), Transfer(2, 3, 2'500'000)});
+  EXPECT_EQ(r.flows[0].finish.value(), 2'000'000'000 + kHop);
+  EXPECT_EQ(r.flows[1].finish.value(), 4'000'000'000 + kHop);
+  EXPECT_EQ(r.flows[2].finish.value(), 3'000'000'000 + kHop);
+  EXPECT_EQ(r.flows[3].finish.value(), 4'000'000'000 + kHop);
+  EXPECT_EQ(r.rate_recomputations, 3);  // the start, then one per part's event
+}
+
 TEST(FlowNetwork, LatencyIsStartPlusExtraPlusSendTimePlusEveryHop) {
   // 0 -> 3 on a 4-chip line: 3 hops. 1000 bytes take 1e6 ps.
   const Topology line = Build(arch::TopologyKind::kMesh, {4});

@@ -175,6 +175,9 @@ TEST(Topology, FaultsFailDegradeOrNameALinkThatDoesNotExist) {
   c->faults = {{{0, 2}, Picoseconds(0), 0.0}};
   c->chip_faults.clear();
   EXPECT_THAT(BuildError(*c), HasSubstr("faults: link [0, 2]: no such link"));
+  c->faults.clear();
+  c->slow_devices = {{4, 1.5}};
+  EXPECT_THAT(BuildError(*c), HasSubstr("slow_devices: device 4 does not exist (0..3)"));
 }
 
 TEST(Topology, ZeroDimensionIsAnError) {
