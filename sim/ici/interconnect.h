@@ -109,7 +109,7 @@ class Interconnect : public CollectiveTimer {
   /// Maps devices to chips, builds the algorithm's flows on the network with
   /// the faults active at `collective.start`, and runs them. Errors
   /// (kInvalidArgument): a device out of range, an algorithm that cannot run
-  /// this collective; kUnavailable: failures disconnect two participants.
+  /// this collective; kFailedPrecondition: failures disconnect two participants.
   StatusOr<CollectiveTiming> Time(const Collective& collective) const override;
   /// Several collectives on the network at once, sharing links max-min
   /// fairly; each flow starts at its collective's `start`, and faults are
