@@ -312,6 +312,20 @@ TEST(InterconnectFailureTest, FailedLinkReroutesAndSlowsTheAllReduce) {
   EXPECT_EQ(failed.max_hops, 3);
 }
 
+// A failure that cuts a 3-chip line in two: the all-reduce is an error
+// that says so, not a crash or a zero time.
+TEST(InterconnectFailureTest, DisconnectedParticipantsAreAnError) {
+  arch::TopologyConfig config = Grid(arch::TopologyKind::kMesh, {3});
+  arch::LinkFault fault;
+  fault.link = {1, 2};
+  config.faults = {fault};
+  auto ic = Make(config);
+  const auto timed = ic->Time(Over(CollectiveKind::kAllReduce, AllChips(3), 1 << 20));
+  ASSERT_FALSE(timed.ok());
+  EXPECT_EQ(timed.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(ic->Time(Over(CollectiveKind::kAllReduce, {{0, 1}}, 1 << 20)).ok());
+}
+
 // The same all-reduce on a 4x4 torus (4 links per chip at W_uni) and on a
 // 16-chip fat tree whose single chip link carries the chip's 4 x W_uni (the
 // fat tree gives a chip its links x per-link bandwidth): per-chip bandwidth
