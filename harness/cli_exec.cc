@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/cli.h"
+#include "harness/module_run.h"
 #include "harness/program_io.h"
 #include "harness/progress.h"
 #include "sim/arch/preset_loader.h"
@@ -108,18 +109,10 @@ std::vector<const hlo::HloInstruction*> ElidedConstants(const hlo::HloModule& mo
   return elided;
 }
 
-/// What the values part of a run prints and reports.
-struct ValuesResult {
-  std::vector<OutputSummary> outputs;  ///< per device, per leaf
-  /// Loop trip counts and conditional branches as the functional run saw
-  /// them on device 0, for the timing model.
-  eval::ControlFlowRecord control_flow;
-};
-
-/// The values part of a run: evaluates every device, and writes outputs
-/// when asked. Refuses, before allocating, a run over --max-memory.
-StatusOr<ValuesResult> RunValues(const ExecOptions& options, const hlo::HloModule& module,
-                                 eval::SpmdConfig spmd, std::ostream& err) {
+/// The values part of a run: evaluates every device. Refuses, before
+/// allocating, a run over --max-memory.
+Status RunValues(const ExecOptions& options, const hlo::HloModule& module,
+                 eval::SpmdConfig spmd, ModuleRun& run, std::ostream& err) {
   TPUSIM_ASSIGN_OR_RETURN(const InputSource inputs, ParseInputSource(options.inputs));
   int64_t max_memory = DefaultMaxMemory();
   if (!options.max_memory.empty()) {
@@ -165,8 +158,7 @@ StatusOr<ValuesResult> RunValues(const ExecOptions& options, const hlo::HloModul
                               devices > 1 ? std::optional<int64_t>(d) : std::nullopt, max_memory));
     }
   }
-  ValuesResult values;
-  eval_options.control_flow = &values.control_flow;
+  eval_options.control_flow = &run.control_flow;
   std::atomic<int64_t> executed{0};
   eval_options.progress = &executed;
   const eval::Evaluator evaluator(eval_options);
@@ -176,20 +168,8 @@ StatusOr<ValuesResult> RunValues(const ExecOptions& options, const hlo::HloModul
                    &executed);
   StatusOr<std::vector<Literal>> evaluated = evaluator.EvaluateSpmd(module, spmd, args);
   progress.reset();  // erases the line before anything else is printed
-  TPUSIM_ASSIGN_OR_RETURN(const std::vector<Literal> results, std::move(evaluated));
-  for (int64_t d = 0; d < devices; ++d) {
-    const std::string prefix = devices > 1 ? "device_" + std::to_string(d) : "";
-    if (!options.out.empty()) {
-      TPUSIM_RETURN_IF_ERROR(WriteOutputs(
-          results[d], prefix.empty() ? options.out
-                                     : (std::filesystem::path(options.out) / prefix).string()));
-    }
-    for (const OutputLeaf& leaf : OutputLeaves(results[d])) {
-      values.outputs.push_back(
-          Summarize(prefix.empty() ? leaf.name : prefix + "/" + leaf.name, *leaf.value));
-    }
-  }
-  return values;
+  TPUSIM_ASSIGN_OR_RETURN(run.results, std::move(evaluated));
+  return Status();
 }
 
 /// `NAME=N` trip counts from the command line.
@@ -233,10 +213,29 @@ nlohmann::ordered_json OutputsJson(const std::vector<OutputSummary>& outputs) {
   return list;
 }
 
+/// Writes and summarises the outputs of every device.
+StatusOr<std::vector<OutputSummary>> ReportValues(const ExecOptions& options,
+                                                  const std::vector<Literal>& results) {
+  std::vector<OutputSummary> outputs;
+  const size_t devices = results.size();
+  for (size_t d = 0; d < devices; ++d) {
+    const std::string prefix = devices > 1 ? "device_" + std::to_string(d) : "";
+    if (!options.out.empty()) {
+      TPUSIM_RETURN_IF_ERROR(WriteOutputs(
+          results[d], prefix.empty() ? options.out
+                                     : (std::filesystem::path(options.out) / prefix).string()));
+    }
+    for (const OutputLeaf& leaf : OutputLeaves(results[d])) {
+      outputs.push_back(
+          Summarize(prefix.empty() ? leaf.name : prefix + "/" + leaf.name, *leaf.value));
+    }
+  }
+  return outputs;
+}
+
 /// The whole run after the command line is parsed; errors are input errors.
 Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string mode =
-      !options.mode.empty() ? options.mode : options.chip.empty() ? "values" : "full";
+  const std::string mode = ExecMode(options);
   if (mode != "values" && options.chip.empty()) {
     return InvalidArgument("tpusim exec: error: --mode " + mode +
                            " times the module on a chip: give --chip NAME (see tpusim presets)");
@@ -250,9 +249,7 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
     TPUSIM_ASSIGN_OR_RETURN(chip,
                             arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
   }
-  using TripCounts = std::map<std::string, int64_t>;
-  TPUSIM_ASSIGN_OR_RETURN(TripCounts trip_counts, ParseTripCounts(options.trip_counts));
-  std::map<std::string, int64_t> branches;
+  TPUSIM_RETURN_IF_ERROR(ParseTripCounts(options.trip_counts).status());
   TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(options.file));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<hlo::HloModule> module,
                           ParseAndVerifyModule(text, options.file));
@@ -265,32 +262,24 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
                            "with at most " + std::to_string(eval::Evaluator::kMaxSpmdDevices) +
                            " devices in all");
   }
+  TPUSIM_ASSIGN_OR_RETURN(const ModuleRun run, RunModule(options, *module, spmd, chip, err));
 
   nlohmann::ordered_json json;
   if (mode != "timing") {
-    TPUSIM_ASSIGN_OR_RETURN(ValuesResult values, RunValues(options, *module, spmd, err));
-    PrintSummaryTable(values.outputs, out);
-    json["outputs"] = OutputsJson(values.outputs);
-    // What the program really did wins over the timing model's static guess,
-    // and the user's word over both: merge keeps the entries already present.
-    trip_counts.merge(values.control_flow.trip_counts);
-    branches = std::move(values.control_flow.branches);
+    TPUSIM_ASSIGN_OR_RETURN(const std::vector<OutputSummary> outputs,
+                            ReportValues(options, run.results));
+    PrintSummaryTable(outputs, out);
+    json["outputs"] = OutputsJson(outputs);
   }
-  if (chip.has_value()) {
-    timing::TimingOptions timing_options;
-    timing_options.trip_counts = std::move(trip_counts);
-    timing_options.default_trip_count = options.default_trip_count;
-    timing_options.conditional_branch = options.branch;
-    timing_options.branches = std::move(branches);
-    TPUSIM_ASSIGN_OR_RETURN(const timing::TimingResult timed,
-                            timing::SimulateModule(*module, *chip, timing_options));
+  if (run.timing.has_value()) {
     if (mode != "timing") out << '\n';
-    out << timing::FormatOpTable(timed, options.top);
-    nlohmann::ordered_json metrics = nlohmann::ordered_json::parse(timing::TimingJson(timed));
+    out << timing::FormatOpTable(*run.timing, options.top);
+    nlohmann::ordered_json metrics = nlohmann::ordered_json::parse(timing::TimingJson(*run.timing));
     if (json.contains("outputs")) metrics["outputs"] = std::move(json["outputs"]);
     json = std::move(metrics);
     if (!options.trace.empty()) {
-      TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.trace, timing::TimingTraceJson(timed)));
+      TPUSIM_RETURN_IF_ERROR(
+          WriteFileAtomically(options.trace, timing::TimingTraceJson(*run.timing)));
     }
   }
   if (!options.json.empty()) {
@@ -406,6 +395,34 @@ Exit codes:
   2  usage error; FILE unreadable, malformed or not verifiable; bad or missing
      input files or preset; an unsupported operation; a run over --max-memory)");
   return exec;
+}
+
+std::string ExecMode(const ExecOptions& options) {
+  return !options.mode.empty() ? options.mode : options.chip.empty() ? "values" : "full";
+}
+
+StatusOr<ModuleRun> RunModule(const ExecOptions& options, const hlo::HloModule& module,
+                              const eval::SpmdConfig& spmd,
+                              const std::optional<arch::ChipConfig>& chip, std::ostream& err) {
+  const std::string mode = ExecMode(options);
+  using TripCounts = std::map<std::string, int64_t>;
+  TPUSIM_ASSIGN_OR_RETURN(TripCounts trip_counts, ParseTripCounts(options.trip_counts));
+  ModuleRun run;
+  if (mode != "timing") {
+    TPUSIM_RETURN_IF_ERROR(RunValues(options, module, spmd, run, err));
+    // What the program really did wins over the timing model's static guess,
+    // and the user's word over both: merge keeps the entries already present.
+    trip_counts.merge(run.control_flow.trip_counts);
+  }
+  if (mode != "values" && chip.has_value()) {
+    timing::TimingOptions timing_options;
+    timing_options.trip_counts = std::move(trip_counts);
+    timing_options.default_trip_count = options.default_trip_count;
+    timing_options.conditional_branch = options.branch;
+    timing_options.branches = run.control_flow.branches;
+    TPUSIM_ASSIGN_OR_RETURN(run.timing, timing::SimulateModule(module, *chip, timing_options));
+  }
+  return run;
 }
 
 int RunExec(const ExecOptions& options, std::ostream& out, std::ostream& err) {

@@ -6,13 +6,15 @@
 #include <string>
 
 #include "harness/cli.h"
+#include "harness/scenario_exec.h"
 #include "harness/version.h"
 
 namespace {
 
 constexpr char kFooter[] = R"(Exit codes:
   0  success
-  1  a check failed (fmt --check: the file is not canonically formatted)
+  1  a check failed (fmt --check: the file is not canonically formatted; run: a
+     scenario failed)
   2  usage or input error: bad command line, unreadable file, parse or verify error
 
 Run 'tpusim SUBCOMMAND --help' for the options of a subcommand.)";
@@ -49,6 +51,10 @@ int main(int argc, char** argv) {
   CLI::App* exec = harness::AddExecCommand(app, exec_options);
   harness::PresetsOptions presets_options;
   CLI::App* presets = harness::AddPresetsCommand(app, presets_options);
+  harness::RunOptions run_options;
+  CLI::App* run = harness::AddRunCommand(app, run_options);
+  harness::ScenarioExecOptions scenario_exec_options;
+  CLI::App* scenario_exec = harness::AddScenarioExecCommand(app, scenario_exec_options);
 
   try {
     app.parse(argc, argv);
@@ -63,6 +69,10 @@ int main(int argc, char** argv) {
     if (fmt->parsed()) return harness::RunFmt(fmt_options, std::cout, std::cerr);
     if (exec->parsed()) return harness::RunExec(exec_options, std::cout, std::cerr);
     if (presets->parsed()) return harness::RunPresets(presets_options, std::cout, std::cerr);
+    if (run->parsed()) return harness::RunRun(run_options, std::cout, std::cerr);
+    if (scenario_exec->parsed()) {
+      return harness::RunScenarioExec(scenario_exec_options, std::cerr);
+    }
   } catch (const std::exception& e) {
     std::cerr << "tpusim: internal error: " << e.what() << '\n';
     return harness::kExitInputError;
