@@ -168,6 +168,80 @@ TEST(Run, TimeoutFailsOneScenarioAndTheRestStillRun) {
   EXPECT_THAT(r.out, HasSubstr("1 passed, 1 failed"));
 }
 
+// A loop of a billion iterations: runs until something stops it.
+constexpr char kSpinModule[] = R"(HloModule spin
+
+%cond (s: (s32[], f32[])) -> pred[] {
+  %s = (s32[], f32[]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(1000000000)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (s.1: (s32[], f32[])) -> (s32[], f32[]) {
+  %s.1 = (s32[], f32[]) parameter(0)
+  %i.1 = s32[] get-tuple-element(%s.1), index=0
+  %x = f32[] get-tuple-element(%s.1), index=1
+  %one = s32[] constant(1)
+  %next = s32[] add(%i.1, %one)
+  %y = f32[] add(%x, %x)
+  ROOT %t = (s32[], f32[]) tuple(%next, %y)
+}
+
+ENTRY %main (x0: f32[]) -> (s32[], f32[]) {
+  %x0 = f32[] parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[]) tuple(%zero, %x0)
+  ROOT %w = (s32[], f32[]) while(%init), condition=%cond, body=%body
+}
+)";
+
+/// The pid of a running `tpusim scenario-exec SCENARIO`, or 0.
+pid_t FindScenarioChild(const std::string& scenario) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmdline = ReadText(entry.path() / "cmdline");
+    std::vector<std::string> argv;
+    for (size_t pos = 0; pos < cmdline.size();) {
+      const size_t end = cmdline.find('\0', pos);
+      argv.push_back(cmdline.substr(pos, end - pos));
+      pos = end == std::string::npos ? cmdline.size() : end + 1;
+    }
+    if (argv.size() > 2 && argv[1] == "scenario-exec" && argv[2] == scenario) {
+      return static_cast<pid_t>(std::stol(pid));
+    }
+  }
+  return 0;
+}
+
+// A simulator crash, injected from outside: SIGSEGV to the child running one
+// scenario fails that scenario with the signal's name; the other still passes.
+TEST(Run, AChildKilledByASignalFailsOnlyItsScenario) {
+  ScratchDir scratch;
+  WriteText(scratch / "spin.hlo", kSpinModule);
+  const std::string spinning = scratch / "suite/a_spin.yaml";
+  WriteScenario(spinning, scratch / "spin.hlo", "mode: values\ntimeout: 60s\n");
+  WriteScenario(scratch / "suite/b_fine.yaml", kAddModule, "mode: values\n");
+  RunResult r;
+  std::thread runner([&] {
+    r = RunBinary(TPUSIM_BINARY,
+                  {"run", scratch / "suite", "-j", "2", "--golden-dir", scratch / "golden"});
+  });
+  pid_t child = 0;
+  for (int i = 0; i < 400 && child == 0; ++i) {
+    child = FindScenarioChild(spinning);
+    if (child == 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_NE(child, 0) << "the scenario's child process never appeared";
+  if (child != 0) kill(child, SIGSEGV);
+  runner.join();
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("the simulator killed by signal 11 (SIGSEGV) before reporting a result"));
+  EXPECT_THAT(r.out, HasSubstr("1 passed, 1 failed"));
+}
+
 TEST(Run, ExpectedFailureScenarios) {
   ScratchDir scratch;
   WriteScenario(scratch / "suite/good.yaml", kAddModule,
