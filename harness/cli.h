@@ -91,7 +91,7 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options);
 int RunExec(const ExecOptions& options, std::ostream& out, std::ostream& err);
 
 /// `tpusim run PATH... [-j N] [--filter GLOB] [--update-golden] [--json OUT]
-/// [--junit OUT]`: run every scenario found, each in its own child process.
+/// [--junit OUT] [--report DIR]`: run every scenario found, each in its own child process.
 struct RunOptions {
   std::vector<std::string> paths;  ///< scenario files or directories searched recursively
   int64_t jobs = 1;                ///< scenarios run at once
@@ -99,6 +99,7 @@ struct RunOptions {
   bool update_golden = false;      ///< write goldens instead of comparing with them
   std::string json;                ///< suite report as JSON here; empty: do not
   std::string junit;               ///< JUnit XML here; empty: do not
+  std::string report;              ///< HTML report (and traces) into this directory; empty: do not
   std::string golden_dir = "golden";  ///< the golden store's root
   std::string models_dir;          ///< where preset names resolve; AddRunCommand sets the default
   double timeout = 600;            ///< seconds per scenario unless it says `timeout`

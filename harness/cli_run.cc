@@ -106,6 +106,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
                 "Write each scenario's golden (outputs, metrics, stamp) instead of comparing");
   run->add_option("--json", options.json, "Write the suite report as JSON to OUT")->option_text("OUT");
   run->add_option("--junit", options.junit, "Write a JUnit XML report to OUT")->option_text("OUT");
+  run->add_option("--report", options.report,
+                  "Write an HTML report (DIR/index.html, charts inline) and each timed "
+                  "scenario's Perfetto trace (DIR/traces/NAME.json) into DIR")
+      ->option_text("DIR");
   run->add_option("--golden-dir", options.golden_dir, "Root of the golden store")
       ->option_text("DIR")
       ->capture_default_str();
@@ -133,6 +137,7 @@ CLI::App* AddScenarioExecCommand(CLI::App& app, ScenarioExecOptions& options) {
   exec->add_option("--result", options.result)->required();
   exec->add_option("--golden-dir", options.golden_dir)->required();
   exec->add_option("--models-dir", options.models_dir)->required();
+  exec->add_option("--trace", options.trace);
   exec->add_flag("--update-golden", options.update_golden);
   return exec;
 }
@@ -175,18 +180,23 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
     scenarios.push_back(std::move(*scenario));
   }
 
-  char scratch_template[] = "/tmp/tpusim_run.XXXXXX";
-  std::string scratch;
-  if (const char* tmp = getenv("TMPDIR"); tmp != nullptr && *tmp != '\0') {
-    scratch = std::string(tmp) + "/tpusim_run.XXXXXX";
-  } else {
-    scratch = scratch_template;
-  }
+  // Results and logs of the children; removed when the run ends.
+  const char* tmp = getenv("TMPDIR");
+  std::string scratch =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/tpusim_run.XXXXXX";
   if (mkdtemp(scratch.data()) == nullptr) {
     err << "tpusim run: error: cannot create a scratch directory " << scratch << '\n';
     return kExitInputError;
   }
   const std::string self = SelfPath();
+  if (!options.report.empty()) {
+    std::error_code ec;
+    fs::create_directories(fs::path(options.report) / "traces", ec);
+    if (ec) {
+      err << options.report << ": error: cannot create directory: " << ec.message() << '\n';
+      return kExitInputError;
+    }
+  }
   std::vector<ProcessJob> jobs;
   for (size_t i = 0; i < scenarios.size(); ++i) {
     ProcessJob job;
@@ -194,6 +204,10 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
     job.argv = {self, "scenario-exec", scenarios[i].file, "--result", stem + ".json",
                 "--golden-dir", options.golden_dir, "--models-dir", options.models_dir};
     if (options.update_golden) job.argv.push_back("--update-golden");
+    if (!options.report.empty()) {
+      job.argv.push_back("--trace");
+      job.argv.push_back((fs::path(options.report) / "traces" / (scenarios[i].name + ".json")).string());
+    }
     job.log_file = stem + ".log";
     job.timeout_seconds =
         scenarios[i].timeout_seconds > 0 ? scenarios[i].timeout_seconds : options.timeout;
@@ -250,6 +264,13 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   }
   if (!options.json.empty()) {
     if (Status s = WriteFileAtomically(options.json, SuiteJson(results)); !s.ok()) {
+      PrintError(s, err);
+      code = kExitInputError;
+    }
+  }
+  if (!options.report.empty()) {
+    const std::string index = (fs::path(options.report) / "index.html").string();
+    if (Status s = WriteFileAtomically(index, SuiteHtml(results, "traces")); !s.ok()) {
       PrintError(s, err);
       code = kExitInputError;
     }

@@ -14,6 +14,7 @@
 #include "harness/program_io.h"
 #include "harness/scenario.h"
 #include "sim/base/file.h"
+#include "sim/timing/report.h"
 
 namespace tpusim::harness {
 namespace {
@@ -161,6 +162,15 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
                                    : " with '" + scenario.expect_reason + "'") +
                               ", but it succeeded");
     return;
+  }
+  if (!options.trace.empty() && run->timing.has_value()) {
+    const Status written =
+        WriteFileAtomically(options.trace, timing::TimingTraceJson(*run->timing));
+    if (!written.ok()) {
+      result.status = "error";
+      result.messages.push_back(written.message());
+      return;
+    }
   }
   ApplyChecks(scenario, options, **module, *run, result);
 }

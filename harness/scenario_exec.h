@@ -35,6 +35,7 @@ struct ScenarioExecOptions {
   std::string result;       ///< where to write the result JSON
   std::string golden_dir;   ///< golden store root
   std::string models_dir;   ///< where preset names resolve
+  std::string trace;        ///< write the Perfetto trace of a timed run here; empty: do not
   bool update_golden = false;
 };
 

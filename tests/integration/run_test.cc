@@ -302,6 +302,29 @@ TEST(Run, FilterAndJUnitValidatesAgainstTheSchema) {
   EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
 }
 
+TEST(Run, HtmlReportIsWellFormedWithChartsAndTraces) {
+  ScratchDir scratch;
+  WriteScenario(scratch / "suite/timed.yaml", kMlpModule, "chip: tpu-v5e\nmode: timing\n");
+  WriteScenario(scratch / "suite/values.yaml", kAddModule,
+                "mode: values\nchecks:\n  require_ops: [dot]\n");
+  const std::string report = scratch / "report";
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir",
+                                                scratch / "golden", "--report", report});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  const std::string html = ReadText(report + "/index.html");
+  EXPECT_THAT(html, HasSubstr("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_THAT(html, HasSubstr("<rect class=\"fail\""));
+  EXPECT_THAT(html, HasSubstr("<a href=\"traces/timed.json\""));
+  EXPECT_THAT(html, Not(HasSubstr("traces/values.json")));
+  EXPECT_THAT(html, HasSubstr("required op dot not found"));
+  EXPECT_THAT(ReadText(report + "/traces/timed.json"), HasSubstr("\"traceEvents\""));
+  EXPECT_FALSE(fs::exists(report + "/traces/values.json"));
+  // Well-formed XML: a parser reads the whole page.
+  const RunResult lint =
+      RunBinary("/bin/sh", {"-c", "xmllint --noout '" + report + "/index.html' 2>&1"});
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+}
+
 TEST(Run, UsageErrors) {
   RunResult r = RunBinary(TPUSIM_BINARY, {"run", "/no/such/dir"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
