@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "sim/hlo/opcode.h"
@@ -154,7 +155,12 @@ std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule
     for (const auto& computation : module.computations()) {
       if (m.entry_only && computation.get() != module.entry()) continue;
       for (const auto& inst : computation->instructions()) {
-        if (hlo::HloOpcodeName(inst->opcode()) == m.opcode) return inst.get();
+        if (hlo::HloOpcodeName(inst->opcode()) != m.opcode) continue;
+        const std::span<const int64_t> permutation = inst->dimensions();
+        const bool moves_minor =
+            !permutation.empty() &&
+            permutation.back() != static_cast<int64_t>(permutation.size()) - 1;
+        if (!m.minor_dims || moves_minor) return inst.get();
       }
     }
     return nullptr;
@@ -163,14 +169,17 @@ std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule
   for (const OpMatcher& m : scenario.forbid_ops) {
     if (const hlo::HloInstruction* inst = find(m)) {
       const hlo::SourceLocation at = inst->location();
-      failures.push_back("forbidden op " + m.opcode + (m.entry_only ? " (entry)" : "") +
+      failures.push_back("forbidden op " + m.opcode +
+                         (m.minor_dims ? " of the minor dimension" : "") +
+                         (m.entry_only ? " (entry)" : "") +
                          " found: " + inst->name() + " at " + module.filename() + ":" +
                          std::to_string(at.line) + ":" + std::to_string(at.column));
     }
   }
   for (const OpMatcher& m : scenario.require_ops) {
     if (find(m) == nullptr) {
-      failures.push_back("required op " + m.opcode + " not found" +
+      failures.push_back("required op " + m.opcode +
+                         (m.minor_dims ? " of the minor dimension" : "") + " not found" +
                          (m.entry_only ? " in the entry computation" : ""));
     }
   }

@@ -269,7 +269,7 @@ StatusOr<std::vector<OpMatcher>> ReadOps(const Reader& r, const YAML::Node& node
     const YAML::Node item = node[i];
     OpMatcher op;
     if (item.IsMap()) {
-      TPUSIM_RETURN_IF_ERROR(r.Keys(item, item_path, {"op", "scope"}));
+      TPUSIM_RETURN_IF_ERROR(r.Keys(item, item_path, {"op", "scope", "minor_dims"}));
       if (!item["op"]) return r.Error(item, item_path, "missing key `op`");
       if (item["scope"]) {
         TPUSIM_ASSIGN_OR_RETURN(const std::string scope,
@@ -286,6 +286,14 @@ StatusOr<std::vector<OpMatcher>> ReadOps(const Reader& r, const YAML::Node& node
     TPUSIM_ASSIGN_OR_RETURN(op.opcode, r.String(op_node, item_path));
     if (!hlo::HloOpcodeFromName(op.opcode).has_value()) {
       return r.Error(op_node, item_path, "unknown HLO opcode " + Reader::Got(op_node));
+    }
+    if (item.IsMap() && item["minor_dims"]) {
+      TPUSIM_ASSIGN_OR_RETURN(op.minor_dims,
+                              r.Bool(item["minor_dims"], item_path + ".minor_dims"));
+      if (op.opcode != "transpose") {
+        return r.Error(item["minor_dims"], item_path + ".minor_dims",
+                       "minor_dims applies to transpose only, not " + op.opcode);
+      }
     }
     ops.push_back(std::move(op));
   }

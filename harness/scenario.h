@@ -49,6 +49,9 @@ struct MetricCheck {
 struct OpMatcher {
   std::string opcode;
   bool entry_only = false;
+  /// Transposes only: match just those that move the minor (last) dimension,
+  /// the expensive kind on a TPU (lanes change), not batch-dimension swaps.
+  bool minor_dims = false;
 };
 
 /// The metric names checks may bound, in report order.

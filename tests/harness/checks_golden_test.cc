@@ -11,6 +11,7 @@
 #include "harness/golden.h"
 #include "harness/scenario.h"
 #include "sim/base/file.h"
+#include "sim/hlo/parser.h"
 
 namespace tpusim::harness {
 namespace {
@@ -74,6 +75,81 @@ TEST(CheckMetrics, BoundsAndGolden) {
   EXPECT_EQ(failures[0], "cycles: 1100 is above the maximum 1000");
   EXPECT_EQ(failures[1],
             "cycles: 1100 differs from the golden 900 by 22.2222222% (tolerance 2%)");
+}
+
+// A batch-dimension swap inside a fusion, a minor-dimension transpose in the entry.
+constexpr char kTransposes[] = R"(HloModule transposes
+
+%fused (p: f32[2,4,8]) -> f32[4,2,8] {
+  %p = f32[2,4,8]{2,1,0} parameter(0)
+  ROOT %swap = f32[4,2,8]{2,1,0} transpose(%p), dimensions={1,0,2}
+}
+
+ENTRY %main (x: f32[2,4,8]) -> f32[2,8,4] {
+  %x = f32[2,4,8]{2,1,0} parameter(0)
+  %f = f32[4,2,8]{2,1,0} fusion(%x), kind=kLoop, calls=%fused
+  ROOT %minor = f32[2,8,4]{2,1,0} transpose(%x), dimensions={0,2,1}
+}
+)";
+
+std::vector<std::string> OpFailures(const std::string& yaml) {
+  StatusOr<Scenario> s = ParseScenario("module: m.hlo\nmode: values\nchecks:\n" + yaml, "t.yaml");
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kTransposes, "m.hlo");
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!s.ok() || !module.ok()) return {"setup failed"};
+  return CheckOps(*s, **module);
+}
+
+TEST(CheckOps, ScopeAndMinorDimensionTransposes) {
+  EXPECT_THAT(OpFailures("  forbid_ops: [transpose]\n"),
+              ::testing::ElementsAre("forbidden op transpose found: swap at m.hlo:5:3"));
+  EXPECT_THAT(OpFailures("  forbid_ops: [{op: transpose, scope: entry}]\n"),
+              ::testing::ElementsAre("forbidden op transpose (entry) found: minor at m.hlo:11:3"));
+  // The fusion's transpose keeps the minor dimension in place; the entry's moves it.
+  EXPECT_THAT(OpFailures("  forbid_ops: [{op: transpose, minor_dims: true}]\n"),
+              ::testing::ElementsAre(
+                  "forbidden op transpose of the minor dimension found: minor at m.hlo:11:3"));
+  EXPECT_THAT(OpFailures("  require_ops: [{op: fusion, scope: entry}, {op: dot}]\n"),
+              ::testing::ElementsAre("required op dot not found"));
+  EXPECT_THAT(OpFailures("  require_ops: [{op: copy, scope: entry}]\n"),
+              ::testing::ElementsAre("required op copy not found in the entry computation"));
+}
+
+TEST(CheckOps, MinorDimsIsForTransposeOnly) {
+  StatusOr<Scenario> s = ParseScenario(
+      "module: m.hlo\nmode: values\nchecks:\n  forbid_ops: [{op: copy, minor_dims: true}]\n",
+      "t.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(),
+              HasSubstr("t.yaml:4:39: error: key path `checks.forbid_ops[0].minor_dims`: "
+                        "minor_dims applies to transpose only, not copy"));
+}
+
+TEST(TimingMetrics, CollectiveTimeAndUtilisation) {
+  timing::TimingResult result;
+  result.clock_hz = 1'000'000'000;
+  result.cycles = 2000;
+  result.time_us = 2;
+  result.flops = 1000;
+  result.peak_flops = 1e9;
+  result.hbm_bytes = 64;
+  timing::OpRecord all_reduce;
+  all_reduce.opcode = "all-reduce";
+  all_reduce.cycles = 500;
+  timing::OpRecord start;
+  start.opcode = "all-gather-start";
+  start.cycles = 250;
+  timing::OpRecord add;
+  add.opcode = "add";
+  add.cycles = 1000;
+  result.ops = {all_reduce, start, add};
+  const std::map<std::string, double> m = TimingMetrics(result);
+  EXPECT_DOUBLE_EQ(m.at("cycles"), 2000);
+  EXPECT_DOUBLE_EQ(m.at("time_us"), 2);
+  EXPECT_DOUBLE_EQ(m.at("hbm_bytes"), 64);
+  EXPECT_DOUBLE_EQ(m.at("collective_time_us"), 0.75);  // 750 cycles at 1 GHz
+  EXPECT_DOUBLE_EQ(m.at("utilisation"), 0.5);          // 1000 FLOPs / (1e9 FLOP/s x 2 us)
 }
 
 class GoldenTest : public ::testing::Test {
