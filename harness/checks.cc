@@ -70,8 +70,8 @@ std::string CompareOutput(const std::string& name, const value::Literal& actual,
           ok = diff <= tolerance.atol.value_or(0) + tolerance.rtol.value_or(0) * std::fabs(g);
         }
         if (!ok && tolerance.ulp && width <= 8) {
-          const int64_t ulps = is_float ? OrderedBits(a_bytes) - OrderedBits(g_bytes)
-                                        : static_cast<int64_t>(a - g);
+          const int64_t ulps =
+              is_float ? OrderedBits(a_bytes) - OrderedBits(g_bytes) : static_cast<int64_t>(a - g);
           ok = (ulps < 0 ? -ulps : ulps) <= *tolerance.ulp;
         }
       }
@@ -106,9 +106,9 @@ std::map<std::string, double> TimingMetrics(const timing::TimingResult& result) 
   metrics["flops"] = static_cast<double>(result.flops);
   metrics["hbm_bytes"] = static_cast<double>(result.hbm_bytes);
   metrics["collective_time_us"] =
-      result.clock_hz > 0 ? static_cast<double>(collective_cycles) * 1e6 /
-                                static_cast<double>(result.clock_hz)
-                          : 0;
+      result.clock_hz > 0
+          ? static_cast<double>(collective_cycles) * 1e6 / static_cast<double>(result.clock_hz)
+          : 0;
   metrics["utilisation"] = seconds > 0 && result.peak_flops > 0
                                ? static_cast<double>(result.flops) / (result.peak_flops * seconds)
                                : 0;
@@ -142,8 +142,8 @@ std::vector<std::string> CheckMetrics(const Scenario& scenario,
       if (diff > check.tolerance * std::fabs(g->second)) {
         const double percent = g->second != 0 ? diff / std::fabs(g->second) * 100 : INFINITY;
         failures.push_back(name + ": " + Num(value) + " differs from the golden " + Num(g->second) +
-                           " by " + Num(percent) + "% (tolerance " +
-                           Num(check.tolerance * 100) + "%)");
+                           " by " + Num(percent) + "% (tolerance " + Num(check.tolerance * 100) +
+                           "%)");
       }
     }
   }
@@ -157,9 +157,8 @@ std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule
       for (const auto& inst : computation->instructions()) {
         if (hlo::HloOpcodeName(inst->opcode()) != m.opcode) continue;
         const std::span<const int64_t> permutation = inst->dimensions();
-        const bool moves_minor =
-            !permutation.empty() &&
-            permutation.back() != static_cast<int64_t>(permutation.size()) - 1;
+        const bool moves_minor = !permutation.empty() &&
+                                 permutation.back() != static_cast<int64_t>(permutation.size()) - 1;
         if (!m.minor_dims || moves_minor) return inst.get();
       }
     }
@@ -169,11 +168,10 @@ std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule
   for (const OpMatcher& m : scenario.forbid_ops) {
     if (const hlo::HloInstruction* inst = find(m)) {
       const hlo::SourceLocation at = inst->location();
-      failures.push_back("forbidden op " + m.opcode +
-                         (m.minor_dims ? " of the minor dimension" : "") +
-                         (m.entry_only ? " (entry)" : "") +
-                         " found: " + inst->name() + " at " + module.filename() + ":" +
-                         std::to_string(at.line) + ":" + std::to_string(at.column));
+      failures.push_back(
+          "forbidden op " + m.opcode + (m.minor_dims ? " of the minor dimension" : "") +
+          (m.entry_only ? " (entry)" : "") + " found: " + inst->name() + " at " +
+          module.filename() + ":" + std::to_string(at.line) + ":" + std::to_string(at.column));
     }
   }
   for (const OpMatcher& m : scenario.require_ops) {

@@ -41,7 +41,8 @@ StatusOr<std::vector<std::string>> Discover(const std::vector<std::string>& path
       std::vector<std::string> found;
       for (auto it = fs::recursive_directory_iterator(path, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_regular_file() && IsScenarioFile(it->path())) found.push_back(it->path().string());
+        if (it->is_regular_file() && IsScenarioFile(it->path()))
+          found.push_back(it->path().string());
       }
       if (ec) return InvalidArgument(path + ": error: cannot list directory: " + ec.message());
       std::sort(found.begin(), found.end());
@@ -93,7 +94,8 @@ ScenarioResult CrashedResult(const Scenario& scenario, const ProcessOutcome& out
 CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
   CLI::App* run = app.add_subcommand(
       "run", "Run scenario files (docs/scenarios.md), each in its own process, and check them");
-  run->add_option("PATH", options.paths, "Scenario files, or directories searched recursively for *.yaml")
+  run->add_option("PATH", options.paths,
+                  "Scenario files, or directories searched recursively for *.yaml")
       ->required()
       ->type_name("");
   run->add_option("-j,--jobs", options.jobs, "Scenarios run at once")
@@ -104,7 +106,8 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
       ->option_text("GLOB");
   run->add_flag("--update-golden", options.update_golden,
                 "Write each scenario's golden (outputs, metrics, stamp) instead of comparing");
-  run->add_option("--json", options.json, "Write the suite report as JSON to OUT")->option_text("OUT");
+  run->add_option("--json", options.json, "Write the suite report as JSON to OUT")
+      ->option_text("OUT");
   run->add_option("--junit", options.junit, "Write a JUnit XML report to OUT")->option_text("OUT");
   run->add_option("--report", options.report,
                   "Write an HTML report (DIR/index.html, charts inline) and each timed "
@@ -162,9 +165,9 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
     }
     if (scenario.ok()) {
       if (auto [it, inserted] = names.emplace(scenario->name, file); !inserted) {
-        scenario = InvalidArgument(file + ": error: key path `name`: scenario name '" +
-                                   scenario->name + "' is also used by " + it->second +
-                                   " (names the golden directory)");
+        scenario =
+            InvalidArgument(file + ": error: key path `name`: scenario name '" + scenario->name +
+                            "' is also used by " + it->second + " (names the golden directory)");
       }
     }
     if (!scenario.ok()) {
@@ -201,12 +204,14 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   for (size_t i = 0; i < scenarios.size(); ++i) {
     ProcessJob job;
     const std::string stem = scratch + "/" + std::to_string(i);
-    job.argv = {self, "scenario-exec", scenarios[i].file, "--result", stem + ".json",
-                "--golden-dir", options.golden_dir, "--models-dir", options.models_dir};
+    job.argv = {
+        self,           "scenario-exec",    scenarios[i].file, "--result",        stem + ".json",
+        "--golden-dir", options.golden_dir, "--models-dir",    options.models_dir};
     if (options.update_golden) job.argv.push_back("--update-golden");
     if (!options.report.empty()) {
       job.argv.push_back("--trace");
-      job.argv.push_back((fs::path(options.report) / "traces" / (scenarios[i].name + ".json")).string());
+      job.argv.push_back(
+          (fs::path(options.report) / "traces" / (scenarios[i].name + ".json")).string());
     }
     job.log_file = stem + ".log";
     job.timeout_seconds =
@@ -235,10 +240,9 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
     active.erase(i);
     ++finished;
     StatusOr<std::string> text = ReadFile(jobs[i].argv[4]);
-    StatusOr<ScenarioResult> result =
-        outcome.spawned && outcome.exit_code == 0 && text.ok()
-            ? ResultFromJson(*text, jobs[i].argv[4])
-            : StatusOr<ScenarioResult>(InvalidArgument("no result"));
+    StatusOr<ScenarioResult> result = outcome.spawned && outcome.exit_code == 0 && text.ok()
+                                          ? ResultFromJson(*text, jobs[i].argv[4])
+                                          : StatusOr<ScenarioResult>(InvalidArgument("no result"));
     if (result.ok()) {
       result->seconds = outcome.seconds;
       ran[i] = std::move(*result);

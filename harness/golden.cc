@@ -1,9 +1,8 @@
 #include "harness/golden.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <system_error>
@@ -34,7 +33,8 @@ std::string Hex(uint64_t value) {
 GoldenStamp StampOf(const Scenario& scenario) {
   GoldenStamp stamp;
   stamp.version = std::string(kVersion);
-  if (scenario.resolved_chip.has_value()) stamp.chip_hash = Hex(arch::ConfigHash(*scenario.resolved_chip));
+  if (scenario.resolved_chip.has_value())
+    stamp.chip_hash = Hex(arch::ConfigHash(*scenario.resolved_chip));
   stamp.topology = scenario.topology;
   return stamp;
 }
@@ -91,8 +91,9 @@ Status WriteGolden(const std::string& dir, const Golden& golden) {
     const fs::path file = fs::path(dir) / (output.name + ".npy");
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
-    if (ec) return InvalidArgument(file.parent_path().string() + ": error: cannot create directory: " +
-                                   ec.message());
+    if (ec)
+      return InvalidArgument(file.parent_path().string() +
+                             ": error: cannot create directory: " + ec.message());
     TPUSIM_RETURN_IF_ERROR(value::WriteNpy(file.string(), output.value));
     files.insert(file.lexically_normal().string());
     ordered_json entry;

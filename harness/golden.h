@@ -22,9 +22,10 @@ namespace tpusim::harness {
 
 /// Which simulator and hardware a golden was made by.
 struct GoldenStamp {
-  std::string version;    ///< tpusim version
-  std::string chip_hash;  ///< arch::ConfigHash of the resolved preset, 16 hex digits; "" without a chip
-  std::string topology;   ///< canonical topology text, or ""
+  std::string version;  ///< tpusim version
+  std::string
+      chip_hash;  ///< arch::ConfigHash of the resolved preset, 16 hex digits; "" without a chip
+  std::string topology;  ///< canonical topology text, or ""
   friend bool operator==(const GoldenStamp&, const GoldenStamp&) = default;
 };
 

@@ -67,8 +67,7 @@ std::string ProcessOutcome::Describe(double timeout_seconds) const {
 }
 
 std::vector<ProcessOutcome> RunProcesses(
-    const std::vector<ProcessJob>& jobs, int parallel,
-    const std::function<void(size_t)>& on_start,
+    const std::vector<ProcessJob>& jobs, int parallel, const std::function<void(size_t)>& on_start,
     const std::function<void(size_t, const ProcessOutcome&)>& on_finish) {
   std::vector<ProcessOutcome> outcomes(jobs.size());
   std::vector<Running> running;

@@ -17,11 +17,11 @@ struct ProcessJob {
 };
 
 struct ProcessOutcome {
-  bool spawned = false;    ///< false: posix_spawn failed (`error` says why)
+  bool spawned = false;  ///< false: posix_spawn failed (`error` says why)
   bool timed_out = false;
-  int exit_code = -1;      ///< when it exited
-  int signal = 0;          ///< when a signal ended it (SIGKILL after a timeout)
-  double seconds = 0;      ///< wall time
+  int exit_code = -1;  ///< when it exited
+  int signal = 0;      ///< when a signal ended it (SIGKILL after a timeout)
+  double seconds = 0;  ///< wall time
   std::string error;
   /// "exit code 2", "killed by signal 11 (SIGSEGV)", "timed out after 5 s".
   std::string Describe(double timeout_seconds) const;
@@ -31,8 +31,7 @@ struct ProcessOutcome {
 /// returns their outcomes by index. `on_start` and `on_finish` are called on
 /// this thread as each job starts and ends (for progress display).
 std::vector<ProcessOutcome> RunProcesses(
-    const std::vector<ProcessJob>& jobs, int parallel,
-    const std::function<void(size_t)>& on_start,
+    const std::vector<ProcessJob>& jobs, int parallel, const std::function<void(size_t)>& on_start,
     const std::function<void(size_t, const ProcessOutcome&)>& on_finish);
 
 }  // namespace tpusim::harness

@@ -107,8 +107,8 @@ class Reader {
         return value;
       }
     }
-    return Error(node, path, "expected an integer of at least " + std::to_string(min) + ", got " +
-                                 Got(node));
+    return Error(node, path,
+                 "expected an integer of at least " + std::to_string(min) + ", got " + Got(node));
   }
 
   const std::string& file() const { return file_; }
@@ -140,8 +140,8 @@ StatusOr<std::string> ReadTopology(const Reader& r, const YAML::Node& node, int6
     const std::string& text = node.Scalar();
     const size_t colon = text.find(':');
     kind = text.substr(0, colon);
-    const std::string expected = "expected KIND:AxBxC (e.g. torus:4x4) or a mapping, got " +
-                                 Reader::Got(node);
+    const std::string expected =
+        "expected KIND:AxBxC (e.g. torus:4x4) or a mapping, got " + Reader::Got(node);
     if (colon == std::string::npos || !valid_kind(kind)) return r.Error(node, path, expected);
     std::string_view rest = std::string_view(text).substr(colon + 1);
     while (true) {
@@ -152,8 +152,8 @@ StatusOr<std::string> ReadTopology(const Reader& r, const YAML::Node& node, int6
       if (part.empty() || ec != std::errc() || end != part.data() + part.size()) {
         return r.Error(node, path, expected);
       }
-      if (dim < 1) return r.Error(node, path, "every dimension must be at least 1, got " +
-                                                  Reader::Got(node));
+      if (dim < 1)
+        return r.Error(node, path, "every dimension must be at least 1, got " + Reader::Got(node));
       dims.push_back(dim);
       if (x == std::string_view::npos) break;
       rest = rest.substr(x + 1);
@@ -164,8 +164,9 @@ StatusOr<std::string> ReadTopology(const Reader& r, const YAML::Node& node, int6
     if (!node["dims"]) return r.Error(node, path, "missing key `dims`");
     TPUSIM_ASSIGN_OR_RETURN(kind, r.String(node["kind"], "topology.kind"));
     if (!valid_kind(kind)) {
-      return r.Error(node["kind"], "topology.kind",
-                     "expected a lowercase name (torus, mesh, ...), got " + Reader::Got(node["kind"]));
+      return r.Error(
+          node["kind"], "topology.kind",
+          "expected a lowercase name (torus, mesh, ...), got " + Reader::Got(node["kind"]));
     }
     const YAML::Node dims_node = node["dims"];
     if (!dims_node.IsSequence() || dims_node.size() == 0) {
@@ -173,8 +174,9 @@ StatusOr<std::string> ReadTopology(const Reader& r, const YAML::Node& node, int6
                      "expected a non-empty list of integers, got " + Reader::Got(dims_node));
     }
     for (size_t i = 0; i < dims_node.size(); ++i) {
-      TPUSIM_ASSIGN_OR_RETURN(const int64_t dim,
-                              r.Integer(dims_node[i], "topology.dims[" + std::to_string(i) + "]", 1));
+      TPUSIM_ASSIGN_OR_RETURN(
+          const int64_t dim,
+          r.Integer(dims_node[i], "topology.dims[" + std::to_string(i) + "]", 1));
       dims.push_back(dim);
     }
     if (node["wraparound"]) {
@@ -231,12 +233,12 @@ StatusOr<MetricCheck> ReadMetric(const Reader& r, const YAML::Node& node, const 
   }
   if (node["tolerance"]) {
     const YAML::Node t = node["tolerance"];
-    StatusOr<double> fraction = t.IsScalar() ? ParsePercent(t.Scalar())
-                                             : InvalidArgument("got " + Reader::Got(t));
+    StatusOr<double> fraction =
+        t.IsScalar() ? ParsePercent(t.Scalar()) : InvalidArgument("got " + Reader::Got(t));
     if (!fraction.ok()) {
-      return r.Error(t, path + ".tolerance",
-                     "expected a percentage like 2% or a fraction like 0.02, " +
-                         fraction.status().message());
+      return r.Error(
+          t, path + ".tolerance",
+          "expected a percentage like 2% or a fraction like 0.02, " + fraction.status().message());
     }
     if (!check.golden) {
       return r.Error(t, path + ".tolerance", "a tolerance needs golden: true");
@@ -288,8 +290,7 @@ StatusOr<std::vector<OpMatcher>> ReadOps(const Reader& r, const YAML::Node& node
       return r.Error(op_node, item_path, "unknown HLO opcode " + Reader::Got(op_node));
     }
     if (item.IsMap() && item["minor_dims"]) {
-      TPUSIM_ASSIGN_OR_RETURN(op.minor_dims,
-                              r.Bool(item["minor_dims"], item_path + ".minor_dims"));
+      TPUSIM_ASSIGN_OR_RETURN(op.minor_dims, r.Bool(item["minor_dims"], item_path + ".minor_dims"));
       if (op.opcode != "transpose") {
         return r.Error(item["minor_dims"], item_path + ".minor_dims",
                        "minor_dims applies to transpose only, not " + op.opcode);
@@ -307,12 +308,12 @@ Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
   if (const YAML::Node outputs = node["outputs"]) {
     TPUSIM_ASSIGN_OR_RETURN(s.outputs.tolerance, ReadTolerance(r, outputs, "checks.outputs", true));
     if (outputs["golden"]) {
-      TPUSIM_ASSIGN_OR_RETURN(s.outputs.golden,
-                              r.Bool(outputs["golden"], "checks.outputs.golden"));
+      TPUSIM_ASSIGN_OR_RETURN(s.outputs.golden, r.Bool(outputs["golden"], "checks.outputs.golden"));
     }
     if (const YAML::Node per = outputs["per_output"]) {
       const std::string per_path = "checks.outputs.per_output";
-      if (!per.IsMap()) return r.Error(per, per_path, "expected a mapping, got " + Reader::Got(per));
+      if (!per.IsMap())
+        return r.Error(per, per_path, "expected a mapping, got " + Reader::Got(per));
       for (const auto& entry : per) {
         const std::string name = entry.first.Scalar();
         TPUSIM_ASSIGN_OR_RETURN(s.outputs.per_output[name],
@@ -320,8 +321,9 @@ Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
       }
     }
     if (!s.outputs.golden) {
-      return r.Error(outputs, "checks.outputs", "outputs are compared with their golden: give "
-                                                "golden: true");
+      return r.Error(outputs, "checks.outputs",
+                     "outputs are compared with their golden: give "
+                     "golden: true");
     }
     if (s.mode == "timing") {
       return r.Error(outputs, "checks.outputs", "mode timing computes no outputs");
@@ -359,10 +361,12 @@ Status ReadInputs(const Reader& r, const YAML::Node& node, Scenario& s) {
     if (d != "normal") {
       return r.Error(node["distribution"], "inputs.distribution",
                      "only normal is supported (floats standard normal, integers as tpusim "
-                     "exec's seeded inputs), got " + Reader::Got(node["distribution"]));
+                     "exec's seeded inputs), got " +
+                         Reader::Got(node["distribution"]));
     }
-    if (node["dir"]) return r.Error(node["distribution"], "inputs.distribution",
-                                    "a distribution applies to seeded inputs, not dir");
+    if (node["dir"])
+      return r.Error(node["distribution"], "inputs.distribution",
+                     "a distribution applies to seeded inputs, not dir");
   }
   if (node["dir"]) {
     TPUSIM_ASSIGN_OR_RETURN(s.inputs_dir, r.String(node["dir"], "inputs.dir"));
@@ -385,17 +389,17 @@ Status ReadChip(const Reader& r, const YAML::Node& node, Scenario& s) {
   s.chip_where = r.Where(node["preset"]);
   if (const YAML::Node o = node["overrides"]) {
     if (!o.IsMap()) {
-      return r.Error(o, "chip.overrides",
-                     "expected a mapping of preset fields (hbm.bandwidth: 1TB/s), got " +
-                         Reader::Got(o));
+      return r.Error(
+          o, "chip.overrides",
+          "expected a mapping of preset fields (hbm.bandwidth: 1TB/s), got " + Reader::Got(o));
     }
     for (const auto& entry : o) {
       const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "?";
       const std::string path = "chip.overrides." + key;
       if (!entry.first.IsScalar()) return r.Error(entry.first, path, "keys must be plain names");
       if (!entry.second.IsScalar()) {
-        return r.Error(entry.second, path, "expected a single value, got " +
-                                               Reader::Got(entry.second));
+        return r.Error(entry.second, path,
+                       "expected a single value, got " + Reader::Got(entry.second));
       }
       s.overrides.push_back(key + "=" + entry.second.Scalar());
       s.override_where.push_back(r.Where(entry.first) + ": error: key path `" + path + "`");
@@ -405,9 +409,9 @@ Status ReadChip(const Reader& r, const YAML::Node& node, Scenario& s) {
 }
 
 StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
-  TPUSIM_RETURN_IF_ERROR(r.Keys(root, "", {"name", "module", "chip", "topology",
-                                            "device_assignment", "inputs", "mode", "numerics",
-                                            "timeout", "checks", "expect"}));
+  TPUSIM_RETURN_IF_ERROR(r.Keys(root, "",
+                                {"name", "module", "chip", "topology", "device_assignment",
+                                 "inputs", "mode", "numerics", "timeout", "checks", "expect"}));
   Scenario s;
   s.file = r.file();
   s.name = fs::path(r.file()).stem().string();
@@ -418,7 +422,8 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
       return r.Error(root["name"] ? root["name"] : root, "name",
                      "a name may hold letters, digits, '-', '_' and '.' only (it names the "
-                     "golden directory), got '" + s.name + "'" +
+                     "golden directory), got '" +
+                         s.name + "'" +
                          (root["name"] ? "" : " from the file name; give name: NAME"));
     }
   }
@@ -441,11 +446,12 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     for (size_t i = 0; i < da.size(); ++i) {
       const std::string path = "device_assignment[" + std::to_string(i) + "]";
       TPUSIM_ASSIGN_OR_RETURN(const int64_t id, r.Integer(da[i], path, 0));
-      if (!seen.insert(id).second) return r.Error(da[i], path, "device " + std::to_string(id) +
-                                                                   " is assigned twice");
+      if (!seen.insert(id).second)
+        return r.Error(da[i], path, "device " + std::to_string(id) + " is assigned twice");
       if (chips > 0 && id >= chips) {
-        return r.Error(da[i], path, "device " + std::to_string(id) + " is outside the topology " +
-                                        s.topology + " (" + std::to_string(chips) + " chips)");
+        return r.Error(da[i], path,
+                       "device " + std::to_string(id) + " is outside the topology " + s.topology +
+                           " (" + std::to_string(chips) + " chips)");
       }
       s.device_assignment.push_back(id);
     }
@@ -463,15 +469,16 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
   if (root["numerics"]) {
     TPUSIM_ASSIGN_OR_RETURN(s.numerics, r.String(root["numerics"], "numerics"));
     if (s.numerics != "tpu" && s.numerics != "ieee") {
-      return r.Error(root["numerics"], "numerics", "expected tpu or ieee, got '" + s.numerics + "'");
+      return r.Error(root["numerics"], "numerics",
+                     "expected tpu or ieee, got '" + s.numerics + "'");
     }
   }
   if (const YAML::Node t = root["timeout"]) {
-    StatusOr<double> seconds = t.IsScalar() ? ParseSeconds(t.Scalar())
-                                            : InvalidArgument("got " + Reader::Got(t));
+    StatusOr<double> seconds =
+        t.IsScalar() ? ParseSeconds(t.Scalar()) : InvalidArgument("got " + Reader::Got(t));
     if (!seconds.ok() || *seconds <= 0) {
-      return r.Error(t, "timeout", "expected a positive duration like 30s or 500ms, got " +
-                                       Reader::Got(t));
+      return r.Error(t, "timeout",
+                     "expected a positive duration like 30s or 500ms, got " + Reader::Got(t));
     }
     s.timeout_seconds = *seconds;
   }
@@ -507,8 +514,8 @@ StatusOr<double> ParseNumberPrefix(std::string_view text, std::string_view& rest
 }  // namespace
 
 const std::vector<std::string>& MetricNames() {
-  static const std::vector<std::string> kNames = {"cycles",    "time_us",           "flops",
-                                                  "hbm_bytes", "collective_time_us", "utilisation"};
+  static const std::vector<std::string> kNames = {
+      "cycles", "time_us", "flops", "hbm_bytes", "collective_time_us", "utilisation"};
   return kNames;
 }
 
@@ -548,8 +555,8 @@ StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file)
 Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
   std::error_code ec;
   if (!fs::is_regular_file(scenario.module, ec)) {
-    return InvalidArgument(scenario.module_where + ": error: key path `module`: " +
-                           scenario.module + ": no such file");
+    return InvalidArgument(scenario.module_where +
+                           ": error: key path `module`: " + scenario.module + ": no such file");
   }
   if (!scenario.inputs_dir.empty() && !fs::is_directory(scenario.inputs_dir, ec)) {
     return InvalidArgument(scenario.inputs_where + ": error: key path `inputs.dir`: " +

@@ -58,14 +58,14 @@ struct OpMatcher {
 const std::vector<std::string>& MetricNames();
 
 struct Scenario {
-  std::string file;        ///< the scenario file as given
-  std::string name;        ///< `name`, default the file stem; names its golden
-  std::string module;      ///< module path, resolved against the scenario's directory
-  std::string chip;        ///< preset name or path; empty: no timing
+  std::string file;    ///< the scenario file as given
+  std::string name;    ///< `name`, default the file stem; names its golden
+  std::string module;  ///< module path, resolved against the scenario's directory
+  std::string chip;    ///< preset name or path; empty: no timing
   /// `chip.overrides` as "key.path=value", with where each was written.
   std::vector<std::string> overrides;
   std::vector<std::string> override_where;
-  std::string topology;    ///< canonical text ("torus:4x4", "torus:4x4,wraparound=false"), or ""
+  std::string topology;  ///< canonical text ("torus:4x4", "torus:4x4,wraparound=false"), or ""
   std::vector<int64_t> device_assignment;  ///< passed to the interconnect model
   std::optional<uint64_t> seed;            ///< seeded inputs; unset with `inputs_dir`
   std::string inputs_dir;                  ///< a directory of param_<N>.npy, resolved
@@ -76,8 +76,8 @@ struct Scenario {
   std::map<std::string, MetricCheck> metrics;  ///< by MetricNames() entry
   std::vector<OpMatcher> forbid_ops;
   std::vector<OpMatcher> require_ops;
-  bool expect_fail = false;  ///< a negative scenario: the run must fail ...
-  std::string expect_reason;  ///< ... with a message containing this
+  bool expect_fail = false;                       ///< a negative scenario: the run must fail ...
+  std::string expect_reason;                      ///< ... with a message containing this
   std::optional<arch::ChipConfig> resolved_chip;  ///< set by ResolveScenario
   /// "FILE:LINE:COL" of the values ResolveScenario checks, for its messages.
   std::string module_where, inputs_where, chip_where;

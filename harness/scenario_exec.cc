@@ -1,9 +1,8 @@
 #include "harness/scenario_exec.h"
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -83,11 +82,11 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     const GoldenStamp stamp = StampOf(scenario);
     if (!((*golden)->stamp == stamp)) {
       result.status = "stale";
-      failures.push_back("stale golden in " + dir + ": made by tpusim " +
-                         (*golden)->stamp.version + ", chip hash '" + (*golden)->stamp.chip_hash +
-                         "', topology '" + (*golden)->stamp.topology + "'; this run is tpusim " +
-                         stamp.version + ", chip hash '" + stamp.chip_hash + "', topology '" +
-                         stamp.topology + "'; check and run --update-golden");
+      failures.push_back("stale golden in " + dir + ": made by tpusim " + (*golden)->stamp.version +
+                         ", chip hash '" + (*golden)->stamp.chip_hash + "', topology '" +
+                         (*golden)->stamp.topology + "'; this run is tpusim " + stamp.version +
+                         ", chip hash '" + stamp.chip_hash + "', topology '" + stamp.topology +
+                         "'; check and run --update-golden");
       return;
     }
     for (std::string& f : CheckMetrics(scenario, result.metrics, &(*golden)->metrics)) {
@@ -149,8 +148,8 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
   exec.mode = scenario.mode;
   exec.chip = scenario.chip;
   exec.numerics = scenario.numerics;
-  exec.inputs = scenario.seed.has_value() ? "seed:" + std::to_string(*scenario.seed)
-                                          : scenario.inputs_dir;
+  exec.inputs =
+      scenario.seed.has_value() ? "seed:" + std::to_string(*scenario.seed) : scenario.inputs_dir;
   const eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(**module);
   StatusOr<ModuleRun> run = RunModule(exec, **module, spmd, scenario.resolved_chip, err);
   if (!run.ok()) return run_failed(run.status());
@@ -213,8 +212,7 @@ int RunScenarioExec(const ScenarioExecOptions& options, std::ostream& err) {
   result.file = options.scenario;
   result.name = std::filesystem::path(options.scenario).stem().string();
   Execute(options, result, err);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const Status written = WriteFileAtomically(options.result, ResultToJson(result));
   if (!written.ok()) {
     err << written.message() << '\n';

@@ -21,9 +21,9 @@ struct ScenarioResult {
   /// (its golden was made by another version, chip or topology); error (the
   /// scenario or its module is malformed: an input error).
   std::string status;
-  std::vector<std::string> messages;     ///< what differed, one line each
+  std::vector<std::string> messages;      ///< what differed, one line each
   std::map<std::string, double> metrics;  ///< measured, when timed
-  double seconds = 0;                    ///< wall time of the child
+  double seconds = 0;                     ///< wall time of the child
 };
 
 /// The result as JSON, and back (errors: kInvalidArgument naming `source`).
@@ -31,11 +31,11 @@ std::string ResultToJson(const ScenarioResult& result);
 StatusOr<ScenarioResult> ResultFromJson(const std::string& text, const std::string& source);
 
 struct ScenarioExecOptions {
-  std::string scenario;     ///< scenario file
-  std::string result;       ///< where to write the result JSON
-  std::string golden_dir;   ///< golden store root
-  std::string models_dir;   ///< where preset names resolve
-  std::string trace;        ///< write the Perfetto trace of a timed run here; empty: do not
+  std::string scenario;    ///< scenario file
+  std::string result;      ///< where to write the result JSON
+  std::string golden_dir;  ///< golden store root
+  std::string models_dir;  ///< where preset names resolve
+  std::string trace;       ///< write the Perfetto trace of a timed run here; empty: do not
   bool update_golden = false;
 };
 

@@ -1,10 +1,9 @@
 #include "harness/suite_report.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
@@ -31,11 +30,21 @@ std::string XmlEscape(const std::string& text) {
   std::string out;
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
           out += '?';
@@ -99,8 +108,8 @@ std::string SuiteJUnit(const std::vector<ScenarioResult>& results) {
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += "<testsuites name=\"tpusim run\" tests=\"" + std::to_string(results.size()) +
          "\" failures=\"" + std::to_string(Count(results, "fail") + Count(results, "stale")) +
-         "\" errors=\"" + std::to_string(Count(results, "error")) + "\" time=\"" +
-         Seconds(total) + "\">\n";
+         "\" errors=\"" + std::to_string(Count(results, "error")) + "\" time=\"" + Seconds(total) +
+         "\">\n";
   xml += "  <testsuite name=\"tpusim\" tests=\"" + std::to_string(results.size()) +
          "\" failures=\"" + std::to_string(Count(results, "fail") + Count(results, "stale")) +
          "\" errors=\"" + std::to_string(Count(results, "error")) + "\" skipped=\"0\" time=\"" +
@@ -114,8 +123,8 @@ std::string SuiteJUnit(const std::vector<ScenarioResult>& results) {
     }
     const std::string tag = r.status == "error" ? "error" : "failure";
     const std::string first = r.messages.empty() ? r.status : r.messages.front();
-    xml += ">\n      <" + tag + " message=\"" + XmlEscape(first) + "\" type=\"" + r.status +
-           "\">" + XmlEscape(Join(r.messages)) + "</" + tag + ">\n    </testcase>\n";
+    xml += ">\n      <" + tag + " message=\"" + XmlEscape(first) + "\" type=\"" + r.status + "\">" +
+           XmlEscape(Join(r.messages)) + "</" + tag + ">\n    </testcase>\n";
   }
   xml += "  </testsuite>\n</testsuites>\n";
   return xml;
@@ -130,7 +139,8 @@ std::string BarChart(const std::string& title, const std::vector<ScenarioResult>
   double most = 0;
   for (double v : values) most = std::max(most, v);
   const int height = kRow * static_cast<int>(results.size()) + 24;
-  std::string svg = "<h2>" + XmlEscape(title) + "</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+  std::string svg = "<h2>" + XmlEscape(title) +
+                    "</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                     std::to_string(kLabel + kBars + 120) + "\" height=\"" + std::to_string(height) +
                     "\" role=\"img\">\n";
   for (size_t i = 0; i < results.size(); ++i) {
@@ -141,8 +151,8 @@ std::string BarChart(const std::string& title, const std::vector<ScenarioResult>
     svg += "  <text x=\"0\" y=\"" + std::to_string(y + 12) + "\" font-size=\"12\">" +
            XmlEscape(results[i].name) + "</text>\n";
     svg += "  <rect class=\"" + results[i].status + "\" x=\"" + std::to_string(kLabel) + "\" y=\"" +
-           std::to_string(y) + "\" width=\"" + std::to_string(std::max(width, 1)) +
-           "\" height=\"" + std::to_string(kRow - 4) + "\"/>\n";
+           std::to_string(y) + "\" width=\"" + std::to_string(std::max(width, 1)) + "\" height=\"" +
+           std::to_string(kRow - 4) + "\"/>\n";
     svg += "  <text x=\"" + std::to_string(kLabel + std::max(width, 1) + 4) + "\" y=\"" +
            std::to_string(y + 12) + "\" font-size=\"12\">" + XmlEscape(value) + "</text>\n";
   }
@@ -165,14 +175,17 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
       "<meta charset=\"utf-8\"/>\n<title>tpusim run</title>\n<style>\n"
       "body { font-family: sans-serif; margin: 2em; }\n"
       "table { border-collapse: collapse; }\n"
-      "td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }\n"
+      "td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; "
+      "}\n"
       "rect.pass { fill: #4caf50; } rect.fail { fill: #e53935; } rect.stale { fill: #fb8c00; }\n"
       "rect.error { fill: #8e24aa; }\n"
-      "td.pass { color: #2e7d32; } td.fail, td.error { color: #c62828; } td.stale { color: #ef6c00; }\n"
+      "td.pass { color: #2e7d32; } td.fail, td.error { color: #c62828; } td.stale { color: "
+      "#ef6c00; }\n"
       "</style>\n</head>\n<body>\n";
   html += "<h1>tpusim run (tpusim " + std::string(kVersion) + ")</h1>\n<p>" +
-          std::to_string(results.size()) + " scenario(s): " + std::to_string(Count(results, "pass")) +
-          " passed, " + std::to_string(Count(results, "fail")) + " failed, " +
+          std::to_string(results.size()) +
+          " scenario(s): " + std::to_string(Count(results, "pass")) + " passed, " +
+          std::to_string(Count(results, "fail")) + " failed, " +
           std::to_string(Count(results, "stale")) + " stale, " +
           std::to_string(Count(results, "error")) + " error(s).</p>\n";
   std::vector<double> wall, simulated;
@@ -183,9 +196,10 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
   }
   html += BarChart("Wall time per scenario", results, wall, "s");
   html += BarChart("Simulated time per scenario", results, simulated, "us");
-  html += "<h2>Scenarios</h2>\n<table>\n<tr><th>status</th><th>scenario</th><th>wall s</th>"
-          "<th>cycles</th><th>time us</th><th>HBM bytes</th><th>utilisation</th>"
-          "<th>trace</th><th>details</th></tr>\n";
+  html +=
+      "<h2>Scenarios</h2>\n<table>\n<tr><th>status</th><th>scenario</th><th>wall s</th>"
+      "<th>cycles</th><th>time us</th><th>HBM bytes</th><th>utilisation</th>"
+      "<th>trace</th><th>details</th></tr>\n";
   for (const ScenarioResult& r : results) {
     const bool timed = r.metrics.count("cycles") != 0;
     html += "<tr><td class=\"" + r.status + "\">" + r.status + "</td><td>" + XmlEscape(r.name) +
@@ -200,8 +214,9 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
     for (const std::string& m : r.messages) html += XmlEscape(m) + "<br/>";
     html += "</td></tr>\n";
   }
-  html += "</table>\n<p>Traces are Chrome/Perfetto JSON: open them in "
-          "<a href=\"https://ui.perfetto.dev\">ui.perfetto.dev</a>.</p>\n</body>\n</html>\n";
+  html +=
+      "</table>\n<p>Traces are Chrome/Perfetto JSON: open them in "
+      "<a href=\"https://ui.perfetto.dev\">ui.perfetto.dev</a>.</p>\n</body>\n</html>\n";
   return html;
 }
 

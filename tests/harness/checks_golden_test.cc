@@ -44,19 +44,24 @@ TEST(CompareOutput, Ulp) {
   const float next2 = std::nextafter(next, 2.0f);
   OutputTolerance t;
   t.ulp = 1;
-  EXPECT_EQ(CompareOutput("o", Literal::CreateR1<float>({next}), Literal::CreateR1<float>({one}), t), "");
-  EXPECT_THAT(CompareOutput("o", Literal::CreateR1<float>({next2}), Literal::CreateR1<float>({one}), t),
-              HasSubstr("1 of 1 elements differ (ulp 1)"));
+  EXPECT_EQ(
+      CompareOutput("o", Literal::CreateR1<float>({next}), Literal::CreateR1<float>({one}), t), "");
+  EXPECT_THAT(
+      CompareOutput("o", Literal::CreateR1<float>({next2}), Literal::CreateR1<float>({one}), t),
+      HasSubstr("1 of 1 elements differ (ulp 1)"));
   // Across zero: -0 and +0 are 0 ulps apart.
-  EXPECT_EQ(CompareOutput("o", Literal::CreateR1<float>({-0.0f}), Literal::CreateR1<float>({0.0f}), t), "");
+  EXPECT_EQ(
+      CompareOutput("o", Literal::CreateR1<float>({-0.0f}), Literal::CreateR1<float>({0.0f}), t),
+      "");
 }
 
 TEST(CompareOutput, NanMustMatchNan) {
   OutputTolerance t;
   t.atol = 1e9;
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_THAT(CompareOutput("o", Literal::CreateR1<float>({nan}), Literal::CreateR1<float>({1.0f}), t),
-              HasSubstr("1 of 1 elements differ"));
+  EXPECT_THAT(
+      CompareOutput("o", Literal::CreateR1<float>({nan}), Literal::CreateR1<float>({1.0f}), t),
+      HasSubstr("1 of 1 elements differ"));
 }
 
 TEST(CompareOutput, ShapeMismatch) {
@@ -73,8 +78,7 @@ TEST(CheckMetrics, BoundsAndGolden) {
   const auto failures = CheckMetrics(s, {{"cycles", 1100}}, &golden);
   ASSERT_EQ(failures.size(), 2u);
   EXPECT_EQ(failures[0], "cycles: 1100 is above the maximum 1000");
-  EXPECT_EQ(failures[1],
-            "cycles: 1100 differs from the golden 900 by 22.2222222% (tolerance 2%)");
+  EXPECT_EQ(failures[1], "cycles: 1100 differs from the golden 900 by 22.2222222% (tolerance 2%)");
 }
 
 // A batch-dimension swap inside a fusion, a minor-dimension transpose in the entry.

@@ -19,8 +19,8 @@ ProcessJob Shell(const std::string& script, double timeout = 0) {
   static int counter = 0;
   ProcessJob job;
   job.argv = {"/bin/sh", "-c", script};
-  job.log_file = (fs::temp_directory_path() /
-                  ("tpusim_pool_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++)))
+  job.log_file = (fs::temp_directory_path() / ("tpusim_pool_test_" + std::to_string(getpid()) +
+                                               "_" + std::to_string(counter++)))
                      .string();
   job.timeout_seconds = timeout;
   return job;
@@ -45,7 +45,8 @@ TEST(ProcessPool, KillsAChildThatOverrunsItsTimeout) {
   const auto start = std::chrono::steady_clock::now();
   const auto outcomes =
       RunProcesses({Shell("exec sleep 30", 0.2), Shell("exit 0")}, 2, nullptr, nullptr);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(outcomes[0].timed_out);
   EXPECT_EQ(outcomes[0].Describe(0.2), "timed out after 0.2 s");
   EXPECT_EQ(outcomes[1].exit_code, 0);

@@ -62,8 +62,8 @@ std::map<std::string, std::string> Files(const fs::path& dir) {
 
 TEST(GoldenKill, EveryFileIsOldOrNewAfterSigkill) {
   ScratchDir scratch;
-  const std::vector<std::string> update = {"run", scratch / "suite", "-j", "2", "--update-golden",
-                                           "--golden-dir"};
+  const std::vector<std::string> update = {"run", scratch / "suite", "-j",
+                                           "2",   "--update-golden", "--golden-dir"};
   const auto args = [&](const std::string& golden) {
     std::vector<std::string> a = update;
     a.push_back(golden);

@@ -48,7 +48,8 @@ TEST_P(MalformedScenario, GivesAPreciseErrorAndExitsTwo) {
   const std::string path = std::string(TPUSIM_MALFORMED_SCENARIOS_DIR) + "/" + GetParam();
   const std::string text = ReadText(path);
   ASSERT_EQ(text.rfind(kExpectPrefix, 0), 0u) << path << " must start with '# expect: '";
-  const std::string expect = text.substr(kExpectPrefix.size(), text.find('\n') - kExpectPrefix.size());
+  const std::string expect =
+      text.substr(kExpectPrefix.size(), text.find('\n') - kExpectPrefix.size());
   ScratchDir scratch;
   const RunResult r = RunBinary(TPUSIM_BINARY, {"run", path, "--golden-dir", scratch / "golden"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
@@ -82,9 +83,10 @@ TEST(Run, ExampleSuitePassesTwiceWithIdenticalResults) {
   std::string metrics[2];
   for (int i = 0; i < 2; ++i) {
     const std::string json = scratch / ("run" + std::to_string(i) + ".json");
-    const RunResult r = RunBinary(
-        TPUSIM_BINARY, {"run", std::string(TPUSIM_SOURCE_DIR) + "/scenarios", "-j", "2",
-                        "--golden-dir", std::string(TPUSIM_SOURCE_DIR) + "/golden", "--json", json});
+    const RunResult r =
+        RunBinary(TPUSIM_BINARY,
+                  {"run", std::string(TPUSIM_SOURCE_DIR) + "/scenarios", "-j", "2", "--golden-dir",
+                   std::string(TPUSIM_SOURCE_DIR) + "/golden", "--json", json});
     ASSERT_EQ(r.exit_code, 0) << Describe(r);
     EXPECT_THAT(r.out, HasSubstr("passed, 0 failed, 0 stale, 0 error(s)"));
     // Everything but wall times must repeat exactly.
@@ -104,8 +106,9 @@ TEST(Run, ExampleSuitePassesTwiceWithIdenticalResults) {
 
 TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
   ScratchDir scratch;
-  WriteScenario(scratch / "suite/add.yaml", kAddModule,
-                "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, exact: true}\n");
+  WriteScenario(
+      scratch / "suite/add.yaml", kAddModule,
+      "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, exact: true}\n");
   const std::string golden = scratch / "golden";
   RunResult r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
@@ -115,15 +118,18 @@ TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
                 {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(fs::exists(golden + "/add/output.npy"));
-  EXPECT_THAT(ReadText(golden + "/add/metrics.json"), HasSubstr("\"tpusim_version\": \"" TPUSIM_VERSION "\""));
+  EXPECT_THAT(ReadText(golden + "/add/metrics.json"),
+              HasSubstr("\"tpusim_version\": \"" TPUSIM_VERSION "\""));
   r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
 
   // Other inputs: the outputs differ from the golden, and the JUnit report says how.
-  WriteScenario(scratch / "suite/add.yaml", kAddModule,
-                "mode: values\ninputs: {seed: 4}\nchecks:\n  outputs: {golden: true, exact: true}\n");
+  WriteScenario(
+      scratch / "suite/add.yaml", kAddModule,
+      "mode: values\ninputs: {seed: 4}\nchecks:\n  outputs: {golden: true, exact: true}\n");
   const std::string junit = scratch / "junit.xml";
-  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden, "--junit", junit});
+  r = RunBinary(TPUSIM_BINARY,
+                {"run", scratch / "suite", "--golden-dir", golden, "--junit", junit});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("output: 32 of 32 elements differ (exact)"));
   EXPECT_THAT(ReadText(junit), HasSubstr("<failure message=\"output: 32 of 32 elements differ"));
@@ -238,7 +244,8 @@ TEST(Run, AChildKilledByASignalFailsOnlyItsScenario) {
   if (child != 0) kill(child, SIGSEGV);
   runner.join();
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_THAT(r.out, HasSubstr("the simulator killed by signal 11 (SIGSEGV) before reporting a result"));
+  EXPECT_THAT(r.out,
+              HasSubstr("the simulator killed by signal 11 (SIGSEGV) before reporting a result"));
   EXPECT_THAT(r.out, HasSubstr("1 passed, 1 failed"));
 }
 
@@ -296,9 +303,9 @@ TEST(Run, FilterAndJUnitValidatesAgainstTheSchema) {
   EXPECT_THAT(xml, HasSubstr("mentioning &apos;&lt;&amp;&gt;&apos;&quot;&apos;"));
   EXPECT_THAT(xml, HasSubstr("<error message=\""));
   EXPECT_THAT(ReadText(json), HasSubstr("\"errors\": 1"));
-  const RunResult lint = RunBinary("/bin/sh", {"-c", "xmllint --noout --schema '" +
-                                                         std::string(TPUSIM_JUNIT_XSD) + "' '" +
-                                                         junit + "' 2>&1"});
+  const RunResult lint =
+      RunBinary("/bin/sh", {"-c", "xmllint --noout --schema '" + std::string(TPUSIM_JUNIT_XSD) +
+                                      "' '" + junit + "' 2>&1"});
   EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
 }
 
