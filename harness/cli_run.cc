@@ -223,7 +223,7 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::set<size_t> active;
   size_t finished = 0;
   const auto draw = [&] {
-    if (!tty) return;
+    if (!tty || active.empty()) return;
     std::string names_running;
     for (size_t i : active) names_running += " " + scenarios[i].name;
     std::string line = "[" + std::to_string(finished) + "/" + std::to_string(jobs.size()) +
