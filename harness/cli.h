@@ -137,6 +137,30 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options);
 /// kExitInputError for bad options, presets, topologies or groups.
 int RunCollective(const CollectiveOptions& options, std::ostream& out, std::ostream& err);
 
+/// `tpusim run PATH... [-j N] [--filter GLOB] [--update-golden] [--json OUT]
+/// [--junit OUT] [--report DIR]`: run every scenario found, each in its own child process.
+struct RunOptions {
+  std::vector<std::string> paths;  ///< scenario files or directories searched recursively
+  int64_t jobs = 1;                ///< scenarios run at once
+  std::string filter;              ///< glob over scenario names; empty: all
+  bool update_golden = false;      ///< write goldens instead of comparing with them
+  std::string json;                ///< suite report as JSON here; empty: do not
+  std::string junit;               ///< JUnit XML here; empty: do not
+  std::string report;              ///< HTML report (and traces) into this directory; empty: do not
+  std::string golden_dir = "golden";  ///< the golden store's root
+  std::string models_dir;          ///< where preset names resolve; AddRunCommand sets the default
+  double timeout = 600;            ///< seconds per scenario unless it says `timeout`
+};
+/// Adds the `run` subcommand to `app`; parsing fills `options`.
+CLI::App* AddRunCommand(CLI::App& app, RunOptions& options);
+/// kExitCheckFailed when a scenario failed (a check, a stale golden, a crash
+/// or timeout); kExitInputError when one could not be loaded or run.
+int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err);
+
+struct ScenarioExecOptions;
+/// The hidden `scenario-exec` subcommand `tpusim run` starts per scenario.
+CLI::App* AddScenarioExecCommand(CLI::App& app, ScenarioExecOptions& options);
+
 /// ParseHloModule then VerifyModule; `filename` appears in error messages.
 StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
                                                                std::string_view filename);

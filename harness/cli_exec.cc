@@ -3,10 +3,8 @@
 // on a chip preset.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <charconv>
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -25,67 +23,6 @@ namespace tpusim::harness {
 namespace {
 
 using value::Literal;
-
-/// What the values part of a run prints and reports.
-struct ValuesResult {
-  std::vector<OutputSummary> outputs;  ///< per device, per leaf
-  /// Loop trip counts and conditional branches as the functional run saw
-  /// them on device 0, for the timing model.
-  eval::ControlFlowRecord control_flow;
-};
-
-/// The values part of a run: evaluates every device, and writes outputs
-/// when asked.
-StatusOr<ValuesResult> RunValues(const ExecOptions& options, const hlo::HloModule& module,
-                                 eval::SpmdConfig spmd, std::ostream& err) {
-  EvaluationOptions evaluation_options;
-  evaluation_options.inputs = options.inputs;
-  evaluation_options.numerics = options.numerics;
-  evaluation_options.max_memory = options.max_memory;
-  evaluation_options.elided_constants = options.elided_constants;
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
-                          LoadInputs(module, spmd, evaluation_options));
-  TPUSIM_ASSIGN_OR_RETURN(Evaluation evaluation,
-                          EvaluateModule(module, spmd, evaluation_options, std::move(inputs), err));
-  const std::vector<Literal>& results = evaluation.results;
-  ValuesResult values;
-  values.control_flow = std::move(evaluation.control_flow);
-  const int64_t devices = spmd.device_count();
-  for (int64_t d = 0; d < devices; ++d) {
-    const std::string prefix = devices > 1 ? "device_" + std::to_string(d) : "";
-    if (!options.out.empty()) {
-      TPUSIM_RETURN_IF_ERROR(WriteOutputs(
-          results[d], prefix.empty() ? options.out
-                                     : (std::filesystem::path(options.out) / prefix).string()));
-    }
-    for (const OutputLeaf& leaf : OutputLeaves(results[d])) {
-      values.outputs.push_back(
-          Summarize(prefix.empty() ? leaf.name : prefix + "/" + leaf.name, *leaf.value));
-    }
-  }
-  return values;
-}
-
-/// `NAME=N` trip counts from the command line.
-StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& texts) {
-  std::map<std::string, int64_t> counts;
-  for (const std::string& text : texts) {
-    const size_t eq = text.find('=');
-    int64_t n = -1;
-    if (eq != std::string::npos && eq > 0) {
-      const char* begin = text.data() + eq + 1;
-      const char* end = text.data() + text.size();
-      const auto [ptr, ec] = std::from_chars(begin, end, n);
-      if (ec != std::errc() || ptr != end || begin == end) n = -1;
-    }
-    if (n < 0) {
-      return InvalidArgument("tpusim exec: error: --trip-count '" + text +
-                             "': expected WHILE_NAME=N with N a non-negative integer");
-    }
-    counts[text.substr(0, eq)] = n;
-  }
-  return counts;
-}
 
 /// `OutputSummary` as JSON, for --json.
 nlohmann::ordered_json OutputsJson(const std::vector<OutputSummary>& outputs) {
@@ -107,10 +44,29 @@ nlohmann::ordered_json OutputsJson(const std::vector<OutputSummary>& outputs) {
   return list;
 }
 
+/// Writes and summarises the outputs of every device.
+StatusOr<std::vector<OutputSummary>> ReportValues(const ExecOptions& options,
+                                                  const std::vector<Literal>& results) {
+  std::vector<OutputSummary> outputs;
+  const size_t devices = results.size();
+  for (size_t d = 0; d < devices; ++d) {
+    const std::string prefix = devices > 1 ? "device_" + std::to_string(d) : "";
+    if (!options.out.empty()) {
+      TPUSIM_RETURN_IF_ERROR(WriteOutputs(
+          results[d], prefix.empty() ? options.out
+                                     : (std::filesystem::path(options.out) / prefix).string()));
+    }
+    for (const OutputLeaf& leaf : OutputLeaves(results[d])) {
+      outputs.push_back(
+          Summarize(prefix.empty() ? leaf.name : prefix + "/" + leaf.name, *leaf.value));
+    }
+  }
+  return outputs;
+}
+
 /// The whole run after the command line is parsed; errors are input errors.
 Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string mode =
-      !options.mode.empty() ? options.mode : options.chip.empty() ? "values" : "full";
+  const std::string mode = ExecMode(options);
   if (mode != "values" && options.chip.empty()) {
     return InvalidArgument("tpusim exec: error: --mode " + mode +
                            " times the module on a chip: give --chip NAME (see tpusim presets)");
@@ -124,9 +80,6 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
     TPUSIM_ASSIGN_OR_RETURN(chip,
                             arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
   }
-  using TripCounts = std::map<std::string, int64_t>;
-  TPUSIM_ASSIGN_OR_RETURN(TripCounts trip_counts, ParseTripCounts(options.trip_counts));
-  std::map<std::string, int64_t> branches;
   TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(options.file));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<hlo::HloModule> module,
                           ParseAndVerifyModule(text, options.file));
@@ -139,32 +92,24 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
                            "with at most " + std::to_string(eval::Evaluator::kMaxSpmdDevices) +
                            " devices in all");
   }
+  TPUSIM_ASSIGN_OR_RETURN(const ModuleRun run, RunModule(options, *module, spmd, chip, err));
 
   nlohmann::ordered_json json;
   if (mode != "timing") {
-    TPUSIM_ASSIGN_OR_RETURN(ValuesResult values, RunValues(options, *module, spmd, err));
-    PrintSummaryTable(values.outputs, out);
-    json["outputs"] = OutputsJson(values.outputs);
-    // What the program really did wins over the timing model's static guess,
-    // and the user's word over both: merge keeps the entries already present.
-    trip_counts.merge(values.control_flow.trip_counts);
-    branches = std::move(values.control_flow.branches);
+    TPUSIM_ASSIGN_OR_RETURN(const std::vector<OutputSummary> outputs,
+                            ReportValues(options, run.results));
+    PrintSummaryTable(outputs, out);
+    json["outputs"] = OutputsJson(outputs);
   }
-  if (chip.has_value()) {
-    timing::TimingOptions timing_options;
-    timing_options.trip_counts = std::move(trip_counts);
-    timing_options.default_trip_count = options.default_trip_count;
-    timing_options.conditional_branch = options.branch;
-    timing_options.branches = std::move(branches);
-    TPUSIM_ASSIGN_OR_RETURN(const timing::TimingResult timed,
-                            timing::SimulateModule(*module, *chip, timing_options));
+  if (run.timing.has_value()) {
     if (mode != "timing") out << '\n';
-    out << timing::FormatOpTable(timed, options.top);
-    nlohmann::ordered_json metrics = nlohmann::ordered_json::parse(timing::TimingJson(timed));
+    out << timing::FormatOpTable(*run.timing, options.top);
+    nlohmann::ordered_json metrics = nlohmann::ordered_json::parse(timing::TimingJson(*run.timing));
     if (json.contains("outputs")) metrics["outputs"] = std::move(json["outputs"]);
     json = std::move(metrics);
     if (!options.trace.empty()) {
-      TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.trace, timing::TimingTraceJson(timed)));
+      TPUSIM_RETURN_IF_ERROR(
+          WriteFileAtomically(options.trace, timing::TimingTraceJson(*run.timing)));
     }
   }
   if (!options.json.empty()) {

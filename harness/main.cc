@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/cli.h"
+#include "harness/scenario_exec.h"
 #include "harness/version.h"
 
 namespace {
@@ -13,7 +14,7 @@ namespace {
 constexpr char kFooter[] = R"(Exit codes:
   0  success
   1  a check failed (fmt --check: the file is not canonically formatted; diff: a
-     change beyond the thresholds)
+     change beyond the thresholds; run: a scenario failed)
   2  usage or input error: bad command line, unreadable file, parse or verify error
 
 Run 'tpusim SUBCOMMAND --help' for the options of a subcommand.)";
@@ -54,6 +55,10 @@ int main(int argc, char** argv) {
   CLI::App* presets = harness::AddPresetsCommand(app, presets_options);
   harness::CollectiveOptions collective_options;
   CLI::App* collective = harness::AddCollectiveCommand(app, collective_options);
+  harness::RunOptions run_options;
+  CLI::App* run = harness::AddRunCommand(app, run_options);
+  harness::ScenarioExecOptions scenario_exec_options;
+  CLI::App* scenario_exec = harness::AddScenarioExecCommand(app, scenario_exec_options);
 
   try {
     app.parse(argc, argv);
@@ -71,6 +76,10 @@ int main(int argc, char** argv) {
     if (presets->parsed()) return harness::RunPresets(presets_options, std::cout, std::cerr);
     if (collective->parsed()) {
       return harness::RunCollective(collective_options, std::cout, std::cerr);
+    }
+    if (run->parsed()) return harness::RunRun(run_options, std::cout, std::cerr);
+    if (scenario_exec->parsed()) {
+      return harness::RunScenarioExec(scenario_exec_options, std::cerr);
     }
   } catch (const std::exception& e) {
     std::cerr << "tpusim: internal error: " << e.what() << '\n';

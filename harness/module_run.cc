@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <utility>
@@ -189,6 +190,69 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   progress.reset();  // erases the line before anything else is printed
   TPUSIM_ASSIGN_OR_RETURN(evaluation.results, std::move(evaluated));
   return evaluation;
+}
+
+namespace {
+
+/// `NAME=N` trip counts from the command line.
+StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& texts) {
+  std::map<std::string, int64_t> counts;
+  for (const std::string& text : texts) {
+    const size_t eq = text.find('=');
+    int64_t n = -1;
+    if (eq != std::string::npos && eq > 0) {
+      const char* begin = text.data() + eq + 1;
+      const char* end = text.data() + text.size();
+      const auto [ptr, ec] = std::from_chars(begin, end, n);
+      if (ec != std::errc() || ptr != end || begin == end) n = -1;
+    }
+    if (n < 0) {
+      return InvalidArgument("tpusim exec: error: --trip-count '" + text +
+                             "': expected WHILE_NAME=N with N a non-negative integer");
+    }
+    counts[text.substr(0, eq)] = n;
+  }
+  return counts;
+}
+
+}  // namespace
+
+std::string ExecMode(const ExecOptions& options) {
+  return !options.mode.empty() ? options.mode : options.chip.empty() ? "values" : "full";
+}
+
+StatusOr<ModuleRun> RunModule(const ExecOptions& options, const hlo::HloModule& module,
+                              const eval::SpmdConfig& spmd,
+                              const std::optional<arch::ChipConfig>& chip, std::ostream& err) {
+  const std::string mode = ExecMode(options);
+  using TripCounts = std::map<std::string, int64_t>;
+  TPUSIM_ASSIGN_OR_RETURN(TripCounts trip_counts, ParseTripCounts(options.trip_counts));
+  ModuleRun run;
+  if (mode != "timing") {
+    EvaluationOptions evaluation_options;
+    evaluation_options.inputs = options.inputs;
+    evaluation_options.numerics = options.numerics;
+    evaluation_options.max_memory = options.max_memory;
+    evaluation_options.elided_constants = options.elided_constants;
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
+                            LoadInputs(module, spmd, evaluation_options));
+    TPUSIM_ASSIGN_OR_RETURN(Evaluation evaluation, EvaluateModule(module, spmd, evaluation_options,
+                                                                  std::move(inputs), err));
+    run.results = std::move(evaluation.results);
+    run.control_flow = std::move(evaluation.control_flow);
+    // What the program really did wins over the timing model's static guess,
+    // and the user's word over both: merge keeps the entries already present.
+    trip_counts.merge(run.control_flow.trip_counts);
+  }
+  if (mode != "values" && chip.has_value()) {
+    timing::TimingOptions timing_options;
+    timing_options.trip_counts = std::move(trip_counts);
+    timing_options.default_trip_count = options.default_trip_count;
+    timing_options.conditional_branch = options.branch;
+    timing_options.branches = run.control_flow.branches;
+    TPUSIM_ASSIGN_OR_RETURN(run.timing, timing::SimulateModule(module, *chip, timing_options));
+  }
+  return run;
 }
 
 }  // namespace tpusim::harness

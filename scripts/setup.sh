@@ -11,6 +11,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libboost-dev libboost-graph-dev libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libxml2-utils                                 # xmllint: run_test validates JUnit reports against tests/harness/junit.xsd
   python3 python3-numpy libopenblas-dev        # reference numerics and plots; bench/gemm_bench's yardstick
 )
 

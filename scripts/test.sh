@@ -5,7 +5,9 @@
 #   3. build-O0/    tpusim unoptimised; scripts/determinism_check.sh requires the
 #                   -O2, -O0 and ASan binaries to compute byte-identical outputs
 #   4. build-fuzz/  clang + libFuzzer; the HLO parser fuzzer for 60 s seeded with
-#                   the corpus (clang is required: scripts/setup.sh installs it)
+#                   the corpus, and the scenario loader fuzzer for 60 s seeded
+#                   with scenarios/ and tests/harness/malformed_scenarios/
+#                   (clang is required: scripts/setup.sh installs it)
 # Fails when the corpus of HLO modules is missing: it is the acceptance test.
 #
 # Environment: TPUSIM_CORPUS_DIR (default ../shared/corpus relative to the
@@ -55,17 +57,21 @@ scripts/determinism_check.sh "$corpus" build/bin/tpusim build-O0/bin/tpusim buil
 
 command -v clang++ >/dev/null && command -v clang >/dev/null ||
 die "clang not found; the fuzzer step needs it (run scripts/setup.sh)"
-step "libFuzzer build (build-fuzz/), fuzz_hlo_parser for ${fuzz_seconds}s"
+step "libFuzzer build (build-fuzz/), fuzz_hlo_parser and fuzz_scenario_loader for ${fuzz_seconds}s each"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPUSIM_FUZZ=ON -DTPUSIM_BENCH=OFF \
   -DTPUSIM_CORPUS_DIR="$corpus"
-cmake --build build-fuzz -j "$jobs" --target fuzz_hlo_parser
+cmake --build build-fuzz -j "$jobs" --target fuzz_hlo_parser fuzz_scenario_loader
 seeds="$(mktemp -d "${TMPDIR:-/tmp}/tpusim_fuzz_seeds.XXXXXX")"
-trap 'rm -rf "$seeds"' EXIT
+scenario_seeds="$(mktemp -d "${TMPDIR:-/tmp}/tpusim_fuzz_scenarios.XXXXXX")"
+trap 'rm -rf "$seeds" "$scenario_seeds"' EXIT
 cp "$corpus"/*.hlo "$seeds"/
 # New inputs go to the temporary copy; crash reproducers to build-fuzz/. An
 # input that takes over 10 s counts as a crash (a hang, in practice).
 build-fuzz/bin/fuzz_hlo_parser -max_total_time="$fuzz_seconds" -timeout=10 -print_final_stats=1 \
   -dict=tests/hlo/fuzz_hlo.dict -artifact_prefix="$root/build-fuzz/" "$seeds"
+find scenarios tests/harness/malformed_scenarios -name '*.yaml' -exec cp --backup=numbered {} "$scenario_seeds"/ \;
+build-fuzz/bin/fuzz_scenario_loader -max_total_time="$fuzz_seconds" -timeout=10 \
+  -print_final_stats=1 -artifact_prefix="$root/build-fuzz/scenario-" "$scenario_seeds"
 
 step "all passed"

@@ -1,0 +1,42 @@
+// The checks of a scenario (docs/scenarios.md): outputs against their golden
+// within per-output tolerances, metrics against their golden and bounds, and
+// opcodes a module must not or must contain. Each failed check gives one
+// message that says what differed.
+#ifndef TPUSIM_HARNESS_CHECKS_H_
+#define TPUSIM_HARNESS_CHECKS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/scenario.h"
+#include "sim/hlo/module.h"
+#include "sim/timing/timing.h"
+#include "sim/value/literal.h"
+
+namespace tpusim::harness {
+
+/// Compares the array `actual` with `golden` under `tolerance` (exact when
+/// nothing is set). Empty when they agree; otherwise "NAME: ..." with the
+/// number of differing elements, the first one and the largest difference.
+std::string CompareOutput(const std::string& name, const value::Literal& actual,
+                          const value::Literal& golden, const OutputTolerance& tolerance);
+
+/// The metrics a scenario may check (MetricNames()) of one timed run:
+/// cycles, time_us, flops, hbm_bytes, collective_time_us (time of the
+/// collective instructions) and utilisation (flops / (peak FLOP/s x time)).
+std::map<std::string, double> TimingMetrics(const timing::TimingResult& result);
+
+/// Checks every metric the scenario names against its bounds and, when
+/// `golden` is given, its golden value. One message per failed check.
+std::vector<std::string> CheckMetrics(const Scenario& scenario,
+                                      const std::map<std::string, double>& actual,
+                                      const std::map<std::string, double>* golden);
+
+/// Checks `forbid_ops` and `require_ops` over the module's instructions (the
+/// entry computation only, or every computation including fusion bodies).
+std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule& module);
+
+}  // namespace tpusim::harness
+
+#endif  // TPUSIM_HARNESS_CHECKS_H_

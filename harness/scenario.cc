@@ -1,0 +1,592 @@
+#include "harness/scenario.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "sim/arch/preset_loader.h"
+#include "sim/base/file.h"
+#include "sim/hlo/opcode.h"
+
+namespace tpusim::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Reads one scenario file; every error names the file, position and key path.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  std::string Where(const YAML::Node& node) const { return Where(node.Mark()); }
+  std::string Where(const YAML::Mark& mark) const {
+    if (mark.is_null()) return file_;
+    return file_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+  }
+  Status Error(const YAML::Node& node, const std::string& path, const std::string& message) const {
+    return InvalidArgument(Where(node) + ": error: key path `" + path + "`: " + message);
+  }
+
+  /// What a node is, for "expected X, got Y".
+  static std::string Got(const YAML::Node& node) {
+    switch (node.Type()) {
+      case YAML::NodeType::Map:
+        return "a mapping";
+      case YAML::NodeType::Sequence:
+        return "a sequence";
+      case YAML::NodeType::Scalar:
+        return "'" + node.Scalar() + "'";
+      default:
+        return "nothing";
+    }
+  }
+
+  /// Checks that `node` is a mapping whose keys are all in `known`, once each.
+  Status Keys(const YAML::Node& node, const std::string& path,
+              const std::vector<std::string_view>& known) const {
+    if (!node.IsMap()) return Error(node, path, "expected a mapping, got " + Got(node));
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      const YAML::Node& key = entry.first;
+      const std::string key_path = Join(path, key.IsScalar() ? key.Scalar() : "?");
+      if (!key.IsScalar()) return Error(key, key_path, "keys must be plain names");
+      if (!seen.insert(key.Scalar()).second) return Error(key, key_path, "duplicate key");
+      bool found = false;
+      for (std::string_view k : known) found = found || k == key.Scalar();
+      if (!found) {
+        std::string list;
+        for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        return Error(key, key_path, "unknown key (known: " + list + ")");
+      }
+    }
+    return Status::Ok();
+  }
+
+  static std::string Join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+  StatusOr<std::string> String(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsScalar() || node.Scalar().empty()) {
+      return Error(node, path, "expected a non-empty string, got " + Got(node));
+    }
+    return node.Scalar();
+  }
+  StatusOr<bool> Bool(const YAML::Node& node, const std::string& path) const {
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
+      return Error(node, path, "expected true or false, got " + Got(node));
+    }
+    return value;
+  }
+  StatusOr<double> Number(const YAML::Node& node, const std::string& path) const {
+    double value = 0;
+    if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !std::isfinite(value)) {
+      return Error(node, path, "expected a number, got " + Got(node));
+    }
+    return value;
+  }
+  StatusOr<double> NonNegative(const YAML::Node& node, const std::string& path) const {
+    TPUSIM_ASSIGN_OR_RETURN(const double value, Number(node, path));
+    if (value < 0) return Error(node, path, "expected a non-negative number, got " + Got(node));
+    return value;
+  }
+  StatusOr<int64_t> Integer(const YAML::Node& node, const std::string& path, int64_t min) const {
+    int64_t value = 0;
+    if (node.IsScalar()) {
+      const std::string& s = node.Scalar();
+      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+      if (ec == std::errc() && end == s.data() + s.size() && !s.empty() && value >= min) {
+        return value;
+      }
+    }
+    return Error(node, path,
+                 "expected an integer of at least " + std::to_string(min) + ", got " + Got(node));
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+/// A path written in the scenario, relative to the scenario's directory.
+std::string Resolve(const std::string& scenario_file, const std::string& path) {
+  if (fs::path(path).is_absolute()) return path;
+  return (fs::path(scenario_file).parent_path() / path).lexically_normal().string();
+}
+
+/// `topology`: "KIND:AxBxC" or {kind: KIND, dims: [A, B, C], wraparound: BOOL}.
+StatusOr<std::string> ReadTopology(const Reader& r, const YAML::Node& node, int64_t& devices) {
+  const std::string path = "topology";
+  std::string kind;
+  std::vector<int64_t> dims;
+  std::string options;
+  const auto valid_kind = [](const std::string& k) {
+    if (k.empty()) return false;
+    for (char c : k) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+    }
+    return true;
+  };
+  if (node.IsScalar()) {
+    const std::string& text = node.Scalar();
+    const size_t colon = text.find(':');
+    kind = text.substr(0, colon);
+    const std::string expected =
+        "expected KIND:AxBxC (e.g. torus:4x4) or a mapping, got " + Reader::Got(node);
+    if (colon == std::string::npos || !valid_kind(kind)) return r.Error(node, path, expected);
+    std::string_view rest = std::string_view(text).substr(colon + 1);
+    while (true) {
+      const size_t x = rest.find('x');
+      const std::string_view part = rest.substr(0, x);
+      int64_t dim = 0;
+      const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), dim);
+      if (part.empty() || ec != std::errc() || end != part.data() + part.size()) {
+        return r.Error(node, path, expected);
+      }
+      if (dim < 1)
+        return r.Error(node, path, "every dimension must be at least 1, got " + Reader::Got(node));
+      dims.push_back(dim);
+      if (x == std::string_view::npos) break;
+      rest = rest.substr(x + 1);
+    }
+  } else {
+    TPUSIM_RETURN_IF_ERROR(r.Keys(node, path, {"kind", "dims", "wraparound"}));
+    if (!node["kind"]) return r.Error(node, path, "missing key `kind`");
+    if (!node["dims"]) return r.Error(node, path, "missing key `dims`");
+    TPUSIM_ASSIGN_OR_RETURN(kind, r.String(node["kind"], "topology.kind"));
+    if (!valid_kind(kind)) {
+      return r.Error(
+          node["kind"], "topology.kind",
+          "expected a lowercase name (torus, mesh, ...), got " + Reader::Got(node["kind"]));
+    }
+    const YAML::Node dims_node = node["dims"];
+    if (!dims_node.IsSequence() || dims_node.size() == 0) {
+      return r.Error(dims_node, "topology.dims",
+                     "expected a non-empty list of integers, got " + Reader::Got(dims_node));
+    }
+    for (size_t i = 0; i < dims_node.size(); ++i) {
+      TPUSIM_ASSIGN_OR_RETURN(
+          const int64_t dim,
+          r.Integer(dims_node[i], "topology.dims[" + std::to_string(i) + "]", 1));
+      dims.push_back(dim);
+    }
+    if (node["wraparound"]) {
+      TPUSIM_ASSIGN_OR_RETURN(const bool wrap, r.Bool(node["wraparound"], "topology.wraparound"));
+      options = wrap ? ",wraparound=true" : ",wraparound=false";
+    }
+  }
+  std::string canonical = kind + ":";
+  devices = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (devices > (int64_t{1} << 20) / dims[i]) {
+      return r.Error(node, path, "more than 2^20 chips");
+    }
+    devices *= dims[i];
+    canonical += (i ? "x" : "") + std::to_string(dims[i]);
+  }
+  return canonical + options;
+}
+
+StatusOr<OutputTolerance> ReadTolerance(const Reader& r, const YAML::Node& node,
+                                        const std::string& path, bool allow_golden) {
+  std::vector<std::string_view> keys = {"exact", "atol", "rtol", "ulp"};
+  if (allow_golden) {
+    keys.push_back("golden");
+    keys.push_back("per_output");
+  }
+  TPUSIM_RETURN_IF_ERROR(r.Keys(node, path, keys));
+  OutputTolerance t;
+  if (node["exact"]) {
+    TPUSIM_ASSIGN_OR_RETURN(t.exact, r.Bool(node["exact"], Reader::Join(path, "exact")));
+  }
+  if (node["atol"]) {
+    TPUSIM_ASSIGN_OR_RETURN(t.atol, r.NonNegative(node["atol"], Reader::Join(path, "atol")));
+  }
+  if (node["rtol"]) {
+    TPUSIM_ASSIGN_OR_RETURN(t.rtol, r.NonNegative(node["rtol"], Reader::Join(path, "rtol")));
+  }
+  if (node["ulp"]) {
+    TPUSIM_ASSIGN_OR_RETURN(t.ulp, r.Integer(node["ulp"], Reader::Join(path, "ulp"), 0));
+  }
+  if (t.exact && (t.atol || t.rtol || t.ulp)) {
+    return r.Error(node["exact"], Reader::Join(path, "exact"),
+                   "exact: true cannot be combined with atol, rtol or ulp");
+  }
+  return t;
+}
+
+/// A metric check: {golden: true, tolerance: 2%, min: X, max: Y}.
+StatusOr<MetricCheck> ReadMetric(const Reader& r, const YAML::Node& node, const std::string& path) {
+  TPUSIM_RETURN_IF_ERROR(r.Keys(node, path, {"golden", "tolerance", "min", "max"}));
+  MetricCheck check;
+  if (node["golden"]) {
+    TPUSIM_ASSIGN_OR_RETURN(check.golden, r.Bool(node["golden"], path + ".golden"));
+  }
+  if (node["tolerance"]) {
+    const YAML::Node t = node["tolerance"];
+    StatusOr<double> fraction =
+        t.IsScalar() ? ParsePercent(t.Scalar()) : InvalidArgument("got " + Reader::Got(t));
+    if (!fraction.ok()) {
+      return r.Error(
+          t, path + ".tolerance",
+          "expected a percentage like 2% or a fraction like 0.02, " + fraction.status().message());
+    }
+    if (!check.golden) {
+      return r.Error(t, path + ".tolerance", "a tolerance needs golden: true");
+    }
+    check.tolerance = *fraction;
+  }
+  if (node["min"]) {
+    TPUSIM_ASSIGN_OR_RETURN(check.min, r.Number(node["min"], path + ".min"));
+  }
+  if (node["max"]) {
+    TPUSIM_ASSIGN_OR_RETURN(check.max, r.Number(node["max"], path + ".max"));
+  }
+  if (check.min && check.max && *check.min > *check.max) {
+    return r.Error(node["min"], path + ".min", "min is larger than max");
+  }
+  if (!check.golden && !check.min && !check.max) {
+    return r.Error(node, path, "nothing to check: give golden: true, min or max");
+  }
+  return check;
+}
+
+StatusOr<std::vector<OpMatcher>> ReadOps(const Reader& r, const YAML::Node& node,
+                                         const std::string& path) {
+  if (!node.IsSequence()) {
+    return r.Error(node, path, "expected a list of opcodes, got " + Reader::Got(node));
+  }
+  std::vector<OpMatcher> ops;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string item_path = path + "[" + std::to_string(i) + "]";
+    const YAML::Node item = node[i];
+    OpMatcher op;
+    if (item.IsMap()) {
+      TPUSIM_RETURN_IF_ERROR(r.Keys(item, item_path, {"op", "scope", "minor_dims"}));
+      if (!item["op"]) return r.Error(item, item_path, "missing key `op`");
+      if (item["scope"]) {
+        TPUSIM_ASSIGN_OR_RETURN(const std::string scope,
+                                r.String(item["scope"], item_path + ".scope"));
+        if (scope != "entry" && scope != "any") {
+          return r.Error(item["scope"], item_path + ".scope",
+                         "expected entry or any, got " + Reader::Got(item["scope"]));
+        }
+        op.entry_only = scope == "entry";
+      }
+    }
+    // (YAML::Node's operator= writes through to the node, so no reassignment.)
+    const YAML::Node op_node = item.IsMap() ? item["op"] : item;
+    TPUSIM_ASSIGN_OR_RETURN(op.opcode, r.String(op_node, item_path));
+    if (!hlo::HloOpcodeFromName(op.opcode).has_value()) {
+      return r.Error(op_node, item_path, "unknown HLO opcode " + Reader::Got(op_node));
+    }
+    if (item.IsMap() && item["minor_dims"]) {
+      TPUSIM_ASSIGN_OR_RETURN(op.minor_dims, r.Bool(item["minor_dims"], item_path + ".minor_dims"));
+      if (op.opcode != "transpose") {
+        return r.Error(item["minor_dims"], item_path + ".minor_dims",
+                       "minor_dims applies to transpose only, not " + op.opcode);
+      }
+    }
+    ops.push_back(std::move(op));
+  }
+  return ops;
+}
+
+Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
+  std::vector<std::string_view> keys = {"outputs", "forbid_ops", "require_ops"};
+  for (const std::string& m : MetricNames()) keys.push_back(m);
+  TPUSIM_RETURN_IF_ERROR(r.Keys(node, "checks", keys));
+  if (const YAML::Node outputs = node["outputs"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.outputs.tolerance, ReadTolerance(r, outputs, "checks.outputs", true));
+    if (outputs["golden"]) {
+      TPUSIM_ASSIGN_OR_RETURN(s.outputs.golden, r.Bool(outputs["golden"], "checks.outputs.golden"));
+    }
+    if (const YAML::Node per = outputs["per_output"]) {
+      const std::string per_path = "checks.outputs.per_output";
+      if (!per.IsMap())
+        return r.Error(per, per_path, "expected a mapping, got " + Reader::Got(per));
+      for (const auto& entry : per) {
+        const std::string name = entry.first.Scalar();
+        TPUSIM_ASSIGN_OR_RETURN(s.outputs.per_output[name],
+                                ReadTolerance(r, entry.second, per_path + "." + name, false));
+      }
+    }
+    if (!s.outputs.golden) {
+      return r.Error(outputs, "checks.outputs",
+                     "outputs are compared with their golden: give "
+                     "golden: true");
+    }
+    if (s.mode == "timing") {
+      return r.Error(outputs, "checks.outputs", "mode timing computes no outputs");
+    }
+  }
+  for (const std::string& metric : MetricNames()) {
+    if (const YAML::Node m = node[metric]) {
+      TPUSIM_ASSIGN_OR_RETURN(s.metrics[metric], ReadMetric(r, m, "checks." + metric));
+      if (s.mode == "values") {
+        return r.Error(m, "checks." + metric, "mode values does not time the module");
+      }
+    }
+  }
+  if (node["forbid_ops"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.forbid_ops, ReadOps(r, node["forbid_ops"], "checks.forbid_ops"));
+  }
+  if (node["require_ops"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.require_ops, ReadOps(r, node["require_ops"], "checks.require_ops"));
+  }
+  return Status::Ok();
+}
+
+Status ReadInputs(const Reader& r, const YAML::Node& node, Scenario& s) {
+  TPUSIM_RETURN_IF_ERROR(r.Keys(node, "inputs", {"seed", "distribution", "dir"}));
+  if (node["seed"] && node["dir"]) {
+    return r.Error(node["dir"], "inputs.dir", "give either seed or dir, not both");
+  }
+  if (node["seed"]) {
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t seed, r.Integer(node["seed"], "inputs.seed", 0));
+    s.seed = static_cast<uint64_t>(seed);
+  }
+  if (node["distribution"]) {
+    TPUSIM_ASSIGN_OR_RETURN(const std::string d,
+                            r.String(node["distribution"], "inputs.distribution"));
+    if (d != "normal") {
+      return r.Error(node["distribution"], "inputs.distribution",
+                     "only normal is supported (floats standard normal, integers as tpusim "
+                     "exec's seeded inputs), got " +
+                         Reader::Got(node["distribution"]));
+    }
+    if (node["dir"])
+      return r.Error(node["distribution"], "inputs.distribution",
+                     "a distribution applies to seeded inputs, not dir");
+  }
+  if (node["dir"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.inputs_dir, r.String(node["dir"], "inputs.dir"));
+    s.inputs_dir = Resolve(r.file(), s.inputs_dir);
+    s.inputs_where = r.Where(node["dir"]);
+  }
+  if (!s.seed && s.inputs_dir.empty()) s.seed = 0;
+  return Status::Ok();
+}
+
+Status ReadChip(const Reader& r, const YAML::Node& node, Scenario& s) {
+  if (node.IsScalar()) {
+    TPUSIM_ASSIGN_OR_RETURN(s.chip, r.String(node, "chip"));
+    s.chip_where = r.Where(node);
+    return Status::Ok();
+  }
+  TPUSIM_RETURN_IF_ERROR(r.Keys(node, "chip", {"preset", "overrides"}));
+  if (!node["preset"]) return r.Error(node, "chip", "missing key `preset`");
+  TPUSIM_ASSIGN_OR_RETURN(s.chip, r.String(node["preset"], "chip.preset"));
+  s.chip_where = r.Where(node["preset"]);
+  if (const YAML::Node o = node["overrides"]) {
+    if (!o.IsMap()) {
+      return r.Error(
+          o, "chip.overrides",
+          "expected a mapping of preset fields (hbm.bandwidth: 1TB/s), got " + Reader::Got(o));
+    }
+    for (const auto& entry : o) {
+      const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "?";
+      const std::string path = "chip.overrides." + key;
+      if (!entry.first.IsScalar()) return r.Error(entry.first, path, "keys must be plain names");
+      if (!entry.second.IsScalar()) {
+        return r.Error(entry.second, path,
+                       "expected a single value, got " + Reader::Got(entry.second));
+      }
+      s.overrides.push_back(key + "=" + entry.second.Scalar());
+      s.override_where.push_back(r.Where(entry.first) + ": error: key path `" + path + "`");
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
+  TPUSIM_RETURN_IF_ERROR(r.Keys(root, "",
+                                {"name", "module", "chip", "topology", "device_assignment",
+                                 "inputs", "mode", "numerics", "timeout", "checks", "expect"}));
+  Scenario s;
+  s.file = r.file();
+  s.name = fs::path(r.file()).stem().string();
+  if (root["name"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.name, r.String(root["name"], "name"));
+  }
+  for (char c : s.name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
+      return r.Error(root["name"] ? root["name"] : root, "name",
+                     "a name may hold letters, digits, '-', '_' and '.' only (it names the "
+                     "golden directory), got '" +
+                         s.name + "'" +
+                         (root["name"] ? "" : " from the file name; give name: NAME"));
+    }
+  }
+  if (s.name.empty() || s.name[0] == '.') return r.Error(root, "name", "must not start with '.'");
+  if (!root["module"]) return r.Error(root, "module", "missing required key");
+  TPUSIM_ASSIGN_OR_RETURN(s.module, r.String(root["module"], "module"));
+  s.module = Resolve(r.file(), s.module);
+  s.module_where = r.Where(root["module"]);
+  if (root["chip"]) TPUSIM_RETURN_IF_ERROR(ReadChip(r, root["chip"], s));
+  int64_t chips = 0;
+  if (root["topology"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.topology, ReadTopology(r, root["topology"], chips));
+  }
+  if (const YAML::Node da = root["device_assignment"]) {
+    if (!da.IsSequence() || da.size() == 0) {
+      return r.Error(da, "device_assignment",
+                     "expected a non-empty list of device ids, got " + Reader::Got(da));
+    }
+    std::set<int64_t> seen;
+    for (size_t i = 0; i < da.size(); ++i) {
+      const std::string path = "device_assignment[" + std::to_string(i) + "]";
+      TPUSIM_ASSIGN_OR_RETURN(const int64_t id, r.Integer(da[i], path, 0));
+      if (!seen.insert(id).second)
+        return r.Error(da[i], path, "device " + std::to_string(id) + " is assigned twice");
+      if (chips > 0 && id >= chips) {
+        return r.Error(da[i], path,
+                       "device " + std::to_string(id) + " is outside the topology " + s.topology +
+                           " (" + std::to_string(chips) + " chips)");
+      }
+      s.device_assignment.push_back(id);
+    }
+  }
+  if (root["mode"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.mode, r.String(root["mode"], "mode"));
+    if (s.mode != "full" && s.mode != "timing" && s.mode != "values") {
+      return r.Error(root["mode"], "mode", "expected full, timing or values, got '" + s.mode + "'");
+    }
+  }
+  if (s.mode != "values" && s.chip.empty()) {
+    return r.Error(root["mode"] ? root["mode"] : root, "chip",
+                   "mode " + s.mode + " times the module: give chip: PRESET (or mode: values)");
+  }
+  if (root["numerics"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.numerics, r.String(root["numerics"], "numerics"));
+    if (s.numerics != "tpu" && s.numerics != "ieee") {
+      return r.Error(root["numerics"], "numerics",
+                     "expected tpu or ieee, got '" + s.numerics + "'");
+    }
+  }
+  if (const YAML::Node t = root["timeout"]) {
+    StatusOr<double> seconds =
+        t.IsScalar() ? ParseSeconds(t.Scalar()) : InvalidArgument("got " + Reader::Got(t));
+    if (!seconds.ok() || *seconds <= 0) {
+      return r.Error(t, "timeout",
+                     "expected a positive duration like 30s or 500ms, got " + Reader::Got(t));
+    }
+    s.timeout_seconds = *seconds;
+  }
+  if (root["inputs"]) {
+    TPUSIM_RETURN_IF_ERROR(ReadInputs(r, root["inputs"], s));
+  } else {
+    s.seed = 0;
+  }
+  if (root["checks"]) TPUSIM_RETURN_IF_ERROR(ReadChecks(r, root["checks"], s));
+  if (const YAML::Node e = root["expect"]) {
+    TPUSIM_RETURN_IF_ERROR(r.Keys(e, "expect", {"fail", "reason"}));
+    if (!e["fail"]) return r.Error(e, "expect.fail", "missing required key");
+    TPUSIM_ASSIGN_OR_RETURN(s.expect_fail, r.Bool(e["fail"], "expect.fail"));
+    if (e["reason"]) {
+      TPUSIM_ASSIGN_OR_RETURN(s.expect_reason, r.String(e["reason"], "expect.reason"));
+      if (!s.expect_fail) return r.Error(e["reason"], "expect.reason", "a reason needs fail: true");
+    }
+  }
+  return s;
+}
+
+/// "2.5" followed by `suffix`-free text: the number, or an error.
+StatusOr<double> ParseNumberPrefix(std::string_view text, std::string_view& rest) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end == text.data() || !std::isfinite(value) || value < 0) {
+    return InvalidArgument("got '" + std::string(text) + "'");
+  }
+  rest = std::string_view(end, static_cast<size_t>(text.data() + text.size() - end));
+  return value;
+}
+
+}  // namespace
+
+const std::vector<std::string>& MetricNames() {
+  static const std::vector<std::string> kNames = {
+      "cycles", "time_us", "flops", "hbm_bytes", "collective_time_us", "utilisation"};
+  return kNames;
+}
+
+StatusOr<double> ParsePercent(std::string_view text) {
+  std::string_view rest;
+  TPUSIM_ASSIGN_OR_RETURN(const double value, ParseNumberPrefix(text, rest));
+  if (rest == "%") return value / 100;
+  if (rest.empty()) return value;
+  return InvalidArgument("got '" + std::string(text) + "'");
+}
+
+StatusOr<double> ParseSeconds(std::string_view text) {
+  std::string_view rest;
+  TPUSIM_ASSIGN_OR_RETURN(const double value, ParseNumberPrefix(text, rest));
+  if (rest.empty() || rest == "s") return value;
+  if (rest == "ms") return value / 1000;
+  if (rest == "min") return value * 60;
+  return InvalidArgument("got '" + std::string(text) + "'");
+}
+
+StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file) {
+  const Reader reader(file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+    if (!root.IsMap()) {
+      return InvalidArgument(reader.Where(root) +
+                             ": error: a scenario must be a mapping of keys, got " +
+                             Reader::Got(root));
+    }
+    return ParseRoot(reader, root);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(reader.Where(e.mark) + ": error: " + e.msg);
+  }
+}
+
+Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
+  std::error_code ec;
+  if (!fs::is_regular_file(scenario.module, ec)) {
+    return InvalidArgument(scenario.module_where +
+                           ": error: key path `module`: " + scenario.module + ": no such file");
+  }
+  if (!scenario.inputs_dir.empty() && !fs::is_directory(scenario.inputs_dir, ec)) {
+    return InvalidArgument(scenario.inputs_where + ": error: key path `inputs.dir`: " +
+                           scenario.inputs_dir + ": no such directory");
+  }
+  if (scenario.chip.empty()) return Status::Ok();
+  std::string chip = scenario.chip;
+  if (chip.find('/') != std::string::npos || chip.ends_with(".yaml")) {
+    chip = Resolve(scenario.file, chip);
+  }
+  StatusOr<arch::ChipConfig> config = arch::LoadChipPreset(chip, models_dir, scenario.overrides);
+  if (!config.ok()) {
+    const std::string& message = config.status().message();
+    for (size_t i = 0; i < scenario.overrides.size(); ++i) {
+      const std::string prefix = "override '" + scenario.overrides[i] + "': error: ";
+      if (message.rfind(prefix, 0) == 0) {
+        return InvalidArgument(scenario.override_where[i] + ": " + message.substr(prefix.size()));
+      }
+    }
+    return InvalidArgument(scenario.chip_where + ": error: key path `chip`: " + message);
+  }
+  scenario.resolved_chip = std::move(*config);
+  return Status::Ok();
+}
+
+StatusOr<Scenario> LoadScenario(const std::string& file, const std::string& models_dir) {
+  TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(file));
+  TPUSIM_ASSIGN_OR_RETURN(Scenario scenario, ParseScenario(text, file));
+  TPUSIM_RETURN_IF_ERROR(ResolveScenario(scenario, models_dir));
+  return scenario;
+}
+
+}  // namespace tpusim::harness

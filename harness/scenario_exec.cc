@@ -1,0 +1,224 @@
+#include "harness/scenario_exec.h"
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "harness/checks.h"
+#include "harness/golden.h"
+#include "harness/module_run.h"
+#include "harness/program_io.h"
+#include "harness/scenario.h"
+#include "sim/base/file.h"
+#include "sim/timing/report.h"
+
+namespace tpusim::harness {
+namespace {
+
+using nlohmann::ordered_json;
+
+/// The tolerance for output `name` ("device_1/output_0"): its own entry (by
+/// full name, then leaf name), else the scenario-wide one.
+const OutputTolerance& ToleranceFor(const OutputsCheck& check, const std::string& name) {
+  if (auto it = check.per_output.find(name); it != check.per_output.end()) return it->second;
+  const size_t slash = name.rfind('/');
+  if (slash != std::string::npos) {
+    if (auto it = check.per_output.find(name.substr(slash + 1)); it != check.per_output.end()) {
+      return it->second;
+    }
+  }
+  return check.tolerance;
+}
+
+/// The scenario's checks against a finished run; fills result.status/messages.
+void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
+                 const hlo::HloModule& module, const ModuleRun& run, ScenarioResult& result) {
+  std::vector<std::string>& failures = result.messages;
+  for (std::string& f : CheckOps(scenario, module)) failures.push_back(std::move(f));
+  if (run.timing.has_value()) result.metrics = TimingMetrics(*run.timing);
+
+  std::vector<GoldenOutput> outputs;
+  const size_t devices = run.results.size();
+  for (size_t d = 0; d < devices; ++d) {
+    const std::string prefix = devices > 1 ? "device_" + std::to_string(d) + "/" : "";
+    for (const OutputLeaf& leaf : OutputLeaves(run.results[d])) {
+      outputs.push_back({prefix + leaf.name, *leaf.value});
+    }
+  }
+  bool uses_golden = scenario.outputs.golden;
+  for (const auto& [name, check] : scenario.metrics) uses_golden = uses_golden || check.golden;
+  const std::string dir = GoldenDir(options.golden_dir, scenario.name);
+
+  if (!uses_golden) {
+    for (std::string& f : CheckMetrics(scenario, result.metrics, nullptr)) {
+      failures.push_back(std::move(f));
+    }
+  } else if (options.update_golden) {
+    Golden golden{StampOf(scenario), result.metrics, std::move(outputs)};
+    const Status written = WriteGolden(dir, golden);
+    if (!written.ok()) {
+      result.status = "error";
+      failures.push_back(written.message());
+      return;
+    }
+    for (std::string& f : CheckMetrics(scenario, result.metrics, nullptr)) {
+      failures.push_back(std::move(f));
+    }
+  } else {
+    StatusOr<std::optional<Golden>> golden = ReadGolden(dir);
+    if (!golden.ok()) {
+      result.status = "fail";
+      failures.push_back(golden.status().message());
+      return;
+    }
+    if (!golden->has_value()) {
+      result.status = "fail";
+      failures.push_back("no golden in " + dir + "; run tpusim run --update-golden");
+      return;
+    }
+    const GoldenStamp stamp = StampOf(scenario);
+    if (!((*golden)->stamp == stamp)) {
+      result.status = "stale";
+      failures.push_back("stale golden in " + dir + ": made by tpusim " + (*golden)->stamp.version +
+                         ", chip hash '" + (*golden)->stamp.chip_hash + "', topology '" +
+                         (*golden)->stamp.topology + "'; this run is tpusim " + stamp.version +
+                         ", chip hash '" + stamp.chip_hash + "', topology '" + stamp.topology +
+                         "'; check and run --update-golden");
+      return;
+    }
+    for (std::string& f : CheckMetrics(scenario, result.metrics, &(*golden)->metrics)) {
+      failures.push_back(std::move(f));
+    }
+    if (scenario.outputs.golden) {
+      const std::vector<GoldenOutput>& expected = (*golden)->outputs;
+      if (expected.size() != outputs.size()) {
+        failures.push_back("the run has " + std::to_string(outputs.size()) +
+                           " outputs, the golden " + std::to_string(expected.size()));
+      } else {
+        for (size_t i = 0; i < outputs.size(); ++i) {
+          if (outputs[i].name != expected[i].name) {
+            failures.push_back("output " + outputs[i].name + " is " + expected[i].name +
+                               " in the golden");
+            continue;
+          }
+          std::string diff = CompareOutput(outputs[i].name, outputs[i].value, expected[i].value,
+                                           ToleranceFor(scenario.outputs, outputs[i].name));
+          if (!diff.empty()) failures.push_back(std::move(diff));
+        }
+      }
+    }
+  }
+  result.status = failures.empty() ? "pass" : "fail";
+}
+
+/// Loads, runs and checks; an input error leaves status "error" (or, for a
+/// negative scenario, is the failure it expects).
+void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::ostream& err) {
+  StatusOr<Scenario> loaded = LoadScenario(options.scenario, options.models_dir);
+  if (!loaded.ok()) {
+    result.status = "error";
+    result.messages.push_back(loaded.status().message());
+    return;
+  }
+  const Scenario& scenario = *loaded;
+  result.name = scenario.name;
+  // A failure of the run itself: an input error, unless the scenario expects it.
+  const auto run_failed = [&](const Status& status) {
+    if (!scenario.expect_fail) {
+      result.status = "error";
+      result.messages.push_back(status.message());
+    } else if (status.message().find(scenario.expect_reason) == std::string::npos) {
+      result.status = "fail";
+      result.messages.push_back("expected a failure mentioning '" + scenario.expect_reason +
+                                "', got: " + status.message());
+    } else {
+      result.status = "pass";
+    }
+  };
+  StatusOr<std::string> text = ReadFile(scenario.module);
+  if (!text.ok()) return run_failed(text.status());
+  StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseAndVerifyModule(*text, scenario.module);
+  if (!module.ok()) return run_failed(module.status());
+
+  ExecOptions exec;
+  exec.file = scenario.module;
+  exec.mode = scenario.mode;
+  exec.chip = scenario.chip;
+  exec.numerics = scenario.numerics;
+  exec.inputs =
+      scenario.seed.has_value() ? "seed:" + std::to_string(*scenario.seed) : scenario.inputs_dir;
+  const eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(**module);
+  StatusOr<ModuleRun> run = RunModule(exec, **module, spmd, scenario.resolved_chip, err);
+  if (!run.ok()) return run_failed(run.status());
+  if (scenario.expect_fail) {
+    result.status = "fail";
+    result.messages.push_back("expected the run to fail" +
+                              (scenario.expect_reason.empty()
+                                   ? std::string()
+                                   : " with '" + scenario.expect_reason + "'") +
+                              ", but it succeeded");
+    return;
+  }
+  if (!options.trace.empty() && run->timing.has_value()) {
+    const Status written =
+        WriteFileAtomically(options.trace, timing::TimingTraceJson(*run->timing));
+    if (!written.ok()) {
+      result.status = "error";
+      result.messages.push_back(written.message());
+      return;
+    }
+  }
+  ApplyChecks(scenario, options, **module, *run, result);
+}
+
+}  // namespace
+
+std::string ResultToJson(const ScenarioResult& result) {
+  ordered_json json;
+  json["name"] = result.name;
+  json["file"] = result.file;
+  json["status"] = result.status;
+  json["messages"] = result.messages;
+  json["metrics"] = ordered_json::object();
+  for (const auto& [name, value] : result.metrics) json["metrics"][name] = value;
+  json["seconds"] = result.seconds;
+  return json.dump(2) + "\n";
+}
+
+StatusOr<ScenarioResult> ResultFromJson(const std::string& text, const std::string& source) {
+  ScenarioResult result;
+  try {
+    const ordered_json json = ordered_json::parse(text);
+    result.name = json.at("name").get<std::string>();
+    result.file = json.at("file").get<std::string>();
+    result.status = json.at("status").get<std::string>();
+    result.messages = json.at("messages").get<std::vector<std::string>>();
+    for (const auto& [name, value] : json.at("metrics").items()) {
+      result.metrics[name] = value.get<double>();
+    }
+    result.seconds = json.at("seconds").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(source + ": error: malformed scenario result: " + e.what());
+  }
+  return result;
+}
+
+int RunScenarioExec(const ScenarioExecOptions& options, std::ostream& err) {
+  const auto start = std::chrono::steady_clock::now();
+  ScenarioResult result;
+  result.file = options.scenario;
+  result.name = std::filesystem::path(options.scenario).stem().string();
+  Execute(options, result, err);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const Status written = WriteFileAtomically(options.result, ResultToJson(result));
+  if (!written.ok()) {
+    err << written.message() << '\n';
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace tpusim::harness

@@ -1,0 +1,225 @@
+// Output comparison under each tolerance, metric checks, op checks, and the
+// golden store's round trip and integrity checks.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "harness/checks.h"
+#include "harness/golden.h"
+#include "harness/scenario.h"
+#include "sim/base/file.h"
+#include "sim/hlo/parser.h"
+
+namespace tpusim::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using value::Literal;
+
+TEST(CompareOutput, ExactByDefault) {
+  const Literal a = Literal::CreateR1<float>({1.0f, 2.0f, 3.0f});
+  const Literal b = Literal::CreateR1<float>({1.0f, 2.5f, 3.0f});
+  EXPECT_EQ(CompareOutput("out", a, a, {}), "");
+  EXPECT_EQ(CompareOutput("out", a, b, {}),
+            "out: 1 of 3 elements differ (exact); first at flat index 1: got 2, golden 2.5");
+}
+
+TEST(CompareOutput, AtolAndRtol) {
+  const Literal a = Literal::CreateR1<float>({1.0f, 100.5f});
+  const Literal g = Literal::CreateR1<float>({1.01f, 100.0f});
+  OutputTolerance t;
+  t.atol = 0.02;
+  EXPECT_THAT(CompareOutput("o", a, g, t), HasSubstr("1 of 2 elements differ (atol 0.02)"));
+  t.rtol = 0.01;  // 0.02 + 0.01 * 100 covers 0.5
+  EXPECT_EQ(CompareOutput("o", a, g, t), "");
+}
+
+TEST(CompareOutput, Ulp) {
+  const float one = 1.0f;
+  const float next = std::nextafter(one, 2.0f);
+  const float next2 = std::nextafter(next, 2.0f);
+  OutputTolerance t;
+  t.ulp = 1;
+  EXPECT_EQ(
+      CompareOutput("o", Literal::CreateR1<float>({next}), Literal::CreateR1<float>({one}), t), "");
+  EXPECT_THAT(
+      CompareOutput("o", Literal::CreateR1<float>({next2}), Literal::CreateR1<float>({one}), t),
+      HasSubstr("1 of 1 elements differ (ulp 1)"));
+  // Across zero: -0 and +0 are 0 ulps apart.
+  EXPECT_EQ(
+      CompareOutput("o", Literal::CreateR1<float>({-0.0f}), Literal::CreateR1<float>({0.0f}), t),
+      "");
+}
+
+TEST(CompareOutput, NanMustMatchNan) {
+  OutputTolerance t;
+  t.atol = 1e9;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_THAT(
+      CompareOutput("o", Literal::CreateR1<float>({nan}), Literal::CreateR1<float>({1.0f}), t),
+      HasSubstr("1 of 1 elements differ"));
+}
+
+TEST(CompareOutput, ShapeMismatch) {
+  EXPECT_THAT(CompareOutput("o", Literal::CreateR1<float>({1.0f}),
+                            Literal::CreateR1<float>({1.0f, 2.0f}), {}),
+              HasSubstr("o: shape f32[1]"));
+}
+
+TEST(CheckMetrics, BoundsAndGolden) {
+  Scenario s;
+  s.metrics["cycles"] = MetricCheck{true, 0.02, std::nullopt, 1000.0};
+  const std::map<std::string, double> golden = {{"cycles", 900}};
+  EXPECT_TRUE(CheckMetrics(s, {{"cycles", 910}}, &golden).empty());
+  const auto failures = CheckMetrics(s, {{"cycles", 1100}}, &golden);
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_EQ(failures[0], "cycles: 1100 is above the maximum 1000");
+  EXPECT_EQ(failures[1], "cycles: 1100 differs from the golden 900 by 22.2222222% (tolerance 2%)");
+}
+
+// A batch-dimension swap inside a fusion, a minor-dimension transpose in the entry.
+constexpr char kTransposes[] = R"(HloModule transposes
+
+%fused (p: f32[2,4,8]) -> f32[4,2,8] {
+  %p = f32[2,4,8]{2,1,0} parameter(0)
+  ROOT %swap = f32[4,2,8]{2,1,0} transpose(%p), dimensions={1,0,2}
+}
+
+ENTRY %main (x: f32[2,4,8]) -> f32[2,8,4] {
+  %x = f32[2,4,8]{2,1,0} parameter(0)
+  %f = f32[4,2,8]{2,1,0} fusion(%x), kind=kLoop, calls=%fused
+  ROOT %minor = f32[2,8,4]{2,1,0} transpose(%x), dimensions={0,2,1}
+}
+)";
+
+std::vector<std::string> OpFailures(const std::string& yaml) {
+  StatusOr<Scenario> s = ParseScenario("module: m.hlo\nmode: values\nchecks:\n" + yaml, "t.yaml");
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kTransposes, "m.hlo");
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!s.ok() || !module.ok()) return {"setup failed"};
+  return CheckOps(*s, **module);
+}
+
+TEST(CheckOps, ScopeAndMinorDimensionTransposes) {
+  EXPECT_THAT(OpFailures("  forbid_ops: [transpose]\n"),
+              ::testing::ElementsAre("forbidden op transpose found: swap at m.hlo:5:3"));
+  EXPECT_THAT(OpFailures("  forbid_ops: [{op: transpose, scope: entry}]\n"),
+              ::testing::ElementsAre("forbidden op transpose (entry) found: minor at m.hlo:11:3"));
+  // The fusion's transpose keeps the minor dimension in place; the entry's moves it.
+  EXPECT_THAT(OpFailures("  forbid_ops: [{op: transpose, minor_dims: true}]\n"),
+              ::testing::ElementsAre(
+                  "forbidden op transpose of the minor dimension found: minor at m.hlo:11:3"));
+  EXPECT_THAT(OpFailures("  require_ops: [{op: fusion, scope: entry}, {op: dot}]\n"),
+              ::testing::ElementsAre("required op dot not found"));
+  EXPECT_THAT(OpFailures("  require_ops: [{op: copy, scope: entry}]\n"),
+              ::testing::ElementsAre("required op copy not found in the entry computation"));
+}
+
+TEST(CheckOps, MinorDimsIsForTransposeOnly) {
+  StatusOr<Scenario> s = ParseScenario(
+      "module: m.hlo\nmode: values\nchecks:\n  forbid_ops: [{op: copy, minor_dims: true}]\n",
+      "t.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(),
+              HasSubstr("t.yaml:4:39: error: key path `checks.forbid_ops[0].minor_dims`: "
+                        "minor_dims applies to transpose only, not copy"));
+}
+
+TEST(TimingMetrics, CollectiveTimeAndUtilisation) {
+  timing::TimingResult result;
+  result.clock_hz = 1'000'000'000;
+  result.cycles = 2000;
+  result.time_us = 2;
+  result.flops = 1000;
+  result.peak_flops = 1e9;
+  result.hbm_bytes = 64;
+  timing::OpRecord all_reduce;
+  all_reduce.opcode = "all-reduce";
+  all_reduce.cycles = 500;
+  timing::OpRecord start;
+  start.opcode = "all-gather-start";
+  start.cycles = 250;
+  timing::OpRecord add;
+  add.opcode = "add";
+  add.cycles = 1000;
+  result.ops = {all_reduce, start, add};
+  const std::map<std::string, double> m = TimingMetrics(result);
+  EXPECT_DOUBLE_EQ(m.at("cycles"), 2000);
+  EXPECT_DOUBLE_EQ(m.at("time_us"), 2);
+  EXPECT_DOUBLE_EQ(m.at("hbm_bytes"), 64);
+  EXPECT_DOUBLE_EQ(m.at("collective_time_us"), 0.75);  // 750 cycles at 1 GHz
+  EXPECT_DOUBLE_EQ(m.at("utilisation"), 0.5);          // 1000 FLOPs / (1e9 FLOP/s x 2 us)
+}
+
+class GoldenTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tpusim_golden_test_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(GoldenTest, RoundTripsAndDetectsATornOutput) {
+  Golden golden;
+  golden.stamp = {"0.1.0", "00112233aabbccdd", "torus:2x2"};
+  golden.metrics = {{"cycles", 1234}, {"time_us", 1.5}};
+  golden.outputs.push_back({"output_0", Literal::CreateR1<float>({1.0f, 2.0f})});
+  golden.outputs.push_back({"device_1/output_0", Literal::CreateR1<int32_t>({7})});
+  ASSERT_TRUE(WriteGolden(dir_.string(), golden).ok());
+
+  StatusOr<std::optional<Golden>> read = ReadGolden(dir_.string());
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ((*read)->stamp, golden.stamp);
+  EXPECT_EQ((*read)->metrics, golden.metrics);
+  ASSERT_EQ((*read)->outputs.size(), 2u);
+  EXPECT_EQ((*read)->outputs[1].name, "device_1/output_0");
+  EXPECT_TRUE((*read)->outputs[0].value == golden.outputs[0].value);
+
+  // An output file that is not the one the manifest describes is reported.
+  Golden other = golden;
+  other.outputs[0].value = Literal::CreateR1<float>({5.0f, 6.0f});
+  const fs::path elsewhere = dir_ / "other";
+  ASSERT_TRUE(WriteGolden(elsewhere.string(), other).ok());
+  fs::copy_file(elsewhere / "output_0.npy", dir_ / "output_0.npy",
+                fs::copy_options::overwrite_existing);
+  StatusOr<std::optional<Golden>> torn = ReadGolden(dir_.string());
+  ASSERT_FALSE(torn.ok());
+  EXPECT_THAT(torn.status().message(), HasSubstr("output_0.npy: error: checksum"));
+}
+
+TEST_F(GoldenTest, MissingGoldenIsNotAnError) {
+  StatusOr<std::optional<Golden>> read = ReadGolden((dir_ / "none").string());
+  ASSERT_TRUE(read.ok());
+  EXPECT_FALSE(read->has_value());
+}
+
+TEST_F(GoldenTest, RewriteRemovesOutputsNoLongerProduced) {
+  Golden golden;
+  golden.outputs.push_back({"output_0", Literal::CreateR1<float>({1.0f})});
+  golden.outputs.push_back({"output_1", Literal::CreateR1<float>({2.0f})});
+  ASSERT_TRUE(WriteGolden(dir_.string(), golden).ok());
+  golden.outputs.pop_back();
+  ASSERT_TRUE(WriteGolden(dir_.string(), golden).ok());
+  EXPECT_TRUE(fs::exists(dir_ / "output_0.npy"));
+  EXPECT_FALSE(fs::exists(dir_ / "output_1.npy"));
+}
+
+TEST(Stamp, ChangesWithTopologyAndChip) {
+  Scenario a;
+  a.topology = "torus:2x2";
+  Scenario b = a;
+  b.topology = "torus:4x4";
+  EXPECT_FALSE(StampOf(a) == StampOf(b));
+  EXPECT_EQ(StampOf(a).chip_hash, "");
+}
+
+}  // namespace
+}  // namespace tpusim::harness

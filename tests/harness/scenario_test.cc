@@ -1,0 +1,125 @@
+// The scenario loader on inline YAML: every key read into Scenario, and the
+// positions and key paths of its errors. (Malformed files run through the
+// binary in tests/integration/run_test.cc.)
+#include "harness/scenario.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tpusim::harness {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Scenario, ReadsEveryKey) {
+  const char* text = R"(name: mlp
+module: hlo/mlp.hlo
+chip:
+  preset: tpu-v5e
+  overrides: {hbm.bandwidth: 1TB/s}
+topology: {kind: torus, dims: [2, 4], wraparound: false}
+device_assignment: [3, 1]
+inputs: {seed: 42, distribution: normal}
+mode: full
+numerics: ieee
+timeout: 250ms
+checks:
+  outputs:
+    golden: true
+    rtol: 1e-2
+    atol: 1e-3
+    per_output: {output_1: {ulp: 2}, output_2: {exact: true}}
+  cycles: {golden: true, tolerance: 2%}
+  hbm_bytes: {max: 1.2e9, min: 10}
+  forbid_ops: [transpose, {op: copy, scope: entry}]
+  require_ops: [dot]
+)";
+  StatusOr<Scenario> s = ParseScenario(text, "/suite/a.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->name, "mlp");
+  EXPECT_EQ(s->module, "/suite/hlo/mlp.hlo");
+  EXPECT_EQ(s->chip, "tpu-v5e");
+  ASSERT_EQ(s->overrides.size(), 1u);
+  EXPECT_EQ(s->overrides[0], "hbm.bandwidth=1TB/s");
+  EXPECT_EQ(s->topology, "torus:2x4,wraparound=false");
+  EXPECT_EQ(s->device_assignment, (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(s->seed, 42u);
+  EXPECT_EQ(s->mode, "full");
+  EXPECT_EQ(s->numerics, "ieee");
+  EXPECT_DOUBLE_EQ(s->timeout_seconds, 0.25);
+  EXPECT_TRUE(s->outputs.golden);
+  EXPECT_EQ(s->outputs.tolerance.rtol, 1e-2);
+  EXPECT_EQ(s->outputs.tolerance.atol, 1e-3);
+  EXPECT_EQ(s->outputs.per_output.at("output_1").ulp, 2);
+  EXPECT_TRUE(s->outputs.per_output.at("output_2").exact);
+  EXPECT_TRUE(s->metrics.at("cycles").golden);
+  EXPECT_DOUBLE_EQ(s->metrics.at("cycles").tolerance, 0.02);
+  EXPECT_EQ(s->metrics.at("hbm_bytes").max, 1.2e9);
+  EXPECT_EQ(s->metrics.at("hbm_bytes").min, 10);
+  ASSERT_EQ(s->forbid_ops.size(), 2u);
+  EXPECT_EQ(s->forbid_ops[0].opcode, "transpose");
+  EXPECT_FALSE(s->forbid_ops[0].entry_only);
+  EXPECT_TRUE(s->forbid_ops[1].entry_only);
+  ASSERT_EQ(s->require_ops.size(), 1u);
+  EXPECT_EQ(s->require_ops[0].opcode, "dot");
+}
+
+TEST(Scenario, Defaults) {
+  StatusOr<Scenario> s = ParseScenario("module: m.hlo\nmode: values\n", "dir/b.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->name, "b");
+  EXPECT_EQ(s->module, "dir/m.hlo");
+  EXPECT_EQ(s->seed, 0u);
+  EXPECT_EQ(s->numerics, "tpu");
+  EXPECT_EQ(s->topology, "");
+  EXPECT_FALSE(s->expect_fail);
+}
+
+TEST(Scenario, TopologyShortFormIsCanonical) {
+  StatusOr<Scenario> s =
+      ParseScenario("module: m.hlo\nmode: values\ntopology: torus:4x4x2\n", "c.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->topology, "torus:4x4x2");
+}
+
+TEST(Scenario, ErrorsNamePositionAndKeyPath) {
+  StatusOr<Scenario> s = ParseScenario(
+      "module: m.hlo\nmode: values\nchecks:\n  outputs: {golden: true, rtol: abc}\n", "e.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "e.yaml:4:33: error: key path `checks.outputs.rtol`: expected a number, got 'abc'");
+}
+
+TEST(Scenario, ExpectFail) {
+  StatusOr<Scenario> s = ParseScenario(
+      "module: m.hlo\nmode: values\nexpect: {fail: true, reason: out of memory}\n", "f.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->expect_fail);
+  EXPECT_EQ(s->expect_reason, "out of memory");
+}
+
+TEST(Scenario, ParsesPercentAndSeconds) {
+  EXPECT_DOUBLE_EQ(*ParsePercent("2%"), 0.02);
+  EXPECT_DOUBLE_EQ(*ParsePercent("0.5"), 0.5);
+  EXPECT_FALSE(ParsePercent("2 %").ok());
+  EXPECT_FALSE(ParsePercent("%").ok());
+  EXPECT_FALSE(ParsePercent("-1%").ok());
+  EXPECT_DOUBLE_EQ(*ParseSeconds("30s"), 30);
+  EXPECT_DOUBLE_EQ(*ParseSeconds("250ms"), 0.25);
+  EXPECT_DOUBLE_EQ(*ParseSeconds("2min"), 120);
+  EXPECT_FALSE(ParseSeconds("5 minutes").ok());
+}
+
+TEST(Scenario, ResolveReportsAMissingModuleAtItsKey) {
+  StatusOr<Scenario> s = ParseScenario("mode: values\nmodule: /no/such.hlo\n", "g.yaml");
+  ASSERT_TRUE(s.ok());
+  const Status resolved = ResolveScenario(*s, "/no/models");
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_THAT(resolved.message(),
+              HasSubstr("g.yaml:2:9: error: key path `module`: /no/such.hlo: no such file"));
+}
+
+}  // namespace
+}  // namespace tpusim::harness

@@ -1,0 +1,138 @@
+// Golden integrity: `tpusim run --update-golden` killed with SIGKILL (the
+// runner and its children together) at various moments must leave every
+// golden file byte for byte either the old or the new version, and the next
+// update must complete cleanly.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/integration_util.h"
+#include "tests/integration/run_binary.h"
+
+namespace tpusim::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Four 1 MiB outputs per scenario, so writing a golden takes a while.
+constexpr char kModule[] = R"(HloModule big_outputs
+
+ENTRY %main (p: f32[256,1024]) -> (f32[256,1024], f32[256,1024], f32[256,1024], f32[256,1024]) {
+  %p = f32[256,1024]{1,0} parameter(0)
+  %sum = f32[256,1024]{1,0} add(%p, %p)
+  %square = f32[256,1024]{1,0} multiply(%p, %p)
+  %negated = f32[256,1024]{1,0} negate(%p)
+  %cubed = f32[256,1024]{1,0} multiply(%square, %p)
+  ROOT %t = (f32[256,1024], f32[256,1024], f32[256,1024], f32[256,1024]) tuple(%sum, %square, %negated, %cubed)
+}
+)";
+
+constexpr int kScenarios = 8;
+
+void WriteSuite(const ScratchDir& scratch, int seed) {
+  WriteText(scratch / "big.hlo", kModule);
+  fs::create_directories(scratch.path() / "suite");
+  for (int i = 0; i < kScenarios; ++i) {
+    WriteText(scratch / ("suite/s" + std::to_string(i) + ".yaml"),
+              "module: ../big.hlo\nmode: values\ninputs: {seed: " + std::to_string(seed * 100 + i) +
+                  "}\nchecks:\n  outputs: {golden: true, exact: true}\n");
+  }
+}
+
+/// Every file under `dir` that is not a temporary ('.' prefix), by relative path.
+std::map<std::string, std::string> Files(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file() || entry.path().filename().string().starts_with(".")) continue;
+    files[fs::relative(entry.path(), dir).string()] = ReadText(entry.path());
+  }
+  return files;
+}
+
+TEST(GoldenKill, EveryFileIsOldOrNewAfterSigkill) {
+  ScratchDir scratch;
+  const std::vector<std::string> update = {"run", scratch / "suite", "-j",
+                                           "2",   "--update-golden", "--golden-dir"};
+  const auto args = [&](const std::string& golden) {
+    std::vector<std::string> a = update;
+    a.push_back(golden);
+    return a;
+  };
+  WriteSuite(scratch, 1);
+  RunResult r = RunBinary(TPUSIM_BINARY, args(scratch / "old"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  WriteSuite(scratch, 2);
+  r = RunBinary(TPUSIM_BINARY, args(scratch / "new"));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto old_files = Files(scratch / "old");
+  const auto new_files = Files(scratch / "new");
+  ASSERT_EQ(old_files.size(), static_cast<size_t>(kScenarios * 5));  // 4 outputs + manifest
+  for (const auto& [name, bytes] : old_files) ASSERT_NE(bytes, new_files.at(name)) << name;
+
+  int interrupted = 0;  // kills that left at least one old file
+  for (const int delay_ms : {250, 400, 600, 900}) {
+    const fs::path golden = scratch.path() / "golden";
+    fs::remove_all(golden);
+    fs::copy(scratch.path() / "old", golden, fs::copy_options::recursive);
+    const std::vector<std::string> a = args(golden.string());
+    std::vector<char*> argv = {const_cast<char*>(TPUSIM_BINARY)};
+    for (const std::string& s : a) argv.push_back(const_cast<char*>(s.c_str()));
+    argv.push_back(nullptr);
+    std::cout.flush();  // the child must not inherit (and flush) buffered output
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      setpgid(0, 0);  // its own group, so one kill reaches the runner and its children
+      freopen("/dev/null", "w", stdout);
+      freopen("/dev/null", "w", stderr);
+      execv(TPUSIM_BINARY, argv.data());
+      _exit(127);
+    }
+    setpgid(pid, pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    kill(-pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // children die with the group
+
+    const auto files = Files(golden);
+    bool any_old = false;
+    int old_count = 0, new_count = 0;
+    for (const auto& [name, bytes] : files) {
+      ASSERT_TRUE(old_files.count(name)) << "unexpected file " << name;
+      const bool is_old = bytes == old_files.at(name);
+      const bool is_new = bytes == new_files.at(name);
+      EXPECT_TRUE(is_old || is_new) << name << " is torn after a kill at " << delay_ms << " ms";
+      any_old = any_old || is_old;
+      old_count += is_old ? 1 : 0;
+      new_count += is_new ? 1 : 0;
+    }
+    std::cout << "killed at " << delay_ms << " ms: " << old_count << " old and " << new_count
+              << " new golden files\n";
+    EXPECT_EQ(files.size(), old_files.size()) << "after a kill at " << delay_ms << " ms";
+    interrupted += any_old ? 1 : 0;
+
+    // Whatever the mix, the next update completes and leaves exactly the new goldens.
+    r = RunBinary(TPUSIM_BINARY, a);
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    EXPECT_EQ(Files(golden), new_files);
+    r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden.string()});
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  }
+  EXPECT_GE(interrupted, 1) << "no kill landed before the update finished";
+}
+
+}  // namespace
+}  // namespace tpusim::test

@@ -1,0 +1,344 @@
+// `tpusim run`: malformed scenarios (one mistake each, tests/harness/
+// malformed_scenarios/), the example suite in scenarios/, failing, stale and
+// timed-out scenarios, JUnit output against tests/harness/junit.xsd, and
+// golden integrity when an update is killed midway.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/integration_util.h"
+#include "tests/integration/run_binary.h"
+
+namespace tpusim::test {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr std::string_view kExpectPrefix = "# expect: ";
+
+std::vector<std::string> MalformedScenarios() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(TPUSIM_MALFORMED_SCENARIOS_DIR, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(MalformedScenarios, AtLeastTwentyFive) { EXPECT_GE(MalformedScenarios().size(), 25u); }
+
+class MalformedScenario : public ::testing::TestWithParam<std::string> {};
+
+// The first line of each file, "# expect: LINE:COL: TEXT", says where the
+// error must point and what it must say; the run must exit 2 and run nothing.
+TEST_P(MalformedScenario, GivesAPreciseErrorAndExitsTwo) {
+  const std::string path = std::string(TPUSIM_MALFORMED_SCENARIOS_DIR) + "/" + GetParam();
+  const std::string text = ReadText(path);
+  ASSERT_EQ(text.rfind(kExpectPrefix, 0), 0u) << path << " must start with '# expect: '";
+  const std::string expect =
+      text.substr(kExpectPrefix.size(), text.find('\n') - kExpectPrefix.size());
+  ScratchDir scratch;
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"run", path, "--golden-dir", scratch / "golden"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  // "12:3: key path `x`: ..." -> "PATH:12:3: error: key path `x`: ..."
+  const size_t second_colon = expect.find(':', expect.find(':') + 1);
+  const std::string where = expect.substr(0, second_colon);
+  const std::string what = expect.substr(second_colon + 1);
+  const std::string wanted =
+      path + ":" + where + ":" + (what.rfind(" error:", 0) == 0 ? "" : " error:") + what;
+  EXPECT_THAT(r.err, HasSubstr(wanted)) << Describe(r);
+  EXPECT_FALSE(fs::exists(scratch / "golden"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, MalformedScenario, ::testing::ValuesIn(MalformedScenarios()),
+                         [](const auto& info) {
+                           std::string name = fs::path(info.param).stem().string();
+                           return name;
+                         });
+
+/// A scenario of `module` (absolute) with the given extra YAML lines.
+void WriteScenario(const fs::path& path, const std::string& module, const std::string& body) {
+  fs::create_directories(path.parent_path());
+  WriteText(path, "module: " + module + "\n" + body);
+}
+
+const std::string kAddModule = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo";
+const std::string kMlpModule = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/mlp_bf16.hlo";
+
+TEST(Run, ExampleSuitePassesTwiceWithIdenticalResults) {
+  ScratchDir scratch;
+  std::string metrics[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string json = scratch / ("run" + std::to_string(i) + ".json");
+    const RunResult r =
+        RunBinary(TPUSIM_BINARY,
+                  {"run", std::string(TPUSIM_SOURCE_DIR) + "/scenarios", "-j", "2", "--golden-dir",
+                   std::string(TPUSIM_SOURCE_DIR) + "/golden", "--json", json});
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    EXPECT_THAT(r.out, HasSubstr("passed, 0 failed, 0 stale, 0 error(s)"));
+    // Everything but wall times must repeat exactly.
+    std::string text = ReadText(json);
+    std::string stable;
+    for (size_t pos = 0; pos < text.size();) {
+      const size_t end = text.find('\n', pos);
+      const std::string line = text.substr(pos, end - pos);
+      if (line.find("\"seconds\"") == std::string::npos) stable += line + "\n";
+      pos = end == std::string::npos ? text.size() : end + 1;
+    }
+    metrics[i] = stable;
+  }
+  EXPECT_EQ(metrics[0], metrics[1]);
+  EXPECT_THAT(metrics[0], HasSubstr("\"cycles\""));
+}
+
+TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
+  ScratchDir scratch;
+  WriteScenario(
+      scratch / "suite/add.yaml", kAddModule,
+      "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, exact: true}\n");
+  const std::string golden = scratch / "golden";
+  RunResult r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("no golden in"));
+
+  r = RunBinary(TPUSIM_BINARY,
+                {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(fs::exists(golden + "/add/output.npy"));
+  EXPECT_THAT(ReadText(golden + "/add/metrics.json"),
+              HasSubstr("\"tpusim_version\": \"" TPUSIM_VERSION "\""));
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+
+  // Other inputs: the outputs differ from the golden, and the JUnit report says how.
+  WriteScenario(
+      scratch / "suite/add.yaml", kAddModule,
+      "mode: values\ninputs: {seed: 4}\nchecks:\n  outputs: {golden: true, exact: true}\n");
+  const std::string junit = scratch / "junit.xml";
+  r = RunBinary(TPUSIM_BINARY,
+                {"run", scratch / "suite", "--golden-dir", golden, "--junit", junit});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("output: 32 of 32 elements differ (exact)"));
+  EXPECT_THAT(ReadText(junit), HasSubstr("<failure message=\"output: 32 of 32 elements differ"));
+}
+
+TEST(Run, StaleGoldenIsReportedAsStale) {
+  ScratchDir scratch;
+  WriteScenario(scratch / "suite/mlp.yaml", kMlpModule,
+                "chip: tpu-v5e\nmode: timing\ntopology: torus:2x2\nchecks:\n"
+                "  cycles: {golden: true, tolerance: 1%}\n");
+  const std::string golden = scratch / "golden";
+  RunResult r = RunBinary(TPUSIM_BINARY,
+                          {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  // The same scenario on another topology: its goldens were made for 2x2.
+  WriteScenario(scratch / "suite/mlp.yaml", kMlpModule,
+                "chip: tpu-v5e\nmode: timing\ntopology: torus:4x4\nchecks:\n"
+                "  cycles: {golden: true, tolerance: 1%}\n");
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("STALE"));
+  EXPECT_THAT(r.out, HasSubstr("topology 'torus:2x2'; this run is tpusim " TPUSIM_VERSION));
+  // And with another chip preset override: a different preset hash.
+  WriteScenario(scratch / "suite/mlp.yaml", kMlpModule,
+                "chip: {preset: tpu-v5e, overrides: {hbm.bandwidth: 1TB/s}}\nmode: timing\n"
+                "topology: torus:2x2\nchecks:\n  cycles: {golden: true, tolerance: 1%}\n");
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("stale golden"));
+}
+
+TEST(Run, TimeoutFailsOneScenarioAndTheRestStillRun) {
+  ScratchDir scratch;
+  WriteScenario(scratch / "suite/a_slow.yaml", kMlpModule,
+                "chip: tpu-v5e\nmode: full\ntimeout: 1ms\n");
+  WriteScenario(scratch / "suite/b_fine.yaml", kAddModule, "mode: values\n");
+  const std::string junit = scratch / "junit.xml";
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir",
+                                                scratch / "golden", "--junit", junit});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("the simulator timed out after 0.001 s"));
+  EXPECT_THAT(r.out, HasSubstr("1 passed, 1 failed"));
+}
+
+// A loop of a billion iterations: runs until something stops it.
+constexpr char kSpinModule[] = R"(HloModule spin
+
+%cond (s: (s32[], f32[])) -> pred[] {
+  %s = (s32[], f32[]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(1000000000)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (s.1: (s32[], f32[])) -> (s32[], f32[]) {
+  %s.1 = (s32[], f32[]) parameter(0)
+  %i.1 = s32[] get-tuple-element(%s.1), index=0
+  %x = f32[] get-tuple-element(%s.1), index=1
+  %one = s32[] constant(1)
+  %next = s32[] add(%i.1, %one)
+  %y = f32[] add(%x, %x)
+  ROOT %t = (s32[], f32[]) tuple(%next, %y)
+}
+
+ENTRY %main (x0: f32[]) -> (s32[], f32[]) {
+  %x0 = f32[] parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[]) tuple(%zero, %x0)
+  ROOT %w = (s32[], f32[]) while(%init), condition=%cond, body=%body
+}
+)";
+
+/// The pid of a running `tpusim scenario-exec SCENARIO`, or 0.
+pid_t FindScenarioChild(const std::string& scenario) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string cmdline = ReadText(entry.path() / "cmdline");
+    std::vector<std::string> argv;
+    for (size_t pos = 0; pos < cmdline.size();) {
+      const size_t end = cmdline.find('\0', pos);
+      argv.push_back(cmdline.substr(pos, end - pos));
+      pos = end == std::string::npos ? cmdline.size() : end + 1;
+    }
+    if (argv.size() > 2 && argv[1] == "scenario-exec" && argv[2] == scenario) {
+      return static_cast<pid_t>(std::stol(pid));
+    }
+  }
+  return 0;
+}
+
+// A simulator crash, injected from outside: SIGSEGV to the child running one
+// scenario fails that scenario with the signal's name; the other still passes.
+TEST(Run, AChildKilledByASignalFailsOnlyItsScenario) {
+  ScratchDir scratch;
+  WriteText(scratch / "spin.hlo", kSpinModule);
+  const std::string spinning = scratch / "suite/a_spin.yaml";
+  WriteScenario(spinning, scratch / "spin.hlo", "mode: values\ntimeout: 60s\n");
+  WriteScenario(scratch / "suite/b_fine.yaml", kAddModule, "mode: values\n");
+  RunResult r;
+  std::thread runner([&] {
+    r = RunBinary(TPUSIM_BINARY,
+                  {"run", scratch / "suite", "-j", "2", "--golden-dir", scratch / "golden"});
+  });
+  pid_t child = 0;
+  for (int i = 0; i < 400 && child == 0; ++i) {
+    child = FindScenarioChild(spinning);
+    if (child == 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_NE(child, 0) << "the scenario's child process never appeared";
+  if (child != 0) kill(child, SIGSEGV);
+  runner.join();
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out,
+              HasSubstr("the simulator killed by signal 11 (SIGSEGV) before reporting a result"));
+  EXPECT_THAT(r.out, HasSubstr("1 passed, 1 failed"));
+}
+
+TEST(Run, ExpectedFailureScenarios) {
+  ScratchDir scratch;
+  WriteScenario(scratch / "suite/good.yaml", kAddModule,
+                "mode: values\ninputs: {dir: " + scratch.path().string() +
+                    "}\nexpect: {fail: true, reason: param_0.npy}\n");
+  WriteScenario(scratch / "suite/wrong_reason.yaml", kAddModule,
+                "mode: values\ninputs: {dir: " + scratch.path().string() +
+                    "}\nexpect: {fail: true, reason: out of memory}\n");
+  WriteScenario(scratch / "suite/unexpected_success.yaml", kAddModule,
+                "mode: values\nexpect: {fail: true}\n");
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("1 passed, 2 failed"));
+  EXPECT_THAT(r.out, HasSubstr("expected a failure mentioning 'out of memory', got:"));
+  EXPECT_THAT(r.out, HasSubstr("expected the run to fail, but it succeeded"));
+}
+
+TEST(Run, ForbiddenAndRequiredOps) {
+  ScratchDir scratch;
+  WriteScenario(scratch / "suite/ops.yaml", kMlpModule,
+                "mode: values\nchecks:\n  forbid_ops: [{op: dot, scope: any}]\n"
+                "  require_ops: [{op: dot, scope: entry}]\n");
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("forbidden op dot found: dot.1 at "));
+  EXPECT_THAT(r.out, HasSubstr("required op dot not found in the entry computation"));
+}
+
+TEST(Run, FilterAndJUnitValidatesAgainstTheSchema) {
+  ScratchDir scratch;
+  WriteScenario(scratch / "suite/keep_pass.yaml", kAddModule, "mode: values\n");
+  WriteScenario(scratch / "suite/keep_fail.yaml", kAddModule,
+                "mode: values\nchecks:\n  require_ops: [dot]\n");
+  WriteScenario(scratch / "suite/keep_error.yaml", kAddModule,
+                "mode: values\ninputs: {dir: " + scratch.path().string() + "}\n");
+  WriteScenario(scratch / "suite/keep_xml.yaml", kAddModule,
+                "mode: values\ninputs: {dir: " + scratch.path().string() +
+                    "}\nexpect: {fail: true, reason: \"<&>'\\\"\"}\n");
+  WriteScenario(scratch / "suite/skip_me.yaml", kAddModule, "mode: values\n");
+  WriteScenario(scratch / "suite/skip_bad.yaml", kAddModule, "mode: value\n");
+  const std::string junit = scratch / "junit.xml";
+  const std::string json = scratch / "report.json";
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--filter", "keep_*", "--golden-dir",
+                                scratch / "golden", "--junit", junit, "--json", json});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);  // keep_error is an input error
+  const std::string xml = ReadText(junit);
+  EXPECT_THAT(xml, HasSubstr("tests=\"4\" failures=\"2\" errors=\"1\""));
+  EXPECT_THAT(xml, Not(HasSubstr("skip_")));
+  EXPECT_THAT(xml, HasSubstr("mentioning &apos;&lt;&amp;&gt;&apos;&quot;&apos;"));
+  EXPECT_THAT(xml, HasSubstr("<error message=\""));
+  EXPECT_THAT(ReadText(json), HasSubstr("\"errors\": 1"));
+  const RunResult lint =
+      RunBinary("/bin/sh", {"-c", "xmllint --noout --schema '" + std::string(TPUSIM_JUNIT_XSD) +
+                                      "' '" + junit + "' 2>&1"});
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+}
+
+TEST(Run, HtmlReportIsWellFormedWithChartsAndTraces) {
+  ScratchDir scratch;
+  WriteScenario(scratch / "suite/timed.yaml", kMlpModule, "chip: tpu-v5e\nmode: timing\n");
+  WriteScenario(scratch / "suite/values.yaml", kAddModule,
+                "mode: values\nchecks:\n  require_ops: [dot]\n");
+  const std::string report = scratch / "report";
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir",
+                                                scratch / "golden", "--report", report});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  const std::string html = ReadText(report + "/index.html");
+  EXPECT_THAT(html, HasSubstr("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_THAT(html, HasSubstr("<rect class=\"fail\""));
+  EXPECT_THAT(html, HasSubstr("<a href=\"traces/timed.json\""));
+  EXPECT_THAT(html, Not(HasSubstr("traces/values.json")));
+  EXPECT_THAT(html, HasSubstr("required op dot not found"));
+  EXPECT_THAT(ReadText(report + "/traces/timed.json"), HasSubstr("\"traceEvents\""));
+  EXPECT_FALSE(fs::exists(report + "/traces/values.json"));
+  // Well-formed XML: a parser reads the whole page.
+  const RunResult lint =
+      RunBinary("/bin/sh", {"-c", "xmllint --noout '" + report + "/index.html' 2>&1"});
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+}
+
+TEST(Run, UsageErrors) {
+  RunResult r = RunBinary(TPUSIM_BINARY, {"run", "/no/such/dir"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("/no/such/dir: error: no such file or directory"));
+  r = RunBinary(TPUSIM_BINARY, {"run"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+}
+
+}  // namespace
+}  // namespace tpusim::test
