@@ -90,6 +90,12 @@ class CollectiveTimer {
   virtual std::string LinkName(int32_t link) const = 0;
   /// One line describing the network (for reports).
   virtual std::string Describe() const = 0;
+  /// One-way bandwidth of a link, for link utilisation in reports; 0 when
+  /// unknown (utilisation is then reported as 0).
+  virtual BytesPerSecond LinkBandwidth(int32_t link) const {
+    (void)link;
+    return BytesPerSecond(0);
+  }
 };
 
 /// The flow-level interconnect model: topology, routing, max-min links and
