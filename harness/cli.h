@@ -83,12 +83,35 @@ struct ExecOptions {
   std::string elided_constants = "seeded";  ///< "seeded" or "error"
   std::optional<int64_t> replicas;    ///< default: the module's replica_count
   std::optional<int64_t> partitions;  ///< default: the module's num_partitions
+  /// Network that times collectives (short form or YAML file); empty: none,
+  /// collectives cost only their local work.
+  std::string topology;
+  std::string algorithm = "auto";  ///< ici::AlgorithmName spellings
 };
 /// Adds the `exec` subcommand to `app`; parsing fills `options`.
 CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options);
 /// kExitInputError for every failure: bad options or inputs, an unsupported
 /// operation, a run over the memory limit.
 int RunExec(const ExecOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim collective --op OP (--bytes N | --sweep LO:HI) --chip NAME --topology T ...`:
+/// time one collective on an interconnect and print an nccl-tests-like table.
+struct CollectiveOptions {
+  std::string op;                      ///< all-reduce, all-gather, ... (ici::CollectiveKindName)
+  std::string bytes;                   ///< V as a byte count ("64MiB"); or use `sweep`
+  std::string sweep;                   ///< "LO:HI": every power of two between
+  std::string chip;                    ///< preset name or YAML path (its ICI figures)
+  std::vector<std::string> overrides;  ///< -p key.path=value
+  std::string models_dir;              ///< AddCollectiveCommand sets the default
+  std::string topology;                ///< short form or YAML file
+  std::string algorithm = "auto";      ///< ici::AlgorithmName spellings
+  std::string groups;                  ///< "0,1;2,3"; empty: one group of every chip
+  std::string json;                    ///< write rows as JSON here; empty: do not
+};
+/// Adds the `collective` subcommand to `app`; parsing fills `options`.
+CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options);
+/// kExitInputError for bad options, presets, topologies or groups.
+int RunCollective(const CollectiveOptions& options, std::ostream& out, std::ostream& err);
 
 /// ParseHloModule then VerifyModule; `filename` appears in error messages.
 StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -20,11 +21,13 @@
 #include "harness/cli.h"
 #include "harness/program_io.h"
 #include "harness/progress.h"
+#include "harness/topology_option.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
 #include "sim/base/units.h"
 #include "sim/eval/evaluator.h"
 #include "sim/eval/program_inputs.h"
+#include "sim/ici/interconnect.h"
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
 
@@ -250,6 +253,21 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
     TPUSIM_ASSIGN_OR_RETURN(chip,
                             arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
   }
+  // The network that times collectives, with the topology's per-device slowdowns.
+  std::unique_ptr<ici::Interconnect> interconnect;
+  std::map<int64_t, double> slowdowns;
+  TPUSIM_ASSIGN_OR_RETURN(const ici::Algorithm algorithm, ici::ParseAlgorithm(options.algorithm));
+  if (!options.topology.empty() || options.algorithm != "auto") {
+    if (!chip.has_value() || options.topology.empty()) {
+      return InvalidArgument("tpusim exec: error: --topology and --algorithm time collectives on "
+                             "a network: give --chip NAME and --topology SHORTFORM|FILE");
+    }
+    TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology,
+                            LoadTopologyOption(options.topology, "tpusim exec: error: "));
+    TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, *chip));
+    for (const arch::SlowDevice& slow : topology.slow_devices) slowdowns[slow.device] = slow.factor;
+    TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(topology, chip->ici));
+  }
   using TripCounts = std::map<std::string, int64_t>;
   TPUSIM_ASSIGN_OR_RETURN(TripCounts trip_counts, ParseTripCounts(options.trip_counts));
   std::map<std::string, int64_t> branches;
@@ -282,6 +300,10 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
     timing_options.default_trip_count = options.default_trip_count;
     timing_options.conditional_branch = options.branch;
     timing_options.branches = std::move(branches);
+    timing_options.spmd = spmd;
+    timing_options.interconnect = interconnect.get();
+    timing_options.algorithm = algorithm;
+    timing_options.device_slowdown = std::move(slowdowns);
     TPUSIM_ASSIGN_OR_RETURN(const timing::TimingResult timed,
                             timing::SimulateModule(*module, *chip, timing_options));
     if (mode != "timing") out << '\n';
@@ -381,6 +403,16 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
   exec->add_option("--partitions", options.partitions,
                    "SPMD partitions to run (default: the module's num_partitions, else 1)")
       ->option_text("N");
+  exec->add_option("--topology", options.topology,
+                   "Time every device with collectives on this network: a short form "
+                   "(torus:4x4, twisted:4x4x8, ...) or a YAML file (docs/interconnect.md); "
+                   "without it collectives cost only their local work")
+      ->option_text("SHORTFORM|FILE.yaml");
+  exec->add_option("--algorithm", options.algorithm,
+                   "Collective algorithm with --topology: auto, ring, bidirectional-ring, torus, "
+                   "tree, halving-doubling, direct")
+      ->option_text("NAME")
+      ->capture_default_str();
   exec->footer(R"(Inputs:
   seed:N   every parameter drawn deterministically from seed N: floats standard
            normal, signed integers in [-8, 8], unsigned in [0, 16], pred a coin,
@@ -399,7 +431,10 @@ header and its collectives), exchanging real data in its collectives.
 
 Timing (--chip): the op profile, the top instructions by time: cycles, microseconds,
 FLOPs, HBM bytes, fraction of peak, and the unit that bound each (MXU, VPU, transpose,
-HBM, VMEM, DMA, latency). docs/models.md explains every effect modelled.
+HBM, VMEM, DMA, latency, ICI). docs/models.md explains every effect modelled.
+With --topology every device is timed, collectives meeting on the network (one device
+stands for all when their timelines are provably identical: "symmetry: used"), and a
+collective table follows: kind, executions, participants, bytes, time, algorithm.
 
 Exit codes:
   0  the module ran

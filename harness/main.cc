@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   CLI::App* exec = harness::AddExecCommand(app, exec_options);
   harness::PresetsOptions presets_options;
   CLI::App* presets = harness::AddPresetsCommand(app, presets_options);
+  harness::CollectiveOptions collective_options;
+  CLI::App* collective = harness::AddCollectiveCommand(app, collective_options);
 
   try {
     app.parse(argc, argv);
@@ -63,6 +65,9 @@ int main(int argc, char** argv) {
     if (fmt->parsed()) return harness::RunFmt(fmt_options, std::cout, std::cerr);
     if (exec->parsed()) return harness::RunExec(exec_options, std::cout, std::cerr);
     if (presets->parsed()) return harness::RunPresets(presets_options, std::cout, std::cerr);
+    if (collective->parsed()) {
+      return harness::RunCollective(collective_options, std::cout, std::cerr);
+    }
   } catch (const std::exception& e) {
     std::cerr << "tpusim: internal error: " << e.what() << '\n';
     return harness::kExitInputError;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/arch/chip_config.h"
 #include "sim/base/status.h"
 #include "sim/base/units.h"
 
@@ -41,8 +42,22 @@ struct LinkRef {
 /// A fault injected into the interconnect.
 struct LinkFault {
   LinkRef link;
-  Picoseconds at;                ///< when it happens (0: from the start)
-  double bandwidth_fraction = 0; ///< 0: link down; otherwise remaining bandwidth fraction
+  Picoseconds at;                 ///< when it happens (0: from the start)
+  double bandwidth_fraction = 0;  ///< 0: link down; otherwise remaining bandwidth fraction
+};
+
+/// A chip that fails: every link it has goes down. Routes through it are
+/// recomputed around it; a flow from or to it fails with a clear error.
+struct ChipFault {
+  int64_t chip = 0;
+  Picoseconds at;  ///< when it happens (0: from the start)
+};
+
+/// A logical device whose compute runs slower than the preset says (noise
+/// injection); the timing runtime multiplies that device's op times by `factor`.
+struct SlowDevice {
+  int64_t device = 0;
+  double factor = 1.0;  ///< >= 1: 1.2 means 20% slower
 };
 
 struct TopologyConfig {
@@ -51,8 +66,11 @@ struct TopologyConfig {
   std::vector<int64_t> dims;
   /// torus: per axis (default: every axis wraps; a preset may say otherwise).
   std::vector<bool> wraparound;
-  /// fat tree: switch radix k (k/2 down, k/2 up), levels n, chips = (k/2)^n ... ;
-  /// see docs/interconnect.md for the exact parameterisation chosen.
+  /// torus: `wraparound: tpu` was written; ApplyTpuWraparound must resolve it
+  /// from the chip preset before Topology::Build.
+  bool tpu_wraparound = false;
+  /// fat tree: switch radix k (k/2 down, k/2 up), levels n, chips = (k/2)^n
+  /// (a k/2-ary n-tree; docs/interconnect.md).
   int64_t fat_tree_radix = 0;
   int64_t fat_tree_levels = 0;
   double oversubscription = 1.0;  ///< down:up bandwidth ratio at the leaf switches
@@ -72,16 +90,29 @@ struct TopologyConfig {
   /// Logical device d runs on physical chip device_assignment[d]; empty: identity.
   std::vector<int64_t> device_assignment;
   std::vector<LinkFault> faults;
+  std::vector<ChipFault> chip_faults;
+  /// Per-device slowdowns, parsed here so a scenario's noise lives in one place.
+  std::vector<SlowDevice> slow_devices;
 };
 
 /// Parses the short form "KIND:SHAPE[,key=value...]", e.g. "torus:16x16",
-/// "torus:4x4x4", "mesh:8x4", "twisted:4x4x8", "fattree:k=16,levels=3",
-/// "switch:64". Errors quote the text and say what was expected.
+/// "torus:4x4x4", "torus:16x8,wraparound=1x0", "mesh:8x4", "twisted:4x4x8",
+/// "fattree:radix=16,levels=3,oversubscription=2", "switch:64",
+/// "multislice:slices=2,slice=torus:4x4" (slice= last: the rest is its text).
+/// Errors quote the text and say what was expected.
 StatusOr<TopologyConfig> ParseTopologyShortForm(std::string_view text);
 
 /// Parses a `topology:` YAML value (a short-form string or a mapping).
 /// `file` is used in errors: "FILE:LINE:COL: error: topology.dims: ...".
 StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_view file);
+
+/// Resolves `wraparound: tpu` (TopologyConfig::tpu_wraparound) for the chip
+/// that runs the scenario: TPU v4, v5p and 7x wrap an axis whose size is a
+/// multiple of 4 (whole cubes); v5e and v6e wrap only axes of size 16
+/// (tpu-facts section 2; docs/interconnect.md). `chip` is matched by its
+/// preset name, else by the preset it inherits from. Does nothing when the
+/// config does not ask for it; kInvalidArgument for a chip with no known rule.
+Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip);
 
 /// Canonical text of `config` (stable; hashed into golden stamps).
 std::string CanonicalTopologyText(const TopologyConfig& config);

@@ -22,7 +22,13 @@ namespace tpusim::ici {
 /// (and not before `earliest`); it then waits `extra_latency` (software or
 /// algorithm step latency), sends `bytes` along its route at the max-min
 /// rate, and finishes when the last byte has crossed the last hop (route
-/// latency added once).
+/// latency added once):
+///   start  = max(earliest, finish of every flow in `after`)
+///   finish = start + extra_latency + (time to send `bytes` at the max-min
+///            rates, which change at events) + sum of the route's link latencies
+/// The flow holds bandwidth on every link of its route from
+/// start + extra_latency until its last byte is sent (the latency is not
+/// spent holding links: a cut-through pipeline).
 struct Flow {
   NodeId src = 0;
   NodeId dst = 0;
@@ -33,7 +39,24 @@ struct Flow {
   /// Route: empty means the Router's route for (src, dst); a collective
   /// algorithm may fix it (e.g. a ring step to a neighbour over a chosen link).
   std::vector<LinkId> route;
+  /// Picks among equal-cost routes (ECMP) when the Router chooses the route.
+  uint64_t flow_key = 0;
 };
+
+/// A link's bandwidth changing while a batch runs (a fault injected at a
+/// time): from `at` on, the link carries `bandwidth`; 0 means it fails.
+struct LinkChange {
+  LinkId link = 0;
+  Picoseconds at;            ///< in the batch's time (the same clock as Flow::earliest)
+  BytesPerSecond bandwidth;  ///< new one-way bandwidth; 0: down
+};
+
+/// The configured faults that happen after time `t`, as link changes on the
+/// clock of a batch starting at `t` (a fault at T becomes a change at T - t),
+/// in time order. `topology` is the network as it stands at `t`
+/// (Topology::AtTime(t)); degradations compound on its bandwidths, and a
+/// failed chip becomes changes to 0 on each of its links.
+std::vector<LinkChange> LinkChangesAfter(const Topology& topology, Picoseconds t);
 
 struct FlowTimes {
   Picoseconds start;   ///< became ready
@@ -41,18 +64,37 @@ struct FlowTimes {
 };
 
 struct FlowNetworkResult {
-  std::vector<FlowTimes> flows;      ///< by flow index
-  std::vector<int64_t> link_bytes;   ///< by LinkId
-  Picoseconds end;                   ///< latest finish
-  int64_t rate_recomputations = 0;   ///< events processed (for benches and reports)
+  std::vector<FlowTimes> flows;     ///< by flow index
+  std::vector<int64_t> link_bytes;  ///< by LinkId
+  Picoseconds end;                  ///< latest finish
+  int64_t rate_recomputations = 0;  ///< events processed (for benches and reports)
 };
 
+/// Rates are max-min fair (progressive filling): recomputed only when a flow
+/// starts or finishes sending, with every event at the same picosecond
+/// handled together. Times are integer picoseconds; a flow's send time is
+/// rounded up to a whole picosecond at each event. Cost per event is
+/// O(active flow-link incidences x log), independent of idle links.
 class FlowNetwork {
  public:
+  /// Both must outlive the FlowNetwork; links' bandwidths are read at Run.
+  /// Run keeps its state per call: concurrent Runs are safe.
   FlowNetwork(const Topology& topology, const Router& router);
   /// Runs a batch of flows to completion. Errors: a dependency cycle or a
-  /// forward reference, no route between src and dst.
+  /// forward reference, no route between src and dst (kFailedPrecondition),
+  /// a given route that is not a path from src to dst or crosses a failed link.
   StatusOr<FlowNetworkResult> Run(std::span<const Flow> flows) const;
+  /// The same, with link bandwidths changing at given times: rates are
+  /// recomputed at each change. Routes are fixed when the batch starts, so a
+  /// link that fails (bandwidth 0) under a flow still sending, or before a
+  /// flow routed over it starts, is an error (kFailedPrecondition) naming
+  /// the flow, the link and the time.
+  StatusOr<FlowNetworkResult> Run(std::span<const Flow> flows,
+                                  std::span<const LinkChange> changes) const;
+
+ private:
+  const Topology& topology_;
+  const Router& router_;
 };
 
 }  // namespace tpusim::ici

@@ -8,7 +8,10 @@
 #define TPUSIM_SIM_ICI_INTERCONNECT_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +23,8 @@
 #include "sim/base/units.h"
 
 namespace tpusim::ici {
+
+class Topology;
 
 enum class CollectiveKind : uint8_t {
   kAllReduce,
@@ -105,7 +110,37 @@ class Interconnect : public CollectiveTimer {
   /// Errors: impossible topologies (see Topology::Build).
   static StatusOr<std::unique_ptr<Interconnect>> Create(const arch::TopologyConfig& topology,
                                                         const arch::IciConfig& ici);
-  // CollectiveTimer, plus implementation-defined members.
+  ~Interconnect() override;
+
+  /// Maps devices to chips, builds the algorithm's flows on the network with
+  /// the faults active at `collective.start`, and runs them. Errors
+  /// (kInvalidArgument): a device out of range, an algorithm that cannot run
+  /// this collective; kUnavailable: failures disconnect two participants.
+  StatusOr<CollectiveTiming> Time(const Collective& collective) const override;
+  /// Several collectives on the network at once, sharing links max-min
+  /// fairly; each flow starts at its collective's `start`, and faults are
+  /// those active at the earliest start. Timings in the order given; each
+  /// duration is from the collective's own start to its last flow's end.
+  StatusOr<std::vector<CollectiveTiming>> TimeConcurrent(
+      std::span<const Collective> collectives) const;
+  int64_t link_count() const override;
+  std::string LinkName(int32_t link) const override;
+  /// The link's one-way bandwidth as built (degradations from time 0 applied).
+  BytesPerSecond LinkBandwidth(int32_t link) const override;
+  std::string Describe() const override;
+  /// The network as built, with only the faults active from time 0.
+  const Topology& topology() const;
+
+ private:
+  struct Network;  // topology, router and flow network for one set of active faults
+  explicit Interconnect(arch::TopologyConfig config);
+  /// The network with every fault whose time is <= `at`; built once per set.
+  StatusOr<const Network*> NetworkAt(Picoseconds at) const;
+
+  arch::TopologyConfig config_;  ///< as given, for the times of its faults
+  mutable std::mutex mutex_;  ///< guards networks_ (Time is const and may run on threads)
+  /// By the number of faults that start after time 0 and are active.
+  mutable std::map<size_t, std::unique_ptr<Network>> networks_;
 };
 
 }  // namespace tpusim::ici

@@ -40,9 +40,26 @@ struct Link {
 /// The grid view of torus, mesh and twisted-torus topologies (empty dims for
 /// the others): collective algorithms decompose along these axes.
 struct GridShape {
-  std::vector<int64_t> dims;    ///< chips along each axis, axis 0 fastest-varying
-  std::vector<bool> wraparound; ///< per axis: links from the last chip back to the first
-  bool twisted = false;         ///< wraparound links are twisted (v4/v5p)
+  std::vector<int64_t> dims;     ///< chips along each axis, axis 0 fastest-varying
+  std::vector<bool> wraparound;  ///< per axis: links from the last chip back to the first
+  bool twisted = false;          ///< wraparound links are twisted (v4/v5p)
+};
+
+/// The structure of a k-ary n-tree (fat tree), for up/down routing. Chips
+/// are the leaves; level-l switch s (0 <= s < arity^(levels-1)) is node
+/// chip_count + l * arity^(levels-1) + s. Leaf switch s holds chips
+/// s*arity .. s*arity+arity-1; up port j of level-l switch s leads to the
+/// level-(l+1) switch whose base-arity digit l is j (docs/interconnect.md).
+struct FatTreeShape {
+  int64_t arity = 0;   ///< down ports (= up ports) per switch: radix / 2
+  int64_t levels = 0;  ///< switch levels; chips = arity^levels
+  int64_t switches_per_level = 0;
+  std::vector<LinkId> chip_up;    ///< chip -> its leaf switch, by chip
+  std::vector<LinkId> chip_down;  ///< leaf switch -> chip, by chip
+  /// up[l][s * arity + j]: level-l switch s, up port j (l < levels-1).
+  std::vector<std::vector<LinkId>> up;
+  /// down[l][s * arity + i]: level-(l+1) switch s, down port i (l < levels-1).
+  std::vector<std::vector<LinkId>> down;
 };
 
 class Topology {
@@ -67,17 +84,63 @@ class Topology {
   /// Physical chip that runs logical device `device` (the device assignment;
   /// identity by default). Errors on an out-of-range device.
   StatusOr<NodeId> ChipOfDevice(int64_t device) const;
-  /// One line: "torus 4x4x4 (wraparound x,y,z), 64 chips, 384 links, 45 GB/s/link one-way, 1 us/hop".
+  /// One line: "torus 4x4x4 (wraparound x,y,z), 64 chips, 384 links, 45 GB/s/link one-way, 1
+  /// us/hop".
   std::string Describe() const;
 
   /// Marks the link(s) between nodes a and b (both directions) failed, or
   /// scales their bandwidth; used for faults that start during a run.
   Status FailLink(NodeId a, NodeId b);
   Status DegradeLink(NodeId a, NodeId b, double bandwidth_fraction);
+  /// Marks chip `chip` down: every link into or out of it fails.
+  Status FailChip(NodeId chip);
+
+  /// A copy with every fault of the config whose `at` is <= `t` applied (the
+  /// ones at 0 are applied by Build already). Faults take effect for work
+  /// that starts at or after their time.
+  Topology AtTime(Picoseconds t) const;
+
+  arch::TopologyKind kind() const { return kind_; }
+  /// The configuration it was built from (faults of every time included).
+  const arch::TopologyConfig& config() const { return config_; }
+  /// False for a chip that failed (its links are down too).
+  bool chip_up(NodeId chip) const { return !chip_down_[static_cast<size_t>(chip)]; }
+  /// Grid kinds: the link leaving `chip` along `axis` in the positive or
+  /// negative direction (wraparound included where it exists), or -1.
+  LinkId GridLink(NodeId chip, int64_t axis, bool positive) const;
+  /// Fat tree only (otherwise empty).
+  const FatTreeShape& fat_tree() const { return fat_tree_; }
+  int64_t slice_count() const { return slice_count_; }
+  int64_t chips_per_slice() const { return chip_count_ / slice_count_; }
+  /// Multi-slice: the DCN switch node (-1 otherwise), and each chip's links to
+  /// and from it.
+  NodeId dcn_switch() const { return dcn_switch_; }
+  LinkId DcnUpLink(NodeId chip) const { return dcn_up_[static_cast<size_t>(chip)]; }
+  LinkId DcnDownLink(NodeId chip) const { return dcn_down_[static_cast<size_t>(chip)]; }
 
  private:
+  friend class TopologyBuilder;
   Topology() = default;
-  // Implementation-defined members.
+  /// Applies config_'s link and chip faults with from < at <= to.
+  Status ApplyFaults(Picoseconds from, Picoseconds to);
+
+  arch::TopologyConfig config_;  ///< as built, for AtTime
+  arch::TopologyKind kind_ = arch::TopologyKind::kTorus;
+  int64_t chip_count_ = 0;
+  int64_t node_count_ = 0;
+  std::vector<Link> links_;
+  std::vector<std::vector<LinkId>> out_links_;  ///< by node
+  GridShape grid_;                              ///< multi-slice: the grid of one slice
+  /// Grid kinds: (chip * rank + axis) * 2 + (positive ? 0 : 1) -> link or -1.
+  std::vector<LinkId> grid_links_;
+  FatTreeShape fat_tree_;
+  int64_t slice_count_ = 1;
+  NodeId dcn_switch_ = -1;
+  std::vector<LinkId> dcn_up_;       ///< multi-slice: chip -> DCN switch
+  std::vector<LinkId> dcn_down_;     ///< multi-slice: DCN switch -> chip
+  std::vector<NodeId> device_chip_;  ///< logical device -> physical chip
+  std::vector<bool> chip_down_;
+  std::string describe_;
 };
 
 }  // namespace tpusim::ici

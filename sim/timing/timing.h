@@ -51,7 +51,8 @@ struct TimingOptions {
   /// collective costs only its local work (its HBM bytes, the adds of a
   /// reduction), the single-chip model. Not owned; must outlive the call.
   const ici::CollectiveTimer* interconnect = nullptr;
-  /// Algorithm asked of the interconnect for every collective.
+  /// Algorithm asked of the interconnect for every collective that can run
+  /// it; a collective it cannot run (kInvalidArgument) takes kAuto.
   ici::Algorithm algorithm = ici::Algorithm::kAuto;
   /// Stragglers: device number -> factor (>= 1) on the cycles of each of its
   /// kernels. Devices not listed run at 1.

@@ -1,0 +1,266 @@
+// Interconnect: collectives in, durations and link bytes out. Devices map to
+// chips, the algorithm (collectives.h) turns the collective into flows, and
+// FlowNetwork shares the links max-min fairly.
+#include "sim/ici/interconnect.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/ici/collectives.h"
+#include "sim/ici/flow_network.h"
+#include "sim/ici/routing.h"
+#include "sim/ici/topology.h"
+
+namespace tpusim::ici {
+
+namespace {
+
+constexpr std::array<std::pair<Algorithm, std::string_view>, 7> kAlgorithmNames = {{
+    {Algorithm::kAuto, "auto"},
+    {Algorithm::kRing, "ring"},
+    {Algorithm::kBidirectionalRing, "bidirectional-ring"},
+    {Algorithm::kTorus, "torus"},
+    {Algorithm::kTree, "tree"},
+    {Algorithm::kHalvingDoubling, "halving-doubling"},
+    {Algorithm::kDirect, "direct"},
+}};
+
+/// "512 B", "1.50 MiB": sizes in explanations.
+std::string FormatBytes(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.2f %s", value, kUnits[unit]);
+  return buffer;
+}
+
+std::string FormatMicroseconds(Picoseconds t) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f us", static_cast<double>(t.value()) * 1e-6);
+  return buffer;
+}
+
+/// A Collective with its devices replaced by chips.
+StatusOr<ChipCollective> ResolveDevices(const Topology& topology, const Collective& collective) {
+  ChipCollective chips;
+  chips.kind = collective.kind;
+  chips.bytes = collective.bytes;
+  chips.start = collective.start;
+  if (collective.bytes < 0) return InvalidArgument("collective bytes must not be negative");
+  for (const std::vector<int64_t>& group : collective.groups) {
+    std::vector<NodeId>& out = chips.groups.emplace_back();
+    for (const int64_t device : group) {
+      TPUSIM_ASSIGN_OR_RETURN(const NodeId chip, topology.ChipOfDevice(device));
+      out.push_back(chip);
+    }
+  }
+  for (const auto& [src, dst] : collective.pairs) {
+    TPUSIM_ASSIGN_OR_RETURN(const NodeId a, topology.ChipOfDevice(src));
+    TPUSIM_ASSIGN_OR_RETURN(const NodeId b, topology.ChipOfDevice(dst));
+    chips.pairs.emplace_back(a, b);
+  }
+  return chips;
+}
+
+/// The zero-load critical path of `flows` (first `count` from `offset`):
+/// latencies only, as if every byte moved instantly.
+Picoseconds LatencyPath(const Topology& topology, std::span<const Flow> flows, size_t offset) {
+  std::vector<Picoseconds> finish(flows.size());
+  Picoseconds longest;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const Flow& flow = flows[i];
+    Picoseconds ready = flow.earliest;
+    for (const int32_t a : flow.after) ready = std::max(ready, finish[a - offset]);
+    Picoseconds route;
+    for (const LinkId link : flow.route) route = route + topology.links()[link].latency;
+    finish[i] = ready + flow.extra_latency + route;
+    longest = std::max(longest, finish[i] - flow.earliest);
+  }
+  return longest;
+}
+
+}  // namespace
+
+std::string_view CollectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce: return "all-reduce";
+    case CollectiveKind::kAllGather: return "all-gather";
+    case CollectiveKind::kReduceScatter: return "reduce-scatter";
+    case CollectiveKind::kAllToAll: return "all-to-all";
+    case CollectiveKind::kRaggedAllToAll: return "ragged-all-to-all";
+    case CollectiveKind::kCollectivePermute: return "collective-permute";
+    case CollectiveKind::kCollectiveBroadcast: return "collective-broadcast";
+    case CollectiveKind::kSendRecv: return "send-recv";
+  }
+  return "unknown";
+}
+
+std::string_view AlgorithmName(Algorithm algorithm) {
+  for (const auto& [value, name] : kAlgorithmNames) {
+    if (value == algorithm) return name;
+  }
+  return "unknown";
+}
+
+StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
+  std::string names;
+  for (const auto& [value, spelling] : kAlgorithmNames) {
+    if (spelling == name) return value;
+    names += (names.empty() ? "" : ", ") + std::string(spelling);
+  }
+  return InvalidArgument("unknown collective algorithm '" + std::string(name) + "' (expected " +
+                         names + ")");
+}
+
+struct Interconnect::Network {
+  explicit Network(Topology built) : topology(std::move(built)), router(topology),
+                                     flows(topology, router) {}
+  Topology topology;
+  Router router;
+  FlowNetwork flows;
+};
+
+Interconnect::Interconnect(arch::TopologyConfig config) : config_(std::move(config)) {}
+
+Interconnect::~Interconnect() = default;
+
+StatusOr<std::unique_ptr<Interconnect>> Interconnect::Create(const arch::TopologyConfig& topology,
+                                                             const arch::IciConfig& ici) {
+  std::unique_ptr<Interconnect> interconnect(new Interconnect(topology));
+  // The time-0 network now: an impossible topology is an error of Create.
+  TPUSIM_ASSIGN_OR_RETURN(Topology built, Topology::Build(topology, ici));
+  interconnect->networks_.emplace(0, std::make_unique<Network>(std::move(built)));
+  return interconnect;
+}
+
+StatusOr<const Interconnect::Network*> Interconnect::NetworkAt(Picoseconds at) const {
+  // Faults at time 0 are part of the built network; later ones apply to
+  // collectives that start at or after their time. The set active at `at` is
+  // determined by how many there are, as each fault's time is fixed.
+  size_t active = 0;
+  for (const arch::LinkFault& f : config_.faults) active += f.at.value() > 0 && f.at <= at;
+  for (const arch::ChipFault& f : config_.chip_faults) active += f.at.value() > 0 && f.at <= at;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = networks_.find(active);
+  if (found != networks_.end()) return found->second.get();
+  auto network = std::make_unique<Network>(networks_.at(0)->topology.AtTime(at));
+  const Network* result = network.get();
+  networks_.emplace(active, std::move(network));
+  return result;
+}
+
+const Topology& Interconnect::topology() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return networks_.at(0)->topology;  // Create built it
+}
+
+int64_t Interconnect::link_count() const {
+  return static_cast<int64_t>(topology().links().size());
+}
+
+std::string Interconnect::LinkName(int32_t link) const {
+  const std::span<const Link> links = topology().links();
+  if (link < 0 || static_cast<size_t>(link) >= links.size()) return "link " + std::to_string(link);
+  return links[link].label;
+}
+
+BytesPerSecond Interconnect::LinkBandwidth(int32_t link) const {
+  const std::span<const Link> links = topology().links();
+  if (link < 0 || static_cast<size_t>(link) >= links.size()) return BytesPerSecond(0);
+  return links[link].bandwidth;
+}
+
+std::string Interconnect::Describe() const { return topology().Describe(); }
+
+StatusOr<CollectiveTiming> Interconnect::Time(const Collective& collective) const {
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<CollectiveTiming> timings,
+                          TimeConcurrent(std::span<const Collective>(&collective, 1)));
+  return std::move(timings.front());
+}
+
+StatusOr<std::vector<CollectiveTiming>> Interconnect::TimeConcurrent(
+    std::span<const Collective> collectives) const {
+  std::vector<CollectiveTiming> timings(collectives.size());
+  if (collectives.empty()) return timings;
+  Picoseconds earliest = collectives.front().start;
+  for (const Collective& c : collectives) earliest = std::min(earliest, c.start);
+  TPUSIM_ASSIGN_OR_RETURN(const Network* network, NetworkAt(earliest));
+  const Topology& topology = network->topology;
+
+  // One batch: each collective's flows follow the previous ones, their
+  // `after` indices shifted to batch positions.
+  std::vector<Flow> batch;
+  std::vector<size_t> first(collectives.size() + 1, 0);
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    TPUSIM_ASSIGN_OR_RETURN(const ChipCollective chips, ResolveDevices(topology, collectives[i]));
+    TPUSIM_ASSIGN_OR_RETURN(CollectivePlan plan, PlanCollective(topology, network->router, chips,
+                                                                collectives[i].algorithm));
+    timings[i].algorithm = plan.algorithm;
+    const int32_t shift = static_cast<int32_t>(batch.size());
+    for (Flow& flow : plan.flows) {
+      for (int32_t& a : flow.after) a += shift;
+      batch.push_back(std::move(flow));
+    }
+    first[i + 1] = batch.size();
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const FlowNetworkResult result, network->flows.Run(batch));
+
+  // Flows on each link, over the whole batch (contention between collectives shows).
+  std::vector<int32_t> flows_on_link(topology.links().size(), 0);
+  for (const Flow& flow : batch) {
+    for (const LinkId link : flow.route) ++flows_on_link[link];
+  }
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    CollectiveTiming& timing = timings[i];
+    const Collective& c = collectives[i];
+    std::vector<int64_t> link_bytes(topology.links().size(), 0);
+    Picoseconds end = c.start;
+    for (size_t f = first[i]; f < first[i + 1]; ++f) {
+      const Flow& flow = batch[f];
+      end = std::max(end, result.flows[f].finish);
+      timing.max_hops = std::max(timing.max_hops, static_cast<int64_t>(flow.route.size()));
+      for (const LinkId link : flow.route) link_bytes[link] += flow.bytes;
+    }
+    timing.duration = end - c.start;
+    int32_t busiest = -1;
+    for (size_t link = 0; link < link_bytes.size(); ++link) {
+      if (link_bytes[link] == 0) continue;
+      timing.links.push_back({static_cast<int32_t>(link), link_bytes[link]});
+      timing.ici_bytes += link_bytes[link];
+      // the most bytes; among equals, the most shared (where contention shows)
+      if (busiest < 0 || link_bytes[link] > link_bytes[busiest] ||
+          (link_bytes[link] == link_bytes[busiest] && flows_on_link[link] > flows_on_link[busiest])) {
+        busiest = static_cast<int32_t>(link);
+      }
+    }
+    const Picoseconds latency = LatencyPath(
+        topology, std::span<const Flow>(batch).subspan(first[i], first[i + 1] - first[i]),
+        first[i]);
+    const std::string hops = "longest route " + std::to_string(timing.max_hops) + " hop" +
+                             (timing.max_hops == 1 ? "" : "s");
+    if (busiest < 0) {
+      timing.explanation = "no data moves (groups of one chip or empty)";
+    } else if (latency.value() * 2 >= timing.duration.value()) {
+      timing.explanation = "latency-bound: " + FormatMicroseconds(latency) + " of " +
+                           FormatMicroseconds(timing.duration) +
+                           " is per-hop and per-step latency; " + hops;
+    } else {
+      timing.explanation = "bandwidth-bound: busiest link " + topology.links()[busiest].label +
+                           " carries " + FormatBytes(link_bytes[busiest]) + " in " +
+                           std::to_string(flows_on_link[busiest]) + " flow" +
+                           (flows_on_link[busiest] == 1 ? "" : "s") + "; " + hops;
+    }
+  }
+  return timings;
+}
+
+}  // namespace tpusim::ici

@@ -1,0 +1,201 @@
+// Topology short forms and YAML mappings: what each key sets, canonical text,
+// and errors with FILE:LINE:COL and key paths.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+#include "sim/arch/chip_config.h"
+#include "sim/arch/topology_config.h"
+
+namespace tpusim::arch {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TopologyConfig MustShort(const std::string& text) {
+  StatusOr<TopologyConfig> c = ParseTopologyShortForm(text);
+  EXPECT_TRUE(c.ok()) << text << ": " << c.status().message();
+  return c.ok() ? *c : TopologyConfig{};
+}
+
+std::string ShortError(const std::string& text) {
+  StatusOr<TopologyConfig> c = ParseTopologyShortForm(text);
+  EXPECT_FALSE(c.ok()) << text;
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  return c.ok() ? "" : c.status().message();
+}
+
+StatusOr<TopologyConfig> FromYaml(const std::string& text) {
+  return ParseTopologyYaml(YAML::Load(text)["topology"], "s.yaml");
+}
+
+std::string YamlError(const std::string& text) {
+  StatusOr<TopologyConfig> c = FromYaml(text);
+  EXPECT_FALSE(c.ok()) << text;
+  return c.ok() ? "" : c.status().message();
+}
+
+TEST(TopologyShortForm, GridKinds) {
+  const TopologyConfig torus = MustShort("torus:4x4x4");
+  EXPECT_EQ(torus.kind, TopologyKind::kTorus);
+  EXPECT_THAT(torus.dims, ElementsAre(4, 4, 4));
+  EXPECT_TRUE(torus.wraparound.empty());  // default: every axis wraps
+  EXPECT_THAT(MustShort("torus:16x8,wraparound=1x0").wraparound, ElementsAre(true, false));
+  EXPECT_THAT(MustShort("torus:16x8,wraparound=false").wraparound, ElementsAre(false, false));
+  EXPECT_EQ(MustShort("mesh:8x4").kind, TopologyKind::kMesh);
+  EXPECT_EQ(MustShort("twisted:4x8x8").kind, TopologyKind::kTwistedTorus);
+  const TopologyConfig fast = MustShort("torus:4,link_bandwidth=100GB/s,hop_latency=500ns");
+  EXPECT_EQ(fast.link_bandwidth->value(), 100'000'000'000);
+  EXPECT_EQ(fast.hop_latency->value(), 500'000);
+}
+
+TEST(TopologyShortForm, SwitchedKinds) {
+  const TopologyConfig ft =
+      MustShort("fattree:radix=64,levels=2,oversubscription=2,switch_latency=300ns");
+  EXPECT_EQ(ft.kind, TopologyKind::kFatTree);
+  EXPECT_EQ(ft.fat_tree_radix, 64);
+  EXPECT_EQ(ft.fat_tree_levels, 2);
+  EXPECT_EQ(ft.oversubscription, 2.0);
+  EXPECT_EQ(ft.switch_latency->value(), 300'000);
+  EXPECT_THAT(MustShort("switch:64").dims, ElementsAre(64));
+  const TopologyConfig ms =
+      MustShort("multislice:slices=4,dcn_latency=20us,slice=torus:4x4,wraparound=1x0");
+  EXPECT_EQ(ms.slices, 4);
+  EXPECT_EQ(ms.dcn_latency->value(), 20'000'000);
+  EXPECT_EQ(ms.slice_topology_text, "torus:4x4,wraparound=1x0");
+}
+
+TEST(TopologyShortForm, CanonicalTextRoundTrips) {
+  for (const std::string text :
+       {"torus:4x4,wraparound=1x0", "mesh:8", "twisted:4x4x8", "switch:16",
+        "fattree:radix=16,levels=3,oversubscription=1.5", "multislice:slices=2,slice=torus:4x4"}) {
+    const TopologyConfig c = MustShort(text);
+    EXPECT_EQ(CanonicalTopologyText(MustShort(CanonicalTopologyText(c))), CanonicalTopologyText(c));
+  }
+  EXPECT_EQ(CanonicalTopologyText(MustShort("torus:4x4,hop_latency=1us")),
+            "torus:4x4,hop_latency=1000000ps");
+}
+
+TEST(TopologyShortForm, Errors) {
+  EXPECT_THAT(ShortError("torus"), HasSubstr("invalid topology 'torus': expected KIND:SHAPE"));
+  EXPECT_THAT(ShortError("donut:4x4"), HasSubstr("unknown kind 'donut'"));
+  EXPECT_THAT(ShortError("torus:4xx4"),
+              HasSubstr("dims: expected dimensions like 4x4x8, got '4xx4'"));
+  EXPECT_THAT(ShortError("torus:4x0"),
+              HasSubstr("dims: every dimension must be positive, got 4x0"));
+  EXPECT_THAT(ShortError("twisted:4x4x4"), HasSubstr("twisted torus needs 2A=B=C or 2A=2B=C"));
+  EXPECT_THAT(ShortError("torus:4x4,wraparound=1x0x1"),
+              HasSubstr("wraparound: 3 entries for 2 dimensions"));
+  EXPECT_THAT(
+      ShortError("torus:4x4,radix=4"),
+      HasSubstr("unknown key 'radix' for torus (known: wraparound, link_bandwidth, hop_latency)"));
+  EXPECT_THAT(ShortError("fattree:radix=7,levels=2"),
+              HasSubstr("radix: fat tree needs an even switch radix"));
+  EXPECT_THAT(ShortError("fattree:levels=2,levels=3"), HasSubstr("key 'levels' given twice"));
+  EXPECT_THAT(ShortError("multislice:slices=2,slice=switch:4"),
+              HasSubstr("slice: must be a torus"));
+  EXPECT_THAT(ShortError("torus:4,hop_latency=1parsec"), HasSubstr("hop_latency: "));
+}
+
+TEST(TopologyYaml, MappingWithEveryListKey) {
+  StatusOr<TopologyConfig> c = FromYaml(R"(
+topology:
+  kind: torus
+  dims: [4, 2]
+  wraparound: [true, false]
+  device_assignment: [7, 6, 5, 4, 3, 2, 1, 0]
+  faults:
+    - {link: [0, 1], at: 10us, bandwidth: 0.5}
+    - {link: [[0, 1], [1, 1]]}
+    - {chip: 3, at: 0}
+  slow_devices: [{device: 3, factor: 1.2}]
+)");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_THAT(c->dims, ElementsAre(4, 2));
+  EXPECT_THAT(c->wraparound, ElementsAre(true, false));
+  EXPECT_EQ(c->device_assignment.size(), 8u);
+  ASSERT_EQ(c->faults.size(), 2u);
+  EXPECT_EQ(c->faults[0].at.value(), 10'000'000);
+  EXPECT_EQ(c->faults[0].bandwidth_fraction, 0.5);
+  EXPECT_EQ(c->faults[1].link.a, 4);  // (0,1) on a 4x2 grid
+  EXPECT_EQ(c->faults[1].link.b, 5);
+  EXPECT_EQ(c->faults[1].bandwidth_fraction, 0.0);
+  ASSERT_EQ(c->chip_faults.size(), 1u);
+  EXPECT_EQ(c->chip_faults[0].chip, 3);
+  ASSERT_EQ(c->slow_devices.size(), 1u);
+  EXPECT_EQ(c->slow_devices[0].factor, 1.2);
+}
+
+TEST(TopologyYaml, ShortFormScalarAndGraph) {
+  StatusOr<TopologyConfig> s = FromYaml("topology: torus:16x16\n");
+  ASSERT_TRUE(s.ok());
+  EXPECT_THAT(s->dims, ElementsAre(16, 16));
+  StatusOr<TopologyConfig> g =
+      FromYaml("topology: {kind: graph, chips: 3, edges: [[0, 1], [1, 2]]}\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->graph_chips, 3);
+  EXPECT_EQ(g->edges.size(), 2u);
+}
+
+TEST(TopologyYaml, ErrorsNameFileLineColumnAndKeyPath) {
+  EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [4, 4]\n  radix: 4\n"),
+            "s.yaml:4:3: error: topology: unknown key 'radix' (known: kind, dims, wraparound, "
+            "link_bandwidth, hop_latency, device_assignment, faults, slow_devices)");
+  EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [4, 0]\n"),
+            "s.yaml:3:9: error: topology.dims: every dimension must be positive, got 4x0");
+  EXPECT_EQ(YamlError("topology:\n  kind: twisted\n  dims: [4, 4, 4]\n"),
+            "s.yaml:3:9: error: topology.dims: twisted torus needs 2A=B=C or 2A=2B=C (e.g. 4x4x8, "
+            "4x8x8), got 4x4x4");
+  EXPECT_THAT(
+      YamlError(
+          "topology:\n  kind: mesh\n  dims: [4]\n  faults:\n    - {link: [0, 1], bandwidth: 2}\n"),
+      HasSubstr("s.yaml:5:33: error: topology.faults[0].bandwidth: expected the remaining "
+                "bandwidth fraction"));
+  EXPECT_THAT(
+      YamlError("topology:\n  kind: mesh\n  dims: [4]\n  faults:\n    - {chip: 1, link: [0, 1]}\n"),
+      HasSubstr("s.yaml:5:7: error: topology.faults[0]: needs exactly one of 'link' or 'chip'"));
+  EXPECT_THAT(
+      YamlError("topology:\n  kind: mesh\n  dims: [4]\n  device_assignment: [0, 1, 1, 2]\n"),
+      HasSubstr("s.yaml:4:22: error: topology.device_assignment: not a permutation of 0..3"));
+  EXPECT_THAT(YamlError("topology:\n  kind: graph\n  chips: 2\n  edges: [[0, 5]]\n"),
+              HasSubstr("s.yaml:4:11: error: topology.edges[0]: names a chip outside 0..1"));
+  EXPECT_THAT(YamlError("topology: {kind: donut}\n"),
+              HasSubstr("s.yaml:1:18: error: topology.kind: expected one of torus"));
+  EXPECT_THAT(YamlError("topology: torus:4x0\n"),
+              HasSubstr("s.yaml:1:11: error: topology: invalid topology 'torus:4x0'"));
+  EXPECT_THAT(YamlError("topology:\n  kind: torus\n  dims: [4]\n  dims: [4]\n"),
+              HasSubstr("s.yaml:4:3: error: topology.dims: duplicate key"));
+}
+
+TEST(TopologyTpuWraparound, FollowsEachGenerationsRule) {
+  ChipConfig chip;
+  chip.name = "tpu-v5e";
+  TopologyConfig c = MustShort("torus:16x8,wraparound=tpu");
+  EXPECT_TRUE(c.tpu_wraparound);
+  ASSERT_TRUE(ApplyTpuWraparound(c, chip).ok());
+  EXPECT_THAT(c.wraparound, ElementsAre(true, false));  // v5e: only axes of 16 wrap
+  EXPECT_FALSE(c.tpu_wraparound);
+
+  chip.name = "my-v5p";  // a custom preset inheriting v5p's rule
+  chip.inherits = "tpu-v5p";
+  c = MustShort("torus:4x4x8x6,wraparound=tpu");
+  ASSERT_TRUE(ApplyTpuWraparound(c, chip).ok());
+  EXPECT_THAT(c.wraparound, ElementsAre(true, true, true, false));  // multiples of 4
+
+  c = MustShort("multislice:slices=2,slice=torus:16x4,wraparound=tpu");
+  chip.name = "tpu-v6e";
+  ASSERT_TRUE(ApplyTpuWraparound(c, chip).ok());
+  EXPECT_EQ(c.slice_topology_text, "torus:16x4,wraparound=1x0");
+
+  chip.name = "tpu-v3";
+  chip.inherits = "";
+  c = MustShort("torus:4x4,wraparound=tpu");
+  const Status unknown = ApplyTpuWraparound(c, chip);
+  EXPECT_THAT(unknown.message(), HasSubstr("wraparound: tpu has no rule for chip 'tpu-v3'"));
+}
+
+}  // namespace
+}  // namespace tpusim::arch

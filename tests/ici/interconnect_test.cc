@@ -1,0 +1,395 @@
+// Interconnect and the collective algorithms against the scaling book's cost
+// model (tpu-facts.md section 5; SB = jax-ml/scaling-book sharding.md) and its
+// worked examples A6, A8, A9 (section 6), plus latency, contention, failures
+// and topology comparisons with hand-computed answers. W_uni is the one-way
+// link bandwidth; SB's W is the bidirectional 2 x W_uni.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "sim/ici/interconnect.h"
+#include "sim/ici/topology.h"
+
+namespace tpusim::ici {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr double kWuni = 4.5e10;  // v5e / v4 one-way link bandwidth (SB)
+constexpr double kHopUs = 1.0;    // SB's T_min "typically around 1us"
+
+arch::IciConfig Ici(double w_uni = kWuni, double hop_us = kHopUs) {
+  arch::IciConfig ici;
+  ici.links = 6;
+  ici.bandwidth_per_link_per_direction = BytesPerSecond(static_cast<int64_t>(w_uni));
+  ici.hop_latency = Picoseconds(static_cast<int64_t>(hop_us * 1e6));
+  return ici;
+}
+
+arch::TopologyConfig Grid(arch::TopologyKind kind, std::vector<int64_t> dims) {
+  arch::TopologyConfig config;
+  config.kind = kind;
+  config.wraparound.assign(dims.size(), kind == arch::TopologyKind::kTorus);
+  config.dims = std::move(dims);
+  return config;
+}
+
+std::unique_ptr<Interconnect> Make(const arch::TopologyConfig& config,
+                                   const arch::IciConfig& ici = Ici()) {
+  auto made = Interconnect::Create(config, ici);
+  EXPECT_TRUE(made.ok()) << made.status().message();
+  return std::move(*made);
+}
+
+/// Groups of chips that differ only along `axes` (identity device assignment).
+std::vector<std::vector<int64_t>> GroupsAlong(const Topology& topology,
+                                              const std::vector<size_t>& axes) {
+  std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+  for (NodeId chip = 0; chip < topology.chip_count(); ++chip) {
+    std::vector<int64_t> key = topology.Coordinates(chip);
+    for (const size_t a : axes) key[a] = -1;
+    groups[key].push_back(chip);
+  }
+  std::vector<std::vector<int64_t>> out;
+  for (auto& [key, group] : groups) out.push_back(std::move(group));
+  return out;
+}
+
+Collective Over(CollectiveKind kind, std::vector<std::vector<int64_t>> groups, int64_t bytes,
+                Algorithm algorithm = Algorithm::kAuto) {
+  Collective c;
+  c.kind = kind;
+  c.groups = std::move(groups);
+  c.bytes = bytes;
+  c.algorithm = algorithm;
+  return c;
+}
+
+std::vector<std::vector<int64_t>> AllChips(int64_t n) {
+  std::vector<int64_t> group;
+  for (int64_t i = 0; i < n; ++i) group.push_back(i);
+  return {group};
+}
+
+double Us(Picoseconds t) { return static_cast<double>(t.value()) * 1e-6; }
+
+CollectiveTiming TimeOf(const Interconnect& ic, const Collective& c) {
+  auto timed = ic.Time(c);
+  EXPECT_TRUE(timed.ok()) << timed.status().message();
+  return timed.ok() ? *timed : CollectiveTiming{};
+}
+
+/// |actual / expected - 1| <= tolerance.
+void ExpectWithin(double actual, double expected, double tolerance) {
+  EXPECT_NEAR(actual / expected, 1.0, tolerance) << "actual " << actual << " expected " << expected;
+}
+
+constexpr int64_t kBig = int64_t{256} << 20;  // 256 MiB: bandwidth-bound everywhere below
+
+// --- Point 1: SB's formulas in bandwidth-bound cases, within 2% ---------------
+
+// AllGather on a wraparound axis: T = V/W (SB), here a 16-chip ring.
+TEST(InterconnectFormulaTest, AllGatherOnWraparoundAxisTakesVOverW) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {16}));
+  const CollectiveTiming t = TimeOf(*ic, Over(CollectiveKind::kAllGather, AllChips(16), kBig));
+  EXPECT_EQ(t.algorithm, Algorithm::kTorus);
+  ExpectWithin(Us(t.duration), kBig / (2 * kWuni) * 1e6, 0.02);
+  EXPECT_THAT(t.explanation, HasSubstr("bandwidth-bound"));
+}
+
+TEST(InterconnectFormulaTest, ReduceScatterOnWraparoundAxisTakesVOverW) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {16}));
+  const CollectiveTiming t = TimeOf(*ic, Over(CollectiveKind::kReduceScatter, AllChips(16), kBig));
+  ExpectWithin(Us(t.duration), kBig / (2 * kWuni) * 1e6, 0.02);
+}
+
+// AllReduce = ReduceScatter + AllGather: T = 2V/W.
+TEST(InterconnectFormulaTest, AllReduceTakesTwoVOverW) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {16}));
+  const CollectiveTiming t = TimeOf(*ic, Over(CollectiveKind::kAllReduce, AllChips(16), kBig));
+  ExpectWithin(Us(t.duration), 2 * kBig / (2 * kWuni) * 1e6, 0.02);
+}
+
+// AllToAll on a bidirectional ring: V/(4W), V the whole array (each of the N
+// participants holds V/N). A 17-chip ring: odd, so no pair is equidistant
+// both ways and shortest-direction routing balances the two directions.
+TEST(InterconnectFormulaTest, AllToAllOnBidirectionalRingTakesVOverFourW) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {17}));
+  const int64_t v = int64_t{17} << 24;
+  const CollectiveTiming t = TimeOf(*ic, Over(CollectiveKind::kAllToAll, AllChips(17), v / 17));
+  EXPECT_EQ(t.algorithm, Algorithm::kDirect);
+  ExpectWithin(Us(t.duration), v / (4 * 2 * kWuni) * 1e6, 0.02);
+}
+
+// No wraparound: effectively unidirectional, T = (V/W_uni)(N-1)/N; about
+// twice the time of the same axis with wraparound.
+TEST(InterconnectFormulaTest, NoWraparoundCostsAUnidirectionalRing) {
+  auto mesh = Make(Grid(arch::TopologyKind::kMesh, {8}));
+  auto torus = Make(Grid(arch::TopologyKind::kTorus, {8}));
+  const Collective ag = Over(CollectiveKind::kAllGather, AllChips(8), kBig);
+  const double mesh_us = Us(TimeOf(*mesh, ag).duration);
+  const double torus_us = Us(TimeOf(*torus, ag).duration);
+  ExpectWithin(mesh_us, kBig / kWuni * 7.0 / 8.0 * 1e6, 0.02);
+  ExpectWithin(mesh_us / torus_us, 2.0 * 7.0 / 8.0, 0.02);
+}
+
+// Over k axes: T = V/(W·k). A 64x64 torus (the phase before the last adds
+// 1/64 of the data; see docs/interconnect.md), 1 GiB so that this first
+// phase, too, is bandwidth-bound (above 32 hops of latency).
+TEST(InterconnectFormulaTest, AllGatherOverTwoAxesDividesByTwo) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {64, 64}));
+  const int64_t v = int64_t{1} << 30;
+  const CollectiveTiming t = TimeOf(*ic, Over(CollectiveKind::kAllGather, AllChips(64 * 64), v));
+  EXPECT_EQ(t.algorithm, Algorithm::kTorus);
+  ExpectWithin(Us(t.duration), v / (2 * kWuni * 2) * 1e6, 0.02);
+}
+
+// --- Worked examples (SB's predicted values), within 5% -----------------------
+
+// A6: v5e 4x4 without wraparound, 1.7e7 bytes from (0,0) to (3,3) "via 2
+// ports" at 4.5e10: 188 us (+6 hops of ~1 us).
+TEST(InterconnectWorkedExampleTest, A6PointToPointAcrossAFourByFourMesh) {
+  auto ic = Make(Grid(arch::TopologyKind::kMesh, {4, 4}));
+  Collective send;
+  send.kind = CollectiveKind::kSendRecv;
+  send.pairs = {{0, 15}};
+  send.bytes = 17'000'000;
+  const CollectiveTiming t = TimeOf(*ic, send);
+  ExpectWithin(Us(t.duration), 188.0, 0.05);
+  EXPECT_EQ(t.max_hops, 6);
+}
+
+// A8: v4p 4x4x4 with wraparound, W = 9e10 bidirectional, A = bf16[B_X, D_Y],
+// B = 1024, D = 4096.
+class A8Test : public ::testing::Test {
+ protected:
+  std::unique_ptr<Interconnect> ic_ = Make(Grid(arch::TopologyKind::kTorus, {4, 4, 4}));
+  static constexpr int64_t kB = 1024, kD = 4096;
+};
+
+// AllGather_X gathers 2BD/Y bytes along one axis: 2BD/(Y·W) = 23 us.
+TEST_F(A8Test, AllGatherX) {
+  const CollectiveTiming t = TimeOf(
+      *ic_, Over(CollectiveKind::kAllGather, GroupsAlong(ic_->topology(), {0}), 2 * kB * kD / 4));
+  ExpectWithin(Us(t.duration), 23.3, 0.05);
+}
+
+// AllGather_XY (SB: 46 us) and AllReduce_Z (SB: 11.6 us) are NOT within 5%
+// of SB (docs/interconnect.md, "Agreement with the scaling book"); these pin
+// what our model gives and why, by hand.
+// AllGather_XY of 2BD over a 4x4 plane: two parts of BD, each a small phase
+// (BD/4 gathered, 2 shards of BD/16 per direction) then a big one (BD, 2
+// shards of BD/4); the parts overlap, so the time is that of one part:
+// (BD/8 + BD/2) / W_uni + 2 fill hops.
+TEST_F(A8Test, AllGatherXYCostsTheFirstPhaseOnTop) {
+  const CollectiveTiming t = TimeOf(
+      *ic_, Over(CollectiveKind::kAllGather, GroupsAlong(ic_->topology(), {0, 1}), 2 * kB * kD));
+  const double bd = static_cast<double>(kB * kD);
+  ExpectWithin(Us(t.duration), (bd / 8 + bd / 2) / kWuni * 1e6 + 2.0, 0.001);
+}
+
+// AllReduce_Z of 2BD/16 along Z (4 chips): reduce-scatter and all-gather,
+// each 2 shards of V/4 per direction plus one fill hop: 2 x (V/2/W_uni + 1 us).
+TEST_F(A8Test, AllReduceZPaysOneFillHopPerPhase) {
+  const int64_t v = 2 * kB * kD / 16;
+  const CollectiveTiming t =
+      TimeOf(*ic_, Over(CollectiveKind::kAllReduce, GroupsAlong(ic_->topology(), {2}), v));
+  ExpectWithin(Us(t.duration), 2 * (static_cast<double>(v) / 2 / kWuni * 1e6 + 1.0), 0.001);
+}
+
+// bf16[128] (256 bytes) gathered along an axis of 4: latency-bound, 2 hops = 2 us.
+TEST_F(A8Test, TinyAllGatherIsTwoHops) {
+  const CollectiveTiming t =
+      TimeOf(*ic_, Over(CollectiveKind::kAllGather, GroupsAlong(ic_->topology(), {0}), 256));
+  ExpectWithin(Us(t.duration), 2.0, 0.05);
+  EXPECT_THAT(t.explanation, HasSubstr("latency-bound"));
+}
+
+// A9: v5e {X:8, Y:4} mesh, AllGather_Y of bf16[2048, 8192] (2^25 bytes):
+// 560 us without wraparound, 377 us with it (bidirectional ring).
+TEST(InterconnectWorkedExampleTest, A9AllGatherYWithAndWithoutWraparound) {
+  const int64_t v = int64_t{2} * 2048 * 8192;
+  auto mesh = Make(Grid(arch::TopologyKind::kMesh, {8, 4}));
+  auto torus = Make(Grid(arch::TopologyKind::kTorus, {8, 4}));
+  const auto groups = GroupsAlong(mesh->topology(), {1});
+  ExpectWithin(Us(TimeOf(*mesh, Over(CollectiveKind::kAllGather, groups, v)).duration), 560, 0.05);
+  ExpectWithin(Us(TimeOf(*torus, Over(CollectiveKind::kAllGather, groups, v)).duration), 377,
+               0.05);
+}
+
+// A9, E = F = 256: bf16[256, 256] along Y (4 chips, no wraparound) is
+// latency-bound at about 3 us (3 hops).
+TEST(InterconnectWorkedExampleTest, A9SmallAllGatherIsLatencyBound) {
+  auto mesh = Make(Grid(arch::TopologyKind::kMesh, {8, 4}));
+  const CollectiveTiming t = TimeOf(
+      *mesh, Over(CollectiveKind::kAllGather, GroupsAlong(mesh->topology(), {1}), 2 * 256 * 256));
+  ExpectWithin(Us(t.duration), 3.0, 0.10);
+}
+
+// --- Point 2: latency-bound behaviour ------------------------------------------
+
+// A tiny all-gather on a 16-chip ring costs N/2 = 8 steps of one hop each.
+TEST(InterconnectLatencyTest, SmallAllGatherCostsHopsTimesHopLatency) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {16}));
+  const CollectiveTiming t = TimeOf(*ic, Over(CollectiveKind::kAllGather, AllChips(16), 64));
+  EXPECT_EQ(t.duration, Picoseconds(8'000'000));
+  EXPECT_THAT(t.explanation, HasSubstr("latency-bound"));
+}
+
+// SB: latency-bound while the bytes per hop (V/N per direction) are below
+// W_uni x T_min (45 kB for v5e). Bisect for the smallest V whose time
+// exceeds the latency floor on a 32-chip ring.
+TEST(InterconnectLatencyTest, CrossoverSizeMatchesScalingBook) {
+  constexpr int64_t kN = 32;
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {kN}));
+  const Picoseconds floor = TimeOf(*ic, Over(CollectiveKind::kAllGather, AllChips(kN), kN)).duration;
+  EXPECT_EQ(floor, Picoseconds(16'000'000));
+  int64_t lo = kN, hi = int64_t{1} << 30;  // time(lo) == floor < time(hi)
+  while (hi - lo > kN) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    const Picoseconds t = TimeOf(*ic, Over(CollectiveKind::kAllGather, AllChips(kN), mid)).duration;
+    (t > floor ? hi : lo) = mid;
+  }
+  ExpectWithin(static_cast<double>(hi) / kN, kWuni * kHopUs * 1e-6, 0.10);
+}
+
+// --- Point 3: contention, failures, topologies ----------------------------------
+
+// Two permutes on an 8-ring whose routes share link 1->2: alone each takes
+// V/W_uni + 2 hops; together max-min gives each half of the shared link.
+TEST(InterconnectContentionTest, TwoTransfersSharingALinkTakeTwiceTheBandwidthTime) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {8}));
+  const int64_t v = 45'000'000;  // 1000 us at W_uni
+  Collective a;
+  a.kind = CollectiveKind::kCollectivePermute;
+  a.pairs = {{0, 2}};
+  a.bytes = v;
+  Collective b = a;
+  b.pairs = {{1, 3}};
+  EXPECT_EQ(TimeOf(*ic, a).duration, Picoseconds(1'002'000'000));
+  const std::vector<Collective> both = {a, b};
+  auto timed = ic->TimeConcurrent(both);
+  ASSERT_TRUE(timed.ok()) << timed.status().message();
+  EXPECT_EQ((*timed)[0].duration, Picoseconds(2'002'000'000));
+  EXPECT_EQ((*timed)[1].duration, Picoseconds(2'002'000'000));
+  EXPECT_THAT((*timed)[0].explanation, HasSubstr("in 2 flows"));
+}
+
+// Two all-reduces over the same 4-ring: every link carries both, so each
+// phase's bandwidth time doubles; the latency does not.
+TEST(InterconnectContentionTest, TwoAllReducesOnOneRingShareEveryLink) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {4}));
+  const int64_t v = 90'000'000;  // a phase moves V/2 per direction: 1000 us
+  const Collective ar = Over(CollectiveKind::kAllReduce, AllChips(4), v);
+  EXPECT_EQ(TimeOf(*ic, ar).duration, Picoseconds(int64_t{2} * 1'001'000'000));
+  const std::vector<Collective> both = {ar, ar};
+  auto timed = ic->TimeConcurrent(both);
+  ASSERT_TRUE(timed.ok()) << timed.status().message();
+  EXPECT_EQ((*timed)[0].duration, Picoseconds(int64_t{2} * 2'001'000'000));
+}
+
+// A failed link 0-1 on a 4-ring: the two flows that used it go the long way
+// (3 hops) and share every other link with a one-shard flow. Per phase,
+// link loads rise from V/2 to 3V/4 (all links, work-conserving max-min), the
+// rerouted flow pays 3 hops of latency: 2 x (3V/(4 W_uni) + 3 us).
+TEST(InterconnectFailureTest, FailedLinkReroutesAndSlowsTheAllReduce) {
+  arch::TopologyConfig config = Grid(arch::TopologyKind::kTorus, {4});
+  arch::LinkFault fault;
+  fault.link = {0, 1};
+  fault.at = Picoseconds(5'000'000'000);  // 5 ms
+  config.faults = {fault};
+  auto ic = Make(config);
+  const int64_t v = 90'000'000;
+  Collective ar = Over(CollectiveKind::kAllReduce, AllChips(4), v);
+  EXPECT_EQ(TimeOf(*ic, ar).duration, Picoseconds(int64_t{2} * 1'001'000'000));  // before the fault
+  ar.start = Picoseconds(6'000'000'000);
+  const CollectiveTiming failed = TimeOf(*ic, ar);
+  EXPECT_EQ(failed.duration, Picoseconds(int64_t{2} * 1'503'000'000));
+  EXPECT_EQ(failed.max_hops, 3);
+}
+
+// The same all-reduce on a 4x4 torus (4 links per chip at W_uni) and on a
+// 16-chip fat tree whose single chip link carries the chip's 4 x W_uni (the
+// fat tree gives a chip its links x per-link bandwidth): per-chip bandwidth
+// is equal, the times are not. Torus: per-axis rings, 1 hop, each axis
+// direction carries 5V/8 (phases on both parts). Fat tree: one ring,
+// 2 x 15V/16 over 4 W_uni, routes of 2 and 4 hops through switches.
+TEST(InterconnectTopologyTest, TorusAndFatTreeOfEqualChipBandwidthDiffer) {
+  arch::IciConfig ici = Ici();
+  ici.links = 4;
+  auto torus = Make(Grid(arch::TopologyKind::kTorus, {4, 4}), ici);
+  arch::TopologyConfig tree;
+  tree.kind = arch::TopologyKind::kFatTree;
+  tree.fat_tree_radix = 8;  // arity 4: 16 chips in 2 levels
+  tree.fat_tree_levels = 2;
+  auto fat = Make(tree, ici);
+  const Collective ar = Over(CollectiveKind::kAllReduce, AllChips(16), kBig);
+  const CollectiveTiming on_torus = TimeOf(*torus, ar);
+  const CollectiveTiming on_tree = TimeOf(*fat, ar);
+  ExpectWithin(Us(on_torus.duration), 5.0 / 8.0 * kBig / kWuni * 1e6, 0.02);
+  EXPECT_EQ(on_tree.algorithm, Algorithm::kRing);
+  ExpectWithin(Us(on_tree.duration), 2 * 15.0 / 16.0 * kBig / (4 * kWuni) * 1e6, 0.02);
+  EXPECT_EQ(on_torus.max_hops, 1);
+  EXPECT_EQ(on_tree.max_hops, 4);
+  EXPECT_THAT(on_torus.explanation, HasSubstr("longest route 1 hop"));
+  EXPECT_THAT(on_tree.explanation, HasSubstr("longest route 4 hops"));
+}
+
+// --- Algorithms and errors ------------------------------------------------------
+
+// 256 chips under 16 leaf switches: a small all-reduce is 510 ring steps of
+// latency against 16 halving-doubling steps; a large one is bandwidth-bound
+// either way and stays on the ring.
+TEST(InterconnectAlgorithmTest, AutoPicksHalvingDoublingForSmallMessagesOnAFatTree) {
+  arch::TopologyConfig tree;
+  tree.kind = arch::TopologyKind::kFatTree;
+  tree.fat_tree_radix = 32;
+  tree.fat_tree_levels = 2;
+  auto fat = Make(tree);
+  const CollectiveTiming small = TimeOf(*fat, Over(CollectiveKind::kAllReduce, AllChips(256), 1024));
+  EXPECT_EQ(small.algorithm, Algorithm::kHalvingDoubling);
+  EXPECT_EQ(TimeOf(*fat, Over(CollectiveKind::kAllReduce, AllChips(256), kBig)).algorithm,
+            Algorithm::kRing);
+  const CollectiveTiming ring =
+      TimeOf(*fat, Over(CollectiveKind::kAllReduce, AllChips(256), 1024, Algorithm::kRing));
+  EXPECT_LT(small.duration.value() * 4, ring.duration.value());
+}
+
+// Groups that are not whole axes (replica groups {0,2},{1,3}) run a ring.
+TEST(InterconnectAlgorithmTest, GroupsAcrossAxesRunARing) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {4}));
+  const CollectiveTiming t =
+      TimeOf(*ic, Over(CollectiveKind::kAllReduce, {{0, 2}, {1, 3}}, 1 << 20));
+  EXPECT_EQ(t.algorithm, Algorithm::kRing);
+  EXPECT_EQ(t.max_hops, 2);
+}
+
+// Every forced algorithm runs an all-reduce and moves bytes.
+TEST(InterconnectAlgorithmTest, EveryAlgorithmRunsAnAllReduce) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {4, 4}));
+  for (const Algorithm a : {Algorithm::kRing, Algorithm::kBidirectionalRing, Algorithm::kTorus,
+                            Algorithm::kTree, Algorithm::kHalvingDoubling, Algorithm::kDirect}) {
+    const CollectiveTiming t = TimeOf(*ic, Over(CollectiveKind::kAllReduce, AllChips(16), 1 << 24, a));
+    EXPECT_EQ(t.algorithm, a);
+    EXPECT_GT(t.duration, Picoseconds(0)) << AlgorithmName(a);
+    EXPECT_GT(t.ici_bytes, 0) << AlgorithmName(a);
+  }
+}
+
+TEST(InterconnectAlgorithmTest, ImpossibleRequestsAreErrors) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {4}));
+  EXPECT_FALSE(ic->Time(Over(CollectiveKind::kAllToAll, AllChips(4), 64, Algorithm::kRing)).ok());
+  EXPECT_FALSE(
+      ic->Time(Over(CollectiveKind::kAllReduce, {{0, 1, 2}}, 64, Algorithm::kHalvingDoubling)).ok());
+  EXPECT_FALSE(ic->Time(Over(CollectiveKind::kAllReduce, {{0, 2}}, 64, Algorithm::kTorus)).ok());
+  EXPECT_FALSE(ic->Time(Over(CollectiveKind::kAllReduce, {{0, 9}}, 64)).ok());  // no device 9
+  EXPECT_FALSE(ParseAlgorithm("spiral").ok());
+  EXPECT_EQ(*ParseAlgorithm("halving-doubling"), Algorithm::kHalvingDoubling);
+}
+
+}  // namespace
+}  // namespace tpusim::ici

@@ -1,0 +1,187 @@
+// Topology construction: node and link counts per kind, link figures,
+// twisted wraparound targets, device assignment, faults, and errors.
+#include "sim/ici/topology.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/arch/chip_config.h"
+#include "sim/arch/topology_config.h"
+
+namespace tpusim::ici {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+arch::IciConfig Ici() {
+  return arch::IciConfig{4, BytesPerSecond(45'000'000'000), Picoseconds(1'000'000)};
+}
+
+StatusOr<Topology> FromShortForm(const std::string& text) {
+  StatusOr<arch::TopologyConfig> config = arch::ParseTopologyShortForm(text);
+  if (!config.ok()) return config.status();
+  return Topology::Build(*config, Ici());
+}
+
+Topology Must(const std::string& text) {
+  StatusOr<Topology> t = FromShortForm(text);
+  EXPECT_TRUE(t.ok()) << text << ": " << t.status().message();
+  return std::move(t).value();
+}
+
+std::string BuildError(const arch::TopologyConfig& config) {
+  StatusOr<Topology> t = Topology::Build(config, Ici());
+  EXPECT_FALSE(t.ok());
+  return t.ok() ? "" : t.status().message();
+}
+
+TEST(Topology, TorusHasTwoLinksPerChipPerAxisEachWay) {
+  const Topology t = Must("torus:4x4");
+  EXPECT_EQ(t.chip_count(), 16);
+  EXPECT_EQ(t.node_count(), 16);
+  EXPECT_EQ(t.links().size(), 64u);  // 16 chips x 2 axes x 2 directions
+  EXPECT_THAT(t.grid().wraparound, ElementsAre(true, true));
+  EXPECT_EQ(t.Describe(),
+            "torus 4x4 (wraparound x,y), 16 chips, 64 links, 45 GB/s/link one-way, 1 us/hop");
+  for (const Link& l : t.links()) {
+    EXPECT_EQ(l.bandwidth.value(), 45'000'000'000);
+    EXPECT_EQ(l.latency.value(), 1'000'000);
+  }
+}
+
+TEST(Topology, MeshAndPartialWraparoundDropTheWrapLinks) {
+  EXPECT_EQ(Must("mesh:4x4").links().size(), 48u);  // 2 axes x 4 lines x 3 links x 2 ways
+  // x wraps (4 lines of 16 x 2 ways = 128), y does not (16 lines x 3 x 2 = 96).
+  const Topology t = Must("torus:16x4,wraparound=1x0");
+  EXPECT_EQ(t.links().size(), 224u);
+  EXPECT_EQ(t.GridLink(15, 0, true), t.out_links(15)[0]);
+  EXPECT_EQ(t.links()[t.GridLink(15, 0, true)].to, 0);
+  EXPECT_EQ(t.GridLink(48, 1, true), -1);  // (0,3) has no y+ wrap
+  EXPECT_EQ(t.links()[t.GridLink(0, 0, true)].label, "x+ (0,0)->(1,0)");
+}
+
+TEST(Topology, AxesOfSizeTwoOrOneHaveNoSeparateWrapLink) {
+  EXPECT_EQ(Must("torus:2x1").links().size(), 2u);
+}
+
+TEST(Topology, TwistedTorusWrapsTheShortAxesHalfwayAlongTheLongOne) {
+  const Topology t = Must("twisted:4x4x8");
+  EXPECT_EQ(t.chip_count(), 128);
+  EXPECT_EQ(t.links().size(), 768u);
+  EXPECT_TRUE(t.grid().twisted);
+  // (3,0,0) x+ wraps to (0,0,4); (0,3,1) y+ wraps to (0,0,5); z wraps plainly.
+  EXPECT_THAT(t.Coordinates(t.links()[t.GridLink(3, 0, true)].to), ElementsAre(0, 0, 4));
+  EXPECT_THAT(t.Coordinates(t.links()[t.GridLink(12 + 16, 1, true)].to), ElementsAre(0, 0, 5));
+  EXPECT_THAT(t.Coordinates(t.links()[t.GridLink(7 * 16, 2, true)].to), ElementsAre(0, 0, 0));
+  // 4x8x8: x wraps by half of y and of z.
+  const Topology u = Must("twisted:4x8x8");
+  EXPECT_THAT(u.Coordinates(u.links()[u.GridLink(3, 0, true)].to), ElementsAre(0, 4, 4));
+}
+
+TEST(Topology, TwistedTorusRejectsOtherShapes) {
+  arch::TopologyConfig c;
+  c.kind = arch::TopologyKind::kTwistedTorus;
+  c.dims = {4, 4, 4};
+  EXPECT_THAT(BuildError(c),
+              HasSubstr("twisted torus needs 2A=B=C or 2A=2B=C (e.g. 4x4x8, 4x8x8), got 4x4x4"));
+}
+
+TEST(Topology, FatTreeIsAKaryNTree) {
+  // radix 8: 4 down, 4 up; 2 levels: 16 chips, 4 leaf and 4 spine switches.
+  const Topology t = Must("fattree:radix=8,levels=2,oversubscription=2");
+  EXPECT_EQ(t.chip_count(), 16);
+  EXPECT_EQ(t.node_count(), 24);
+  EXPECT_EQ(t.links().size(), 64u);  // 2 x chips x levels
+  // Injection is the chip's 4 links x 45 GB/s; uplinks carry half of that.
+  EXPECT_EQ(t.links()[t.fat_tree().chip_up[0]].bandwidth.value(), 180'000'000'000);
+  EXPECT_EQ(t.links()[t.fat_tree().up[0][0]].bandwidth.value(), 90'000'000'000);
+  // Every leaf reaches every spine: up port j of any leaf goes to spine j.
+  for (int64_t s = 0; s < 4; ++s) {
+    for (int64_t j = 0; j < 4; ++j) {
+      EXPECT_EQ(t.links()[t.fat_tree().up[0][s * 4 + j]].to, 16 + 4 + j);
+    }
+  }
+}
+
+TEST(Topology, SwitchJoinsEveryChipToOneSwitch) {
+  const Topology t = Must("switch:8,switch_latency=250ns");
+  EXPECT_EQ(t.node_count(), 9);
+  EXPECT_EQ(t.links().size(), 16u);
+  EXPECT_EQ(t.links()[0].latency.value(), 250'000);  // into the switch
+  EXPECT_EQ(t.links()[1].latency.value(), 0);
+}
+
+TEST(Topology, MultiSliceJoinsSlicesThroughDcn) {
+  const Topology t = Must("multislice:slices=2,dcn_bandwidth=5GB/s,slice=torus:2x2");
+  EXPECT_EQ(t.chip_count(), 8);
+  EXPECT_EQ(t.node_count(), 9);
+  EXPECT_EQ(t.links().size(), 32u);  // 2 x 8 inside slices, 2 x 8 to and from DCN
+  EXPECT_EQ(t.slice_count(), 2);
+  EXPECT_EQ(t.SliceOf(5), 1);
+  EXPECT_THAT(t.Coordinates(5), ElementsAre(1, 0));
+  EXPECT_EQ(t.links()[t.DcnUpLink(5)].bandwidth.value(), 5'000'000'000);
+  EXPECT_EQ(t.links()[t.DcnUpLink(5)].latency.value(), 10'000'000);  // the documented default
+}
+
+TEST(Topology, GraphFromEdgesAndItsErrors) {
+  arch::TopologyConfig c;
+  c.kind = arch::TopologyKind::kGraph;
+  c.graph_chips = 4;
+  c.edges = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
+  StatusOr<Topology> t = Topology::Build(c, Ici());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->links().size(), 8u);
+  c.edges = {{0, 1}, {2, 3}};
+  EXPECT_THAT(BuildError(c), HasSubstr("graph: disconnected: chip 2 cannot reach chip 0"));
+  c.edges = {{0, 1}, {1, 0}};
+  EXPECT_THAT(BuildError(c), HasSubstr("edge [1, 0] is listed twice"));
+}
+
+TEST(Topology, DeviceAssignmentMapsDevicesToChips) {
+  StatusOr<arch::TopologyConfig> c = arch::ParseTopologyShortForm("mesh:4");
+  ASSERT_TRUE(c.ok());
+  c->device_assignment = {3, 2, 1, 0};
+  StatusOr<Topology> t = Topology::Build(*c, Ici());
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(*t->ChipOfDevice(1), 2);
+  EXPECT_THAT(t->ChipOfDevice(4).status().message(), HasSubstr("device 4 does not exist"));
+  c->device_assignment = {0, 1, 1, 2};
+  EXPECT_THAT(BuildError(*c), HasSubstr("not a permutation of 0..3: entry 2 is 1"));
+}
+
+TEST(Topology, FaultsFailDegradeOrNameALinkThatDoesNotExist) {
+  StatusOr<arch::TopologyConfig> c = arch::ParseTopologyShortForm("mesh:4");
+  ASSERT_TRUE(c.ok());
+  c->faults = {{{0, 1}, Picoseconds(0), 0.0},
+               {{1, 2}, Picoseconds(0), 0.25},
+               {{2, 3}, Picoseconds(5'000'000), 0.0}};
+  c->chip_faults = {{3, Picoseconds(9'000'000)}};
+  StatusOr<Topology> t = Topology::Build(*c, Ici());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_FALSE(t->links()[t->GridLink(0, 0, true)].up);
+  EXPECT_FALSE(t->links()[t->GridLink(1, 0, false)].up);
+  EXPECT_EQ(t->links()[t->GridLink(1, 0, true)].bandwidth.value(), 11'250'000'000);
+  EXPECT_TRUE(t->links()[t->GridLink(2, 0, true)].up);  // not yet
+  const Topology later = t->AtTime(Picoseconds(5'000'000));
+  EXPECT_FALSE(later.links()[later.GridLink(2, 0, true)].up);
+  EXPECT_TRUE(later.chip_up(3));
+  EXPECT_FALSE(t->AtTime(Picoseconds(9'000'000)).chip_up(3));
+
+  c->faults = {{{0, 2}, Picoseconds(0), 0.0}};
+  c->chip_faults.clear();
+  EXPECT_THAT(BuildError(*c), HasSubstr("faults: link [0, 2]: no such link"));
+}
+
+TEST(Topology, ZeroDimensionIsAnError) {
+  arch::TopologyConfig c;
+  c.dims = {4, 0};
+  EXPECT_THAT(BuildError(c), HasSubstr("torus: every dimension must be positive, got 4x0"));
+}
+
+}  // namespace
+}  // namespace tpusim::ici

@@ -1,0 +1,137 @@
+// Integration tests of `tpusim collective`: the nccl-tests-like table against
+// hand-computed formula values, sweeps, JSON, help, and bad input (exit 2).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/integration/integration_util.h"
+#include "tests/integration/run_binary.h"
+
+namespace tpusim::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+RunResult Tpusim(const std::vector<std::string>& args) { return RunBinary(TPUSIM_BINARY, args); }
+
+/// A table row: size, time (us), algbw, busbw, algorithm.
+struct Row {
+  int64_t size = 0;
+  double time_us = 0, algbw = 0, busbw = 0;
+  std::string algorithm;
+};
+
+std::vector<Row> Rows(const std::string& out) {
+  std::vector<Row> rows;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    Row row;
+    fields >> row.size >> row.time_us >> row.algbw >> row.busbw >> row.algorithm;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// v5e: 45 GB/s one-way per link, 1 us per hop. An all-reduce of V = 256 MiB
+// on a 16-chip ring with wraparound: two phases (reduce-scatter, all-gather),
+// each V/2 per direction at 45 GB/s plus one hop: 2 x (2982.62 + 1) us.
+TEST(CollectiveCliTest, AllReduceOnARingMatchesTheFormula) {
+  const RunResult r = Tpusim({"collective", "--op", "all-reduce", "--bytes", "256MiB", "--chip",
+                              "tpu-v5e", "--topology", "torus:16"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::vector<Row> rows = Rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  const double v = 256.0 * 1024 * 1024;
+  const double expected_us = 2 * (v / 2 / 45e9 * 1e6 + 1.0);
+  EXPECT_EQ(rows[0].size, int64_t{256} << 20);
+  EXPECT_NEAR(rows[0].time_us, expected_us, 0.02);
+  EXPECT_NEAR(rows[0].algbw, v / (expected_us * 1e-6) * 1e-9, 0.01);
+  EXPECT_NEAR(rows[0].busbw, rows[0].algbw * 2 * 15 / 16, 0.02);  // both printed to 0.01
+  EXPECT_EQ(rows[0].algorithm, "torus");
+  EXPECT_THAT(r.out, HasSubstr("bandwidth-bound"));
+  EXPECT_THAT(r.out, HasSubstr("torus 16"));
+}
+
+// --algorithm ring forces a unidirectional ring over a 4-chip torus: each
+// chip sends 3V/4 to its neighbour: 3V/(4 x 45 GB/s) + 1 us.
+TEST(CollectiveCliTest, ForcedRingAllGather) {
+  const RunResult r = Tpusim({"collective", "--op", "all-gather", "--bytes", "45000000", "--chip",
+                              "tpu-v5e", "--topology", "torus:4", "--algorithm", "ring"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::vector<Row> rows = Rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_NEAR(rows[0].time_us, 750.0 + 1.0, 0.01);
+  EXPECT_NEAR(rows[0].busbw, rows[0].algbw * 3 / 4, 0.02);
+  EXPECT_EQ(rows[0].algorithm, "ring");
+}
+
+// Small sizes are latency-bound at N/2 hops of 1 us on a 16-ring; the sweep
+// has one row per power of two.
+TEST(CollectiveCliTest, SweepShowsTheLatencyFloor) {
+  const RunResult r = Tpusim({"collective", "--op", "all-gather", "--sweep", "1KiB:8KiB", "--chip",
+                              "tpu-v5e", "--topology", "torus:16"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::vector<Row> rows = Rows(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  EXPECT_EQ(rows[0].size, 1024);
+  EXPECT_EQ(rows[3].size, 8192);
+  for (const Row& row : rows) EXPECT_NEAR(row.time_us, 8.0, 1e-6) << row.size;
+  EXPECT_THAT(r.out, HasSubstr("latency-bound"));
+}
+
+TEST(CollectiveCliTest, JsonHasTheRows) {
+  ScratchDir dir;
+  const std::string json = (dir.path() / "c.json").string();
+  const RunResult r = Tpusim({"collective", "--op", "all-to-all", "--bytes", "1MiB", "--chip",
+                              "tpu-v5p", "--topology", "torus:4x4x4", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string text = ReadText(json);
+  EXPECT_THAT(text, HasSubstr("\"algorithm\": \"direct\""));
+  EXPECT_THAT(text, HasSubstr("\"group_size\": 64"));
+}
+
+TEST(CollectiveCliTest, HelpDescribesColumnsAndOptions) {
+  const RunResult r = Tpusim({"collective", "--help"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("--sweep"));
+  EXPECT_THAT(r.out, HasSubstr("busbw"));
+  EXPECT_THAT(r.out, HasSubstr("2(n-1)/n"));
+}
+
+TEST(CollectiveCliTest, BadInputExitsTwo) {
+  const std::vector<std::string> base = {"collective", "--chip", "tpu-v5e", "--topology", "torus:4"};
+  const std::vector<std::vector<std::string>> bad = {
+      {"--op", "all-sum", "--bytes", "1MiB"},
+      {"--op", "all-reduce"},                                   // neither --bytes nor --sweep
+      {"--op", "all-reduce", "--bytes", "1MiB", "--sweep", "1KiB:2KiB"},
+      {"--op", "all-reduce", "--bytes", "lots"},
+      {"--op", "all-reduce", "--sweep", "2KiB:1KiB"},
+      {"--op", "all-reduce", "--bytes", "1MiB", "--algorithm", "spiral"},
+      {"--op", "all-to-all", "--bytes", "1MiB", "--algorithm", "ring"},
+      {"--op", "all-reduce", "--bytes", "1MiB", "--groups", "0,1;2,x"},
+      {"--op", "all-reduce", "--bytes", "1MiB", "--groups", "0,7"},
+  };
+  for (const std::vector<std::string>& extra : bad) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    const RunResult r = Tpusim(args);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("error")) << Describe(r);
+  }
+  const RunResult topology = Tpusim({"collective", "--op", "all-reduce", "--bytes", "1MiB", "--chip",
+                                     "tpu-v5e", "--topology", "torus:0x4"});
+  EXPECT_EQ(topology.exit_code, 2) << Describe(topology);
+  const RunResult chip = Tpusim({"collective", "--op", "all-reduce", "--bytes", "1MiB", "--chip",
+                                 "tpu-v99", "--topology", "torus:4"});
+  EXPECT_EQ(chip.exit_code, 2) << Describe(chip);
+}
+
+}  // namespace
+}  // namespace tpusim::test
