@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "sim/hlo/computation.h"
@@ -133,9 +134,11 @@ StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Pr
     auto made = std::make_unique<CollectivePlan>();
     made->inst = step.inst;
     made->kind = KindOf(opcode);
-    made->kind_name = made->kind == ici::CollectiveKind::kSendRecv
-                          ? "send/recv"
-                          : std::string(hlo::HloOpcodeName(opcode));
+    // The collective's name, without the -start of its async spelling.
+    std::string_view spelling = hlo::HloOpcodeName(opcode);
+    if (spelling.ends_with("-start")) spelling.remove_suffix(6);
+    made->kind_name =
+        made->kind == ici::CollectiveKind::kSendRecv ? "send/recv" : std::string(spelling);
     made->key = step.inst->unique_id();
     if (opcode == HloOpcode::kSend || opcode == HloOpcode::kRecv) {
       const int64_t channel = carrier->int_attr(hlo::AttrId::kChannelId).value_or(0);

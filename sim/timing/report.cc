@@ -37,14 +37,25 @@ std::string Printf(const char* format, auto... args) {
   return buffer;
 }
 
+/// One group as "{0,1,2,3}", or "{0,1,2,3,...,127}" past 8 members.
+std::string GroupText(const std::vector<int64_t>& group) {
+  std::string text = "{";
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (i == 4 && group.size() > 8) {
+      text += ",...," + std::to_string(group.back());
+      break;
+    }
+    text += (i ? "," : "") + std::to_string(group[i]);
+  }
+  return text + "}";
+}
+
 /// "{0,1},{2,3}" for short group lists; "64 groups of 4: {0,1,2,3},..." for long ones.
 std::string GroupsText(const std::vector<std::vector<int64_t>>& groups) {
   std::string text;
   for (const auto& group : groups) {
-    std::string one = "{";
-    for (size_t i = 0; i < group.size(); ++i) one += (i ? "," : "") + std::to_string(group[i]);
-    one += "}";
-    if (text.size() + one.size() > 40) {
+    const std::string one = GroupText(group);
+    if (!text.empty() && text.size() + one.size() > 40) {
       return std::to_string(groups.size()) + " groups of " + std::to_string(groups[0].size()) +
              ": " + text + ",...";
     }

@@ -160,6 +160,8 @@ TEST(Spmd, AsyncCollectiveOverlapsTheInstructionsBetweenStartAndDone) {
   EXPECT_EQ(done.start_cycle + done.cycles, exposed.collectives.at(0).start_cycle + network);
   EXPECT_EQ(done.bound_by, BoundBy::kIci);
   EXPECT_EQ(exposed.cycles, network);
+  EXPECT_EQ(exposed.collectives.at(0).name, "s");
+  EXPECT_EQ(exposed.collectives.at(0).kind, "all-reduce");  // not its -start spelling
 }
 
 TEST(Spmd, ParticipantsFollowIotaGroupsAndPermutePairs) {
