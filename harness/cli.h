@@ -83,6 +83,10 @@ struct ExecOptions {
   std::string elided_constants = "seeded";  ///< "seeded" or "error"
   std::optional<int64_t> replicas;    ///< default: the module's replica_count
   std::optional<int64_t> partitions;  ///< default: the module's num_partitions
+  /// Network that times collectives (short form or YAML file); empty: none,
+  /// collectives cost only their local work.
+  std::string topology;
+  std::string algorithm = "auto";  ///< ici::AlgorithmName spellings
 };
 /// Adds the `exec` subcommand to `app`; parsing fills `options`.
 CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options);

@@ -2,8 +2,6 @@
 // sizes, and print a table like nccl-tests (size, time, algbw, busbw) with the
 // algorithm that ran and what bounded it — quick what-if questions without an
 // HLO module.
-#include <yaml-cpp/yaml.h>
-
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <cstdint>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "harness/cli.h"
+#include "harness/topology_option.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/arch/topology_config.h"
 #include "sim/base/file.h"
@@ -97,27 +96,6 @@ StatusOr<std::vector<int64_t>> Sizes(const CollectiveOptions& options) {
   return sizes;
 }
 
-/// --topology: a short form ("torus:4x4x4") or a YAML file whose root (or
-/// `topology:` key) describes the topology.
-StatusOr<arch::TopologyConfig> LoadTopology(const std::string& text) {
-  const bool is_file = text.ends_with(".yaml") || text.ends_with(".yml");
-  if (!is_file) {
-    StatusOr<arch::TopologyConfig> parsed = arch::ParseTopologyShortForm(text);
-    if (!parsed.ok()) return parsed.status().WithContext(std::string(kCommand) + "--topology");
-    return parsed;
-  }
-  TPUSIM_ASSIGN_OR_RETURN(const std::string contents, ReadFile(text));
-  YAML::Node root;
-  try {
-    root = YAML::Load(contents);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(text + ":" + std::to_string(e.mark.line + 1) + ":" +
-                           std::to_string(e.mark.column + 1) + ": error: " + e.msg);
-  }
-  const YAML::Node node = root.IsMap() && root["topology"] ? root["topology"] : root;
-  return arch::ParseTopologyYaml(node, text);
-}
-
 /// --groups "0,1,2,3;4,5,6,7": groups of logical devices; empty: every chip.
 StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text, int64_t chips) {
   std::vector<std::vector<int64_t>> groups;
@@ -169,7 +147,7 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, Sizes(options));
   TPUSIM_ASSIGN_OR_RETURN(const arch::ChipConfig chip,
                           arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
-  TPUSIM_ASSIGN_OR_RETURN(const arch::TopologyConfig topology, LoadTopology(options.topology));
+  TPUSIM_ASSIGN_OR_RETURN(const arch::TopologyConfig topology, LoadTopologyOption(options.topology, kCommand));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<ici::Interconnect> interconnect,
                           ici::Interconnect::Create(topology, chip.ici));
   const int64_t chips = interconnect->topology().chip_count();

@@ -200,6 +200,16 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
   exec->add_option("--partitions", options.partitions,
                    "SPMD partitions to run (default: the module's num_partitions, else 1)")
       ->option_text("N");
+  exec->add_option("--topology", options.topology,
+                   "Time every device with collectives on this network: a short form "
+                   "(torus:4x4, twisted:4x4x8, ...) or a YAML file (docs/interconnect.md); "
+                   "without it collectives cost only their local work")
+      ->option_text("SHORTFORM|FILE.yaml");
+  exec->add_option("--algorithm", options.algorithm,
+                   "Collective algorithm with --topology: auto, ring, bidirectional-ring, torus, "
+                   "tree, halving-doubling, direct")
+      ->option_text("NAME")
+      ->capture_default_str();
   exec->footer(R"(Inputs:
   seed:N   every parameter drawn deterministically from seed N: floats standard
            normal, signed integers in [-8, 8], unsigned in [0, 16], pred a coin,
@@ -218,7 +228,10 @@ header and its collectives), exchanging real data in its collectives.
 
 Timing (--chip): the op profile, the top instructions by time: cycles, microseconds,
 FLOPs, HBM bytes, fraction of peak, and the unit that bound each (MXU, VPU, transpose,
-HBM, VMEM, DMA, latency). docs/models.md explains every effect modelled.
+HBM, VMEM, DMA, latency, ICI). docs/models.md explains every effect modelled.
+With --topology every device is timed, collectives meeting on the network (one device
+stands for all when their timelines are provably identical: "symmetry: used"), and a
+collective table follows: kind, executions, participants, bytes, time, algorithm.
 
 Exit codes:
   0  the module ran

@@ -9,14 +9,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <utility>
 
 #include "harness/program_io.h"
 #include "harness/progress.h"
+#include "harness/topology_option.h"
+#include "sim/arch/topology_config.h"
 #include "sim/base/units.h"
 #include "sim/eval/program_inputs.h"
+#include "sim/ici/interconnect.h"
 
 namespace tpusim::harness {
 namespace {
@@ -227,6 +231,21 @@ StatusOr<ModuleRun> RunModule(const ExecOptions& options, const hlo::HloModule& 
   const std::string mode = ExecMode(options);
   using TripCounts = std::map<std::string, int64_t>;
   TPUSIM_ASSIGN_OR_RETURN(TripCounts trip_counts, ParseTripCounts(options.trip_counts));
+  // The network that times collectives, with the topology's per-device slowdowns.
+  std::unique_ptr<ici::Interconnect> interconnect;
+  std::map<int64_t, double> slowdowns;
+  TPUSIM_ASSIGN_OR_RETURN(const ici::Algorithm algorithm, ici::ParseAlgorithm(options.algorithm));
+  if (!options.topology.empty() || options.algorithm != "auto") {
+    if (!chip.has_value() || options.topology.empty()) {
+      return InvalidArgument("tpusim exec: error: --topology and --algorithm time collectives on "
+                             "a network: give --chip NAME and --topology SHORTFORM|FILE");
+    }
+    TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology,
+                            LoadTopologyOption(options.topology, "tpusim exec: error: "));
+    TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, *chip));
+    for (const arch::SlowDevice& slow : topology.slow_devices) slowdowns[slow.device] = slow.factor;
+    TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(topology, chip->ici));
+  }
   ModuleRun run;
   if (mode != "timing") {
     EvaluationOptions evaluation_options;
@@ -250,6 +269,10 @@ StatusOr<ModuleRun> RunModule(const ExecOptions& options, const hlo::HloModule& 
     timing_options.default_trip_count = options.default_trip_count;
     timing_options.conditional_branch = options.branch;
     timing_options.branches = run.control_flow.branches;
+    timing_options.spmd = spmd;
+    timing_options.interconnect = interconnect.get();
+    timing_options.algorithm = algorithm;
+    timing_options.device_slowdown = std::move(slowdowns);
     TPUSIM_ASSIGN_OR_RETURN(run.timing, timing::SimulateModule(module, *chip, timing_options));
   }
   return run;

@@ -16,17 +16,23 @@
 #include <variant>
 #include <vector>
 
-#include "sim/eval/collective_groups.h"
 #include "sim/eval/collective_hub.h"
 #include "sim/eval/kernels.h"
+#include "sim/hlo/collective_groups.h"
 #include "sim/value/element_type.h"
 
 namespace tpusim::eval {
 namespace {
 
 using hlo::AttrId;
+using hlo::GroupMode;
+using hlo::GroupModeOf;
+using hlo::GroupParticipants;
 using hlo::HloInstruction;
 using hlo::HloOpcode;
+using hlo::PeerDomain;
+using hlo::PeerDomainOf;
+using hlo::SendRecvPairs;
 using hlo::Shape;
 using value::Literal;
 using Contributions = CollectiveHub::Contributions;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/base/status.h"
+#include "sim/hlo/collective_groups.h"
 #include "sim/hlo/module.h"
 #include "sim/hlo/opcode.h"
 #include "sim/value/literal.h"
@@ -61,36 +62,10 @@ struct EvaluatorOptions {
   std::atomic<int64_t>* progress = nullptr;
 };
 
-/// Which device of an SPMD program is being evaluated: replica-id and
-/// partition-id read these.
-struct DeviceId {
-  int64_t replica_id = 0;
-  int64_t partition_id = 0;
-};
-
-/// The devices of an SPMD program: replica_count x partition_count of them.
-/// Device d is replica d / partition_count, partition d % partition_count
-/// (d = replica * partition_count + partition), XLA's default device
-/// assignment; `use_global_device_ids` groups name devices by this number.
-struct SpmdConfig {
-  int64_t replica_count = 1;
-  int64_t partition_count = 1;
-
-  int64_t device_count() const { return replica_count * partition_count; }
-  int64_t DeviceIndex(DeviceId id) const { return id.replica_id * partition_count + id.partition_id; }
-  DeviceId Device(int64_t index) const {
-    return {index / partition_count, index % partition_count};
-  }
-
-  /// The module header's `replica_count` and `num_partitions` (1 when absent).
-  static SpmdConfig FromModule(const hlo::HloModule& module);
-  /// FromModule, with each count raised to the least that every device id the
-  /// module's collectives name (replica groups, source-target pairs, send/recv
-  /// pairs) exists, and that every all-gather and reduce-scatter with empty
-  /// groups has the group size its shapes imply. For modules written for N devices without saying so in
-  /// the header, as XLA's own tests are (the count is passed beside them).
-  static SpmdConfig CoveringModule(const hlo::HloModule& module);
-};
+/// The devices of an SPMD program and which one is meant: defined with the
+/// group resolution in sim/hlo, shared with the timing runtime.
+using hlo::DeviceId;
+using hlo::SpmdConfig;
 
 class Evaluator {
  public:

@@ -173,6 +173,12 @@ std::string Interconnect::LinkName(int32_t link) const {
   return links[link].label;
 }
 
+BytesPerSecond Interconnect::LinkBandwidth(int32_t link) const {
+  const std::span<const Link> links = topology().links();
+  if (link < 0 || static_cast<size_t>(link) >= links.size()) return BytesPerSecond(0);
+  return links[link].bandwidth;
+}
+
 std::string Interconnect::Describe() const { return topology().Describe(); }
 
 StatusOr<CollectiveTiming> Interconnect::Time(const Collective& collective) const {

@@ -95,6 +95,12 @@ class CollectiveTimer {
   virtual std::string LinkName(int32_t link) const = 0;
   /// One line describing the network (for reports).
   virtual std::string Describe() const = 0;
+  /// One-way bandwidth of a link, for link utilisation in reports; 0 when
+  /// unknown (utilisation is then reported as 0).
+  virtual BytesPerSecond LinkBandwidth(int32_t link) const {
+    (void)link;
+    return BytesPerSecond(0);
+  }
 };
 
 /// The flow-level interconnect model: topology, routing, max-min links and
@@ -119,6 +125,8 @@ class Interconnect : public CollectiveTimer {
       std::span<const Collective> collectives) const;
   int64_t link_count() const override;
   std::string LinkName(int32_t link) const override;
+  /// The link's one-way bandwidth as built (degradations from time 0 applied).
+  BytesPerSecond LinkBandwidth(int32_t link) const override;
   std::string Describe() const override;
   /// The network as built, with only the faults active from time 0.
   const Topology& topology() const;

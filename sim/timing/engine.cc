@@ -7,6 +7,12 @@
 // only when the quantum is used up, so idle units schedule nothing and there
 // is no clocked process.
 //
+// SPMD: with an interconnect, every simulated device has its own TensorCores
+// running the one lowered program, all in the same SystemC run. A collective
+// is a rendezvous of its group (Rendezvous): the last participant to arrive
+// asks the interconnect for the duration; a sync collective's participants
+// continue when the transfer ends, an async one's *-done waits for it.
+//
 // Time base: one SystemC nanosecond is one TensorCore cycle of the job's
 // chip; cycles are exact integers and time_us = cycles / clock.
 #include <tlm.h>
@@ -16,14 +22,18 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <systemc>
+#include <tuple>
 #include <vector>
 
 #include "sim/chip/arith.h"
 #include "sim/chip/core_cost.h"
+#include "sim/timing/collective_plan.h"
 #include "sim/timing/program.h"
 #include "sim/timing/timing.h"
 
@@ -82,6 +92,213 @@ struct CoreBarrier {
   sc_core::sc_event all_arrived;
 };
 
+/// The report spelling of an algorithm. The timing library links only the
+/// interconnect's header (sim/ici/interconnect.h), not its implementation.
+std::string AlgorithmLabel(ici::Algorithm algorithm) {
+  switch (algorithm) {
+    case ici::Algorithm::kAuto:
+      return "auto";
+    case ici::Algorithm::kRing:
+      return "ring";
+    case ici::Algorithm::kBidirectionalRing:
+      return "bidirectional-ring";
+    case ici::Algorithm::kTorus:
+      return "torus";
+    case ici::Algorithm::kTree:
+      return "tree";
+    case ici::Algorithm::kHalvingDoubling:
+      return "halving-doubling";
+    case ici::Algorithm::kDirect:
+      return "direct";
+  }
+  return "?";
+}
+
+constexpr int64_t kPicosecondsPerSecond = 1'000'000'000'000;
+
+/// One group (for send/recv: one pair) of one instance of a collective:
+/// complete when each of its simulated participants has made the arrivals it
+/// owes (ArrivalsOwed).
+struct Rendezvous {
+  const CollectivePlan* plan = nullptr;
+  int64_t execution = 0;
+  int32_t group = 0;
+  std::string name;  ///< the instance's report name (the send's, once it arrived)
+  int64_t expected = 0;
+  std::map<int64_t, int64_t> owed;      ///< device -> arrivals it owes
+  std::map<int64_t, int64_t> arrivals;  ///< device -> arrivals so far
+  int64_t arrived = 0;
+  bool complete = false;
+  int64_t start = 0;  ///< cycle the last participant arrived
+  int64_t end = 0;    ///< cycle its transfer ends
+  sc_core::sc_event done;
+};
+
+/// The collectives of one job's SPMD run: rendezvous, the collective
+/// timeline and the link totals. SystemC runs its processes one at a time,
+/// so no locking.
+class SpmdState {
+ public:
+  SpmdState(const ici::CollectiveTimer& timer, ici::Algorithm algorithm, int64_t clock_hz,
+            CollectivePlans plans, std::vector<bool> simulated, TimingResult& result)
+      : timer_(timer),
+        algorithm_(algorithm),
+        clock_hz_(clock_hz),
+        plans_(std::move(plans)),
+        simulated_(std::move(simulated)),
+        result_(result) {}
+
+  /// The plan of `inst` when `device` takes part in it, else nullptr.
+  const CollectivePlan* PlanFor(const hlo::HloInstruction& inst, int64_t device) const {
+    const CollectivePlan* plan = plans_[inst.unique_id()].get();
+    return plan != nullptr && plan->group_of_device[device] >= 0 ? plan : nullptr;
+  }
+
+  /// `device` arrives at rendezvous `group` of its `execution`-th execution
+  /// of `plan`'s instance at cycle `now`; the last arrival completes it and
+  /// times it.
+  Rendezvous& Arrive(const CollectivePlan& plan, int64_t execution, int32_t group, int64_t device,
+                     int64_t now) {
+    std::unique_ptr<Rendezvous>& slot = rendezvous_[{plan.key, execution, group}];
+    if (slot == nullptr) {
+      slot = std::make_unique<Rendezvous>();
+      slot->plan = &plan;
+      slot->execution = execution;
+      slot->group = group;
+      slot->owed = ArrivalsOwed(plan, group, simulated_);
+      for (const auto& [member, n] : slot->owed) slot->expected += n;
+    }
+    Rendezvous& r = *slot;
+    if (r.name.empty() || plan.inst->opcode() == hlo::HloOpcode::kSend) r.name = plan.name;
+    ++r.arrivals[device];
+    if (++r.arrived == r.expected) {
+      r.complete = true;
+      r.start = now;
+      r.end = chip::SatAdd(now, InstanceDuration(plan, execution, now, r.name));
+      r.done.notify();
+    }
+    return r;
+  }
+
+  const Status& error() const { return error_; }
+
+  /// Why the run stopped with devices still waiting: each incomplete group
+  /// with the devices that never arrived.
+  Status Deadlock(const hlo::HloModule& module) const {
+    for (const auto& [key, r] : rendezvous_) {
+      if (r->complete) continue;
+      std::string arrived, missing;
+      for (const auto& [member, owed] : r->owed) {
+        const auto it = r->arrivals.find(member);
+        const int64_t n = it == r->arrivals.end() ? 0 : it->second;
+        std::string& list = n < owed ? missing : arrived;
+        list += (list.empty() ? "" : ",") + std::to_string(member);
+      }
+      const std::string both =
+          r->plan->point_to_point
+              ? " (a transfer needs its source's send and its target's recv)"
+              : "";
+      return InvalidArgument(module.ErrorAt(
+          r->plan->inst->location(),
+          r->plan->kind_name + " " + r->name + " (execution " +
+              std::to_string(r->execution) + ") never completes: devices {" + missing +
+              "} do not reach it" + both + (arrived.empty() ? "" : ", devices {" + arrived + "} wait") +
+              "; a deadlock: mismatched channels, or a collective in a branch or loop that "
+              "some participants do not run" +
+              (std::count(simulated_.begin(), simulated_.end(), true) == 1 &&
+                       simulated_.size() > 1
+                   ? " (symmetry: device 0 simulated for all)"
+                   : "")));
+    }
+    return InvalidArgument(module.filename() + ": error: the simulation stopped with devices "
+                                               "still waiting");
+  }
+
+ private:
+  /// Duration in cycles of the instance (plan, execution), timed (every
+  /// group together) when its first group completes at `now`; recorded in
+  /// the collective timeline.
+  int64_t InstanceDuration(const CollectivePlan& plan, int64_t execution, int64_t now,
+                           const std::string& name) {
+    const auto [it, added] = instances_.try_emplace({plan.key, execution}, 0);
+    if (!added) {
+      CollectiveRecord& record = result_.collectives[it->second];
+      const int64_t duration = RecordDuration(record);
+      record.cycles = std::max(record.cycles, now + duration - record.start_cycle);
+      return duration;
+    }
+    it->second = result_.collectives.size();
+    ici::Collective collective;
+    collective.kind = plan.kind;
+    collective.groups = plan.participants.groups;
+    collective.pairs = plan.participants.pairs;
+    collective.bytes = plan.bytes;
+    collective.algorithm = algorithm_;
+    collective.start = Picoseconds(chip::MulDivCeil(now, kPicosecondsPerSecond, clock_hz_));
+    CollectiveRecord record;
+    record.name = name;
+    record.kind = plan.kind_name;
+    record.execution = execution;
+    record.start_cycle = now;
+    record.bytes = plan.bytes;
+    record.groups = plan.participants.groups;
+    StatusOr<ici::CollectiveTiming> timed = timer_.Time(collective);
+    if (!timed.ok() && timed.status().code() == StatusCode::kInvalidArgument &&
+        collective.algorithm != ici::Algorithm::kAuto) {
+      // The algorithm asked for applies to the collectives that can run it
+      // (a ring cannot run a permute); the others run the default.
+      collective.algorithm = ici::Algorithm::kAuto;
+      timed = timer_.Time(collective);
+    }
+    if (!timed.ok()) {
+      // Recorded for SimulateBatch; every waiting device stops at its next
+      // wake-up, so the run ends without the SystemC stop banner.
+      if (error_.ok()) {
+        error_ = Status(timed.status().code(), name + ": the interconnect cannot time this " +
+                                                   plan.kind_name + ": " + timed.status().message());
+      }
+    } else {
+      // Whole cycles, rounded up: a transfer never ends early.
+      record.cycles = chip::MulDivCeil(std::max<int64_t>(0, timed->duration.value()), clock_hz_,
+                                       kPicosecondsPerSecond);
+      record.ici_bytes = timed->ici_bytes;
+      record.algorithm = AlgorithmLabel(timed->algorithm);
+      record.explanation = timed->explanation;
+      record.links = timed->links;
+    }
+    result_.collectives.push_back(std::move(record));
+    durations_.push_back(result_.collectives.back().cycles);
+    return durations_.back();
+  }
+
+  int64_t RecordDuration(const CollectiveRecord& record) const {
+    return durations_[&record - result_.collectives.data()];
+  }
+
+  const ici::CollectiveTimer& timer_;
+  ici::Algorithm algorithm_;
+  int64_t clock_hz_;
+  CollectivePlans plans_;
+  std::vector<bool> simulated_;  ///< by device number
+  TimingResult& result_;
+  std::map<std::tuple<int64_t, int64_t, int32_t>, std::unique_ptr<Rendezvous>> rendezvous_;
+  std::map<std::pair<int64_t, int64_t>, size_t> instances_;  ///< (key, execution) -> record
+  std::vector<int64_t> durations_;  ///< network cycles of each record, as first timed
+  Status error_;
+};
+
+/// What one TensorCore of an SPMD device needs beyond its program.
+struct CoreRole {
+  int64_t device = 0;
+  /// Core 0 of each device meets the other devices at collectives and
+  /// reports; the device's other cores follow it through the barrier.
+  bool leader = true;
+  double slowdown = 1;
+  SpmdState* spmd = nullptr;            ///< nullptr: no interconnect
+  std::vector<OpRecord>* records = nullptr;  ///< where to record, or nullptr
+  DeviceTiming* timing = nullptr;       ///< the leader's end and waits
+};
+
 /// One TensorCore issuing the program in order.
 class TensorCore : public sc_core::sc_module {
  public:
@@ -90,20 +307,23 @@ class TensorCore : public sc_core::sc_module {
 
   SC_HAS_PROCESS(TensorCore);
   TensorCore(sc_core::sc_module_name name, const Program& program, const chip::CoreCost& cost,
-             CoreBarrier& barrier, std::vector<OpRecord>* records, int64_t* end_cycle)
+             CoreBarrier& barrier, CoreRole role)
       : sc_core::sc_module(name),
         program_(program),
         cost_(cost),
         barrier_(barrier),
-        records_(records),
-        end_cycle_(end_cycle),
-        async_done_at_(program.async_count, 0) {
+        role_(role),
+        async_done_at_(program.async_count, 0),
+        async_rendezvous_(program.async_count),
+        meets_collectives_(role.spmd != nullptr && role.leader) {
     for (int u = 0; u < chip::kUnitCount; ++u) {
       sockets[u] = std::make_unique<tlm_utils::simple_initiator_socket<TensorCore>>(
           (std::string("unit_") + std::to_string(u)).c_str());
     }
     SC_THREAD(Run);
   }
+
+  bool finished() const { return finished_; }
 
  private:
   /// Asks one unit for its busy time for `work`, issued at local offset `at`.
@@ -116,6 +336,29 @@ class TensorCore : public sc_core::sc_module {
     return TimeToCycles(delay - at);
   }
 
+  /// A kernel's cycles on a straggler: scaled by its slowdown, rounded up.
+  int64_t Slowed(int64_t cycles) const {
+    if (role_.slowdown == 1) return cycles;
+    return static_cast<int64_t>(std::ceil(static_cast<double>(cycles) * role_.slowdown));
+  }
+
+  /// Blocks this thread until every rendezvous of `met` completes; adds the
+  /// wait to the device's collective wait and returns when the last transfer
+  /// ends, or -1 when the run was stopped (an interconnect error).
+  int64_t AwaitGroups(tlm_utils::tlm_quantumkeeper& keeper, const std::vector<Rendezvous*>& met) {
+    keeper.sync();
+    const int64_t now = TimeToCycles(sc_core::sc_time_stamp());
+    int64_t last_start = now, end = now;
+    for (Rendezvous* r : met) {
+      if (!r->complete) sc_core::wait(r->done);
+      if (!role_.spmd->error().ok()) return -1;
+      last_start = std::max(last_start, r->start);
+      end = std::max(end, r->end);
+    }
+    role_.timing->collective_wait_cycles += last_start - now;
+    return end;
+  }
+
   void Run() {
     tlm_utils::tlm_quantumkeeper keeper;
     keeper.reset();
@@ -124,6 +367,25 @@ class TensorCore : public sc_core::sc_module {
       OpRecord record;
       int64_t cycles = 0;
       const KernelCost& cost = *step.cost;
+      // A collective this device takes part in: arrive at its group (or
+      // its transfers).
+      std::vector<Rendezvous*> met;
+      int64_t network_end = -1;  ///< a sync collective's: when its transfer ends
+      if (meets_collectives_) {
+        if (const CollectivePlan* plan = role_.spmd->PlanFor(*step.inst, role_.device)) {
+          keeper.sync();
+          const bool recv = step.inst->opcode() == hlo::HloOpcode::kRecv;
+          const int64_t execution = executions_[{plan->key, recv}]++;
+          for (int32_t group : RendezvousOf(*plan, recv, role_.device)) {
+            met.push_back(&role_.spmd->Arrive(*plan, execution, group, role_.device,
+                                              TimeToCycles(sc_core::sc_time_stamp())));
+          }
+          if (cost.kind == StepKind::kKernel) {
+            network_end = AwaitGroups(keeper, met);
+            if (network_end < 0) return;
+          }
+        }
+      }
       switch (cost.kind) {
         case StepKind::kKernel: {
           int64_t longest = 0;
@@ -138,20 +400,34 @@ class TensorCore : public sc_core::sc_module {
             }
           }
           if (longest < cost_.kernel_start()) record.bound_by = BoundBy::kLatency;
-          cycles = chip::SatAdd(longest, cost_.kernel_start());
+          cycles = Slowed(chip::SatAdd(longest, cost_.kernel_start()));
+          // The local part (the adds of a reduction) overlaps the transfer,
+          // which starts when the group is complete (now).
+          const int64_t now = TimeToCycles(keeper.get_current_time());
+          if (network_end - now > cycles) {
+            cycles = network_end - now;
+            record.bound_by = BoundBy::kIci;
+          }
           break;
         }
         case StepKind::kAsyncStart: {
           const int64_t until_done = Ask(Unit::kDma, cost.per_core, keeper.get_local_time());
           record.unit_cycles[static_cast<int>(Unit::kDma)] = until_done;
           async_done_at_[step.async_id] = chip::SatAdd(start, until_done);
+          async_rendezvous_[step.async_id] = std::move(met);
           record.bound_by = BoundBy::kDma;
           break;
         }
         case StepKind::kAsyncDone: {
-          const int64_t ready = step.async_id >= 0 ? async_done_at_[step.async_id] : 0;
-          cycles = std::max<int64_t>(0, ready - start);
-          record.bound_by = cycles > 0 ? BoundBy::kDma : BoundBy::kLatency;
+          int64_t ready = step.async_id >= 0 ? async_done_at_[step.async_id] : 0;
+          record.bound_by = BoundBy::kDma;
+          if (step.async_id >= 0 && !async_rendezvous_[step.async_id].empty()) {
+            const int64_t network_done = AwaitGroups(keeper, async_rendezvous_[step.async_id]);
+            if (network_done < 0) return;
+            if (network_done > ready) ready = network_done, record.bound_by = BoundBy::kIci;
+          }
+          cycles = std::max<int64_t>(0, ready - TimeToCycles(keeper.get_current_time()));
+          if (cycles == 0) record.bound_by = BoundBy::kLatency;
           break;
         }
         case StepKind::kFree:
@@ -169,41 +445,135 @@ class TensorCore : public sc_core::sc_module {
       } else if (keeper.need_sync()) {
         keeper.sync();
       }
-      if (records_ != nullptr) {
+      if (role_.records != nullptr) {
         record.name = step.inst->name();
         record.opcode = step.inst->OpcodeSpelling();
         record.start_cycle = start;
         record.cycles = TimeToCycles(keeper.get_current_time()) - start;
         record.flops = cost.flops;
         record.hbm_bytes = cost.hbm_bytes;
-        records_->push_back(std::move(record));
+        role_.records->push_back(std::move(record));
       }
     }
     int64_t end = TimeToCycles(keeper.get_current_time());
     for (int64_t done_at : async_done_at_) end = std::max(end, done_at);  // outstanding copies
-    if (end_cycle_ != nullptr) *end_cycle_ = end;
+    for (const auto& started : async_rendezvous_) {
+      for (const Rendezvous* r : started) end = std::max(end, r->end);  // done never ran
+    }
+    if (role_.timing != nullptr) role_.timing->end_cycle = end;
+    finished_ = true;
     keeper.sync();
   }
 
   const Program& program_;
   const chip::CoreCost& cost_;
   CoreBarrier& barrier_;
-  std::vector<OpRecord>* records_;      ///< core 0 records; nullptr on the others
-  int64_t* end_cycle_;                  ///< core 0 reports the program's end
-  std::vector<int64_t> async_done_at_;  ///< completion cycle of each async id
+  CoreRole role_;
+  std::vector<int64_t> async_done_at_;  ///< completion cycle of each async id's local copy
+  /// The rendezvous each async id joined (none for a local copy).
+  std::vector<std::vector<Rendezvous*>> async_rendezvous_;
+  /// Leaders of SPMD runs meet the other devices at collectives.
+  bool meets_collectives_;
+  /// Executions so far by (rendezvous key, is a recv): a send/recv channel
+  /// counts its sends and its recvs apart.
+  std::map<std::pair<int64_t, bool>, int64_t> executions_;
+  bool finished_ = false;
   /// Reused for every request: constructing a payload allocates its extension array.
   tlm::tlm_generic_payload payload_;
 };
 
-/// Everything one job elaborates: its program, its cores and their units.
+/// Everything one job elaborates: its program, its devices' cores and their
+/// units, and the collectives' shared state.
 struct JobModel {
   Program program;
   std::unique_ptr<chip::CoreCost> cost;
-  CoreBarrier barrier;
+  hlo::SpmdConfig config;
+  std::vector<int64_t> simulated;  ///< device numbers with cores of their own
+  std::vector<std::unique_ptr<CoreBarrier>> barriers;  ///< one per simulated device
   std::vector<std::unique_ptr<TensorCore>> cores;
   std::vector<std::unique_ptr<UnitTarget>> units;
+  std::unique_ptr<SpmdState> spmd;
+  const hlo::HloModule* module = nullptr;
+  const SimulationJob* job = nullptr;
   TimingResult result;
 };
+
+/// Whether every device's timeline equals device 0's, so that one simulated
+/// device stands for all: "used", or "not used: " and why (docs/models.md).
+std::string SymmetryOf(const SimulationJob& job, const CollectivePlans& plans,
+                       const hlo::SpmdConfig& config) {
+  if (!job.options.exploit_symmetry) return "not used: disabled";
+  for (const auto& [device, factor] : job.options.device_slowdown) {
+    if (factor != 1) return "not used: device " + std::to_string(device) + " is slowed down";
+  }
+  for (const auto& plan : plans) {
+    if (plan == nullptr) continue;
+    if (plan->point_to_point) {
+      return "not used: " + plan->name + " makes devices wait on their own transfers";
+    }
+    for (int64_t d = 0; d < config.device_count(); ++d) {
+      if (plan->group_of_device[d] < 0) {
+        return "not used: " + plan->name + " leaves device " + std::to_string(d) + " out";
+      }
+    }
+  }
+  return "used";
+}
+
+/// Sets up the SPMD part of a job with an interconnect: devices, plans,
+/// symmetry. Errors: bad device counts or slowdowns, unresolvable groups.
+Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
+  m.config = job.options.spmd.value_or(hlo::SpmdConfig::CoveringModule(*job.module));
+  const int64_t devices = m.config.device_count();
+  if (m.config.replica_count < 1 || m.config.partition_count < 1 ||
+      (job.options.interconnect != nullptr && devices > kMaxSpmdDevices)) {
+    return InvalidArgument(job.module->filename() + ": error: the SPMD program needs 1 to " +
+                           std::to_string(kMaxSpmdDevices) + " devices, got " +
+                           std::to_string(m.config.replica_count) + " replicas x " +
+                           std::to_string(m.config.partition_count) + " partitions");
+  }
+  for (const auto& [device, factor] : job.options.device_slowdown) {
+    if (device < 0 || device >= devices || !(factor >= 1)) {
+      return InvalidArgument(job.module->filename() + ": error: slowdown of device " +
+                             std::to_string(device) + ": needs a device below " +
+                             std::to_string(devices) + " and a factor of at least 1");
+    }
+  }
+  m.result.device_count = devices;
+  if (job.options.interconnect == nullptr) {
+    m.simulated = {0};
+    return Status::Ok();
+  }
+  TPUSIM_ASSIGN_OR_RETURN(CollectivePlans plans,
+                          PlanCollectives(*job.module, m.program, m.config));
+  m.result.interconnect = job.options.interconnect->Describe();
+  m.result.symmetry = devices == 1 ? "single device" : SymmetryOf(job, plans, m.config);
+  std::vector<bool> simulated(static_cast<size_t>(devices), false);
+  const int64_t count = m.result.symmetry == "used" ? 1 : devices;
+  for (int64_t d = 0; d < count; ++d) {
+    m.simulated.push_back(d);
+    simulated[d] = true;
+  }
+  m.spmd = std::make_unique<SpmdState>(*job.options.interconnect, job.options.algorithm,
+                                       m.result.clock_hz, std::move(plans), std::move(simulated),
+                                       m.result);
+  return Status::Ok();
+}
+
+/// Link totals and utilisation over the run, from the collective timeline.
+void SumLinks(const ici::CollectiveTimer& timer, TimingResult& r) {
+  std::map<int32_t, int64_t> bytes;
+  for (const CollectiveRecord& c : r.collectives) {
+    for (const ici::LinkBytes& l : c.links) bytes[l.link] = chip::SatAdd(bytes[l.link], l.bytes);
+  }
+  const double seconds = static_cast<double>(r.cycles) / static_cast<double>(r.clock_hz);
+  for (const auto& [link, total] : bytes) {
+    LinkUse use{link, timer.LinkName(link), total, 0};
+    const double bandwidth = static_cast<double>(timer.LinkBandwidth(link).value());
+    if (bandwidth > 0 && seconds > 0) use.utilisation = static_cast<double>(total) / (bandwidth * seconds);
+    r.links.push_back(std::move(use));
+  }
+}
 
 bool g_simulated = false;  ///< the SystemC kernel has been started in this process
 
@@ -225,6 +595,8 @@ std::string_view BoundByName(BoundBy bound) {
       return "DMA";
     case BoundBy::kLatency:
       return "latency";
+    case BoundBy::kIci:
+      return "ICI";
   }
   return "?";
 }
@@ -241,6 +613,8 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
     if (job.module == nullptr || job.chip == nullptr)
       return InvalidArgument("simulation job without module or chip");
     auto model = std::make_unique<JobModel>();
+    model->module = job.module;
+    model->job = &job;
     TPUSIM_ASSIGN_OR_RETURN(model->program, LowerModule(*job.module, *job.chip, job.options));
     model->cost = std::make_unique<chip::CoreCost>(*job.chip);
     TimingResult& r = model->result;
@@ -253,6 +627,7 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
     r.hbm_bandwidth = static_cast<double>(job.chip->hbm.bandwidth.value()) * r.tensorcores /
                       job.chip->tensorcores_per_chip;
     r.ops.reserve(model->program.steps.size());
+    TPUSIM_RETURN_IF_ERROR(PrepareSpmd(job, *model));
     models.push_back(std::move(model));
   }
   g_simulated = true;
@@ -262,30 +637,65 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
   tlm::tlm_global_quantum::instance().set(CyclesToTime(1'000'000));
   for (size_t j = 0; j < models.size(); ++j) {
     JobModel& m = *models[j];
-    m.barrier.cores = m.program.cores;
-    for (int64_t c = 0; c < m.program.cores; ++c) {
-      const std::string core_name = "job" + std::to_string(j) + "_core" + std::to_string(c);
-      m.cores.push_back(std::make_unique<TensorCore>(core_name.c_str(), m.program, *m.cost,
-                                                     m.barrier, c == 0 ? &m.result.ops : nullptr,
-                                                     c == 0 ? &m.result.cycles : nullptr));
-      for (int u = 0; u < chip::kUnitCount; ++u) {
-        const std::string unit_name =
-            core_name + "_" + std::string(chip::UnitName(static_cast<Unit>(u)));
-        m.units.push_back(
-            std::make_unique<UnitTarget>(unit_name.c_str(), *m.cost, static_cast<Unit>(u)));
-        m.cores.back()->sockets[u]->bind(m.units.back()->socket);
+    m.result.devices.resize(m.simulated.size());
+    for (size_t i = 0; i < m.simulated.size(); ++i) {
+      const int64_t device = m.simulated[i];
+      DeviceTiming& timing = m.result.devices[i];
+      timing.device = device;
+      const auto slow = m.job->options.device_slowdown.find(device);
+      timing.slowdown = slow != m.job->options.device_slowdown.end() ? slow->second : 1;
+      m.barriers.push_back(std::make_unique<CoreBarrier>());
+      m.barriers.back()->cores = m.program.cores;
+      for (int64_t c = 0; c < m.program.cores; ++c) {
+        const std::string core_name = "job" + std::to_string(j) + "_dev" + std::to_string(device) +
+                                      "_core" + std::to_string(c);
+        CoreRole role;
+        role.device = device;
+        role.leader = c == 0;
+        role.slowdown = timing.slowdown;
+        role.spmd = m.spmd.get();
+        if (c == 0) {
+          role.timing = &timing;
+          if (device == 0) {
+            role.records = &m.result.ops;
+          } else if (device < kTracedDevices) {
+            role.records = &timing.ops;
+          }
+        }
+        m.cores.push_back(std::make_unique<TensorCore>(core_name.c_str(), m.program, *m.cost,
+                                                       *m.barriers.back(), role));
+        for (int u = 0; u < chip::kUnitCount; ++u) {
+          const std::string unit_name =
+              core_name + "_" + std::string(chip::UnitName(static_cast<Unit>(u)));
+          m.units.push_back(
+              std::make_unique<UnitTarget>(unit_name.c_str(), *m.cost, static_cast<Unit>(u)));
+          m.cores.back()->sockets[u]->bind(m.units.back()->socket);
+        }
       }
     }
   }
   sc_core::sc_start();
   std::vector<TimingResult> results;
   for (auto& m : models) {
+    if (m->spmd != nullptr) {
+      TPUSIM_RETURN_IF_ERROR(m->spmd->error());
+      const bool all_finished = std::all_of(m->cores.begin(), m->cores.end(),
+                                            [](const auto& core) { return core->finished(); });
+      if (!all_finished) return m->spmd->Deadlock(*m->module);
+    }
     TimingResult& r = m->result;
+    for (const DeviceTiming& d : r.devices) r.cycles = std::max(r.cycles, d.end_cycle);
     r.time_us = static_cast<double>(r.cycles) * 1e6 / static_cast<double>(r.clock_hz);
     for (const OpRecord& op : r.ops) {
       r.flops = chip::SatAdd(r.flops, op.flops);
       r.hbm_bytes = chip::SatAdd(r.hbm_bytes, op.hbm_bytes);
     }
+    std::stable_sort(r.collectives.begin(), r.collectives.end(),
+                     [](const CollectiveRecord& a, const CollectiveRecord& b) {
+                       return std::tie(a.start_cycle, a.name, a.execution) <
+                              std::tie(b.start_cycle, b.name, b.execution);
+                     });
+    if (m->job->options.interconnect != nullptr) SumLinks(*m->job->options.interconnect, r);
     results.push_back(std::move(r));
   }
   return results;

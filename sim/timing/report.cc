@@ -13,6 +13,13 @@ namespace {
 
 using nlohmann::ordered_json;
 
+/// Trace process ids: TensorCores of device 0 are 0, 1, ...; other devices
+/// and the network follow.
+constexpr int64_t kDevicePidBase = 1000;
+constexpr int64_t kNetworkPid = 999;
+/// Link tracks in the trace: the busiest links by bytes.
+constexpr size_t kTracedLinks = 8;
+
 double Micros(const TimingResult& r, int64_t cycles) {
   return static_cast<double>(cycles) * 1e6 / static_cast<double>(r.clock_hz);
 }
@@ -28,6 +35,62 @@ std::string Printf(const char* format, auto... args) {
   char buffer[512];
   std::snprintf(buffer, sizeof buffer, format, args...);
   return buffer;
+}
+
+/// One group as "{0,1,2,3}", or "{0,1,2,3,...,127}" past 8 members.
+std::string GroupText(const std::vector<int64_t>& group) {
+  std::string text = "{";
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (i == 4 && group.size() > 8) {
+      text += ",...," + std::to_string(group.back());
+      break;
+    }
+    text += (i ? "," : "") + std::to_string(group[i]);
+  }
+  return text + "}";
+}
+
+/// "{0,1},{2,3}" for short group lists; "64 groups of 4: {0,1,2,3},..." for long ones.
+std::string GroupsText(const std::vector<std::vector<int64_t>>& groups) {
+  std::string text;
+  for (const auto& group : groups) {
+    const std::string one = GroupText(group);
+    if (!text.empty() && text.size() + one.size() > 40) {
+      return std::to_string(groups.size()) + " groups of " + std::to_string(groups[0].size()) +
+             ": " + text + ",...";
+    }
+    text += (text.empty() ? "" : ",") + one;
+  }
+  return text;
+}
+
+/// The collective table: one row per collective instruction (its executions
+/// summed), in order of first start.
+std::string FormatCollectiveTable(const TimingResult& r) {
+  struct Row {
+    const CollectiveRecord* first = nullptr;
+    int64_t count = 0;
+    int64_t cycles = 0;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, size_t> index;
+  for (const CollectiveRecord& c : r.collectives) {
+    auto [it, added] = index.emplace(c.name, rows.size());
+    if (added) rows.push_back({&c, 0, 0});
+    ++rows[it->second].count;
+    rows[it->second].cycles += c.cycles;
+  }
+  std::string out = Printf("\n%lld devices (symmetry: %s), %s\n", static_cast<long long>(r.device_count),
+                           r.symmetry.c_str(), r.interconnect.c_str());
+  out += Printf("%-32s %-20s %6s %-44s %14s %12s %-18s\n", "collective", "kind", "runs",
+                "participants", "bytes", "us", "algorithm");
+  for (const Row& row : rows) {
+    const CollectiveRecord& c = *row.first;
+    out += Printf("%-32.32s %-20.20s %6lld %-44.44s %14lld %12.3f %-18s\n", c.name.c_str(),
+                  c.kind.c_str(), static_cast<long long>(row.count), GroupsText(c.groups).c_str(),
+                  static_cast<long long>(c.bytes), Micros(r, row.cycles), c.algorithm.c_str());
+  }
+  return out;
 }
 
 }  // namespace
@@ -81,6 +144,7 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
                   100 * Fraction(r, row.hbm_bytes, r.hbm_bandwidth, row.cycles),
                   std::string(BoundByName(bound)).c_str());
   }
+  if (!r.interconnect.empty()) out += FormatCollectiveTable(r);
   return out;
 }
 
@@ -105,6 +169,40 @@ std::string TimingJson(const TimingResult& r) {
                    {"bound_by", std::string(BoundByName(op.bound_by))}});
   }
   j["ops"] = std::move(ops);
+  j["device_count"] = r.device_count;
+  j["symmetry"] = r.symmetry;
+  j["interconnect"] = r.interconnect;
+  ordered_json devices = ordered_json::array();
+  for (const DeviceTiming& d : r.devices) {
+    devices.push_back({{"device", d.device},
+                       {"end_cycle", d.end_cycle},
+                       {"collective_wait_cycles", d.collective_wait_cycles},
+                       {"slowdown", d.slowdown}});
+  }
+  j["devices"] = std::move(devices);
+  ordered_json collectives = ordered_json::array();
+  for (const CollectiveRecord& c : r.collectives) {
+    collectives.push_back({{"name", c.name},
+                           {"kind", c.kind},
+                           {"execution", c.execution},
+                           {"start_cycle", c.start_cycle},
+                           {"cycles", c.cycles},
+                           {"time_us", Micros(r, c.cycles)},
+                           {"bytes", c.bytes},
+                           {"ici_bytes", c.ici_bytes},
+                           {"algorithm", c.algorithm},
+                           {"participants", c.groups},
+                           {"explanation", c.explanation}});
+  }
+  j["collectives"] = std::move(collectives);
+  ordered_json links = ordered_json::array();
+  for (const LinkUse& l : r.links) {
+    links.push_back({{"link", l.link},
+                     {"name", l.name},
+                     {"bytes", l.bytes},
+                     {"utilisation", l.utilisation}});
+  }
+  j["links"] = std::move(links);
   return j.dump(1) + "\n";
 }
 
@@ -142,6 +240,63 @@ std::string TimingTraceJson(const TimingResult& r) {
                           {"tid", u + 1},
                           {"ts", Micros(r, op.start_cycle)},
                           {"dur", Micros(r, op.unit_cycles[u])}});
+      }
+    }
+  }
+  // The other traced devices: one process each, with its instructions.
+  for (const DeviceTiming& d : r.devices) {
+    if (d.ops.empty()) continue;
+    const int64_t pid = kDevicePidBase + d.device;
+    meta("process_name", pid, 0, "device " + std::to_string(d.device));
+    meta("thread_name", pid, 0, "instructions");
+    for (const OpRecord& op : d.ops) {
+      events.push_back({{"ph", "X"},
+                        {"name", op.name},
+                        {"pid", pid},
+                        {"tid", 0},
+                        {"ts", Micros(r, op.start_cycle)},
+                        {"dur", Micros(r, op.cycles)},
+                        {"args", {{"opcode", op.opcode},
+                                  {"bound_by", std::string(BoundByName(op.bound_by))}}}});
+    }
+  }
+  if (!r.collectives.empty()) {
+    meta("process_name", kNetworkPid, 0, "ICI: " + r.interconnect);
+    meta("thread_name", kNetworkPid, 0, "collectives");
+    for (const CollectiveRecord& c : r.collectives) {
+      events.push_back({{"ph", "X"},
+                        {"name", c.name},
+                        {"pid", kNetworkPid},
+                        {"tid", 0},
+                        {"ts", Micros(r, c.start_cycle)},
+                        {"dur", Micros(r, c.cycles)},
+                        {"args", {{"kind", c.kind},
+                                  {"bytes", c.bytes},
+                                  {"algorithm", c.algorithm},
+                                  {"participants", GroupsText(c.groups)},
+                                  {"explanation", c.explanation}}}});
+    }
+    // The busiest links by bytes (ties: lower id), one track each, showing
+    // the collectives that used them.
+    std::vector<const LinkUse*> busiest;
+    for (const LinkUse& l : r.links) busiest.push_back(&l);
+    std::stable_sort(busiest.begin(), busiest.end(),
+                     [](const LinkUse* a, const LinkUse* b) { return a->bytes > b->bytes; });
+    busiest.resize(std::min<size_t>(busiest.size(), kTracedLinks));
+    for (size_t t = 0; t < busiest.size(); ++t) {
+      const int64_t tid = static_cast<int64_t>(t) + 1;
+      meta("thread_name", kNetworkPid, tid, "link " + busiest[t]->name);
+      for (const CollectiveRecord& c : r.collectives) {
+        for (const ici::LinkBytes& l : c.links) {
+          if (l.link != busiest[t]->link) continue;
+          events.push_back({{"ph", "X"},
+                            {"name", c.name},
+                            {"pid", kNetworkPid},
+                            {"tid", tid},
+                            {"ts", Micros(r, c.start_cycle)},
+                            {"dur", Micros(r, c.cycles)},
+                            {"args", {{"bytes", l.bytes}}}});
+        }
       }
     }
   }

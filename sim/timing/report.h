@@ -14,17 +14,28 @@ namespace tpusim::timing {
 /// instruction summed), like the TPU profiler's op profile: name, opcode,
 /// executions, cycles, µs, FLOPs, HBM bytes, achieved fraction of peak FLOP/s
 /// and of HBM bandwidth, and what bound it (the most frequent binding unit
-/// over its executions). Ends with a totals line.
+/// over its executions). Ends with a totals line. With an interconnect, a
+/// collective table follows: the device count and symmetry, then per
+/// collective instruction its kind, executions, participants, bytes, total
+/// time and algorithm.
 std::string FormatOpTable(const TimingResult& result, int64_t limit = 20);
 
 /// JSON: chip, module, clock_hz, tensorcores, cycles, time_us, flops,
-/// hbm_bytes, and ops[] with name, opcode, start_cycle, cycles, flops,
-/// hbm_bytes, bound_by. Deterministic: same result, same bytes.
+/// hbm_bytes, ops[] with name, opcode, start_cycle, cycles, flops,
+/// hbm_bytes, bound_by (device 0's); device_count, symmetry, interconnect,
+/// devices[] (device, end_cycle, collective_wait_cycles, slowdown),
+/// collectives[] (name, kind, execution, start_cycle, cycles, time_us, bytes,
+/// ici_bytes, algorithm, participants as a list of groups, explanation) and
+/// links[] (link, name, bytes, utilisation). Deterministic: same result, same
+/// bytes.
 std::string TimingJson(const TimingResult& result);
 
 /// Chrome trace-event JSON (loads in ui.perfetto.dev): one process per
 /// TensorCore with an "instructions" track and one track per unit (MXU, VPU,
-/// transpose, HBM, VMEM, DMA) showing each instruction's busy time.
+/// transpose, HBM, VMEM, DMA) showing each instruction's busy time (device
+/// 0); a process per other traced device (its instructions); with
+/// collectives, an "ICI" process with a collectives track and one track per
+/// busiest link (top 8 by bytes) showing the collectives that used it.
 /// Timestamps in µs.
 std::string TimingTraceJson(const TimingResult& result);
 

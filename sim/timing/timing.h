@@ -1,6 +1,8 @@
 // The timing model's public API: how long a compiled HLO module takes on one
 // chip, instruction by instruction, which unit bounds each, and how many
-// FLOPs and HBM bytes it moves. See docs/models.md for every formula.
+// FLOPs and HBM bytes it moves; with an interconnect, on every device of the
+// SPMD program, collectives synchronising them (the SPMD runtime). See
+// docs/models.md for every formula.
 //
 // One simulation per process: SystemC cannot elaborate or start its kernel a
 // second time, so SimulateModule/SimulateBatch may be called once per
@@ -11,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,7 +22,9 @@
 #include "sim/arch/chip_config.h"
 #include "sim/base/status.h"
 #include "sim/chip/work.h"
+#include "sim/hlo/collective_groups.h"
 #include "sim/hlo/module.h"
+#include "sim/ici/interconnect.h"
 
 namespace tpusim::timing {
 
@@ -39,13 +44,30 @@ struct TimingOptions {
   /// Upper bound on executed instructions (loops unrolled), to fail cleanly
   /// instead of exhausting memory.
   int64_t max_executed_instructions = 20'000'000;
+  /// The devices of the SPMD program; unset: the module header's counts,
+  /// raised to cover the ids its collectives name (hlo::SpmdConfig::CoveringModule).
+  std::optional<hlo::SpmdConfig> spmd;
+  /// Times collectives on the network. nullptr: device 0 runs alone and a
+  /// collective costs only its local work (its HBM bytes, the adds of a
+  /// reduction), the single-chip model. Not owned; must outlive the call.
+  const ici::CollectiveTimer* interconnect = nullptr;
+  /// Algorithm asked of the interconnect for every collective that can run
+  /// it; a collective it cannot run (kInvalidArgument) takes kAuto.
+  ici::Algorithm algorithm = ici::Algorithm::kAuto;
+  /// Stragglers: device number -> factor (>= 1) on the cycles of each of its
+  /// kernels. Devices not listed run at 1.
+  std::map<int64_t, double> device_slowdown;
+  /// Simulate one device for all when every device's timeline is provably the
+  /// same (docs/models.md, "SPMD runtime"); false simulates every device.
+  bool exploit_symmetry = true;
 };
 
-/// What limited an instruction: the unit with the most busy cycles, or the
-/// fixed start-up when every unit finished within it.
-enum class BoundBy : uint8_t { kMxu, kVpu, kTranspose, kHbm, kVmem, kDma, kLatency };
+/// What limited an instruction: the unit with the most busy cycles, the
+/// fixed start-up when every unit finished within it, or the interconnect
+/// (a collective waiting for its group and its transfer).
+enum class BoundBy : uint8_t { kMxu, kVpu, kTranspose, kHbm, kVmem, kDma, kLatency, kIci };
 
-/// "MXU", "VPU", "transpose", "HBM", "VMEM", "DMA", "latency".
+/// "MXU", "VPU", "transpose", "HBM", "VMEM", "DMA", "latency", "ICI".
 std::string_view BoundByName(BoundBy bound);
 
 /// One executed instruction (an instruction inside a loop body appears once
@@ -61,6 +83,51 @@ struct OpRecord {
   chip::UnitCycles unit_cycles{};  ///< busy cycles of each unit of one TensorCore
 };
 
+/// One instance of a collective (one execution of its instruction on every
+/// participant): every group of the instruction, timed together.
+struct CollectiveRecord {
+  std::string name;        ///< instruction name (a channel's send for send/recv)
+  std::string kind;        ///< "all-reduce", "all-gather", ..., "send/recv"
+  int64_t execution = 0;   ///< 0 for the instruction's first execution, then 1, ...
+  int64_t start_cycle = 0; ///< when the first group's last participant arrived
+  int64_t cycles = 0;      ///< until the last group's transfer ended
+  int64_t bytes = 0;       ///< V (ici::Collective::bytes)
+  int64_t ici_bytes = 0;   ///< summed over links
+  std::string algorithm;   ///< the one that ran
+  std::string explanation; ///< what bounded it, from the interconnect
+  /// Participating devices, group by group (pairs' endpoints for permute and
+  /// send/recv).
+  std::vector<std::vector<int64_t>> groups;
+  std::vector<ici::LinkBytes> links;  ///< bytes it put on each link
+};
+
+/// One device of an SPMD run.
+struct DeviceTiming {
+  int64_t device = 0;
+  int64_t end_cycle = 0;  ///< end of its last instruction (and outstanding async work)
+  /// Cycles it spent blocked at collectives waiting for other participants.
+  int64_t collective_wait_cycles = 0;
+  double slowdown = 1;
+  /// Its executed instructions; kept for devices 1 .. kTracedDevices-1 only
+  /// (device 0's are TimingResult::ops).
+  std::vector<OpRecord> ops;
+};
+
+/// The most devices an SPMD timing run simulates.
+inline constexpr int64_t kMaxSpmdDevices = 4096;
+
+/// Devices whose per-instruction records a run keeps (for the trace).
+inline constexpr int64_t kTracedDevices = 8;
+
+/// ICI traffic on one directed link over the whole run.
+struct LinkUse {
+  int32_t link = 0;
+  std::string name;
+  int64_t bytes = 0;
+  /// bytes / (bandwidth x run time); 0 when the interconnect gives no bandwidth.
+  double utilisation = 0;
+};
+
 struct TimingResult {
   std::string chip;          ///< preset name
   std::string module;        ///< module name
@@ -72,11 +139,21 @@ struct TimingResult {
   double time_us = 0;        ///< cycles / clock
   int64_t flops = 0;
   int64_t hbm_bytes = 0;
-  std::vector<OpRecord> ops;  ///< in issue order
+  std::vector<OpRecord> ops;  ///< device 0's, in issue order
+  int64_t device_count = 1;   ///< devices of the SPMD program
+  /// "single device" (no interconnect, or one device), "used" (one device
+  /// simulated for all), or "not used: " and why.
+  std::string symmetry = "single device";
+  std::string interconnect;                   ///< the network's description, when there is one
+  std::vector<DeviceTiming> devices;          ///< the simulated devices, by number
+  std::vector<CollectiveRecord> collectives;  ///< in order of start, then name
+  std::vector<LinkUse> links;                 ///< links that carried bytes, by link id
 };
 
-/// Times `module` on `chip`. Input errors (an unsupported dot algorithm, bad
-/// dimension numbers, too many executed instructions) are kInvalidArgument,
+/// Times `module` on `chip` (on every device when options.interconnect is
+/// set). Input errors (an unsupported dot algorithm, bad
+/// dimension numbers, too many executed instructions, collective ids out of
+/// range, a collective some participant never reaches) are kInvalidArgument,
 /// kUnimplemented or kResourceExhausted with FILE:LINE:COL of the instruction.
 StatusOr<TimingResult> SimulateModule(const hlo::HloModule& module, const arch::ChipConfig& chip,
                                       const TimingOptions& options);

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/eval/collective_groups.h"
 #include "sim/eval/evaluator.h"
+#include "sim/hlo/collective_groups.h"
 #include "sim/hlo/parser.h"
 #include "sim/hlo/verifier.h"
 #include "sim/value/literal.h"
@@ -59,7 +59,7 @@ bool IsCollective(const hlo::HloInstruction& inst) {
   if (opcode == HloOpcode::kAsyncStart && inst.async_wrapped_opcode()) {
     opcode = *inst.async_wrapped_opcode();
   }
-  return IsCollectiveOpcode(opcode);
+  return hlo::IsCollectiveOpcode(opcode);
 }
 
 /// A value of `shape` with seeded contents: floats uniform in [-1, 1),

@@ -833,36 +833,6 @@ ENTRY e {
   EXPECT_THAT(lonely.status().message(), HasSubstr("Evaluator::EvaluateSpmd"));
 }
 
-TEST(SpmdConfigTest, CoveringModuleRaisesCountsToTheIdsCollectivesName) {
-  auto module = hlo::ParseHloModule(WithAdd("HloModule m", R"(
-ENTRY e {
-  p = f32[] parameter(0)
-  r = f32[] all-reduce(p), replica_groups={{0,1,2}}, to_apply=add
-  ROOT c = f32[] collective-permute(r), channel_id=1, source_target_pairs={{0,4}}
-})"));
-  ASSERT_TRUE(module.ok());
-  const SpmdConfig config = SpmdConfig::CoveringModule(**module);
-  EXPECT_EQ(config.replica_count, 3);
-  EXPECT_EQ(config.partition_count, 5);
-  const SpmdConfig header = SpmdConfig::FromModule(**module);
-  EXPECT_EQ(header.device_count(), 1);
-  EXPECT_EQ(config.DeviceIndex({2, 3}), 13);
-  EXPECT_EQ(config.Device(13).replica_id, 2);
-  EXPECT_EQ(config.Device(13).partition_id, 3);
-}
-
-TEST(SpmdConfigTest, CoveringModuleTakesTheGroupSizeOfEmptyGroupsFromShapes) {
-  // all-gather f32[2] -> f32[6] over every replica: 3 replicas.
-  auto module = hlo::ParseHloModule(R"(HloModule m
-ENTRY e {
-  p = f32[2] parameter(0)
-  ROOT g = f32[6] all-gather(p), replica_groups={}, dimensions={0}
-})");
-  ASSERT_TRUE(module.ok());
-  EXPECT_EQ(SpmdConfig::CoveringModule(**module).replica_count, 3);
-  EXPECT_EQ(SpmdConfig::CoveringModule(**module).partition_count, 1);
-}
-
 TEST(SpmdCollectivePermute, SeveralOperandsPermuteTogether) {
   const std::string text = R"(HloModule m, replica_count=2
 ENTRY e {

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -418,13 +420,63 @@ TEST_F(ExecTest, TimingInputErrorsExitTwo) {
   EXPECT_THAT(bad_trip.err, HasSubstr("--trip-count 'loop=many'"));
 }
 
+TEST_F(ExecTest, TopologyTimesEveryDeviceWithCollectivesOnTheNetwork) {
+  const std::string module = Module("ar.hlo", R"(HloModule ar, replica_count=4
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[4096] parameter(0)
+  ar = f32[4096] all-reduce(p), replica_groups={{0,1},{2,3}}, to_apply=add
+  ROOT cp = f32[4096] collective-permute(ar), source_target_pairs={{0,1},{1,0}}
+})");
+  const std::string json = dir_ / "spmd.json";
+  const std::string trace = dir_ / "spmd_trace.json";
+  const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", "timing",
+                              "--topology", "torus:2x2", "--algorithm", "ring", "--json", json,
+                              "--trace", trace});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  // The permute leaves replicas 2 and 3 out: every device is simulated.
+  EXPECT_THAT(r.out, HasSubstr("4 devices (symmetry: not used: cp leaves device 2 out)"));
+  EXPECT_THAT(r.out, HasSubstr("{0,1},{2,3}"));
+  const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
+  EXPECT_EQ(metrics["device_count"], 4);
+  ASSERT_EQ(metrics["collectives"].size(), 2u);
+  EXPECT_EQ(metrics["collectives"][0]["name"], "ar");
+  EXPECT_EQ(metrics["collectives"][0]["participants"], nlohmann::json::parse("[[0,1],[2,3]]"));
+  EXPECT_EQ(metrics["collectives"][0]["algorithm"], "ring");
+  EXPECT_EQ(metrics["collectives"][0]["bytes"], 4 * 4096);
+  EXPECT_EQ(metrics["devices"].size(), 4u);
+  EXPECT_FALSE(metrics["links"].empty());
+  EXPECT_GT(metrics["links"][0]["utilisation"].get<double>(), 0);
+  const std::string events = ReadText(trace);
+  EXPECT_THAT(events, HasSubstr("\"device 3\""));
+  EXPECT_THAT(events, HasSubstr("\"link "));
+}
+
+TEST_F(ExecTest, TopologyErrorsExitTwo) {
+  const std::string module = Module("mul_add.hlo", kMulAddModule);
+  const RunResult no_chip = Tpusim({"exec", module, "--topology", "torus:2x2"});
+  EXPECT_EQ(no_chip.exit_code, 2) << Describe(no_chip);
+  EXPECT_THAT(no_chip.err, HasSubstr("give --chip NAME and --topology"));
+  const RunResult bad = Tpusim({"exec", module, "--chip", "tpu-v5e", "--topology", "donut:3"});
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_THAT(bad.err, HasSubstr("--topology"));
+  const RunResult algorithm =
+      Tpusim({"exec", module, "--chip", "tpu-v5e", "--topology", "torus:2x2", "--algorithm", "x"});
+  EXPECT_EQ(algorithm.exit_code, 2) << Describe(algorithm);
+}
+
 TEST_F(ExecTest, HelpDescribesEveryOption) {
   const RunResult r = Tpusim({"exec", "--help"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   for (const char* option :
        {"--inputs", "--out", "--numerics", "--max-memory", "--elided-constants", "--replicas",
         "--partitions", "--mode", "--chip", "--param", "--models-dir", "--json", "--trace", "--top",
-        "--trip-count", "--default-trip-count", "--branch", "Exit codes"}) {
+        "--trip-count", "--default-trip-count", "--branch", "--topology", "--algorithm",
+        "Exit codes"}) {
     EXPECT_THAT(r.out, HasSubstr(option));
   }
 }

@@ -1,4 +1,4 @@
-#include "sim/eval/collective_groups.h"
+#include "sim/hlo/collective_groups.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,11 +7,7 @@
 #include "sim/hlo/computation.h"
 #include "sim/hlo/module.h"
 
-namespace tpusim::eval {
-
-using hlo::AttrId;
-using hlo::HloInstruction;
-using hlo::HloOpcode;
+namespace tpusim::hlo {
 
 namespace {
 
@@ -36,7 +32,7 @@ bool HasGlobalDeviceIdsField(HloOpcode opcode) {
   }
 }
 
-Status GroupError(const hlo::HloModule& module, const HloInstruction& inst, std::string what) {
+Status GroupError(const HloModule& module, const HloInstruction& inst, std::string what) {
   return InvalidArgument(
       module.ErrorAt(inst.location(), inst.OpcodeSpelling() + " " + inst.name() + ": " + what));
 }
@@ -49,9 +45,9 @@ int64_t GroupSizeFromShapes(const HloInstruction& inst, HloOpcode opcode) {
       inst.dimensions().size() != 1) {
     return 0;
   }
-  const hlo::Shape& operand = inst.operand(0)->shape();
+  const Shape& operand = inst.operand(0)->shape();
   // The -start forms hold the result at tuple element 1.
-  const hlo::Shape& result = inst.shape().IsTuple() && inst.shape().tuple_size() >= 2
+  const Shape& result = inst.shape().IsTuple() && inst.shape().tuple_size() >= 2
                                  ? inst.shape().tuple_shapes(1)
                                  : inst.shape();
   const int64_t dim = inst.dimensions()[0];
@@ -98,7 +94,7 @@ StatusOr<GroupMode> GroupModeOf(const HloInstruction& inst, HloOpcode opcode) {
   return global_ids ? GroupMode::kFlattenedId : GroupMode::kCrossReplicaAndPartition;
 }
 
-StatusOr<std::vector<int64_t>> GroupParticipants(const hlo::HloModule& module,
+StatusOr<std::vector<int64_t>> GroupParticipants(const HloModule& module,
                                                  const HloInstruction& inst, HloOpcode opcode,
                                                  const SpmdConfig& config, int64_t device) {
   StatusOr<GroupMode> mode_or = GroupModeOf(inst, opcode);
@@ -122,7 +118,7 @@ StatusOr<std::vector<int64_t>> GroupParticipants(const hlo::HloModule& module,
   }
 
   std::vector<int64_t> ids;
-  const hlo::ReplicaGroups* groups = inst.replica_groups();
+  const ReplicaGroups* groups = inst.replica_groups();
   if (groups == nullptr || groups->groups.empty()) {
     if (mode == GroupMode::kFlattenedId) {
       return GroupError(module, inst, "use_global_device_ids=true needs explicit replica_groups");
@@ -191,11 +187,11 @@ PeerDomain PeerDomainOf(GroupMode mode, const SpmdConfig& config, int64_t device
 }
 
 StatusOr<std::optional<std::vector<std::pair<int64_t, int64_t>>>> SendRecvPairs(
-    const hlo::HloModule& module, const HloInstruction& inst) {
-  const auto* attributes = inst.GetAttr<std::vector<hlo::KeyValue>>(AttrId::kFrontendAttributes);
+    const HloModule& module, const HloInstruction& inst) {
+  const auto* attributes = inst.GetAttr<std::vector<KeyValue>>(AttrId::kFrontendAttributes);
   if (attributes == nullptr) return std::nullopt;
-  const hlo::KeyValue* found = nullptr;
-  for (const hlo::KeyValue& kv : *attributes) {
+  const KeyValue* found = nullptr;
+  for (const KeyValue& kv : *attributes) {
     if (kv.key == kSendRecvPairsAttribute) found = &kv;
   }
   if (found == nullptr) return std::nullopt;
@@ -229,12 +225,69 @@ StatusOr<std::optional<std::vector<std::pair<int64_t, int64_t>>>> SendRecvPairs(
   return std::optional(std::move(pairs));
 }
 
-SpmdConfig SpmdConfig::FromModule(const hlo::HloModule& module) {
+StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
+                                                   const HloInstruction& inst, HloOpcode opcode,
+                                                   const SpmdConfig& config) {
+  CollectiveParticipants result;
+  const int64_t devices = config.device_count();
+  const bool point_to_point = opcode == HloOpcode::kCollectivePermute ||
+                              opcode == HloOpcode::kCollectivePermuteStart ||
+                              opcode == HloOpcode::kSend || opcode == HloOpcode::kRecv;
+  if (!point_to_point) {
+    std::vector<bool> placed(static_cast<size_t>(devices), false);
+    for (int64_t d = 0; d < devices; ++d) {
+      if (placed[d]) continue;
+      TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> group,
+                              GroupParticipants(module, inst, opcode, config, d));
+      for (int64_t member : group) placed[member] = true;
+      result.groups.push_back(std::move(group));
+    }
+    return result;
+  }
+  std::vector<std::pair<int64_t, int64_t>> ids;
+  if (opcode == HloOpcode::kSend || opcode == HloOpcode::kRecv) {
+    TPUSIM_ASSIGN_OR_RETURN(auto pairs, SendRecvPairs(module, inst));
+    if (!pairs.has_value()) return result;
+    ids = std::move(*pairs);
+  } else if (const auto* pairs = inst.GetAttr<std::vector<std::pair<int64_t, int64_t>>>(
+                 AttrId::kSourceTargetPairs)) {
+    ids = *pairs;
+  }
+  StatusOr<GroupMode> mode = GroupModeOf(inst, opcode);
+  if (!mode.ok()) return GroupError(module, inst, "use_global_device_ids=true needs a channel_id");
+  // Each peer domain (the devices that differ only in the id the pairs name)
+  // is met first at its lowest device.
+  std::vector<bool> seen(static_cast<size_t>(devices), false);
+  for (int64_t d = 0; d < devices; ++d) {
+    if (seen[d]) continue;
+    const PeerDomain domain = PeerDomainOf(*mode, config, d);
+    for (int64_t member : domain.devices) seen[member] = true;
+    const int64_t size = static_cast<int64_t>(domain.devices.size());
+    std::vector<int64_t> group;
+    for (const auto& [source, target] : ids) {
+      if (source < 0 || source >= size || target < 0 || target >= size) {
+        return GroupError(module, inst,
+                          "pair {" + std::to_string(source) + "," + std::to_string(target) +
+                              "} names an id past the " + std::to_string(size) +
+                              " the program has (SpmdConfig)");
+      }
+      result.pairs.emplace_back(domain.devices[source], domain.devices[target]);
+      group.push_back(domain.devices[source]);
+      group.push_back(domain.devices[target]);
+    }
+    std::sort(group.begin(), group.end());
+    group.erase(std::unique(group.begin(), group.end()), group.end());
+    if (!group.empty()) result.groups.push_back(std::move(group));
+  }
+  return result;
+}
+
+SpmdConfig SpmdConfig::FromModule(const HloModule& module) {
   return {std::max<int64_t>(module.replica_count(), 1),
           std::max<int64_t>(module.num_partitions(), 1)};
 }
 
-SpmdConfig SpmdConfig::CoveringModule(const hlo::HloModule& module) {
+SpmdConfig SpmdConfig::CoveringModule(const HloModule& module) {
   SpmdConfig config = FromModule(module);
   // The largest id each op names, by what it names; an op whose attributes
   // are malformed is left for the evaluation to report.
@@ -249,7 +302,7 @@ SpmdConfig SpmdConfig::CoveringModule(const hlo::HloModule& module) {
       const StatusOr<GroupMode> mode = GroupModeOf(*inst, opcode);
       if (!mode.ok()) continue;
       std::vector<int64_t> ids;
-      if (const hlo::ReplicaGroups* groups = inst->replica_groups()) {
+      if (const ReplicaGroups* groups = inst->replica_groups()) {
         for (const auto& group : groups->groups) ids.insert(ids.end(), group.begin(), group.end());
       }
       std::vector<std::pair<int64_t, int64_t>> pairs;
@@ -291,4 +344,4 @@ SpmdConfig SpmdConfig::CoveringModule(const hlo::HloModule& module) {
   return config;
 }
 
-}  // namespace tpusim::eval
+}  // namespace tpusim::hlo

@@ -1,0 +1,168 @@
+#include "sim/timing/collective_plan.h"
+
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "sim/hlo/computation.h"
+#include "sim/timing/hlo_helpers.h"
+
+namespace tpusim::timing {
+namespace {
+
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+
+/// Bytes of every array leaf of `shape`, densely packed.
+int64_t DenseBytes(const hlo::Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t sum = 0;
+    for (const hlo::Shape& element : shape.tuple_shapes()) sum += DenseBytes(element);
+    return sum;
+  }
+  if (!shape.IsArray()) return 0;
+  return (shape.element_count() * hlo::PrimitiveTypeBitWidth(shape.element_type()) + 7) / 8;
+}
+
+ici::CollectiveKind KindOf(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+      return ici::CollectiveKind::kAllGather;
+    case HloOpcode::kReduceScatter:
+      return ici::CollectiveKind::kReduceScatter;
+    case HloOpcode::kAllToAll:
+      return ici::CollectiveKind::kAllToAll;
+    case HloOpcode::kRaggedAllToAll:
+      return ici::CollectiveKind::kRaggedAllToAll;
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+      return ici::CollectiveKind::kCollectivePermute;
+    case HloOpcode::kCollectiveBroadcast:
+      return ici::CollectiveKind::kCollectiveBroadcast;
+    case HloOpcode::kSend:
+    case HloOpcode::kRecv:
+      return ici::CollectiveKind::kSendRecv;
+    default:
+      return ici::CollectiveKind::kAllReduce;
+  }
+}
+
+/// The instruction that carries a step's collective attributes and the
+/// collective's opcode: the step itself, the op an `X-start` spelling of
+/// async-start names, or the collective an async-start's wrapped computation
+/// runs. nullopt when the step is not a collective.
+std::optional<std::pair<const HloInstruction*, HloOpcode>> CollectiveOf(const HloInstruction& inst) {
+  if (hlo::IsCollectiveOpcode(inst.opcode())) return std::pair(&inst, inst.opcode());
+  if (inst.opcode() != HloOpcode::kAsyncStart) return std::nullopt;
+  if (const hlo::HloComputation* wrapped = CalledComputation(inst, hlo::AttrId::kCalls)) {
+    for (const auto& inner : wrapped->instructions()) {
+      if (hlo::IsCollectiveOpcode(inner->opcode())) return std::pair(inner.get(), inner->opcode());
+    }
+    return std::nullopt;
+  }
+  if (inst.async_wrapped_opcode() && hlo::IsCollectiveOpcode(*inst.async_wrapped_opcode())) {
+    return std::pair(&inst, *inst.async_wrapped_opcode());
+  }
+  return std::nullopt;
+}
+
+/// V of ici::Collective: the gathered result of an all-gather, the operands
+/// of everything else (what one source sends, for permute, broadcast, send).
+int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode) {
+  if (opcode == HloOpcode::kAllGather || opcode == HloOpcode::kAllGatherStart) {
+    const hlo::Shape& s = inst.shape();
+    // The -start forms hold (operands, results).
+    const bool started = inst.opcode() != HloOpcode::kAllGather;
+    return DenseBytes(started && s.IsTuple() && s.tuple_size() >= 2 ? s.tuple_shapes(1) : s);
+  }
+  if (opcode == HloOpcode::kRaggedAllToAll || opcode == HloOpcode::kSend) {
+    return inst.operand_count() > 0 ? DenseBytes(inst.operand(0)->shape()) : 0;
+  }
+  int64_t bytes = 0;
+  for (const HloInstruction* operand : inst.operands()) bytes += DenseBytes(operand->shape());
+  return bytes;
+}
+
+}  // namespace
+
+std::vector<int32_t> RendezvousOf(const CollectivePlan& plan, bool recv, int64_t device) {
+  if (!plan.point_to_point) return {plan.group_of_device[device]};
+  std::vector<int32_t> indices;
+  const auto& pairs = plan.participants.pairs;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if ((recv ? pairs[i].second : pairs[i].first) == device) indices.push_back(static_cast<int32_t>(i));
+  }
+  return indices;
+}
+
+std::map<int64_t, int64_t> ArrivalsOwed(const CollectivePlan& plan, int32_t index,
+                                        const std::vector<bool>& simulated) {
+  std::map<int64_t, int64_t> owed;
+  if (!plan.point_to_point) {
+    for (int64_t member : plan.participants.groups[index]) {
+      if (simulated[member]) owed[member] = 1;
+    }
+    return owed;
+  }
+  const auto [source, target] = plan.participants.pairs[index];
+  if (plan.has_send && simulated[source]) ++owed[source];
+  if (plan.has_recv && simulated[target]) ++owed[target];
+  return owed;
+}
+
+StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Program& program,
+                                          const hlo::SpmdConfig& config) {
+  // Each channel's send and recv, so that both halves use the send's pairs.
+  std::map<int64_t, const HloInstruction*> send_of_channel, recv_of_channel;
+  // (A send or recv without channel_id is on channel 0.)
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      const int64_t channel = inst->int_attr(hlo::AttrId::kChannelId).value_or(0);
+      if (inst->opcode() == HloOpcode::kSend) send_of_channel.emplace(channel, inst.get());
+      if (inst->opcode() == HloOpcode::kRecv) recv_of_channel.emplace(channel, inst.get());
+    }
+  }
+  CollectivePlans plans(program.costs.size());
+  for (const Step& step : program.steps) {
+    std::unique_ptr<CollectivePlan>& plan = plans[step.inst->unique_id()];
+    if (plan != nullptr) continue;
+    const auto collective = CollectiveOf(*step.inst);
+    if (!collective) continue;
+    auto [carrier, opcode] = *collective;
+    auto made = std::make_unique<CollectivePlan>();
+    made->inst = step.inst;
+    made->kind = KindOf(opcode);
+    // The collective's name, without the -start of its async spelling.
+    std::string_view spelling = hlo::HloOpcodeName(opcode);
+    if (spelling.ends_with("-start")) spelling.remove_suffix(6);
+    made->kind_name =
+        made->kind == ici::CollectiveKind::kSendRecv ? "send/recv" : std::string(spelling);
+    made->key = step.inst->unique_id();
+    if (opcode == HloOpcode::kSend || opcode == HloOpcode::kRecv) {
+      const int64_t channel = carrier->int_attr(hlo::AttrId::kChannelId).value_or(0);
+      const auto send = send_of_channel.find(channel);
+      if (send != send_of_channel.end()) carrier = send->second, opcode = HloOpcode::kSend;
+      made->key = -1 - channel;
+      made->point_to_point = true;
+      made->has_send = send != send_of_channel.end();
+      made->has_recv = recv_of_channel.contains(channel);
+    }
+    made->name = step.inst->opcode() == HloOpcode::kRecv && carrier->opcode() == HloOpcode::kSend
+                     ? carrier->name()
+                     : step.inst->name();
+    TPUSIM_ASSIGN_OR_RETURN(made->participants,
+                            hlo::ResolveCollective(module, *carrier, opcode, config));
+    if (made->participants.groups.empty()) continue;  // e.g. send/recv without pairs
+    made->bytes = CollectiveBytes(*carrier, opcode);
+    made->group_of_device.assign(static_cast<size_t>(config.device_count()), -1);
+    for (size_t g = 0; g < made->participants.groups.size(); ++g) {
+      for (int64_t d : made->participants.groups[g]) made->group_of_device[d] = static_cast<int32_t>(g);
+    }
+    plan = std::move(made);
+  }
+  return plans;
+}
+
+}  // namespace tpusim::timing

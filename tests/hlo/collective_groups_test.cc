@@ -1,0 +1,162 @@
+// Collective participants as XLA defines them (sim/hlo/collective_groups.h):
+// the device counts a module needs, and whole group lists and device pairs
+// resolved for every device at once, in each group mode.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/hlo/collective_groups.h"
+#include "sim/hlo/computation.h"
+#include "sim/hlo/parser.h"
+
+namespace tpusim::hlo {
+namespace {
+
+using Groups = std::vector<std::vector<int64_t>>;
+using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+
+constexpr char kAdd[] = R"(
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)";
+
+std::unique_ptr<HloModule> Parse(const std::string& text) {
+  auto module = ParseHloModule(text, "groups.hlo");
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  return module.ok() ? std::move(*module) : nullptr;
+}
+
+const HloInstruction& Named(const HloModule& module, const std::string& name) {
+  for (const auto& inst : module.entry()->instructions()) {
+    if (inst->name() == name) return *inst;
+  }
+  ADD_FAILURE() << "no instruction " << name;
+  return *module.entry()->root();
+}
+
+CollectiveParticipants Resolve(const HloModule& module, const std::string& name,
+                               SpmdConfig config) {
+  const HloInstruction& inst = Named(module, name);
+  auto resolved = ResolveCollective(module, inst, inst.opcode(), config);
+  EXPECT_TRUE(resolved.ok()) << resolved.status().message();
+  return resolved.ok() ? *resolved : CollectiveParticipants{};
+}
+
+TEST(SpmdConfigTest, CoveringModuleRaisesCountsToTheIdsCollectivesName) {
+  auto module = Parse(std::string("HloModule m\n") + kAdd + R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  r = f32[] all-reduce(p), replica_groups={{0,1,2}}, to_apply=add
+  ROOT c = f32[] collective-permute(r), channel_id=1, source_target_pairs={{0,4}}
+})");
+  ASSERT_NE(module, nullptr);
+  const SpmdConfig config = SpmdConfig::CoveringModule(*module);
+  EXPECT_EQ(config.replica_count, 3);
+  EXPECT_EQ(config.partition_count, 5);
+  const SpmdConfig header = SpmdConfig::FromModule(*module);
+  EXPECT_EQ(header.device_count(), 1);
+  EXPECT_EQ(config.DeviceIndex({2, 3}), 13);
+  EXPECT_EQ(config.Device(13).replica_id, 2);
+  EXPECT_EQ(config.Device(13).partition_id, 3);
+}
+
+TEST(SpmdConfigTest, CoveringModuleTakesTheGroupSizeOfEmptyGroupsFromShapes) {
+  // all-gather f32[2] -> f32[6] over every replica: 3 replicas.
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT g = f32[6] all-gather(p), replica_groups={}, dimensions={0}
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(SpmdConfig::CoveringModule(*module).replica_count, 3);
+  EXPECT_EQ(SpmdConfig::CoveringModule(*module).partition_count, 1);
+}
+
+TEST(ResolveCollective, ListAndIotaGroupsAcrossReplicasOfEachPartition) {
+  auto module = Parse(std::string("HloModule m\n") + kAdd + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  list = f32[4] all-reduce(p), replica_groups={{0,1},{3,2}}, to_apply=add
+  iota = f32[4] all-reduce(p), replica_groups=[2,2]<=[2,2]T(1,0), to_apply=add
+  ROOT all = f32[4] all-reduce(p), replica_groups={}, to_apply=add
+})");
+  ASSERT_NE(module, nullptr);
+  const SpmdConfig four{4, 1};
+  EXPECT_EQ(Resolve(*module, "list", four).groups, (Groups{{0, 1}, {3, 2}}));
+  EXPECT_EQ(Resolve(*module, "iota", four).groups, (Groups{{0, 2}, {1, 3}}));
+  EXPECT_EQ(Resolve(*module, "all", four).groups, (Groups{{0, 1, 2, 3}}));
+  // Without a channel the ids are replicas: each partition has its own groups.
+  const SpmdConfig two_by_two{2, 2};
+  EXPECT_EQ(Resolve(*module, "all", two_by_two).groups, (Groups{{0, 2}, {1, 3}}));
+}
+
+TEST(ResolveCollective, ChannelIdAndGlobalDeviceIds) {
+  auto module = Parse(std::string("HloModule m\n") + kAdd + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  flat = f32[4] all-reduce(p), channel_id=1, replica_groups={{0,3},{1,2}}, use_global_device_ids=true, to_apply=add
+  both = f32[4] all-reduce(p), channel_id=2, replica_groups={{0},{1}}, to_apply=add
+  ROOT parts = f32[4] all-to-all(p), channel_id=3, replica_groups={{0,1}}, dimensions={0}
+})");
+  ASSERT_NE(module, nullptr);
+  const SpmdConfig config{2, 2};
+  EXPECT_EQ(Resolve(*module, "flat", config).groups, (Groups{{0, 3}, {1, 2}}));
+  // Replica ids, each with all of its partitions.
+  EXPECT_EQ(Resolve(*module, "both", config).groups, (Groups{{0, 1}, {2, 3}}));
+  // all-to-all with a channel: partitions of each replica.
+  EXPECT_EQ(Resolve(*module, "parts", config).groups, (Groups{{0, 1}, {2, 3}}));
+}
+
+TEST(ResolveCollective, PermuteAndSendRecvPairsPerPeerDomain) {
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  cp = f32[4] collective-permute(p), source_target_pairs={{0,1},{1,0}}
+  cpc = f32[4] collective-permute(p), channel_id=1, source_target_pairs={{1,0}}
+  tok = token[] after-all()
+  snd = (f32[4], u32[], token[]) send(p, tok), channel_id=2, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  ROOT bare = (f32[4], u32[], token[]) send(p, tok), channel_id=3
+})");
+  ASSERT_NE(module, nullptr);
+  const SpmdConfig config{2, 2};  // device = replica * 2 + partition
+  // No channel: replica ids, within each partition.
+  const CollectiveParticipants cp = Resolve(*module, "cp", config);
+  EXPECT_EQ(cp.pairs, (Pairs{{0, 2}, {2, 0}, {1, 3}, {3, 1}}));
+  EXPECT_EQ(cp.groups, (Groups{{0, 2}, {1, 3}}));
+  // A channel: partition ids, within each replica.
+  const CollectiveParticipants cpc = Resolve(*module, "cpc", config);
+  EXPECT_EQ(cpc.pairs, (Pairs{{1, 0}, {3, 2}}));
+  EXPECT_EQ(cpc.groups, (Groups{{0, 1}, {2, 3}}));
+  EXPECT_EQ(Resolve(*module, "snd", config).pairs, (Pairs{{0, 1}, {2, 3}}));
+  // A send without pairs takes no part.
+  EXPECT_TRUE(Resolve(*module, "bare", config).groups.empty());
+}
+
+TEST(ResolveCollective, IdsOutOfRangeAreErrorsWithTheLocation) {
+  auto module = Parse(std::string("HloModule m\n") + kAdd + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ar = f32[4] all-reduce(p), replica_groups={{0,5}}, to_apply=add
+  ROOT cp = f32[4] collective-permute(ar), source_target_pairs={{0,7}}
+})");
+  ASSERT_NE(module, nullptr);
+  const SpmdConfig config{2, 1};
+  auto ar = ResolveCollective(*module, Named(*module, "ar"), HloOpcode::kAllReduce, config);
+  ASSERT_FALSE(ar.ok());
+  EXPECT_THAT(ar.status().message(), ::testing::HasSubstr("groups.hlo:"));
+  EXPECT_THAT(ar.status().message(), ::testing::HasSubstr("replica_groups name replica 5"));
+  auto cp =
+      ResolveCollective(*module, Named(*module, "cp"), HloOpcode::kCollectivePermute, config);
+  ASSERT_FALSE(cp.ok());
+  EXPECT_THAT(cp.status().message(), ::testing::HasSubstr("pair {0,7}"));
+}
+
+}  // namespace
+}  // namespace tpusim::hlo
