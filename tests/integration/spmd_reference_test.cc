@@ -44,8 +44,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/eval/collective_groups.h"
 #include "sim/eval/evaluator.h"
+#include "sim/hlo/collective_groups.h"
 #include "sim/hlo/module.h"
 #include "sim/hlo/parser.h"
 #include "sim/value/literal.h"
@@ -120,7 +120,7 @@ bool IsCollective(const hlo::HloInstruction& inst) {
   if (opcode == hlo::HloOpcode::kAsyncStart && inst.async_wrapped_opcode()) {
     opcode = *inst.async_wrapped_opcode();
   }
-  return eval::IsCollectiveOpcode(opcode);
+  return hlo::IsCollectiveOpcode(opcode);
 }
 
 /// The corpus modules that contain a collective, by file name, sorted.
@@ -447,7 +447,7 @@ void CheckAgreementOnce(const fs::path& reference_path, const ReferenceHeader& h
   const std::unique_ptr<hlo::HloModule> module = Parse(module_path);
   ASSERT_TRUE(reference && module);
   // The devices `tpusim exec` runs, by the same rule.
-  const int64_t devices = eval::SpmdConfig::CoveringModule(*module).device_count();
+  const int64_t devices = hlo::SpmdConfig::CoveringModule(*module).device_count();
   const auto reference_parameters = Parameters(*reference);
   const auto module_parameters = Parameters(*module);
   ScratchDir dir;
