@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -27,6 +28,9 @@
 #include "sim/eval/program_inputs.h"
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
+#if TPUSIM_HAVE_RTL
+#include "sim/rtl/rtl_mxu_tile.h"
+#endif
 
 namespace tpusim::harness {
 namespace {
@@ -127,6 +131,17 @@ StatusOr<ValuesResult> RunValues(const ExecOptions& options, const hlo::HloModul
   }
   eval::EvaluatorOptions eval_options;
   if (options.numerics == "ieee") eval_options.numerics = eval::Numerics::kIeee;
+#if TPUSIM_HAVE_RTL
+  // The largest Verilated array (128x128, the real MXU's, in a default
+  // build); any size gives the analytic kernel's values.
+  std::unique_ptr<rtl::RtlMxuTile> rtl_mxu;
+  if (options.mxu == "rtl") {
+    rtl_mxu = std::make_unique<rtl::RtlMxuTile>(rtl::MxuArraySizes().back());
+    eval_options.mxu_engine = rtl_mxu.get();
+  }
+#else
+  if (options.mxu == "rtl") return InvalidArgument("--mxu rtl: this tpusim was built without TPUSIM_RTL");
+#endif
   eval_options.max_bytes = max_memory;
 
   const std::vector<const hlo::HloInstruction*> elided = ElidedConstants(module);
@@ -364,6 +379,12 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
                    "accumulation in tile order); ieee: a full-precision reference")
       ->option_text("tpu|ieee")
       ->check(CLI::IsMember({"tpu", "ieee"}))
+      ->capture_default_str();
+  exec->add_option("--mxu", options.mxu,
+                   "analytic: the fast C++ MXU model; rtl: dot and convolution products tile by "
+                   "tile through the Verilated 128x128 RTL array (same values, much slower)")
+      ->option_text("analytic|rtl")
+      ->check(CLI::IsMember({"analytic", "rtl"}))
       ->capture_default_str();
   exec->add_option("--max-memory", options.max_memory,
                    "Refuse, before allocating, a run whose values would need more than this "
