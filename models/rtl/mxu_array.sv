@@ -16,9 +16,9 @@
 // units). With `skip` (MXU passes other than (0, 0)) a bf16 product with a
 // zero factor is skipped: the sum passes unchanged.
 //
-// Weights enter at `wt_*`, one weight row per cycle tagged with its row; the
-// row is skewed by column like the seeds and travels down to the PE row that
-// latches it. With double_buffer set they land in next_w, and the first row
+// Weights enter at `wt_*`, one group of 8 weight rows per cycle (one vreg of
+// 8 sublanes) tagged with its group; the group is skewed by column like the
+// seeds and travels down, and each PE row latches its own row of its group. With double_buffer set they land in next_w, and the first row
 // of the next tile (in_commit) switches each PE over as it passes; without,
 // they overwrite active_w.
 //
@@ -30,7 +30,10 @@
 // is overwritten, which gives the same next state as nonblocking assignments.
 module mxu_array
   import mxu_fp::*;
-#(parameter int ROWS = 8, parameter int COLS = 8, localparam int ROW_BITS = ROWS > 1 ? $clog2(ROWS) : 1) (
+#(parameter int ROWS = 8, parameter int COLS = 8,
+  localparam int WR = 8,  // weight rows per load cycle; ROWS must be a multiple
+  localparam int GROUPS = ROWS / WR,
+  localparam int ROW_BITS = GROUPS > 1 ? $clog2(GROUPS) : 1) (
   input  logic                    clk,
   input  logic                    int8_mode,
   input  logic                    double_buffer,
@@ -40,8 +43,8 @@ module mxu_array
   input  logic [ROWS-1:0][15:0]   in_act,
   input  logic [COLS-1:0][31:0]   in_seed,
   input  logic                    wt_valid,
-  input  logic [ROW_BITS-1:0]     wt_row,
-  input  logic [COLS-1:0][15:0]   wt_data,
+  input  logic [ROW_BITS-1:0]     wt_row,   // the group: rows WR*wt_row ..
+  input  logic [WR-1:0][COLS-1:0][15:0] wt_data,
   output logic                    out_valid,
   output logic [COLS-1:0][31:0]   out_sum
 );
@@ -50,7 +53,7 @@ module mxu_array
   logic [ROWS-1:0][15:0] r_act;
   logic [COLS-1:0][31:0] r_seed;
   logic [ROW_BITS-1:0]   r_wt_row;
-  logic [COLS-1:0][15:0] r_wt;
+  logic [WR-1:0][COLS-1:0][15:0] r_wt;
 
   // Skew banks: stage i of row k (column c) holds the input i+1 cycles old;
   // row k leaves from stage k-1 (row 0 straight from the input register).
@@ -59,7 +62,7 @@ module mxu_array
   logic [31:0]         skew_seed [COLS][COLS];
   logic                skew_wt_valid [COLS][COLS];
   logic [ROW_BITS-1:0] skew_wt_row [COLS][COLS];
-  logic [15:0]         skew_wt [COLS][COLS];
+  logic [WR-1:0][15:0] skew_wt [COLS][COLS];
 
   // PE registers: what PE (k, c) passes right (act_*) and down (sum_*, wt_*).
   logic [15:0]         act_q [ROWS][COLS];
@@ -68,7 +71,7 @@ module mxu_array
   logic                sum_valid_q [ROWS][COLS];
   logic                wt_valid_q [ROWS][COLS];
   logic [ROW_BITS-1:0] wt_row_q [ROWS][COLS];
-  logic [15:0]         wt_q [ROWS][COLS];
+  logic [WR-1:0][15:0] wt_q [ROWS][COLS];
   logic [15:0]         active_w [ROWS][COLS], next_w [ROWS][COLS];
 
   // De-skew bank: stage i of column c holds the bottom sum i+1 cycles old;
@@ -89,7 +92,7 @@ module mxu_array
     logic                v_in, commit_in, skip_in, wv_in;
     logic [31:0]         s_in, product;
     logic [ROW_BITS-1:0] wr_in;
-    logic [15:0]         w_in;
+    logic [WR-1:0][15:0] w_in;
     // Output register, then the de-skew bank (its valid bit follows column
     // COLS-1, which has no delay).
     out_valid = sum_valid_q[ROWS-1][COLS-1];
@@ -116,7 +119,7 @@ module mxu_array
           s_in = c == 0 ? r_seed[0] : skew_seed[c][c-1];
           wv_in = c == 0 ? r_wt_valid : skew_wt_valid[c][c-1];
           wr_in = c == 0 ? r_wt_row : skew_wt_row[c][c-1];
-          w_in = c == 0 ? r_wt[0] : skew_wt[c][c-1];
+          for (int r = 0; r < WR; r++) w_in[r] = c == 0 ? r_wt[r][0] : skew_wt[c][c-1][r];
         end else begin
           s_in = sum_q[k-1][c];
           wv_in = wt_valid_q[k-1][c];
@@ -140,9 +143,9 @@ module mxu_array
         act_valid_q[k][c] = v_in;
         act_commit_q[k][c] = v_in && commit_in;
         act_skip_q[k][c] = skip_in;
-        if (wv_in && wr_in == ROW_BITS'(k)) begin
-          if (double_buffer) next_w[k][c] = w_in;
-          else active_w[k][c] = w_in;
+        if (wv_in && wr_in == ROW_BITS'(k / WR)) begin
+          if (double_buffer) next_w[k][c] = w_in[k % WR];
+          else active_w[k][c] = w_in[k % WR];
         end
         wt_valid_q[k][c] = wv_in;
         wt_row_q[k][c] = wr_in;
@@ -172,7 +175,7 @@ module mxu_array
       skew_seed[c][0] = r_seed[c];
       skew_wt_valid[c][0] = r_wt_valid;
       skew_wt_row[c][0] = r_wt_row;
-      skew_wt[c][0] = r_wt[c];
+      for (int r = 0; r < WR; r++) skew_wt[c][0][r] = r_wt[r][c];
     end
     r_valid = in_valid;
     r_commit = in_commit;

@@ -41,8 +41,9 @@ int64_t Mxu::MatmulCycles(const MatmulWork& work) const {
 
 int64_t Mxu::TileSequenceCycles(int64_t tiles, int64_t streamed_rows, bool double_buffered) const {
   if (tiles <= 0 || streamed_rows <= 0) return 0;
-  const int64_t per_tile = double_buffered ? std::max(streamed_rows, rows_)
-                                           : SatAdd(streamed_rows, rows_ - 1);
+  const int64_t load = CeilDiv(rows_, row_quantum_);
+  const int64_t per_tile = double_buffered ? std::max(streamed_rows, load)
+                                           : SatAdd(streamed_rows, load - 1);
   return SatAdd(SatAdd(SatMul(tiles - 1, per_tile), streamed_rows), rows_ + cols_);
 }
 

@@ -1,10 +1,9 @@
-// The sequencer: the cycle at which each tile's weight rows and streamed rows
-// enter follows from when each PE reads and writes its weight registers
+// The sequencer: the cycle at which each tile's weight groups and streamed
+// rows enter follows from when each PE reads and writes its weight registers
 // (docs/rtl.md derives it). An input row entering at edge t reaches PE (k, c)
-// at edge t + 1 + k + c; weight row k entering at edge L lands in PE (k, c)
-// at edge L + 1 + k + c + k (it travels down k rows after the column skew).
-// Loading weight row k at L0 + k therefore writes PE (k, c) at
-// L0 + 1 + 2k + c, which must not precede the edge at which the previous
+// at edge t + 1 + k + c; so does a weight group (8 rows, one vreg) entering at
+// edge t. Loading group j at L0 + j therefore writes PE (k, c), k in group j,
+// at L0 + j + 1 + k + c, which must not precede the edge at which the previous
 // occupant of that register is last read, and must precede the edge at which
 // the tile's first row reads it.
 #include "sim/rtl/mxu_array.h"
@@ -39,8 +38,14 @@ void SetField(Port& port, int index, int width, uint32_t value) {
   }
 }
 
+/// Weight rows per load cycle: one vreg of 8 sublanes (mxu_array.sv's WR).
+constexpr int kWeightRowsPerCycle = 8;
+
 template <typename Model, int kSize>
 class VerilatedMxuArray final : public MxuArray {
+  static_assert(kSize % kWeightRowsPerCycle == 0, "the array loads whole groups of weight rows");
+  static constexpr int kGroups = kSize / kWeightRowsPerCycle;
+
  public:
   VerilatedMxuArray() : model_(&context_) {}
 
@@ -57,11 +62,11 @@ class VerilatedMxuArray final : public MxuArray {
     }
     ArrayRun run;
     if (tiles.empty()) return run;
-    // Per tile: the edge its first weight row enters (load) and its first
+    // Per tile: the edge its first weight group enters (load) and its first
     // streamed row enters (start).
     std::vector<int64_t> load(tiles.size()), start(tiles.size());
     load[0] = 0;
-    start[0] = kSize;
+    start[0] = kGroups;
     for (size_t i = 1; i < tiles.size(); ++i) {
       const int64_t m = static_cast<int64_t>(tiles[i - 1].activations.size() / kSize);
       // Double-buffered: PE (k, c)'s second register is free once the
@@ -69,9 +74,9 @@ class VerilatedMxuArray final : public MxuArray {
       // a write at that very edge is read after). Single: the active register
       // is free after the previous tile's last row has read it.
       load[i] = double_buffer ? start[i - 1] : start[i - 1] + m - 1;
-      // Row k lands at load + 1 + 2k + c; the first row reads it at
-      // start + 1 + k + c, which must be later for every k < kSize.
-      start[i] = std::max(start[i - 1] + m, load[i] + kSize);
+      // Group j lands at load + j + 1 + k + c; the first row reads it at
+      // start + 1 + k + c, which must be later for every j < kGroups.
+      start[i] = std::max(start[i - 1] + m, load[i] + kGroups);
     }
     Reset(int8, double_buffer);
     run.sums.resize(tiles.size());
@@ -86,11 +91,14 @@ class VerilatedMxuArray final : public MxuArray {
         for (size_t i = 0; i < tiles.size(); ++i) {
           const ArrayTile& tile = tiles[i];
           const int64_t m = static_cast<int64_t>(tile.activations.size() / kSize);
-          if (t >= load[i] && t < load[i] + kSize) {
-            const int k = static_cast<int>(t - load[i]);
+          if (t >= load[i] && t < load[i] + kGroups) {
+            const int group = static_cast<int>(t - load[i]);
             model_.wt_valid = 1;
-            model_.wt_row = static_cast<uint32_t>(k);
-            for (int c = 0; c < kSize; ++c) SetField(model_.wt_data, c, 16, tile.weights[size_t(k) * kSize + c]);
+            model_.wt_row = static_cast<uint32_t>(group);
+            for (int r = 0; r < kWeightRowsPerCycle; ++r) {
+              const size_t k = static_cast<size_t>(group * kWeightRowsPerCycle + r);
+              for (int c = 0; c < kSize; ++c) SetField(model_.wt_data, r * kSize + c, 16, tile.weights[k * kSize + c]);
+            }
           }
           if (t >= start[i] && t < start[i] + m) {
             const size_t row = static_cast<size_t>(t - start[i]);

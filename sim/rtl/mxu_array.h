@@ -36,11 +36,11 @@ class MxuArray {
   virtual int rows() const = 0;
   virtual int cols() const = 0;
   /// Runs `tiles` back to back from a fresh array: the first tile's weights
-  /// load before its rows stream; each next tile's weights load as early as
-  /// the dataflow allows (double-buffered: while the previous tile streams;
-  /// otherwise once its last row has passed the top PE row), and its rows
-  /// stream once the previous tile's rows have entered and its weights have
-  /// landed. int8: s8 x s8 summed in s32 instead of bf16 in f32.
+  /// load (8 rows per cycle) before its rows stream; each next tile's weights
+  /// load as early as the dataflow allows (double-buffered: while the previous
+  /// tile streams; otherwise once its last row has passed the top PE row), and
+  /// its rows stream once the previous tile's rows have entered and its
+  /// weights have landed. int8: s8 x s8 summed in s32 instead of bf16 in f32.
   virtual ArrayRun Run(std::span<const ArrayTile> tiles, bool int8, bool double_buffer) = 0;
 };
 

@@ -18,14 +18,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The corpus modules whose dots and convolutions execute at most 2^20
-/// multiply-adds in all (one device), so that the RTL runs them in seconds:
-/// every such module of the corpus, found by scanning the corpus for dot and
-/// convolution instructions and their operand shapes.
+/// The size limit: a module qualifies when its dot and convolution
+/// instructions total at most 2^20 multiply-adds (each instruction counted
+/// once, from its operand and result shapes), so that the RTL runs it in
+/// seconds. These are all such corpus modules; the last four are modules whose
+/// operand shapes a plain scan of the text cannot size, which run with
+/// `--mxu rtl` in under 2 s (Release). tpu_nmt_conditional_all_reduce_conv is
+/// the one such module that does not (over 20 s) and is left out, as is
+/// jax_diffrax_ode_solver, whose tiny dots sit in a loop that takes tens of
+/// seconds even with the analytic MXU (corpus_exec_test's Heavy list). Integer dots
+/// (tpu_while_conv_s8_custom_call's) take the evaluator's integer path, not
+/// the MXU engine.
 const std::vector<std::string> kModules = {
     "fully_connected_reference_model.hlo",
     "gpu_triton_gemm_fusion.hlo",
     "cpu_thunk_coverage_mix.hlo",
+    "e2e_all_to_all_dot_np4.hlo",
+    "tpu_fusion_constant_sinking_conv_kOutput.hlo",
+    "hlo_import_all_ops.hlo",
+    "tpu_while_conv_s8_custom_call.hlo",
+    "torchxla_neuron_fsdp_spmd.hlo",
+    "torchxla_neuron_megatron_spmd.hlo",
 };
 
 /// Every regular file under `dir`, relative to it, sorted.

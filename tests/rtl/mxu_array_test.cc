@@ -217,14 +217,23 @@ TEST(RtlMxuArray, MatmulCyclesOfTheChipModelEqualTheRtlStreamingWholeVregs) {
 }
 
 TEST(RtlMxuArray, SmallStreamsWaitForTheWeightLoad) {
-  // Fewer rows than the array has: each tile waits `size` cycles for its
-  // weights, which the analytic model did not count before the RTL showed it.
-  std::unique_ptr<MxuArray> array = MakeMxuArray(8);
+  // One row per tile on a 16x16 array: each tile waits for its successor's
+  // weights, 2 cycles of 8 rows, which the analytic model did not count
+  // before the RTL showed it (it charged 3 x 1 + 1 + 32).
+  std::unique_ptr<MxuArray> array = MakeMxuArray(16);
   Random random(9);
   std::vector<ArrayTile> tiles;
-  for (int t = 0; t < 4; ++t) tiles.push_back(RandomBf16Tile(random, 8, 2, false));
-  EXPECT_EQ(array->Run(tiles, false, true).cycles, 3 * 8 + 2 + 8 + 8);
-  EXPECT_EQ(array->Run(tiles, false, false).cycles, 3 * (2 + 8 - 1) + 2 + 8 + 8);
+  for (int t = 0; t < 4; ++t) tiles.push_back(RandomBf16Tile(random, 16, 1, false));
+  EXPECT_EQ(array->Run(tiles, false, true).cycles, 3 * 2 + 1 + 16 + 16);
+  // Single-buffered: the load starts as the last row enters, 1 + 2 - 1 a tile.
+  EXPECT_EQ(array->Run(tiles, false, false).cycles, 3 * 2 + 1 + 16 + 16);
+  // Two rows: double buffering hides the load, single buffering does not.
+  for (ArrayTile& tile : tiles) {
+    tile.activations.resize(2 * 16, 0);
+    tile.seeds.resize(2 * 16, 0);
+  }
+  EXPECT_EQ(array->Run(tiles, false, true).cycles, 3 * 2 + 2 + 16 + 16);
+  EXPECT_EQ(array->Run(tiles, false, false).cycles, 3 * 3 + 2 + 16 + 16);
 }
 
 /// MxuMatMul against MxuMatMulByTiles through the RTL, on f32 operands (three
