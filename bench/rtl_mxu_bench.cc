@@ -90,3 +90,5 @@ BENCHMARK(BM_AnalyticTile)->Apply(Sizes);
 BENCHMARK(BM_RtlTile)->Apply(Sizes);
 
 }  // namespace
+
+BENCHMARK_MAIN();
