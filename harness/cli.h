@@ -79,6 +79,9 @@ struct ExecOptions {
   std::string inputs = "seed:0";      ///< "seed:N" or a directory of param_<N>.npy
   std::string out;                    ///< write outputs as .npy here; empty: do not write
   std::string numerics = "tpu";       ///< "tpu" or "ieee"
+  /// "analytic" (the fast C++ MXU kernel) or "rtl" (dot and convolution
+  /// products through the Verilated 128x128 array; builds with TPUSIM_RTL only)
+  std::string mxu = "analytic";
   std::string max_memory;             ///< a byte count ("8GiB"); empty: half the physical RAM
   std::string elided_constants = "seeded";  ///< "seeded" or "error"
   std::optional<int64_t> replicas;    ///< default: the module's replica_count

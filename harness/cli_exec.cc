@@ -184,6 +184,12 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
       ->option_text("tpu|ieee")
       ->check(CLI::IsMember({"tpu", "ieee"}))
       ->capture_default_str();
+  exec->add_option("--mxu", options.mxu,
+                   "analytic: the fast C++ MXU model; rtl: dot and convolution products tile by "
+                   "tile through the Verilated 128x128 RTL array (same values, much slower)")
+      ->option_text("analytic|rtl")
+      ->check(CLI::IsMember({"analytic", "rtl"}))
+      ->capture_default_str();
   exec->add_option("--max-memory", options.max_memory,
                    "Refuse, before allocating, a run whose values would need more than this "
                    "(e.g. 8GiB, 512MB; default: half the physical memory)")

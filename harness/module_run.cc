@@ -21,6 +21,9 @@
 #include "sim/base/units.h"
 #include "sim/eval/program_inputs.h"
 #include "sim/ici/interconnect.h"
+#if TPUSIM_HAVE_RTL
+#include "sim/rtl/rtl_mxu_tile.h"
+#endif
 
 namespace tpusim::harness {
 namespace {
@@ -163,6 +166,20 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   TPUSIM_RETURN_IF_ERROR(CheckMemory(module, spmd, max_memory));
   eval::EvaluatorOptions eval_options;
   if (options.numerics == "ieee") eval_options.numerics = eval::Numerics::kIeee;
+#if TPUSIM_HAVE_RTL
+  // The largest Verilated array (128x128, the real MXU's, in a default
+  // build); any size gives the analytic kernel's values.
+  std::unique_ptr<rtl::RtlMxuTile> rtl_mxu;
+  if (options.mxu == "rtl") {
+    rtl_mxu = std::make_unique<rtl::RtlMxuTile>(rtl::MxuArraySizes().back());
+    eval_options.mxu_engine = rtl_mxu.get();
+  }
+#else
+  if (options.mxu == "rtl") {
+    return InvalidArgument(options.command + ": error: --mxu rtl: this tpusim was built without "
+                           "TPUSIM_RTL");
+  }
+#endif
   eval_options.max_bytes = max_memory;
 
   const std::vector<const hlo::HloInstruction*> elided = ElidedConstants(module);
@@ -251,6 +268,7 @@ StatusOr<ModuleRun> RunModule(const ExecOptions& options, const hlo::HloModule& 
     EvaluationOptions evaluation_options;
     evaluation_options.inputs = options.inputs;
     evaluation_options.numerics = options.numerics;
+    evaluation_options.mxu = options.mxu;
     evaluation_options.max_memory = options.max_memory;
     evaluation_options.elided_constants = options.elided_constants;
     TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,

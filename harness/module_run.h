@@ -27,6 +27,9 @@ struct EvaluationOptions {
   std::string command = "tpusim exec";  ///< prefix of error messages
   std::string inputs = "seed:0";        ///< "seed:N" or a directory of param_<N>.npy
   std::string numerics = "tpu";         ///< "tpu" or "ieee"
+  /// "analytic" (the fast C++ MXU kernel) or "rtl" (dot and convolution
+  /// products through the Verilated array; builds with TPUSIM_RTL only)
+  std::string mxu = "analytic";
   std::string max_memory;               ///< a byte count ("8GiB"); empty: half the physical RAM
   std::string elided_constants = "seeded";  ///< "seeded" or "error"
 };

@@ -36,8 +36,15 @@ int64_t Mxu::WeightTiles(const MatmulWork& work) const {
 int64_t Mxu::MatmulCycles(const MatmulWork& work) const {
   const int64_t tiles = WeightTiles(work);
   if (tiles == 0) return 0;
-  const int64_t streamed = RoundUp(work.m, row_quantum_);
-  return SatAdd(SatMul(CeilDiv(tiles, count_), streamed), rows_ + cols_);
+  return TileSequenceCycles(CeilDiv(tiles, count_), RoundUp(work.m, row_quantum_), true);
+}
+
+int64_t Mxu::TileSequenceCycles(int64_t tiles, int64_t streamed_rows, bool double_buffered) const {
+  if (tiles <= 0 || streamed_rows <= 0) return 0;
+  const int64_t load = CeilDiv(rows_, row_quantum_);
+  const int64_t per_tile = double_buffered ? std::max(streamed_rows, load)
+                                           : SatAdd(streamed_rows, load - 1);
+  return SatAdd(SatAdd(SatMul(tiles - 1, per_tile), streamed_rows), rows_ + cols_);
 }
 
 }  // namespace tpusim::chip

@@ -17,10 +17,12 @@ namespace tpusim::chip {
 /// (sublanes)-row vregs ("bf16[8,128] @ bf16[128,128] every 8 cycles"). The
 /// next tile's weights load while the current one streams (double-buffered
 /// weights: the pipeline bubble is only at the start [Q SB Appendix B]), so a
-/// tile costs its streamed rows; k and n are padded to whole tiles. Tiles are
-/// dealt round-robin to the MXUs; the array fills (rows cycles) and drains
-/// (cols cycles) once per instruction. Not modelled: a floor on the weight
-/// load when fewer rows stream than the load takes (no rate is published).
+/// tile costs its streamed rows, but at least the rows / sublanes cycles its
+/// weights take to load one vreg of rows per cycle; k and n are padded to
+/// whole tiles. Tiles
+/// are dealt round-robin to the MXUs; the array fills (rows cycles) and drains
+/// (cols cycles) once per instruction. TileSequenceCycles is the exact cycle
+/// count of the RTL tile (models/rtl, docs/rtl.md), which tests/rtl checks.
 class Mxu {
  public:
   explicit Mxu(const arch::ChipConfig& chip);
@@ -29,6 +31,16 @@ class Mxu {
   int64_t WeightTiles(const MatmulWork& work) const;
   /// Busy cycles of the MXUs for one matmul, fill and drain included; 0 for empty work.
   int64_t MatmulCycles(const MatmulWork& work) const;
+  /// Cycles of one MXU from the first streamed row of the first of `tiles`
+  /// weight tiles entering to the last result leaving, each tile streaming
+  /// `streamed_rows` (already padded) back to back. A weight tile loads in
+  /// ceil(rows / sublanes) cycles. Double-buffered, a tile's weights load
+  /// while the previous tile streams, so a tile takes max(streamed_rows, load)
+  /// cycles; single-buffered, the load waits for the previous tile's last row
+  /// to pass the top PE row, so a tile takes streamed_rows + load - 1. The
+  /// last tile adds fill (rows) and drain (cols).
+  /// 0 when tiles or streamed_rows is not positive.
+  int64_t TileSequenceCycles(int64_t tiles, int64_t streamed_rows, bool double_buffered) const;
 
  private:
   /// MACs per cell per cycle for an input format (at least 1: a format the MXU

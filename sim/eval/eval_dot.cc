@@ -31,6 +31,7 @@
 
 #include "sim/eval/kernels.h"
 #include "sim/eval/mxu_matmul.h"
+#include "sim/eval/mxu_tile.h"
 #include "sim/hlo/dot_precision.h"
 #include "sim/value/element_type.h"
 #include "sim/value/float_formats.h"
@@ -113,7 +114,7 @@ StatusOr<DotIndex> BuildIndex(const HloInstruction& inst, const hlo::Shape& lhs,
   return index;
 }
 
-Status TpuFloatDot(const HloInstruction& inst, const Literal& lhs, const Literal& rhs,
+Status TpuFloatDot(const EvalContext& ctx, const HloInstruction& inst, const Literal& lhs, const Literal& rhs,
                    const DotIndex& ix, Literal& out) {
   TPUSIM_ASSIGN_OR_RETURN(int pass_count, hlo::MxuPassCount(inst));
   const int pieces = hlo::MxuPieces(pass_count);
@@ -125,12 +126,20 @@ Status TpuFloatDot(const HloInstruction& inst, const Literal& lhs, const Literal
   }
   const MatrixView lhs_view{&lhs, ix.lhs_b, ix.lhs_m, ix.lhs_k};
   const MatrixView rhs_view{&rhs, ix.rhs_b, ix.rhs_n, ix.rhs_k};
+  MxuTileEngine* const engine = ctx.options().mxu_engine;
+  auto multiply = [&](std::span<float> result) {
+    if (engine != nullptr) {
+      MxuMatMulByTiles(lhs_view, rhs_view, passes, *engine, result);
+    } else {
+      MxuMatMul(lhs_view, rhs_view, passes, BestSimdLevel(), result);
+    }
+  };
   if (out.element_type() == PrimitiveType::kF32) {
-    MxuMatMul(lhs_view, rhs_view, passes, BestSimdLevel(), out.data<float>());
+    multiply(out.data<float>());
     return Status::Ok();
   }
   std::vector<float> sums(static_cast<size_t>(out.element_count()));
-  MxuMatMul(lhs_view, rhs_view, passes, BestSimdLevel(), sums);
+  multiply(sums);
   // f32 -> result type: one rounding.
   if (out.element_type() == PrimitiveType::kBF16) {
     auto o = out.data<uint16_t>();
@@ -242,7 +251,7 @@ Status DotWithIndex(const EvalContext& ctx, const HloInstruction& inst, const Li
     IeeeFloatDot(lhs, rhs, ix, out);
     return Status::Ok();
   }
-  return TpuFloatDot(inst, lhs, rhs, ix, out);
+  return TpuFloatDot(ctx, inst, lhs, rhs, ix, out);
 }
 
 Status Dot(const EvalContext& ctx, const HloInstruction& inst, const Literal& lhs,

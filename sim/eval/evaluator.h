@@ -22,6 +22,8 @@
 
 namespace tpusim::eval {
 
+class MxuTileEngine;  // sim/eval/mxu_tile.h
+
 /// How dot products are computed.
 enum class Numerics : uint8_t {
   /// As the MXU computes: operands split into bf16 passes per the precision
@@ -60,6 +62,11 @@ struct EvaluatorOptions {
   /// When set, counts the instructions device (0, 0) has executed (loop
   /// bodies once per iteration), for a progress display on another thread.
   std::atomic<int64_t>* progress = nullptr;
+  /// When set, dot and convolution products under TPU numerics run tile by
+  /// tile through this engine (MxuMatMulByTiles; e.g. the RTL array of
+  /// sim/rtl) instead of the fast kernel; the values are the same. Owned by the
+  /// caller; it must be safe to call from every device's thread.
+  MxuTileEngine* mxu_engine = nullptr;
 };
 
 /// The devices of an SPMD program and which one is meant: defined with the

@@ -34,6 +34,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "sim/eval/mxu_tile.h"
 #include "sim/value/check.h"
 #include "sim/value/element_type.h"
 #include "sim/value/float_formats.h"
@@ -64,8 +65,6 @@ using Mask = int32_t __attribute__((vector_size(32)));
 /// would make GCC keep it in memory). Written out at each use: a function
 /// taking or returning a Vec would have a different ABI per target.
 using UnalignedVec = float __attribute__((vector_size(32), aligned(4), may_alias));
-
-float RoundToBf16(float x) { return value::Bf16ToFloat(value::Bf16FromFloat(x)); }
 
 /// An operand split into bf16 pieces and packed for the kernel: for each
 /// piece, batch and panel of `width` consecutive rows, a [k][width] block, so
@@ -119,13 +118,9 @@ void GatherTyped(std::span<const T> values, const MatrixView& view, PackedOperan
 template <int kPieces>
 void SplitIntoPieces(float* data, int64_t stride) {
   for (int64_t i = 0; i < stride; ++i) {
-    float rest = data[i];
-    for (int p = 0; p < kPieces; ++p) {
-      const float piece = RoundToBf16(rest);
-      data[i + p * stride] = piece;
-      // An inf or NaN piece carries the whole value; nothing remains.
-      if (p + 1 < kPieces) rest = std::isfinite(piece) ? rest - piece : 0.0f;
-    }
+    float pieces[kPieces];
+    SplitIntoBf16Pieces(data[i], kPieces, pieces);
+    for (int p = 0; p < kPieces; ++p) data[i + p * stride] = pieces[p];
   }
 }
 
