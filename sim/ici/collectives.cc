@@ -393,7 +393,8 @@ Status TorusAlgorithm(FlowBuilder& builder, const Topology& topology, const Chip
 }
 
 /// A group that is an n x n plane (n >= 3) of a grid with wraparound on both
-/// of the plane's axes: what hamiltonian-rings runs on.
+/// of the plane's axes: what hamiltonian-rings runs on. Not on a twisted
+/// torus, whose wraparound links leave the plane.
 struct TorusPlane {
   int64_t n = 0;
   SubGrid sub;  ///< its two axes and chips
@@ -403,6 +404,7 @@ std::optional<TorusPlane> SquareTorusPlane(const Topology& topology,
   std::optional<SubGrid> sub = WholeSubGrid(topology, group);
   if (!sub.has_value() || sub->axes.size() != 2) return std::nullopt;
   const GridShape& grid = topology.grid();
+  if (grid.twisted) return std::nullopt;
   const int64_t n = grid.dims[sub->axes[0]];
   if (n < 3 || grid.dims[sub->axes[1]] != n) return std::nullopt;
   for (const int64_t axis : sub->axes) {

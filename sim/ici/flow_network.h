@@ -1,6 +1,7 @@
 // Flow-level link model: flows between nodes share every link's bandwidth
 // max-min fairly; rates are recomputed event by event when a flow starts or
-// ends; each flow also pays its route's per-hop latency. Scales to thousands
+// ends; each flow also pays its route's per-hop latency (unless a pipelined
+// phase's floor accounts for it: Flow::route_latency_in_floor). Scales to thousands
 // of chips because it never simulates packets or cycles.
 //
 // CONTRACT shared with sim/ici/collectives.
