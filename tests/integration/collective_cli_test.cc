@@ -73,6 +73,20 @@ TEST(CollectiveCliTest, ForcedRingAllGather) {
   EXPECT_EQ(rows[0].algorithm, "ring");
 }
 
+// --algorithm hamiltonian-rings on a 4x4 torus: two edge-disjoint
+// Hamiltonian rings, each a bidirectional ring on V/2, load every link with
+// V/4: 22.5 MB at 45 GB/s = 500 us (the 8 hops hide behind it).
+TEST(CollectiveCliTest, ForcedHamiltonianRingsAllGather) {
+  const RunResult r = Tpusim({"collective", "--op", "all-gather", "--bytes", "90000000", "--chip",
+                              "tpu-v5e", "--topology", "torus:4x4", "--algorithm",
+                              "hamiltonian-rings"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::vector<Row> rows = Rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_NEAR(rows[0].time_us, 500.0, 0.01);
+  EXPECT_EQ(rows[0].algorithm, "hamiltonian-rings");
+}
+
 // Small sizes are latency-bound at N/2 hops of 1 us on a 16-ring; the sweep
 // has one row per power of two.
 TEST(CollectiveCliTest, SweepShowsTheLatencyFloor) {
