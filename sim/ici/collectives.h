@@ -65,9 +65,9 @@ std::array<std::vector<std::pair<int64_t, int64_t>>, 2> TorusHamiltonianCycles(i
 /// all-reduce, all-gather and reduce-scatter, per-dimension torus rings when
 /// every group is a whole sub-grid of a torus or mesh (Hamiltonian rings
 /// instead when every group is an n x n torus plane and their estimated cost
-/// is lower); otherwise, on
-/// power-of-two groups, ring or recursive halving-doubling by a latency +
-/// bandwidth estimate of each, and a ring for the rest.
+/// is lower); otherwise, on power-of-two groups, ring or recursive
+/// halving-doubling by a latency + bandwidth estimate of each, and a ring for
+/// the rest.
 Algorithm ChooseAlgorithm(const Topology& topology, const Router& router,
                           const ChipCollective& collective);
 
