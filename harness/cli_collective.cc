@@ -250,7 +250,7 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
       ->option_text("SHORTFORM|FILE.yaml");
   cmd->add_option("--algorithm", options.algorithm,
                   "auto (what a TPU runtime would use; docs/interconnect.md), ring, "
-                  "bidirectional-ring, torus, tree, halving-doubling, direct")
+                  "bidirectional-ring, torus, hamiltonian-rings, tree, halving-doubling, direct")
       ->option_text("NAME")
       ->capture_default_str();
   cmd->add_option("--groups", options.groups,

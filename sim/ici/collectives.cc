@@ -3,6 +3,7 @@
 #include "sim/ici/collectives.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <span>
@@ -42,8 +43,10 @@ class FlowBuilder {
   FlowBuilder(const Topology& topology, const Router& router, Picoseconds start)
       : topology_(topology), router_(router), start_(start) {}
 
-  /// A data flow src -> dst; returns its index. Its route latency is added to
-  /// `*latency` (for the phase floor), when given.
+  /// A data flow src -> dst; returns its index. When `latency` is given, the
+  /// flow belongs to a pipelined phase with a floor: its route latency is
+  /// added to `*latency` (for the floor) instead of to its own finish
+  /// (Flow::route_latency_in_floor).
   StatusOr<int32_t> Data(NodeId src, NodeId dst, int64_t bytes, std::vector<int32_t> after,
                          EdgeLatency* latency = nullptr) {
     Flow flow;
@@ -55,7 +58,10 @@ class FlowBuilder {
     auto route = router_.Route(src, dst, static_cast<uint64_t>(flows_.size()));
     if (!route.ok()) return route.status();
     flow.route = std::move(*route);
-    if (latency != nullptr) latency->Add(RouteLatency(flow.route));
+    if (latency != nullptr) {
+      latency->Add(RouteLatency(flow.route));
+      flow.route_latency_in_floor = true;
+    }
     return Push(std::move(flow));
   }
 
@@ -386,6 +392,106 @@ Status TorusAlgorithm(FlowBuilder& builder, const Topology& topology, const Chip
   return Status();
 }
 
+/// A group that is an n x n plane (n >= 3) of a grid with wraparound on both
+/// of the plane's axes: what hamiltonian-rings runs on. Not on a twisted
+/// torus, whose wraparound links leave the plane.
+struct TorusPlane {
+  int64_t n = 0;
+  SubGrid sub;  ///< its two axes and chips
+};
+std::optional<TorusPlane> SquareTorusPlane(const Topology& topology,
+                                           const std::vector<NodeId>& group) {
+  std::optional<SubGrid> sub = WholeSubGrid(topology, group);
+  if (!sub.has_value() || sub->axes.size() != 2) return std::nullopt;
+  const GridShape& grid = topology.grid();
+  if (grid.twisted) return std::nullopt;
+  const int64_t n = grid.dims[sub->axes[0]];
+  if (n < 3 || grid.dims[sub->axes[1]] != n) return std::nullopt;
+  for (const int64_t axis : sub->axes) {
+    if (static_cast<size_t>(axis) >= grid.wraparound.size() || !grid.wraparound[axis]) {
+      return std::nullopt;
+    }
+  }
+  return TorusPlane{n, std::move(*sub)};
+}
+
+/// Two edge-disjoint Hamiltonian cycles of each n x n torus plane
+/// (TorusHamiltonianCycles), each a bidirectional ring on half the data: the
+/// four ports of every chip carry data all the time, so an all-gather or
+/// reduce-scatter stage costs max(n²/2 hops, V/(4 W_uni)) = SB's V/(W·k) for
+/// k = 2, against the torus decomposition's extra first phase.
+Status HamiltonianRingsAlgorithm(FlowBuilder& builder, const Topology& topology,
+                                 const ChipCollective& c) {
+  TPUSIM_ASSIGN_OR_RETURN(const Stage stage, StageOf(c.kind, Algorithm::kHamiltonianRings));
+  for (const std::vector<NodeId>& group : c.groups) {
+    if (group.size() < 2) continue;
+    const std::optional<TorusPlane> plane = SquareTorusPlane(topology, group);
+    if (!plane.has_value()) {
+      return InvalidArgument(
+          "algorithm hamiltonian-rings needs every group to be an n x n plane (n >= 3) of a "
+          "torus with wraparound on both axes");
+    }
+    const int64_t x_axis = plane->sub.axes[0];
+    const int64_t y_axis = plane->sub.axes[1];
+    const auto cycles = TorusHamiltonianCycles(plane->n);
+    for (size_t part = 0; part < cycles.size(); ++part) {
+      std::vector<NodeId> ring;
+      std::vector<int64_t> at = plane->sub.by_coords.begin()->first;
+      for (const auto& [x, y] : cycles[part]) {
+        at[x_axis] = x;
+        at[y_axis] = y;
+        ring.push_back(plane->sub.by_coords.at(at));
+      }
+      // part 0 also takes the odd byte
+      const int64_t part_bytes = c.bytes / 2 + (part == 0 ? c.bytes % 2 : 0);
+      const std::vector<std::vector<NodeId>> rings = {std::move(ring)};
+      int32_t prev = -1;
+      if (stage != Stage::kAllGather) {
+        TPUSIM_ASSIGN_OR_RETURN(prev, ShardRingPhase(builder, rings, part_bytes,
+                                                     /*bidirectional=*/true, prev));
+      }
+      if (stage != Stage::kReduceScatter) {
+        TPUSIM_ASSIGN_OR_RETURN(prev, ShardRingPhase(builder, rings, part_bytes,
+                                                     /*bidirectional=*/true, prev));
+      }
+    }
+  }
+  return Status();
+}
+
+/// The auto rule between torus and hamiltonian-rings, when every group is an
+/// n x n torus plane: each stage (reduce-scatter or all-gather) estimated as
+/// phases of max(steps x h, bytes per link direction / W_uni), with h and
+/// W_uni those of the first chip's first link. Hamiltonian rings: one phase,
+/// n²/2 steps, V/4 per link. Torus: a phase of n/2 steps on V/(4n) then one
+/// on V/4 (the two parts on different axes at once). Picks the rings when
+/// strictly cheaper: large collectives, where the torus's first phase costs
+/// bandwidth; small ones keep the torus's n hops against the rings' n²/2.
+bool HamiltonianRingsAreFaster(const Topology& topology, const ChipCollective& c) {
+  int64_t n = 0;
+  const std::vector<NodeId>* first = nullptr;
+  for (const std::vector<NodeId>& group : c.groups) {
+    if (group.size() < 2) continue;
+    const std::optional<TorusPlane> plane = SquareTorusPlane(topology, group);
+    if (!plane.has_value()) return false;
+    n = std::max(n, plane->n);
+    if (first == nullptr) first = &group;
+  }
+  if (first == nullptr) return false;
+  const std::span<const LinkId> out = topology.out_links(first->front());
+  if (out.empty()) return false;
+  const Link& link = topology.links()[out[0]];
+  const double h = static_cast<double>(link.latency.value()) * 1e-12;
+  const double w = static_cast<double>(link.bandwidth.value());
+  const double v = static_cast<double>(c.bytes);
+  auto phase = [&](int64_t steps, double bytes_per_link) {
+    return std::max(static_cast<double>(steps) * h, bytes_per_link / w);
+  };
+  const double rings = phase(n * n / 2, v / 4);
+  const double torus = phase(n / 2, v / static_cast<double>(4 * n)) + phase(n / 2, v / 4);
+  return rings < torus;
+}
+
 /// Recursive halving (reduce-scatter) and doubling (all-gather), Rabenseifner
 /// style: step s pairs chips whose group index differs in one bit and sends
 /// half of what remains (halving) or everything gathered so far (doubling).
@@ -508,6 +614,24 @@ bool IsShardCollective(CollectiveKind kind) {
 
 }  // namespace
 
+std::array<std::vector<std::pair<int64_t, int64_t>>, 2> TorusHamiltonianCycles(int64_t n) {
+  std::array<std::vector<std::pair<int64_t, int64_t>>, 2> cycles;
+  if (n < 3) return cycles;
+  for (size_t c = 0; c < cycles.size(); ++c) {
+    int64_t x = 0, y = 0;
+    for (int64_t i = 0; i < n * n; ++i) {
+      cycles[c].emplace_back(x, y);
+      const bool in_s = (x + y) % n == 0;
+      if (in_s == (c == 0)) {
+        y = (y + 1) % n;
+      } else {
+        x = (x + 1) % n;
+      }
+    }
+  }
+  return cycles;
+}
+
 Algorithm ChooseAlgorithm(const Topology& topology, const Router& router,
                           const ChipCollective& collective) {
   if (collective.kind == CollectiveKind::kCollectiveBroadcast) return Algorithm::kRing;
@@ -522,7 +646,10 @@ Algorithm ChooseAlgorithm(const Topology& topology, const Router& router,
     if (largest == nullptr || group.size() > largest->size()) largest = &group;
   }
   if (largest == nullptr) return Algorithm::kRing;  // nothing moves
-  if (all_sub_grids) return Algorithm::kTorus;
+  if (all_sub_grids) {
+    return HamiltonianRingsAreFaster(topology, collective) ? Algorithm::kHamiltonianRings
+                                                           : Algorithm::kTorus;
+  }
   if (!all_power_of_two) return Algorithm::kRing;
   // Ring or halving-doubling, whichever the cost model says is faster for
   // the largest group. Ring: 2(N-1) steps (all-reduce; N-1 otherwise) of
@@ -571,6 +698,9 @@ StatusOr<CollectivePlan> PlanCollective(const Topology& topology, const Router& 
       break;
     case Algorithm::kTorus:
       TPUSIM_RETURN_IF_ERROR(TorusAlgorithm(builder, topology, collective));
+      break;
+    case Algorithm::kHamiltonianRings:
+      TPUSIM_RETURN_IF_ERROR(HamiltonianRingsAlgorithm(builder, topology, collective));
       break;
     case Algorithm::kTree:
       TPUSIM_RETURN_IF_ERROR(TreeAlgorithm(builder, collective));

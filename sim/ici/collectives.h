@@ -8,12 +8,15 @@
 // ring edge carrying everything that edge carries in the phase, all edges at
 // once (a pipelined ring keeps every link busy), plus one zero-byte "floor"
 // flow of steps x per-step latency. A phase ends when its data flows and its
-// floor have finished, so a phase costs max(steps x hop latency, bytes / rate +
-// route latency): the scaling book's `T = max(T_min·N/2, V/W)` with the
-// pipeline's fill hop added.
+// floor have finished; the data flows do not pay their route latency on top
+// (Flow::route_latency_in_floor), so a phase costs max(steps x hop latency,
+// bytes / rate): the scaling book's step model T_hop = max(T_min, bytes/W),
+// `T = max(T_min·N/2, V/W)`. Unpipelined transfers (halving-doubling steps,
+// direct and point-to-point flows) pay their route latency after the last byte.
 #ifndef TPUSIM_SIM_ICI_COLLECTIVES_H_
 #define TPUSIM_SIM_ICI_COLLECTIVES_H_
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -44,12 +47,27 @@ struct CollectivePlan {
   std::vector<Flow> flows;
 };
 
+/// The two edge-disjoint Hamiltonian cycles of an n x n torus (n >= 3, both
+/// axes wrapping), as (x, y) coordinates in cycle order from (0, 0). With
+/// S = {(x, y) : x + y ≡ 0 (mod n)}, cycle 0 steps +y from the chips in S and
+/// +x from the others; cycle 1 steps +x from S and +y from the others. Why one
+/// cycle: from (x, -x) in S, cycle 0 goes +y to (x, 1-x), then +x for n-1
+/// steps to (x-1, 1-x), back in S: n chips per visit of S, whose chips are
+/// visited in the order x, x-1, x-2 ... (likewise cycle 1). Why disjoint:
+/// cycle 0 uses the y-edge leaving p only for p in S, cycle 1 only for p not
+/// in S (the x-edges the other way round), and for n >= 3 the edges {p, p+ŷ}
+/// are distinct for distinct p. tests/ici/hamiltonian_cycles_test.cc checks
+/// both. Empty cycles for n < 3.
+std::array<std::vector<std::pair<int64_t, int64_t>>, 2> TorusHamiltonianCycles(int64_t n);
+
 /// The algorithm `auto` stands for (docs/interconnect.md, "The auto rule"):
 /// direct for all-to-all, permute and send/recv; ring for broadcast; for
 /// all-reduce, all-gather and reduce-scatter, per-dimension torus rings when
-/// every group is a whole sub-grid of a torus or mesh; otherwise, on
-/// power-of-two groups, ring or recursive halving-doubling by a latency +
-/// bandwidth estimate of each, and a ring for the rest.
+/// every group is a whole sub-grid of a torus or mesh (Hamiltonian rings
+/// instead when every group is an n x n torus plane and their estimated cost
+/// is lower); otherwise, on power-of-two groups, ring or recursive
+/// halving-doubling by a latency + bandwidth estimate of each, and a ring for
+/// the rest.
 Algorithm ChooseAlgorithm(const Topology& topology, const Router& router,
                           const ChipCollective& collective);
 
@@ -57,7 +75,8 @@ Algorithm ChooseAlgorithm(const Topology& topology, const Router& router,
 /// Errors (kInvalidArgument): an algorithm that cannot run this kind of
 /// collective (e.g. a ring permute), halving-doubling on a group whose size is
 /// not a power of two, the torus algorithm on a group that is not a whole
-/// sub-grid; kFailedPrecondition when failures disconnect two chips that must
+/// sub-grid, Hamiltonian rings on a group that is not an n x n torus plane
+/// (n >= 3); kFailedPrecondition when failures disconnect two chips that must
 /// talk (the Router's error).
 StatusOr<CollectivePlan> PlanCollective(const Topology& topology, const Router& router,
                                         const ChipCollective& collective, Algorithm algorithm);

@@ -119,7 +119,7 @@ class Simulation {
         if (!link.up) {
           return FailedPrecondition(name + ": route crosses failed link " + link.label);
         }
-        s.route_latency = s.route_latency + link.latency;
+        if (!f.route_latency_in_floor) s.route_latency = s.route_latency + link.latency;
         result.link_bytes[static_cast<size_t>(routes_[static_cast<size_t>(r)])] += f.bytes;
       }
       s.pending = static_cast<int32_t>(f.after.size());

@@ -1,6 +1,7 @@
 // Flow-level link model: flows between nodes share every link's bandwidth
 // max-min fairly; rates are recomputed event by event when a flow starts or
-// ends; each flow also pays its route's per-hop latency. Scales to thousands
+// ends; each flow also pays its route's per-hop latency (unless a pipelined
+// phase's floor accounts for it: Flow::route_latency_in_floor). Scales to thousands
 // of chips because it never simulates packets or cycles.
 //
 // CONTRACT shared with sim/ici/collectives.
@@ -28,7 +29,9 @@ namespace tpusim::ici {
 ///            rates, which change at events) + sum of the route's link latencies
 /// The flow holds bandwidth on every link of its route from
 /// start + extra_latency until its last byte is sent (the latency is not
-/// spent holding links: a cut-through pipeline).
+/// spent holding links: a cut-through pipeline). A flow with
+/// `route_latency_in_floor` set finishes when its last byte is sent: its
+/// route latency is not added.
 struct Flow {
   NodeId src = 0;
   NodeId dst = 0;
@@ -41,6 +44,14 @@ struct Flow {
   std::vector<LinkId> route;
   /// Picks among equal-cost routes (ECMP) when the Router chooses the route.
   uint64_t flow_key = 0;
+  /// The route latency is accounted elsewhere: by a zero-byte "floor" flow of
+  /// the same pipelined phase (steps x hop latency) that the phase also waits
+  /// for. This is the scaling book's step model (sharding.md, tpu-facts.md
+  /// section 5): each ring hop costs T_hop = max(T_min, bytes_per_hop / W),
+  /// so a phase costs max(T_min x steps, V/W) — latency hides behind transfer
+  /// instead of being added after the last byte. Set it only on the data
+  /// flows of a phase that has such a floor (sim/ici/collectives.cc).
+  bool route_latency_in_floor = false;
 };
 
 /// A link's bandwidth changing while a batch runs (a fault injected at a

@@ -19,11 +19,12 @@ namespace tpusim::ici {
 
 namespace {
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 7> kAlgorithmNames = {{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kAlgorithmNames = {{
     {Algorithm::kAuto, "auto"},
     {Algorithm::kRing, "ring"},
     {Algorithm::kBidirectionalRing, "bidirectional-ring"},
     {Algorithm::kTorus, "torus"},
+    {Algorithm::kHamiltonianRings, "hamiltonian-rings"},
     {Algorithm::kTree, "tree"},
     {Algorithm::kHalvingDoubling, "halving-doubling"},
     {Algorithm::kDirect, "direct"},
@@ -81,7 +82,9 @@ Picoseconds LatencyPath(const Topology& topology, std::span<const Flow> flows, s
     Picoseconds ready = flow.earliest;
     for (const int32_t a : flow.after) ready = std::max(ready, finish[a - offset]);
     Picoseconds route;
-    for (const LinkId link : flow.route) route = route + topology.links()[link].latency;
+    if (!flow.route_latency_in_floor) {
+      for (const LinkId link : flow.route) route = route + topology.links()[link].latency;
+    }
     finish[i] = ready + flow.extra_latency + route;
     longest = std::max(longest, finish[i] - flow.earliest);
   }

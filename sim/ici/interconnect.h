@@ -43,6 +43,9 @@ enum class Algorithm : uint8_t {
   kRing,               ///< unidirectional ring over the group
   kBidirectionalRing,  ///< two rings, half the data each way
   kTorus,              ///< per-dimension decomposition: RS along each axis, then AG back
+  /// n x n torus planes: two edge-disjoint Hamiltonian cycles, each a
+  /// bidirectional ring on half the data (every port busy: V/(2W) per stage)
+  kHamiltonianRings,
   kTree,               ///< binary tree reduce + broadcast
   kHalvingDoubling,    ///< recursive halving-doubling
   kDirect,             ///< every pair talks directly (all-to-all, permute)

@@ -63,6 +63,20 @@ TEST(FlowNetwork, OneFlowTakesBytesOverBandwidthPlusHopLatency) {
   EXPECT_EQ(r.end, r.flows[0].finish);
 }
 
+// A flow whose route latency a pipelined phase's floor accounts for finishes
+// when its last byte is sent; a dependent still waits for that finish.
+TEST(FlowNetwork, RouteLatencyInFloorFinishesAtTheLastByte) {
+  const Topology line = Build(arch::TopologyKind::kMesh, {3});
+  Flow data = Transfer(0, 2, 1'000'000);  // two hops
+  data.route_latency_in_floor = true;
+  Flow next = Transfer(2, 1, 0);
+  next.after = {0};
+  const FlowNetworkResult r = MustRun(line, {data, next});
+  EXPECT_EQ(r.flows[0].finish.value(), 1'000'000'000);
+  EXPECT_EQ(r.flows[1].start.value(), 1'000'000'000);
+  EXPECT_EQ(r.flows[1].finish.value(), 1'000'000'000 + kHop);  // its own hop is still paid
+}
+
 TEST(FlowNetwork, TwoFlowsOnOneLinkEachGetHalf) {
   const Topology line = Build(arch::TopologyKind::kMesh, {2});
   // Each at 0.5 GB/s: 1e6 bytes take 2e9 ps.
