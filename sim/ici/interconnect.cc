@@ -19,17 +19,6 @@ namespace tpusim::ici {
 
 namespace {
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kAlgorithmNames = {{
-    {Algorithm::kAuto, "auto"},
-    {Algorithm::kRing, "ring"},
-    {Algorithm::kBidirectionalRing, "bidirectional-ring"},
-    {Algorithm::kTorus, "torus"},
-    {Algorithm::kHamiltonianRings, "hamiltonian-rings"},
-    {Algorithm::kTree, "tree"},
-    {Algorithm::kHalvingDoubling, "halving-doubling"},
-    {Algorithm::kDirect, "direct"},
-}};
-
 /// "512 B", "1.50 MiB": sizes in explanations.
 std::string FormatBytes(int64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -103,13 +92,6 @@ std::string_view CollectiveKindName(CollectiveKind kind) {
     case CollectiveKind::kCollectivePermute: return "collective-permute";
     case CollectiveKind::kCollectiveBroadcast: return "collective-broadcast";
     case CollectiveKind::kSendRecv: return "send-recv";
-  }
-  return "unknown";
-}
-
-std::string_view AlgorithmName(Algorithm algorithm) {
-  for (const auto& [value, name] : kAlgorithmNames) {
-    if (value == algorithm) return name;
   }
   return "unknown";
 }

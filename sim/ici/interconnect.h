@@ -7,6 +7,7 @@
 #ifndef TPUSIM_SIM_ICI_INTERCONNECT_H_
 #define TPUSIM_SIM_ICI_INTERCONNECT_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -50,7 +51,25 @@ enum class Algorithm : uint8_t {
   kHalvingDoubling,    ///< recursive halving-doubling
   kDirect,             ///< every pair talks directly (all-to-all, permute)
 };
-std::string_view AlgorithmName(Algorithm algorithm);  ///< "ring", "bidirectional-ring", ...
+/// Every algorithm and its name, as users spell it (`--algorithm`, scenarios).
+inline constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kAlgorithmNames = {{
+    {Algorithm::kAuto, "auto"},
+    {Algorithm::kRing, "ring"},
+    {Algorithm::kBidirectionalRing, "bidirectional-ring"},
+    {Algorithm::kTorus, "torus"},
+    {Algorithm::kHamiltonianRings, "hamiltonian-rings"},
+    {Algorithm::kTree, "tree"},
+    {Algorithm::kHalvingDoubling, "halving-doubling"},
+    {Algorithm::kDirect, "direct"},
+}};
+/// "ring", "bidirectional-ring", ...; inline so that sim/timing, which links
+/// only this header, names algorithms the same way.
+inline std::string_view AlgorithmName(Algorithm algorithm) {
+  for (const auto& [value, name] : kAlgorithmNames) {
+    if (value == algorithm) return name;
+  }
+  return "unknown";
+}
 /// Parses AlgorithmName's spellings; kInvalidArgument listing them otherwise.
 StatusOr<Algorithm> ParseAlgorithm(std::string_view name);
 

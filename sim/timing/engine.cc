@@ -92,28 +92,6 @@ struct CoreBarrier {
   sc_core::sc_event all_arrived;
 };
 
-/// The report spelling of an algorithm. The timing library links only the
-/// interconnect's header (sim/ici/interconnect.h), not its implementation.
-std::string AlgorithmLabel(ici::Algorithm algorithm) {
-  switch (algorithm) {
-    case ici::Algorithm::kAuto:
-      return "auto";
-    case ici::Algorithm::kRing:
-      return "ring";
-    case ici::Algorithm::kBidirectionalRing:
-      return "bidirectional-ring";
-    case ici::Algorithm::kTorus:
-      return "torus";
-    case ici::Algorithm::kTree:
-      return "tree";
-    case ici::Algorithm::kHalvingDoubling:
-      return "halving-doubling";
-    case ici::Algorithm::kDirect:
-      return "direct";
-  }
-  return "?";
-}
-
 constexpr int64_t kPicosecondsPerSecond = 1'000'000'000'000;
 
 /// One group (for send/recv: one pair) of one instance of a collective:
@@ -262,7 +240,7 @@ class SpmdState {
       record.cycles = chip::MulDivCeil(std::max<int64_t>(0, timed->duration.value()), clock_hz_,
                                        kPicosecondsPerSecond);
       record.ici_bytes = timed->ici_bytes;
-      record.algorithm = AlgorithmLabel(timed->algorithm);
+      record.algorithm = std::string(ici::AlgorithmName(timed->algorithm));
       record.explanation = timed->explanation;
       record.links = timed->links;
     }
