@@ -1,5 +1,6 @@
 #include "harness/checks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -112,6 +113,16 @@ std::map<std::string, double> TimingMetrics(const timing::TimingResult& result) 
   metrics["utilisation"] = seconds > 0 && result.peak_flops > 0
                                ? static_cast<double>(result.flops) / (result.peak_flops * seconds)
                                : 0;
+  // The interconnect's share (zero without a topology): bytes on every link
+  // summed, and the busiest link's fraction of its bandwidth over the run.
+  int64_t ici_bytes = 0;
+  for (const timing::CollectiveRecord& c : result.collectives) ici_bytes += c.ici_bytes;
+  double link_utilisation = 0;
+  for (const timing::LinkUse& link : result.links) {
+    link_utilisation = std::max(link_utilisation, link.utilisation);
+  }
+  metrics["ici_bytes"] = static_cast<double>(ici_bytes);
+  metrics["link_utilisation"] = link_utilisation;
   return metrics;
 }
 

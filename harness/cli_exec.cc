@@ -8,11 +8,13 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/cli.h"
 #include "harness/module_run.h"
 #include "harness/program_io.h"
+#include "harness/topology_option.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
 #include "sim/eval/evaluator.h"
@@ -92,7 +94,12 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
                            "with at most " + std::to_string(eval::Evaluator::kMaxSpmdDevices) +
                            " devices in all");
   }
-  TPUSIM_ASSIGN_OR_RETURN(const ModuleRun run, RunModule(options, *module, spmd, chip, err));
+  std::optional<arch::TopologyConfig> topology;
+  if (!options.topology.empty()) {
+    TPUSIM_ASSIGN_OR_RETURN(topology, LoadTopologyOption(options.topology, "tpusim exec: error: "));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const ModuleRun run,
+                          RunModule(options, *module, spmd, chip, std::move(topology), err));
 
   nlohmann::ordered_json json;
   if (mode != "timing") {

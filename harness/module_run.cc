@@ -16,7 +16,6 @@
 
 #include "harness/program_io.h"
 #include "harness/progress.h"
-#include "harness/topology_option.h"
 #include "sim/arch/topology_config.h"
 #include "sim/base/units.h"
 #include "sim/eval/program_inputs.h"
@@ -244,7 +243,8 @@ std::string ExecMode(const ExecOptions& options) {
 
 StatusOr<ModuleRun> RunModule(const ExecOptions& options, const hlo::HloModule& module,
                               const eval::SpmdConfig& spmd,
-                              const std::optional<arch::ChipConfig>& chip, std::ostream& err) {
+                              const std::optional<arch::ChipConfig>& chip,
+                              std::optional<arch::TopologyConfig> topology, std::ostream& err) {
   const std::string mode = ExecMode(options);
   using TripCounts = std::map<std::string, int64_t>;
   TPUSIM_ASSIGN_OR_RETURN(TripCounts trip_counts, ParseTripCounts(options.trip_counts));
@@ -252,16 +252,14 @@ StatusOr<ModuleRun> RunModule(const ExecOptions& options, const hlo::HloModule& 
   std::unique_ptr<ici::Interconnect> interconnect;
   std::map<int64_t, double> slowdowns;
   TPUSIM_ASSIGN_OR_RETURN(const ici::Algorithm algorithm, ici::ParseAlgorithm(options.algorithm));
-  if (!options.topology.empty() || options.algorithm != "auto") {
-    if (!chip.has_value() || options.topology.empty()) {
+  if (topology.has_value() || options.algorithm != "auto") {
+    if (!chip.has_value() || !topology.has_value()) {
       return InvalidArgument("tpusim exec: error: --topology and --algorithm time collectives on "
                              "a network: give --chip NAME and --topology SHORTFORM|FILE");
     }
-    TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology,
-                            LoadTopologyOption(options.topology, "tpusim exec: error: "));
-    TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, *chip));
-    for (const arch::SlowDevice& slow : topology.slow_devices) slowdowns[slow.device] = slow.factor;
-    TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(topology, chip->ici));
+    TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(*topology, *chip));
+    for (const arch::SlowDevice& slow : topology->slow_devices) slowdowns[slow.device] = slow.factor;
+    TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(*topology, chip->ici));
   }
   ModuleRun run;
   if (mode != "timing") {

@@ -14,6 +14,7 @@
 
 #include "harness/cli.h"
 #include "sim/arch/chip_config.h"
+#include "sim/arch/topology_config.h"
 #include "sim/base/status.h"
 #include "sim/eval/evaluator.h"
 #include "sim/hlo/module.h"
@@ -73,13 +74,18 @@ struct ModuleRun {
 std::string ExecMode(const ExecOptions& options);
 
 /// Runs `module` as `options` say (mode, inputs, numerics, memory limit,
-/// elided constants, trip counts, branch) on the devices of `spmd`, timing it
-/// on `chip` unless the mode is values. Warnings go to `err`. Errors are
-/// input errors (bad inputs, unsupported operations, over the memory limit).
-/// Times at most once per process (SystemC).
+/// elided constants, trip counts, branch, collective algorithm) on the
+/// devices of `spmd`, timing it on `chip` unless the mode is values, with its
+/// collectives on `topology`'s network when one is given (else device 0 alone,
+/// collectives costing their local bytes). `options.topology` is not read:
+/// the caller resolves it (exec from --topology, run from the scenario).
+/// Warnings go to `err`. Errors are input errors (bad inputs, unsupported
+/// operations, over the memory limit, an impossible topology). Times at most
+/// once per process (SystemC).
 StatusOr<ModuleRun> RunModule(const ExecOptions& options, const hlo::HloModule& module,
                               const eval::SpmdConfig& spmd,
-                              const std::optional<arch::ChipConfig>& chip, std::ostream& err);
+                              const std::optional<arch::ChipConfig>& chip,
+                              std::optional<arch::TopologyConfig> topology, std::ostream& err);
 
 }  // namespace tpusim::harness
 

@@ -12,8 +12,11 @@
 #include <utility>
 
 #include "sim/arch/preset_loader.h"
+#include "sim/arch/topology_config.h"
 #include "sim/base/file.h"
 #include "sim/hlo/opcode.h"
+#include "sim/ici/interconnect.h"
+#include "sim/ici/topology.h"
 
 namespace tpusim::harness {
 namespace {
@@ -121,79 +124,6 @@ class Reader {
 std::string Resolve(const std::string& scenario_file, const std::string& path) {
   if (fs::path(path).is_absolute()) return path;
   return (fs::path(scenario_file).parent_path() / path).lexically_normal().string();
-}
-
-/// `topology`: "KIND:AxBxC" or {kind: KIND, dims: [A, B, C], wraparound: BOOL}.
-StatusOr<std::string> ReadTopology(const Reader& r, const YAML::Node& node, int64_t& devices) {
-  const std::string path = "topology";
-  std::string kind;
-  std::vector<int64_t> dims;
-  std::string options;
-  const auto valid_kind = [](const std::string& k) {
-    if (k.empty()) return false;
-    for (char c : k) {
-      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
-    }
-    return true;
-  };
-  if (node.IsScalar()) {
-    const std::string& text = node.Scalar();
-    const size_t colon = text.find(':');
-    kind = text.substr(0, colon);
-    const std::string expected =
-        "expected KIND:AxBxC (e.g. torus:4x4) or a mapping, got " + Reader::Got(node);
-    if (colon == std::string::npos || !valid_kind(kind)) return r.Error(node, path, expected);
-    std::string_view rest = std::string_view(text).substr(colon + 1);
-    while (true) {
-      const size_t x = rest.find('x');
-      const std::string_view part = rest.substr(0, x);
-      int64_t dim = 0;
-      const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), dim);
-      if (part.empty() || ec != std::errc() || end != part.data() + part.size()) {
-        return r.Error(node, path, expected);
-      }
-      if (dim < 1)
-        return r.Error(node, path, "every dimension must be at least 1, got " + Reader::Got(node));
-      dims.push_back(dim);
-      if (x == std::string_view::npos) break;
-      rest = rest.substr(x + 1);
-    }
-  } else {
-    TPUSIM_RETURN_IF_ERROR(r.Keys(node, path, {"kind", "dims", "wraparound"}));
-    if (!node["kind"]) return r.Error(node, path, "missing key `kind`");
-    if (!node["dims"]) return r.Error(node, path, "missing key `dims`");
-    TPUSIM_ASSIGN_OR_RETURN(kind, r.String(node["kind"], "topology.kind"));
-    if (!valid_kind(kind)) {
-      return r.Error(
-          node["kind"], "topology.kind",
-          "expected a lowercase name (torus, mesh, ...), got " + Reader::Got(node["kind"]));
-    }
-    const YAML::Node dims_node = node["dims"];
-    if (!dims_node.IsSequence() || dims_node.size() == 0) {
-      return r.Error(dims_node, "topology.dims",
-                     "expected a non-empty list of integers, got " + Reader::Got(dims_node));
-    }
-    for (size_t i = 0; i < dims_node.size(); ++i) {
-      TPUSIM_ASSIGN_OR_RETURN(
-          const int64_t dim,
-          r.Integer(dims_node[i], "topology.dims[" + std::to_string(i) + "]", 1));
-      dims.push_back(dim);
-    }
-    if (node["wraparound"]) {
-      TPUSIM_ASSIGN_OR_RETURN(const bool wrap, r.Bool(node["wraparound"], "topology.wraparound"));
-      options = wrap ? ",wraparound=true" : ",wraparound=false";
-    }
-  }
-  std::string canonical = kind + ":";
-  devices = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (devices > (int64_t{1} << 20) / dims[i]) {
-      return r.Error(node, path, "more than 2^20 chips");
-    }
-    devices *= dims[i];
-    canonical += (i ? "x" : "") + std::to_string(dims[i]);
-  }
-  return canonical + options;
 }
 
 StatusOr<OutputTolerance> ReadTolerance(const Reader& r, const YAML::Node& node,
@@ -411,7 +341,7 @@ Status ReadChip(const Reader& r, const YAML::Node& node, Scenario& s) {
 StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
   TPUSIM_RETURN_IF_ERROR(r.Keys(root, "",
                                 {"name", "module", "chip", "topology", "device_assignment",
-                                 "inputs", "mode", "numerics", "timeout", "checks", "expect"}));
+                                 "algorithm", "inputs", "mode", "numerics", "timeout", "checks", "expect"}));
   Scenario s;
   s.file = r.file();
   s.name = fs::path(r.file()).stem().string();
@@ -433,27 +363,35 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
   s.module = Resolve(r.file(), s.module);
   s.module_where = r.Where(root["module"]);
   if (root["chip"]) TPUSIM_RETURN_IF_ERROR(ReadChip(r, root["chip"], s));
-  int64_t chips = 0;
   if (root["topology"]) {
-    TPUSIM_ASSIGN_OR_RETURN(s.topology, ReadTopology(r, root["topology"], chips));
+    // The interconnect's own parser: every kind, fault and link override,
+    // with FILE:LINE:COL and key path (docs/interconnect.md).
+    TPUSIM_ASSIGN_OR_RETURN(s.topology_config, arch::ParseTopologyYaml(root["topology"], r.file()));
+    s.topology_where = r.Where(root["topology"]);
   }
   if (const YAML::Node da = root["device_assignment"]) {
+    if (!s.topology_config.has_value()) {
+      return r.Error(da, "device_assignment", "needs a topology to assign devices to");
+    }
     if (!da.IsSequence() || da.size() == 0) {
       return r.Error(da, "device_assignment",
-                     "expected a non-empty list of device ids, got " + Reader::Got(da));
+                     "expected a non-empty list of chip ids, got " + Reader::Got(da));
     }
     std::set<int64_t> seen;
     for (size_t i = 0; i < da.size(); ++i) {
       const std::string path = "device_assignment[" + std::to_string(i) + "]";
       TPUSIM_ASSIGN_OR_RETURN(const int64_t id, r.Integer(da[i], path, 0));
       if (!seen.insert(id).second)
-        return r.Error(da[i], path, "device " + std::to_string(id) + " is assigned twice");
-      if (chips > 0 && id >= chips) {
-        return r.Error(da[i], path,
-                       "device " + std::to_string(id) + " is outside the topology " + s.topology +
-                           " (" + std::to_string(chips) + " chips)");
-      }
-      s.device_assignment.push_back(id);
+        return r.Error(da[i], path, "chip " + std::to_string(id) + " is assigned twice");
+      s.topology_config->device_assignment.push_back(id);
+    }
+  }
+  if (root["algorithm"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.algorithm, r.String(root["algorithm"], "algorithm"));
+    const StatusOr<ici::Algorithm> algorithm = ici::ParseAlgorithm(s.algorithm);
+    if (!algorithm.ok()) return r.Error(root["algorithm"], "algorithm", algorithm.status().message());
+    if (!s.topology_config.has_value()) {
+      return r.Error(root["algorithm"], "algorithm", "needs a topology to run collectives on");
     }
   }
   if (root["mode"]) {
@@ -515,7 +453,8 @@ StatusOr<double> ParseNumberPrefix(std::string_view text, std::string_view& rest
 
 const std::vector<std::string>& MetricNames() {
   static const std::vector<std::string> kNames = {
-      "cycles", "time_us", "flops", "hbm_bytes", "collective_time_us", "utilisation"};
+      "cycles",      "time_us",   "flops",           "hbm_bytes", "collective_time_us",
+      "utilisation", "ici_bytes", "link_utilisation"};
   return kNames;
 }
 
@@ -579,6 +518,19 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
     return InvalidArgument(scenario.chip_where + ": error: key path `chip`: " + message);
   }
   scenario.resolved_chip = std::move(*config);
+  if (scenario.topology_config.has_value()) {
+    // Build the network now, so an impossible one (a twisted torus of the
+    // wrong shape, a device assignment that is no permutation, a fault on a
+    // link that does not exist) is an input error of the scenario.
+    arch::TopologyConfig& topology = *scenario.topology_config;
+    Status checked = arch::ApplyTpuWraparound(topology, *scenario.resolved_chip);
+    if (checked.ok()) checked = ici::Topology::Build(topology, scenario.resolved_chip->ici).status();
+    if (!checked.ok()) {
+      return InvalidArgument(scenario.topology_where + ": error: key path `topology`: " +
+                             checked.message());
+    }
+    scenario.topology = arch::CanonicalTopologyText(topology);
+  }
   return Status::Ok();
 }
 

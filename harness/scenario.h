@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/arch/chip_config.h"
+#include "sim/arch/topology_config.h"
 #include "sim/base/status.h"
 
 namespace tpusim::harness {
@@ -65,8 +66,12 @@ struct Scenario {
   /// `chip.overrides` as "key.path=value", with where each was written.
   std::vector<std::string> overrides;
   std::vector<std::string> override_where;
-  std::string topology;  ///< canonical text ("torus:4x4", "torus:4x4,wraparound=false"), or ""
-  std::vector<int64_t> device_assignment;  ///< passed to the interconnect model
+  /// `topology` with `device_assignment` in it: the network collectives run on.
+  std::optional<arch::TopologyConfig> topology_config;
+  /// Its canonical text (arch::CanonicalTopologyText, after the chip's
+  /// wraparound rule), stamped into goldens; "" without a topology.
+  std::string topology;
+  std::string algorithm = "auto";  ///< collective algorithm (ici::AlgorithmName spellings)
   std::optional<uint64_t> seed;            ///< seeded inputs; unset with `inputs_dir`
   std::string inputs_dir;                  ///< a directory of param_<N>.npy, resolved
   std::string mode = "full";               ///< full | timing | values
@@ -80,6 +85,7 @@ struct Scenario {
   std::string expect_reason;                      ///< ... with a message containing this
   std::optional<arch::ChipConfig> resolved_chip;  ///< set by ResolveScenario
   /// "FILE:LINE:COL" of the values ResolveScenario checks, for its messages.
+  std::string topology_where;
   std::string module_where, inputs_where, chip_where;
 };
 

@@ -151,7 +151,10 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
   exec.inputs =
       scenario.seed.has_value() ? "seed:" + std::to_string(*scenario.seed) : scenario.inputs_dir;
   const eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(**module);
-  StatusOr<ModuleRun> run = RunModule(exec, **module, spmd, scenario.resolved_chip, err);
+  exec.algorithm = scenario.algorithm;
+  StatusOr<ModuleRun> run =
+      RunModule(exec, **module, spmd, scenario.resolved_chip,
+                scenario.resolved_chip.has_value() ? scenario.topology_config : std::nullopt, err);
   if (!run.ok()) return run_failed(run.status());
   if (scenario.expect_fail) {
     result.status = "fail";

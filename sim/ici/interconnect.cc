@@ -4,7 +4,6 @@
 #include "sim/ici/interconnect.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <string>
 #include <utility>

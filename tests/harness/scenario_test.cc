@@ -21,6 +21,7 @@ chip:
   overrides: {hbm.bandwidth: 1TB/s}
 topology: {kind: torus, dims: [2, 4], wraparound: false}
 device_assignment: [3, 1]
+algorithm: ring
 inputs: {seed: 42, distribution: normal}
 mode: full
 numerics: ieee
@@ -43,8 +44,12 @@ checks:
   EXPECT_EQ(s->chip, "tpu-v5e");
   ASSERT_EQ(s->overrides.size(), 1u);
   EXPECT_EQ(s->overrides[0], "hbm.bandwidth=1TB/s");
-  EXPECT_EQ(s->topology, "torus:2x4,wraparound=false");
-  EXPECT_EQ(s->device_assignment, (std::vector<int64_t>{3, 1}));
+  ASSERT_TRUE(s->topology_config.has_value());
+  EXPECT_EQ(s->topology_config->kind, arch::TopologyKind::kTorus);
+  EXPECT_EQ(s->topology_config->dims, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(s->topology_config->wraparound, (std::vector<bool>{false, false}));
+  EXPECT_EQ(s->topology_config->device_assignment, (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(s->algorithm, "ring");
   EXPECT_EQ(s->seed, 42u);
   EXPECT_EQ(s->mode, "full");
   EXPECT_EQ(s->numerics, "ieee");
@@ -77,11 +82,12 @@ TEST(Scenario, Defaults) {
   EXPECT_FALSE(s->expect_fail);
 }
 
-TEST(Scenario, TopologyShortFormIsCanonical) {
+TEST(Scenario, TopologyShortFormIsParsed) {
   StatusOr<Scenario> s =
       ParseScenario("module: m.hlo\nmode: values\ntopology: torus:4x4x2\n", "c.yaml");
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(s->topology, "torus:4x4x2");
+  ASSERT_TRUE(s->topology_config.has_value());
+  EXPECT_EQ(s->topology_config->dims, (std::vector<int64_t>{4, 4, 2}));
 }
 
 TEST(Scenario, ErrorsNamePositionAndKeyPath) {
