@@ -95,10 +95,20 @@ std::string CompareOutput(const std::string& name, const value::Literal& actual,
 }
 
 std::map<std::string, double> TimingMetrics(const timing::TimingResult& result) {
+  // On a network, the collective timeline says how long each collective took
+  // (start to last transfer); without one, the collective instructions' own
+  // records, async `-done` waits included.
   int64_t collective_cycles = 0;
-  for (const timing::OpRecord& op : result.ops) {
-    const std::optional<hlo::HloOpcode> opcode = hlo::HloOpcodeFromName(op.opcode);
-    if (opcode.has_value() && hlo::IsCollective(*opcode)) collective_cycles += op.cycles;
+  for (const timing::CollectiveRecord& c : result.collectives) collective_cycles += c.cycles;
+  if (result.collectives.empty()) {
+    for (const timing::OpRecord& op : result.ops) {
+      const std::optional<hlo::HloOpcode> opcode = hlo::HloOpcodeFromName(op.opcode);
+      if (!opcode.has_value()) continue;
+      const bool done = *opcode == hlo::HloOpcode::kAllReduceDone ||
+                        *opcode == hlo::HloOpcode::kAllGatherDone ||
+                        *opcode == hlo::HloOpcode::kCollectivePermuteDone;
+      if (done || hlo::IsCollective(*opcode)) collective_cycles += op.cycles;
+    }
   }
   const double seconds = result.time_us * 1e-6;
   std::map<std::string, double> metrics;
@@ -159,6 +169,16 @@ std::vector<std::string> CheckMetrics(const Scenario& scenario,
     }
   }
   return failures;
+}
+
+std::string NetworkExplanation(const timing::TimingResult& result) {
+  const timing::CollectiveRecord* slowest = nullptr;
+  for (const timing::CollectiveRecord& c : result.collectives) {
+    if (slowest == nullptr || c.cycles > slowest->cycles) slowest = &c;
+  }
+  if (slowest == nullptr) return "";
+  return "why: on " + result.interconnect + ", the slowest collective " + slowest->name + " (" +
+         slowest->kind + ", " + slowest->algorithm + ") was " + slowest->explanation;
 }
 
 std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule& module) {

@@ -33,6 +33,12 @@ std::vector<std::string> CheckMetrics(const Scenario& scenario,
                                       const std::map<std::string, double>& actual,
                                       const std::map<std::string, double>* golden);
 
+/// One line on what bounded the slowest collective of a run on a network
+/// ("why: on torus 4x4 ..., the slowest collective ar (all-reduce, ring) was
+/// bandwidth-bound: ..."), reported beside a failed network metric; "" when
+/// the run had no network.
+std::string NetworkExplanation(const timing::TimingResult& result);
+
 /// Checks `forbid_ops` and `require_ops` over the module's instructions (the
 /// entry computation only, or every computation including fusion bodies).
 std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule& module);

@@ -118,6 +118,8 @@ struct DiffOptions {
   std::string bytes_tolerance = "1%";  ///< largest change of HBM bytes that passes
   std::string structure = "fail";      ///< "fail": a structural change exits 1; "report": only listed
   int64_t top = 10;                    ///< instructions listed by time change
+  std::string topology;                ///< short form or YAML file; empty: device 0 alone
+  std::string algorithm = "auto";      ///< collective algorithm on `topology`
 };
 /// Adds the `diff` subcommand to `app`; parsing fills `options`.
 CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options);

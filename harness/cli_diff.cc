@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -19,8 +20,10 @@
 #include "harness/output_diff.h"
 #include "harness/perf_diff.h"
 #include "harness/program_io.h"
+#include "harness/topology_option.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
+#include "sim/ici/interconnect.h"
 #include "sim/timing/timing.h"
 
 namespace tpusim::harness {
@@ -263,6 +266,16 @@ StatusOr<DiffReport> Compare(const DiffOptions& options, const hlo::HloModule& b
   }
   if (!report.timing_run) return report;
 
+  // Both on the same network, when there is one: every device timed and the
+  // collectives routed over its links.
+  std::unique_ptr<ici::Interconnect> interconnect;
+  TPUSIM_ASSIGN_OR_RETURN(const ici::Algorithm algorithm, ici::ParseAlgorithm(options.algorithm));
+  if (!options.topology.empty()) {
+    TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology,
+                            LoadTopologyOption(options.topology, "tpusim diff: error: "));
+    TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, *chip));
+    TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(topology, chip->ici));
+  }
   // Both timed in one SystemC run: the kernel starts once per process.
   std::vector<timing::SimulationJob> jobs(2);
   jobs[0].module = &before;
@@ -271,6 +284,8 @@ StatusOr<DiffReport> Compare(const DiffOptions& options, const hlo::HloModule& b
     jobs[k].chip = &*chip;
     jobs[k].options.trip_counts = control_flow[k].trip_counts;
     jobs[k].options.branches = control_flow[k].branches;
+    jobs[k].options.interconnect = interconnect.get();
+    jobs[k].options.algorithm = algorithm;
   }
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<timing::TimingResult> timed,
                           timing::SimulateBatch(jobs));
@@ -335,7 +350,7 @@ void PrintPerformance(const DiffReport& report, const DiffOptions& options,
     row("ICI bytes", static_cast<double>(*p.before.ici_bytes),
         static_cast<double>(*p.after.ici_bytes), "%.0f");
   } else {
-    out << "  ICI bytes          not modelled yet (collectives are not routed over links)\n";
+    out << "  ICI bytes          not routed (no --topology: device 0 timed alone)\n";
   }
   out << "  top instructions by time change:\n";
   int64_t shown = 0;
@@ -534,6 +549,16 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
                    "The entry parameters both modules run on: seed:N (drawn for BEFORE) or a "
                    "directory of param_<N>.npy files, as for exec")
       ->option_text("seed:N|DIR")
+      ->capture_default_str();
+  diff->add_option("--topology", options.topology,
+                   "The network both modules run on (a short form such as torus:4x4, or a YAML "
+                   "file; docs/interconnect.md): every device is timed and collectives are "
+                   "routed over its links, so ICI bytes are compared. Default: device 0 alone")
+      ->option_text("SHORTFORM|FILE");
+  diff->add_option("--algorithm", options.algorithm,
+                   "Collective algorithm with --topology (auto, ring, bidirectional-ring, torus, "
+                   "hamiltonian-rings, tree, halving-doubling, direct)")
+      ->option_text("NAME")
       ->capture_default_str();
   diff->add_option("--numerics", options.numerics,
                    "tpu: dot and convolution as the MXU computes them; ieee: full precision")

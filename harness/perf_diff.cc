@@ -59,6 +59,10 @@ RunTotals Totals(const timing::TimingResult& timed, const hlo::HloModule& module
     const auto it = collectives.find(op.name);
     if (it != collectives.end()) totals.collective_bytes += CollectiveResultBytes(*it->second);
   }
+  if (!timed.interconnect.empty()) {
+    totals.ici_bytes = 0;
+    for (const timing::CollectiveRecord& c : timed.collectives) *totals.ici_bytes += c.ici_bytes;
+  }
   return totals;
 }
 

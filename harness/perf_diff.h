@@ -25,8 +25,8 @@ struct RunTotals {
   /// result, not its operands), from the shapes: what the collectives
   /// deliver, not the traffic on the links.
   int64_t collective_bytes = 0;
-  /// Bytes on the inter-chip links. Unset until the interconnect model
-  /// reports them: the timing model does not route collectives over links yet.
+  /// Bytes the collectives put on the inter-chip links, summed over links;
+  /// unset when the run had no network (`tpusim diff` without --topology).
   std::optional<int64_t> ici_bytes;
 };
 

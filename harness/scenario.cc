@@ -341,7 +341,7 @@ Status ReadChip(const Reader& r, const YAML::Node& node, Scenario& s) {
 StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
   TPUSIM_RETURN_IF_ERROR(r.Keys(root, "",
                                 {"name", "module", "chip", "topology", "device_assignment",
-                                 "algorithm", "inputs", "mode", "numerics", "timeout", "checks", "expect"}));
+                                 "algorithm", "golden", "inputs", "mode", "numerics", "timeout", "checks", "expect"}));
   Scenario s;
   s.file = r.file();
   s.name = fs::path(r.file()).stem().string();
@@ -358,6 +358,13 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     }
   }
   if (s.name.empty() || s.name[0] == '.') return r.Error(root, "name", "must not start with '.'");
+  s.golden = s.name;
+  if (root["golden"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.golden, r.String(root["golden"], "golden"));
+    if (s.golden.empty() || s.golden[0] == '.' || s.golden.find('/') != std::string::npos) {
+      return r.Error(root["golden"], "golden", "expected a scenario name, got '" + s.golden + "'");
+    }
+  }
   if (!root["module"]) return r.Error(root, "module", "missing required key");
   TPUSIM_ASSIGN_OR_RETURN(s.module, r.String(root["module"], "module"));
   s.module = Resolve(r.file(), s.module);

@@ -60,7 +60,11 @@ const std::vector<std::string>& MetricNames();
 
 struct Scenario {
   std::string file;    ///< the scenario file as given
-  std::string name;    ///< `name`, default the file stem; names its golden
+  std::string name;    ///< `name`, default the file stem
+  /// `golden`: whose golden the checks compare with, default `name`. A
+  /// scenario that names another's (e.g. a release's regression checked
+  /// against the previous release's golden) reads it and never writes it.
+  std::string golden;
   std::string module;  ///< module path, resolved against the scenario's directory
   std::string chip;    ///< preset name or path; empty: no timing
   /// `chip.overrides` as "key.path=value", with where each was written.

@@ -1,5 +1,6 @@
 #include "harness/scenario_exec.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -50,13 +51,15 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
   }
   bool uses_golden = scenario.outputs.golden;
   for (const auto& [name, check] : scenario.metrics) uses_golden = uses_golden || check.golden;
-  const std::string dir = GoldenDir(options.golden_dir, scenario.name);
+  const std::string dir = GoldenDir(options.golden_dir, scenario.golden);
+  // A scenario that reads another's golden (`golden: NAME`) never writes it.
+  const bool writes_golden = options.update_golden && scenario.golden == scenario.name;
 
   if (!uses_golden) {
     for (std::string& f : CheckMetrics(scenario, result.metrics, nullptr)) {
       failures.push_back(std::move(f));
     }
-  } else if (options.update_golden) {
+  } else if (writes_golden) {
     Golden golden{StampOf(scenario), result.metrics, std::move(outputs)};
     const Status written = WriteGolden(dir, golden);
     if (!written.ok()) {
@@ -111,6 +114,15 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       }
     }
   }
+  // A network metric that failed comes with what bounded the collectives.
+  const bool network_failed = std::any_of(failures.begin(), failures.end(), [](const auto& f) {
+    return f.starts_with("collective_time_us:") || f.starts_with("ici_bytes:") ||
+           f.starts_with("link_utilisation:");
+  });
+  if (network_failed && run.timing.has_value()) {
+    std::string why = NetworkExplanation(*run.timing);
+    if (!why.empty()) failures.push_back(std::move(why));
+  }
   result.status = failures.empty() ? "pass" : "fail";
 }
 
@@ -156,15 +168,6 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
       RunModule(exec, **module, spmd, scenario.resolved_chip,
                 scenario.resolved_chip.has_value() ? scenario.topology_config : std::nullopt, err);
   if (!run.ok()) return run_failed(run.status());
-  if (scenario.expect_fail) {
-    result.status = "fail";
-    result.messages.push_back("expected the run to fail" +
-                              (scenario.expect_reason.empty()
-                                   ? std::string()
-                                   : " with '" + scenario.expect_reason + "'") +
-                              ", but it succeeded");
-    return;
-  }
   if (!options.trace.empty() && run->timing.has_value()) {
     const Status written =
         WriteFileAtomically(options.trace, timing::TimingTraceJson(*run->timing));
@@ -175,6 +178,32 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
     }
   }
   ApplyChecks(scenario, options, **module, *run, result);
+  if (!scenario.expect_fail || result.status == "error") return;
+  // A negative scenario: a regression its checks must catch, for its reason.
+  const auto caught =
+      result.status != "fail"
+          ? result.messages.end()
+          : std::find_if(result.messages.begin(), result.messages.end(), [&](const auto& m) {
+              return m.find(scenario.expect_reason) != std::string::npos;
+            });
+  if (caught != result.messages.end()) {
+    // The caught failure first, then the rest (e.g. why a network metric failed).
+    std::vector<std::string> messages = {"failed as expected: " + *caught};
+    for (auto it = result.messages.begin(); it != result.messages.end(); ++it) {
+      if (it != caught) messages.push_back(std::move(*it));
+    }
+    result.status = "pass";
+    result.messages = std::move(messages);
+    return;
+  }
+  std::vector<std::string> seen = std::move(result.messages);
+  result.status = "fail";
+  result.messages = {"expected the run or its checks to fail" +
+                     (scenario.expect_reason.empty()
+                          ? std::string()
+                          : " with '" + scenario.expect_reason + "'") +
+                     (seen.empty() ? ", but everything passed" : ", but:")};
+  for (std::string& message : seen) result.messages.push_back(std::move(message));
 }
 
 }  // namespace

@@ -48,6 +48,24 @@ TEST(DiffCli, RelayoutCopyIsARegressionNamingTheCopy) {
   EXPECT_THAT(r.out, HasSubstr("(added) %copy.8 (copy)"));
 }
 
+// With --topology both modules run on every device of the network and their
+// link traffic is compared. A 64 MiB all-reduce over 16 devices on a 4x4 torus
+// runs as two Hamiltonian rings of V/2 each (docs/interconnect.md): per ring,
+// a reduce-scatter and an all-gather phase in which each of the 16 chips sends
+// 8 shards of V/32 one way and 7 the other, so 2 x 2 x 16 x 15 x V/32 = 30 V
+// = 2013265920 bytes on the links.
+TEST(DiffCli, TopologyComparesIciBytes) {
+  const std::string module = kScenarios + "allreduce_topology/allreduce_16.hlo";
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e",
+                                                "--mode", "timing", "--topology", "torus:4x4"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("ICI bytes                2013265920       2013265920"));
+  const RunResult alone = RunBinary(
+      TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e", "--mode", "timing"});
+  ASSERT_EQ(alone.exit_code, 0) << Describe(alone);
+  EXPECT_THAT(alone.out, HasSubstr("ICI bytes          not routed"));
+}
+
 TEST(DiffCli, PrecisionDefaultIsARegressionInTheOutputs) {
   const RunResult r = Diff("precision_default");
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
