@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/arch/yaml_position.h"
 #include "sim/base/file.h"
 #include "sim/base/units.h"
 
@@ -247,26 +248,8 @@ struct PresetFile {
   Settings settings;           ///< every leaf this file sets
 };
 
-std::string Where(const std::string& file, const YAML::Mark& mark) {
-  if (mark.is_null()) return file;
-  return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-}
-
 Status ErrorAt(const std::string& where, const std::string& message) {
   return InvalidArgument(where + ": error: " + message);
-}
-
-std::string_view NodeKind(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Sequence:
-      return "a sequence";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    default:
-      return "nothing";
-  }
 }
 
 /// Walks the mapping `node` found at key path `group` ("" at the top level),

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/arch/topology_config.h"
+#include "sim/arch/yaml_position.h"
 
 namespace tpusim::arch {
 namespace {
@@ -259,30 +260,11 @@ Status CheckShape(const TopologyConfig& c) {
 // ---------------------------------------------------------------------------
 // YAML.
 
-std::string Where(std::string_view file, const YAML::Mark& mark) {
-  if (mark.is_null()) return std::string(file);
-  return std::string(file) + ":" + std::to_string(mark.line + 1) + ":" +
-         std::to_string(mark.column + 1);
-}
-
 /// "FILE:LINE:COL: error: topology.KEY.PATH: what". `message` starts with the
 /// key path below `topology`, or with ": " for the mapping itself.
 Status ErrorAt(std::string_view file, const YAML::Node& node, const std::string& message) {
   return InvalidArgument(Where(file, node.Mark()) + ": error: topology" +
                          (message.starts_with(": ") ? "" : ".") + message);
-}
-
-std::string_view NodeKind(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Sequence:
-      return "a sequence";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    default:
-      return "nothing";
-  }
 }
 
 /// A sequence of whole numbers, e.g. dims or a device assignment.

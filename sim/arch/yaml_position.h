@@ -1,0 +1,36 @@
+// How the arch loaders (chip presets, topologies) point into YAML in their
+// error messages. Internal to sim/arch.
+#ifndef TPUSIM_SIM_ARCH_YAML_POSITION_H_
+#define TPUSIM_SIM_ARCH_YAML_POSITION_H_
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <string_view>
+
+namespace tpusim::arch {
+
+/// "FILE:LINE:COL" (1-based) of `mark`, or just FILE when the node has no position.
+inline std::string Where(std::string_view file, const YAML::Mark& mark) {
+  if (mark.is_null()) return std::string(file);
+  return std::string(file) + ":" + std::to_string(mark.line + 1) + ":" +
+         std::to_string(mark.column + 1);
+}
+
+/// What a node is, for "expected a mapping, got a sequence".
+inline std::string_view NodeKind(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a sequence";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    default:
+      return "nothing";
+  }
+}
+
+}  // namespace tpusim::arch
+
+#endif  // TPUSIM_SIM_ARCH_YAML_POSITION_H_
