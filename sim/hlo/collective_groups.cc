@@ -82,6 +82,15 @@ bool IsCollectiveOpcode(HloOpcode opcode) {
   }
 }
 
+std::optional<HloOpcode> CollectiveOpcodeOf(const HloInstruction& inst) {
+  HloOpcode opcode = inst.opcode();
+  if (opcode == HloOpcode::kAsyncStart && inst.async_wrapped_opcode()) {
+    opcode = *inst.async_wrapped_opcode();
+  }
+  if (!IsCollectiveOpcode(opcode)) return std::nullopt;
+  return opcode;
+}
+
 StatusOr<GroupMode> GroupModeOf(const HloInstruction& inst, HloOpcode opcode) {
   const bool global_ids = inst.bool_attr(AttrId::kUseGlobalDeviceIds, false);
   if (!HasChannel(inst)) {
@@ -294,12 +303,9 @@ SpmdConfig SpmdConfig::CoveringModule(const HloModule& module) {
   int64_t max_replica = -1, max_partition = -1, max_device = -1;
   for (const auto& computation : module.computations()) {
     for (const auto& inst : computation->instructions()) {
-      HloOpcode opcode = inst->opcode();
-      if (opcode == HloOpcode::kAsyncStart && inst->async_wrapped_opcode()) {
-        opcode = *inst->async_wrapped_opcode();
-      }
-      if (!IsCollectiveOpcode(opcode)) continue;
-      const StatusOr<GroupMode> mode = GroupModeOf(*inst, opcode);
+      const std::optional<HloOpcode> opcode = CollectiveOpcodeOf(*inst);
+      if (!opcode.has_value()) continue;
+      const StatusOr<GroupMode> mode = GroupModeOf(*inst, *opcode);
       if (!mode.ok()) continue;
       std::vector<int64_t> ids;
       if (const ReplicaGroups* groups = inst->replica_groups()) {
@@ -317,7 +323,7 @@ SpmdConfig SpmdConfig::CoveringModule(const HloModule& module) {
       }
       if (ids.empty()) {
         // Empty groups hold every id: the shapes may say how many there are.
-        const int64_t size = GroupSizeFromShapes(*inst, opcode);
+        const int64_t size = GroupSizeFromShapes(*inst, *opcode);
         if (size == 0) continue;
         ids.push_back(size - 1);
       }

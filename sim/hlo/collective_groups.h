@@ -120,6 +120,10 @@ StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
 /// True for the opcodes whose data the collective kernels exchange.
 bool IsCollectiveOpcode(HloOpcode opcode);
 
+/// The collective `inst` runs: its own opcode, or the one its async-start
+/// wraps, when IsCollectiveOpcode holds for it; nullopt otherwise.
+std::optional<HloOpcode> CollectiveOpcodeOf(const HloInstruction& inst);
+
 }  // namespace tpusim::hlo
 
 #endif  // TPUSIM_SIM_HLO_COLLECTIVE_GROUPS_H_

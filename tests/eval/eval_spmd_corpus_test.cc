@@ -54,14 +54,6 @@ const char* const kMustRun[] = {
 constexpr int64_t kMaxDevices = 16;
 constexpr int64_t kMaxInputBytes = int64_t{4} << 20;
 
-bool IsCollective(const hlo::HloInstruction& inst) {
-  HloOpcode opcode = inst.opcode();
-  if (opcode == HloOpcode::kAsyncStart && inst.async_wrapped_opcode()) {
-    opcode = *inst.async_wrapped_opcode();
-  }
-  return hlo::IsCollectiveOpcode(opcode);
-}
-
 /// A value of `shape` with seeded contents: floats uniform in [-1, 1),
 /// integers in [0, 3], pred either.
 Literal SeededValue(const hlo::Shape& shape, value::Random& rng) {
@@ -156,7 +148,7 @@ std::vector<std::string> CollectiveModuleNames() {
     if (!module.ok()) continue;
     bool has_collective = false;
     for (const auto& computation : (*module)->computations()) {
-      for (const auto& inst : computation->instructions()) has_collective |= IsCollective(*inst);
+      for (const auto& inst : computation->instructions()) has_collective |= hlo::CollectiveOpcodeOf(*inst).has_value();
     }
     if (has_collective) names.push_back(entry.path().filename().string());
   }

@@ -115,14 +115,6 @@ const std::map<std::string, std::string> kNoReference = {
      "so the peer is unknown, and the while loop's predicate never changes"},
 };
 
-bool IsCollective(const hlo::HloInstruction& inst) {
-  hlo::HloOpcode opcode = inst.opcode();
-  if (opcode == hlo::HloOpcode::kAsyncStart && inst.async_wrapped_opcode()) {
-    opcode = *inst.async_wrapped_opcode();
-  }
-  return hlo::IsCollectiveOpcode(opcode);
-}
-
 /// The corpus modules that contain a collective, by file name, sorted.
 std::vector<std::string> CollectiveModuleNames() {
   std::vector<std::string> names;
@@ -133,7 +125,7 @@ std::vector<std::string> CollectiveModuleNames() {
     if (!module.ok()) continue;
     bool has_collective = false;
     for (const auto& computation : (*module)->computations()) {
-      for (const auto& inst : computation->instructions()) has_collective |= IsCollective(*inst);
+      for (const auto& inst : computation->instructions()) has_collective |= hlo::CollectiveOpcodeOf(*inst).has_value();
     }
     if (has_collective) names.push_back(entry.path().filename().string());
   }
