@@ -2,7 +2,9 @@
 # The full test run CI does, from the repository root:
 #   1. build/       Release (-O2), warnings as errors; ctest
 #   2. build-asan/  ASan + UBSan; ctest (the RTL MXU at 8x8 and 16x16 only: the
-#                   128x128 model is the Release build's, too slow instrumented)
+#                   128x128 model is the Release build's, too slow instrumented).
+#                   -g1: line tables are all a sanitizer report needs, and full
+#                   debug info makes this build a third slower
 #   3. build-O0/    tpusim unoptimised; scripts/determinism_check.sh requires the
 #                   -O2, -O0 and ASan binaries to compute byte-identical outputs
 #   4. build-fuzz/  clang + libFuzzer; the HLO parser fuzzer for 60 s seeded with
@@ -26,7 +28,8 @@ die() {
   echo "test.sh: error: $*" >&2
   exit 1
 }
-step() { echo "=== test.sh: $* ==="; }
+# Each step's banner says how long the run has taken so far (CI's budget is 30 min).
+step() { echo "=== test.sh: $* (at ${SECONDS} s) ==="; }
 
 [[ -d "$corpus" ]] || die "corpus directory '$corpus' does not exist (set TPUSIM_CORPUS_DIR)"
 corpus="$(cd "$corpus" && pwd)"
@@ -44,7 +47,7 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 
 step "ASan + UBSan build (build-asan/)"
 cmake -S . -B build-asan -G Ninja \
-  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
   -DTPUSIM_SANITIZE=ON -DTPUSIM_BENCH=OFF -DTPUSIM_CORPUS_DIR="$corpus" \
   -DTPUSIM_RTL_ARRAY_SIZES="8;16"
 cmake --build build-asan -j "$jobs"
