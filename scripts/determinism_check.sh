@@ -5,6 +5,7 @@
 # output files and summary tables (which hold a checksum per output).
 #
 # Usage: scripts/determinism_check.sh CORPUS_DIR TPUSIM [TPUSIM...]
+# Environment: TPUSIM_JOBS, the checks run at once (default 2).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -48,31 +49,51 @@ run() {
   fi
 }
 
-failures=0
-for module in "${modules[@]}"; do
+# check MODULE NUMERICS BINARY...: runs the module with each binary (the first
+# twice) and compares every run with the first; prints its verdict and fails
+# on a mismatch or a failed run.
+check() {
+  local module="$1" numerics="$2"
+  shift 2
+  local name labels=() i=0 label mismatches=0
   name="$(basename "$module" .hlo)"
+  run "$name.$numerics.ref" "$1" "$module" "$numerics"
+  run "$name.$numerics.again" "$1" "$module" "$numerics"
+  labels=("$name.$numerics.again")
+  for binary in "${@:2}"; do
+    i=$((i + 1))
+    run "$name.$numerics.b$i" "$binary" "$module" "$numerics"
+    labels+=("$name.$numerics.b$i")
+  done
+  for label in "${labels[@]}"; do
+    if ! cmp -s "$work/$name.$numerics.ref.txt" "$work/$label.txt" ||
+      ! diff -r -q "$work/$name.$numerics.ref" "$work/$label" >/dev/null; then
+      echo "determinism_check: FAIL: $name --numerics $numerics: $label differs from the first run"
+      diff "$work/$name.$numerics.ref.txt" "$work/$label.txt" || true
+      mismatches=$((mismatches + 1))
+    fi
+  done
+  [[ $mismatches -eq 0 ]] || return 1
+  echo "determinism_check: ok: $name --numerics $numerics ($(($# + 1)) runs identical)"
+}
+
+# TPUSIM_JOBS checks at a time (each runs its binaries one after another); the
+# verdicts are printed in the order of the list.
+parallel="${TPUSIM_JOBS:-2}"
+pids=()
+logs=()
+for module in "${modules[@]}"; do
   for numerics in tpu ieee; do
-    run "$name.$numerics.ref" "$1" "$module" "$numerics"
-    run "$name.$numerics.again" "$1" "$module" "$numerics"
-    labels=("$name.$numerics.again")
-    i=0
-    for binary in "${@:2}"; do
-      i=$((i + 1))
-      run "$name.$numerics.b$i" "$binary" "$module" "$numerics"
-      labels+=("$name.$numerics.b$i")
-    done
-    before=$failures
-    for label in "${labels[@]}"; do
-      if ! cmp -s "$work/$name.$numerics.ref.txt" "$work/$label.txt" ||
-        ! diff -r -q "$work/$name.$numerics.ref" "$work/$label" >/dev/null; then
-        echo "determinism_check: FAIL: $name --numerics $numerics: $label differs from the first run"
-        diff "$work/$name.$numerics.ref.txt" "$work/$label.txt" || true
-        failures=$((failures + 1))
-      fi
-    done
-    [[ $failures -ne $before ]] ||
-      echo "determinism_check: ok: $name --numerics $numerics ($(($# + 1)) runs identical)"
+    while (($(jobs -rp | wc -l) >= parallel)); do wait -n || true; done
+    logs+=("$work/$(basename "$module" .hlo).$numerics.log")
+    check "$module" "$numerics" "$@" >"${logs[-1]}" 2>&1 &
+    pids+=($!)
   done
 done
-[[ $failures -eq 0 ]] || { echo "determinism_check: $failures mismatch(es)" >&2; exit 1; }
+failures=0
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || failures=$((failures + 1))
+  cat "${logs[$i]}"
+done
+[[ $failures -eq 0 ]] || { echo "determinism_check: $failures check(s) failed" >&2; exit 1; }
 echo "determinism_check: all ${#modules[@]} modules bit-identical across $(($# + 1)) runs"

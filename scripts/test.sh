@@ -8,8 +8,8 @@
 #   3. build-O0/    tpusim unoptimised; scripts/determinism_check.sh requires the
 #                   -O2, -O0 and ASan binaries to compute byte-identical outputs
 #   4. build-fuzz/  clang + libFuzzer; the HLO parser fuzzer for 60 s seeded with
-#                   the corpus, and the scenario loader fuzzer for 60 s seeded
-#                   with scenarios/ and tests/harness/malformed_scenarios/
+#                   the corpus and, beside it, the scenario loader fuzzer for
+#                   60 s seeded with scenarios/ and tests/harness/malformed_scenarios/
 #                   (clang is required: scripts/setup.sh installs it)
 # Fails when the corpus of HLO modules is missing: it is the acceptance test.
 #
@@ -71,12 +71,31 @@ seeds="$(mktemp -d "${TMPDIR:-/tmp}/tpusim_fuzz_seeds.XXXXXX")"
 scenario_seeds="$(mktemp -d "${TMPDIR:-/tmp}/tpusim_fuzz_scenarios.XXXXXX")"
 trap 'rm -rf "$seeds" "$scenario_seeds"' EXIT
 cp "$corpus"/*.hlo "$seeds"/
-# New inputs go to the temporary copy; crash reproducers to build-fuzz/. An
-# input that takes over 10 s counts as a crash (a hang, in practice).
-build-fuzz/bin/fuzz_hlo_parser -max_total_time="$fuzz_seconds" -timeout=10 -print_final_stats=1 \
-  -dict=tests/hlo/fuzz_hlo.dict -artifact_prefix="$root/build-fuzz/" "$seeds"
 find scenarios tests/harness/malformed_scenarios -name '*.yaml' -exec cp --backup=numbered {} "$scenario_seeds"/ \;
-build-fuzz/bin/fuzz_scenario_loader -max_total_time="$fuzz_seconds" -timeout=10 \
-  -print_final_stats=1 -artifact_prefix="$root/build-fuzz/scenario-" "$scenario_seeds"
+# The two fuzzers are single-threaded: they run side by side, each logging to
+# build-fuzz/NAME.log, whose end (or, on a failure, more of it) is shown.
+# New inputs go to the temporary copies; crash reproducers to build-fuzz/. An
+# input that takes over 10 s counts as a crash (a hang, in practice).
+fuzz() {
+  local name="$1"
+  shift
+  if "build-fuzz/bin/$name" -max_total_time="$fuzz_seconds" -timeout=10 -print_final_stats=1 "$@" \
+    >"build-fuzz/$name.log" 2>&1; then
+    echo "--- $name passed; the end of build-fuzz/$name.log:"
+    tail -n 12 "build-fuzz/$name.log"
+  else
+    echo "--- $name FAILED; the end of build-fuzz/$name.log:"
+    tail -n 200 "build-fuzz/$name.log"
+    return 1
+  fi
+}
+fuzz fuzz_hlo_parser -dict=tests/hlo/fuzz_hlo.dict -artifact_prefix="$root/build-fuzz/" "$seeds" &
+parser_fuzzer=$!
+fuzz fuzz_scenario_loader -artifact_prefix="$root/build-fuzz/scenario-" "$scenario_seeds" &
+loader_fuzzer=$!
+fuzz_failed=0
+wait "$parser_fuzzer" || fuzz_failed=1
+wait "$loader_fuzzer" || fuzz_failed=1
+((fuzz_failed == 0)) || die "a fuzzer found a crash (reproducers in build-fuzz/)"
 
 step "all passed"
