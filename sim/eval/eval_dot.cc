@@ -18,7 +18,8 @@
 //   zero piece, so an operand that is exactly bf16 gives the 1-pass result.
 //   A NaN result is the quiet NaN 0x7FC00000. The f32 product itself is
 //   mxu_matmul.cc's blocked kernel.
-// Integer dots accumulate modulo 2^64 and wrap to the result type. f64 dots
+// Integer dots accumulate modulo 2^64 and wrap to the result type (with a
+// tile engine chosen, s8 x s8 dots take the MXU's int8 datapath instead). f64 dots
 // and Numerics::kIeee multiply and add in f64 (products of f32 or narrower
 // operands are exact there), in increasing k, and round once to the result
 // type.
@@ -185,20 +186,33 @@ std::vector<uint64_t> IntValues(const Literal& operand) {
   return values;
 }
 
-Status IntegerDot(const Literal& lhs, const Literal& rhs, const DotIndex& ix, Literal& out) {
+Status IntegerDot(const EvalContext& ctx, const Literal& lhs, const Literal& rhs, const DotIndex& ix,
+                  Literal& out) {
   if (hlo::PrimitiveTypeBitWidth(out.element_type()) < 8) {
     return Unimplemented("dot with a sub-byte integer result");
   }
-  const std::vector<uint64_t> x = IntValues(lhs), y = IntValues(rhs);
   std::vector<uint64_t> sums;
-  for (size_t bi = 0; bi < ix.lhs_b.size(); ++bi) {
-    for (int64_t m : ix.lhs_m) {
-      for (int64_t n : ix.rhs_n) {
-        uint64_t acc = 0;  // modulo 2^64, so the order cannot matter
-        for (size_t k = 0; k < ix.lhs_k.size(); ++k) {
-          acc += x[ix.lhs_b[bi] + m + ix.lhs_k[k]] * y[ix.rhs_b[bi] + ix.rhs_k[k] + n];
+  MxuTileEngine* const engine = ctx.options().mxu_engine;
+  if (engine != nullptr && lhs.element_type() == PrimitiveType::kS8 &&
+      rhs.element_type() == PrimitiveType::kS8 && hlo::PrimitiveTypeBitWidth(out.element_type()) <= 32) {
+    // The MXU's int8 datapath, through the chosen tile engine (`--mxu rtl`):
+    // its int32 sums agree with the 64-bit sums below in the low 32 bits,
+    // which are all a result of at most 32 bits keeps.
+    std::vector<int32_t> sums32(static_cast<size_t>(out.element_count()));
+    MxuInt8MatMulByTiles({&lhs, ix.lhs_b, ix.lhs_m, ix.lhs_k}, {&rhs, ix.rhs_b, ix.rhs_n, ix.rhs_k},
+                         *engine, sums32);
+    for (int32_t s : sums32) sums.push_back(static_cast<uint64_t>(static_cast<int64_t>(s)));
+  } else {
+    const std::vector<uint64_t> x = IntValues(lhs), y = IntValues(rhs);
+    for (size_t bi = 0; bi < ix.lhs_b.size(); ++bi) {
+      for (int64_t m : ix.lhs_m) {
+        for (int64_t n : ix.rhs_n) {
+          uint64_t acc = 0;  // modulo 2^64, so the order cannot matter
+          for (size_t k = 0; k < ix.lhs_k.size(); ++k) {
+            acc += x[ix.lhs_b[bi] + m + ix.lhs_k[k]] * y[ix.rhs_b[bi] + ix.rhs_k[k] + n];
+          }
+          sums.push_back(acc);
         }
-        sums.push_back(acc);
       }
     }
   }
@@ -224,7 +238,7 @@ Status DotWithIndex(const EvalContext& ctx, const HloInstruction& inst, const Li
     return ComplexDot(lhs, rhs, ix, out);  // eval_dot_complex.cc
   }
   const bool integer = hlo::IsInteger(lt) && hlo::IsInteger(rt) && hlo::IsInteger(ot);
-  if (integer) return IntegerDot(lhs, rhs, ix, out);
+  if (integer) return IntegerDot(ctx, lhs, rhs, ix, out);
   if (hlo::IsFloatingPoint(ot) && hlo::IsInteger(lt) != hlo::IsInteger(rt)) {
     // Integer weights with float activations (s8 x bf16 in TPU dumps): the
     // integer operand enters the MXU as floats. Up to 8 bits every value is

@@ -16,35 +16,69 @@ namespace {
 
 constexpr uint32_t kQuietNan = 0x7FC0'0000;
 
+/// The view's matrices, [batch][row][k], each element converted by `as`.
+template <typename Out, typename Element, typename Convert>
+std::vector<Out> GatherAs(const MatrixView& view, std::span<const Element> values, Convert as) {
+  std::vector<Out> out;
+  out.reserve(view.batch_offsets.size() * view.row_offsets.size() * view.k_offsets.size());
+  for (int64_t b : view.batch_offsets) {
+    for (int64_t r : view.row_offsets) {
+      for (int64_t kk : view.k_offsets) out.push_back(as(values[static_cast<size_t>(b + r + kk)]));
+    }
+  }
+  return out;
+}
+
 /// The view's matrices as f32, [batch][row][k].
 std::vector<float> Gather(const MatrixView& view) {
-  const size_t rows = view.row_offsets.size();
-  const size_t k = view.k_offsets.size();
-  std::vector<float> out(view.batch_offsets.size() * rows * k);
+  std::vector<float> out;
   value::VisitArrayType(view.values->element_type(), [&](auto tag) {
     using T = value::NativeType<decltype(tag)::value>;
-    constexpr bool kFloat = std::is_same_v<T, float> ||
-                            (std::is_class_v<T> && !std::is_same_v<T, std::complex<float>> &&
-                             !std::is_same_v<T, std::complex<double>>);
-    if constexpr (kFloat) {
-      const auto values = view.values->template data<T>();
-      size_t i = 0;
-      for (int64_t b : view.batch_offsets) {
-        for (int64_t r : view.row_offsets) {
-          for (int64_t kk : view.k_offsets) {
-            if constexpr (std::is_same_v<T, float>) {
-              out[i++] = values[static_cast<size_t>(b + r + kk)];
-            } else {
-              out[i++] = values[static_cast<size_t>(b + r + kk)].ToFloat();
-            }
-          }
-        }
-      }
+    if constexpr (std::is_same_v<T, float>) {
+      out = GatherAs<float>(view, view.values->template data<T>(), [](float x) { return x; });
+    } else if constexpr (std::is_class_v<T> && !std::is_same_v<T, std::complex<float>> &&
+                         !std::is_same_v<T, std::complex<double>>) {
+      out = GatherAs<float>(view, view.values->template data<T>(), [](T x) { return x.ToFloat(); });
     } else {
       TPUSIM_VALUE_CHECK(false, "MxuMatMulByTiles operands must be f32 or narrower floats");
     }
   });
   return out;
+}
+
+/// The matrix sizes of lhs x rhs -> result, checked to agree.
+struct TileProblem {
+  int64_t batches = 0, m = 0, n = 0, k = 0;
+};
+
+TileProblem CheckedProblem(const MatrixView& lhs, const MatrixView& rhs, size_t result_size) {
+  const TileProblem p{static_cast<int64_t>(lhs.batch_offsets.size()),
+                      static_cast<int64_t>(lhs.row_offsets.size()),
+                      static_cast<int64_t>(rhs.row_offsets.size()),
+                      static_cast<int64_t>(lhs.k_offsets.size())};
+  TPUSIM_VALUE_CHECK(static_cast<int64_t>(result_size) == p.batches * p.m * p.n &&
+                         rhs.batch_offsets.size() == lhs.batch_offsets.size() &&
+                         rhs.k_offsets.size() == lhs.k_offsets.size(),
+                     "MXU tile operand and result sizes disagree");
+  return p;
+}
+
+/// Rows [k0, k0 + shape.k) of batch `batch` of the [batch][row][k] planes
+/// `a` (activations, m rows) and `b` (weights, n rows), laid out as the tile
+/// engine takes them: activations [m][k], weights [k][n].
+template <typename T>
+void CutTile(const T* a, const T* b, const TileProblem& p, int64_t batch, int64_t k0,
+             const MxuTileShape& shape, std::vector<T>& activations, std::vector<T>& weights) {
+  const T* a_rows = a + static_cast<size_t>(batch * p.m * p.k + k0);
+  const T* b_rows = b + static_cast<size_t>(batch * p.n * p.k + k0);
+  activations.resize(static_cast<size_t>(p.m * shape.k));
+  weights.resize(static_cast<size_t>(shape.k * p.n));
+  for (int64_t i = 0; i < p.m; ++i) {
+    std::copy_n(a_rows + i * p.k, shape.k, activations.data() + i * shape.k);
+  }
+  for (int64_t kk = 0; kk < shape.k; ++kk) {
+    for (int64_t j = 0; j < p.n; ++j) weights[static_cast<size_t>(kk * p.n + j)] = b_rows[j * p.k + kk];
+  }
 }
 
 }  // namespace
@@ -82,16 +116,10 @@ void AnalyticMxuTile::MultiplyInt8(const MxuTileShape& shape, std::span<const in
 
 void MxuMatMulByTiles(const MatrixView& lhs, const MatrixView& rhs, std::span<const MxuPass> passes,
                       MxuTileEngine& engine, std::span<float> result) {
-  const int64_t batches = static_cast<int64_t>(lhs.batch_offsets.size());
-  const int64_t m = static_cast<int64_t>(lhs.row_offsets.size());
-  const int64_t n = static_cast<int64_t>(rhs.row_offsets.size());
-  const int64_t k = static_cast<int64_t>(lhs.k_offsets.size());
-  TPUSIM_VALUE_CHECK(static_cast<int64_t>(result.size()) == batches * m * n &&
-                         rhs.batch_offsets.size() == lhs.batch_offsets.size() &&
-                         rhs.k_offsets.size() == lhs.k_offsets.size() && !passes.empty(),
-                     "MxuMatMulByTiles operand and result sizes disagree");
+  const TileProblem p = CheckedProblem(lhs, rhs, result.size());
+  TPUSIM_VALUE_CHECK(!passes.empty(), "MxuMatMulByTiles needs at least one pass");
   std::fill(result.begin(), result.end(), 0.0f);  // an empty contraction is +0
-  if (result.empty() || k == 0) return;
+  if (result.empty() || p.k == 0) return;
   int pieces = 1;
   for (const MxuPass& pass : passes) {
     TPUSIM_VALUE_CHECK(pass.lhs >= 0 && pass.lhs < 3 && pass.rhs >= 0 && pass.rhs < 3,
@@ -105,31 +133,23 @@ void MxuMatMulByTiles(const MatrixView& lhs, const MatrixView& rhs, std::span<co
     float piece[3];
     for (size_t i = 0; i < values.size(); ++i) {
       SplitIntoBf16Pieces(values[i], pieces, piece);
-      for (int p = 0; p < pieces; ++p) planes[p * values.size() + i] = piece[p];
+      for (int q = 0; q < pieces; ++q) planes[q * values.size() + i] = piece[q];
     }
     return planes;
   };
   const std::vector<float> a = split(lhs);
   const std::vector<float> b = split(rhs);
-  const size_t a_plane = static_cast<size_t>(batches * m * k);
-  const size_t b_plane = static_cast<size_t>(batches * n * k);
+  const size_t a_plane = static_cast<size_t>(p.batches * p.m * p.k);
+  const size_t b_plane = static_cast<size_t>(p.batches * p.n * p.k);
   std::vector<float> weights, activations, sums;
-  for (int64_t batch = 0; batch < batches; ++batch) {
-    float* out = result.data() + batch * m * n;
-    for (int64_t k0 = 0; k0 < k; k0 += kMxuTile) {
-      const MxuTileShape shape{m, std::min(kMxuTile, k - k0), n};
-      sums.assign(static_cast<size_t>(m * n), -0.0f);
+  for (int64_t batch = 0; batch < p.batches; ++batch) {
+    float* out = result.data() + batch * p.m * p.n;
+    for (int64_t k0 = 0; k0 < p.k; k0 += kMxuTile) {
+      const MxuTileShape shape{p.m, std::min(kMxuTile, p.k - k0), p.n};
+      sums.assign(static_cast<size_t>(p.m * p.n), -0.0f);
       for (const MxuPass& pass : passes) {
-        const float* a_rows = a.data() + pass.lhs * a_plane + static_cast<size_t>(batch * m * k + k0);
-        const float* b_rows = b.data() + pass.rhs * b_plane + static_cast<size_t>(batch * n * k + k0);
-        activations.resize(static_cast<size_t>(m * shape.k));
-        weights.resize(static_cast<size_t>(shape.k * n));
-        for (int64_t i = 0; i < m; ++i) {
-          std::copy_n(a_rows + i * k, shape.k, activations.data() + i * shape.k);
-        }
-        for (int64_t kk = 0; kk < shape.k; ++kk) {
-          for (int64_t j = 0; j < n; ++j) weights[static_cast<size_t>(kk * n + j)] = b_rows[j * k + kk];
-        }
+        CutTile(a.data() + pass.lhs * a_plane, b.data() + pass.rhs * b_plane, p, batch, k0, shape,
+                activations, weights);
         engine.MultiplyBf16(shape, weights, activations, pass.lhs != 0 || pass.rhs != 0, sums);
       }
       for (size_t i = 0; i < sums.size(); ++i) out[i] = k0 == 0 ? sums[i] : out[i] + sums[i];
@@ -137,6 +157,31 @@ void MxuMatMulByTiles(const MatrixView& lhs, const MatrixView& rhs, std::span<co
   }
   for (float& x : result) {
     if (x != x) x = std::bit_cast<float>(kQuietNan);
+  }
+}
+
+void MxuInt8MatMulByTiles(const MatrixView& lhs, const MatrixView& rhs, MxuTileEngine& engine,
+                          std::span<int32_t> result) {
+  const TileProblem p = CheckedProblem(lhs, rhs, result.size());
+  auto gather = [](const MatrixView& view) {
+    TPUSIM_VALUE_CHECK(view.values->element_type() == hlo::PrimitiveType::kS8,
+                       "MxuInt8MatMulByTiles operands must be s8");
+    return GatherAs<int8_t>(view, view.values->data<int8_t>(), [](int8_t x) { return x; });
+  };
+  const std::vector<int8_t> a = gather(lhs);
+  const std::vector<int8_t> b = gather(rhs);
+  std::fill(result.begin(), result.end(), 0);
+  std::vector<int8_t> weights, activations;
+  for (int64_t batch = 0; batch < p.batches; ++batch) {
+    // The int32 sums wrap, so accumulating every k tile into the result is
+    // the same as adding per-tile sums: the order cannot matter.
+    const std::span<int32_t> sums = result.subspan(static_cast<size_t>(batch * p.m * p.n),
+                                                   static_cast<size_t>(p.m * p.n));
+    for (int64_t k0 = 0; k0 < p.k; k0 += kMxuTile) {
+      const MxuTileShape shape{p.m, std::min(kMxuTile, p.k - k0), p.n};
+      CutTile(a.data(), b.data(), p, batch, k0, shape, activations, weights);
+      engine.MultiplyInt8(shape, weights, activations, sums);
+    }
   }
 }
 

@@ -72,6 +72,12 @@ inline void SplitIntoBf16Pieces(float x, int count, float* pieces) {
 void MxuMatMulByTiles(const MatrixView& lhs, const MatrixView& rhs, std::span<const MxuPass> passes,
                       MxuTileEngine& engine, std::span<float> result);
 
+/// The MXU's int8 datapath for an s8 x s8 product: result[b][i][j] = sum over
+/// k of lhs[b][i][k] * rhs[b][j][k] modulo 2^32, computed tile by tile
+/// through `engine`.
+void MxuInt8MatMulByTiles(const MatrixView& lhs, const MatrixView& rhs, MxuTileEngine& engine,
+                          std::span<int32_t> result);
+
 }  // namespace tpusim::eval
 
 #endif  // TPUSIM_SIM_EVAL_MXU_TILE_H_

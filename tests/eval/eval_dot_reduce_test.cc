@@ -5,9 +5,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "sim/eval/mxu_tile.h"
 #include "tests/eval/eval_test_util.h"
 
 namespace tpusim::eval {
@@ -64,6 +66,64 @@ ENTRY e {
 })";
   EXPECT_EQ(Eval(text, {R1<int8_t>({-128, 127}), R1<int8_t>({-128, 127})}),
             Literal::CreateR0<int32_t>(16384 + 16129));
+}
+
+/// The C++ tile model, counting the int8 tiles it multiplies.
+class CountingTile final : public MxuTileEngine {
+ public:
+  void MultiplyBf16(const MxuTileShape& shape, std::span<const float> weights,
+                    std::span<const float> activations, bool skip_zero, std::span<float> sums) override {
+    model_.MultiplyBf16(shape, weights, activations, skip_zero, sums);
+  }
+  void MultiplyInt8(const MxuTileShape& shape, std::span<const int8_t> weights,
+                    std::span<const int8_t> activations, std::span<int32_t> sums) override {
+    ++int8_tiles;
+    model_.MultiplyInt8(shape, weights, activations, sums);
+  }
+  int int8_tiles = 0;
+
+ private:
+  AnalyticMxuTile model_;
+};
+
+/// s8 values over the whole range, -128 and 127 included.
+Literal Int8s(std::vector<int64_t> dims, uint32_t seed) {
+  Literal l(hlo::Shape(hlo::PrimitiveType::kS8, std::move(dims)));
+  uint32_t state = seed;
+  for (int8_t& x : l.data<int8_t>()) {
+    state = state * 1664525u + 1013904223u;
+    x = static_cast<int8_t>(state >> 24);
+  }
+  return l;
+}
+
+// Issue 7: with a tile engine chosen (`--mxu rtl`), s8 x s8 dots and
+// convolutions into 32 bits or fewer run on the MXU's int8 datapath, tile by
+// tile, and give the evaluator's integer results; a 64-bit result, whose sums
+// the int32 datapath would wrap, stays on the integer path.
+TEST(EvalDot, S8ProductsTakeTheTileEnginesInt8Datapath) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = s8[2,3,300] parameter(0)
+  b = s8[2,300,5] parameter(1)
+  x = s8[1,6,6,40] parameter(2)
+  k = s8[3,3,40,2] parameter(3)
+  d32 = s32[2,3,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  d16 = s16[2,3,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  c = s32[1,4,4,2] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f
+  d64 = s64[2,3,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  ROOT t = (s32[2,3,5], s16[2,3,5], s32[1,4,4,2], s64[2,3,5]) tuple(d32, d16, c, d64)
+})";
+  const std::vector<Literal> args = {Int8s({2, 3, 300}, 1), Int8s({2, 300, 5}, 2),
+                                     Int8s({1, 6, 6, 40}, 3), Int8s({3, 3, 40, 2}, 4)};
+  CountingTile tile;
+  EvaluatorOptions with_tile;
+  with_tile.mxu_engine = &tile;
+  const Literal expected = Eval(text, args);
+  EXPECT_EQ(Eval(text, args, with_tile), expected);
+  // d32 and d16: 2 batches x 3 k tiles each; the convolution, one product of
+  // its patches and kernel: 3 k tiles (k = 3 * 3 * 40 = 360).
+  EXPECT_EQ(tile.int8_tiles, 2 * (2 * 3) + 3);
 }
 
 // Issue 3: an f32 dot at DEFAULT precision equals the dot of bf16-rounded

@@ -26,9 +26,9 @@ namespace fs = std::filesystem;
 /// `--mxu rtl` in under 2 s (Release). tpu_nmt_conditional_all_reduce_conv is
 /// the one such module that does not (over 20 s) and is left out, as is
 /// jax_diffrax_ode_solver, whose tiny dots sit in a loop that takes tens of
-/// seconds even with the analytic MXU (corpus_exec_test's Heavy list). Integer dots
-/// (tpu_while_conv_s8_custom_call's) take the evaluator's integer path, not
-/// the MXU engine.
+/// seconds even with the analytic MXU (corpus_exec_test's Heavy list).
+/// tpu_while_conv_s8_custom_call's s8 x bf16 convolution takes the bf16
+/// datapath; no corpus module has an s8 x s8 product, so Int8 below writes one.
 const std::vector<std::string> kModules = {
     "fully_connected_reference_model.hlo",
     "gpu_triton_gemm_fusion.hlo",
@@ -51,10 +51,9 @@ std::vector<std::string> Files(const fs::path& dir) {
   return files;
 }
 
-class RtlExec : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(RtlExec, OutputsEqualTheAnalyticMxu) {
-  const std::string module = (fs::path(TPUSIM_CORPUS_DIR) / GetParam()).string();
+/// Runs `module` with the analytic MXU and with `--mxu rtl` and expects the
+/// same output files, byte for byte.
+void ExpectRtlOutputsEqualAnalytic(const std::string& module) {
   ScratchDir dir;
   const RunResult analytic = RunBinary(
       TPUSIM_BINARY, {"exec", module, "--inputs", "seed:3", "--mxu", "analytic", "--out", dir / "analytic"});
@@ -70,6 +69,12 @@ TEST_P(RtlExec, OutputsEqualTheAnalyticMxu) {
   }
 }
 
+class RtlExec : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RtlExec, OutputsEqualTheAnalyticMxu) {
+  ExpectRtlOutputsEqualAnalytic((fs::path(TPUSIM_CORPUS_DIR) / GetParam()).string());
+}
+
 INSTANTIATE_TEST_SUITE_P(Corpus, RtlExec, ::testing::ValuesIn(kModules),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string id;
@@ -78,6 +83,26 @@ INSTANTIATE_TEST_SUITE_P(Corpus, RtlExec, ::testing::ValuesIn(kModules),
                            }
                            return id;
                          });
+
+/// s8 x s8 products on the int8 datapath: a batched dot into s32 and s16
+/// and a convolution into s32, k over several 128 tiles.
+TEST(RtlExecInt8, DotAndConvolutionEqualTheAnalyticMxu) {
+  ScratchDir dir;
+  const fs::path module = dir / "int8.hlo";
+  WriteText(module, R"(HloModule int8_products
+ENTRY e {
+  a = s8[2,3,300] parameter(0)
+  b = s8[2,300,5] parameter(1)
+  x = s8[1,6,6,40] parameter(2)
+  k = s8[3,3,40,2] parameter(3)
+  d32 = s32[2,3,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  d16 = s16[2,3,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  c = s32[1,4,4,2] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f
+  ROOT t = (s32[2,3,5], s16[2,3,5], s32[1,4,4,2]) tuple(d32, d16, c)
+}
+)");
+  ExpectRtlOutputsEqualAnalytic(module.string());
+}
 
 }  // namespace
 }  // namespace tpusim::test

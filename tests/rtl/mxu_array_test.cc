@@ -270,5 +270,47 @@ TEST(RtlMxuTile, MatrixProductsEqualMxuMatMul) {
   EXPECT_GT(engine.cycles(), 0);
 }
 
+/// MxuInt8MatMulByTiles through the RTL against int32 sums computed here, on
+/// s8 operands with the extremes, k over two 128 tiles and batched.
+TEST(RtlMxuTile, Int8MatrixProductsEqualWrappedIntegerSums) {
+  const int batches = 2, m = 4, k = 260, n = 17;
+  Random random(11);
+  value::Literal a(hlo::Shape(hlo::PrimitiveType::kS8, {batches, m, k}));
+  value::Literal b(hlo::Shape(hlo::PrimitiveType::kS8, {batches, k, n}));
+  for (value::Literal* l : {&a, &b}) {
+    for (int8_t& x : l->data<int8_t>()) {
+      x = random.Below(5) == 0 ? (random.Below(2) == 0 ? int8_t{-128} : int8_t{127})
+                               : static_cast<int8_t>(random.Next());
+    }
+  }
+  std::vector<int64_t> a_batch, b_batch, a_rows, a_k, b_rows, b_k;
+  for (int bi = 0; bi < batches; ++bi) {
+    a_batch.push_back(int64_t{bi} * m * k);
+    b_batch.push_back(int64_t{bi} * k * n);
+  }
+  for (int i = 0; i < m; ++i) a_rows.push_back(int64_t{i} * k);
+  for (int kk = 0; kk < k; ++kk) {
+    a_k.push_back(kk);
+    b_k.push_back(int64_t{kk} * n);
+  }
+  for (int j = 0; j < n; ++j) b_rows.push_back(j);
+  std::vector<int32_t> rtl(static_cast<size_t>(batches * m * n));
+  RtlMxuTile engine(16);
+  eval::MxuInt8MatMulByTiles({&a, a_batch, a_rows, a_k}, {&b, b_batch, b_rows, b_k}, engine, rtl);
+  const auto av = a.data<int8_t>(), bv = b.data<int8_t>();
+  for (int bi = 0; bi < batches; ++bi) {
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < n; ++j) {
+        int32_t sum = 0;  // |sum| < 260 * 2^14: no wrap
+        for (int kk = 0; kk < k; ++kk) {
+          sum += av[static_cast<size_t>((bi * m + i) * k + kk)] * bv[static_cast<size_t>((bi * k + kk) * n + j)];
+        }
+        EXPECT_EQ(rtl[static_cast<size_t>((bi * m + i) * n + j)], sum) << bi << "," << i << "," << j;
+      }
+    }
+  }
+  EXPECT_GT(engine.cycles(), 0);
+}
+
 }  // namespace
 }  // namespace tpusim::rtl
