@@ -119,6 +119,7 @@ struct DiffOptions {
   std::string structure = "fail";      ///< "fail": a structural change exits 1; "report": only listed
   int64_t top = 10;                    ///< instructions listed by time change
   std::string topology;                ///< short form or YAML file; empty: device 0 alone
+  std::string topology_after;          ///< AFTER's network when it differs; empty: `topology`
   std::string algorithm = "auto";      ///< collective algorithm on `topology`
 };
 /// Adds the `diff` subcommand to `app`; parsing fills `options`.

@@ -131,6 +131,10 @@ struct DiffReport {
   PerformanceDiff performance;
   double time_change = 0;   ///< percent
   double bytes_change = 0;  ///< percent
+  /// The networks each ran on (Describe()), when they were given and differ
+  /// (--topology-after): the change under study.
+  std::string network_before;
+  std::string network_after;
 };
 
 /// The verdict and the headline's parts.
@@ -143,7 +147,8 @@ struct Verdict {
 
 /// Fails on a structural change (unless --structure report), an output beyond
 /// tolerance or reshaped, or time or HBM bytes beyond their tolerance; the
-/// headline names the top-ranked structural change, then the effects.
+/// headline names the top-ranked structural change (or, with none, a change of
+/// network), then the effects.
 Verdict Judge(const DiffReport& report, const DiffOptions& options, double time_tolerance,
               double bytes_tolerance) {
   Verdict v;
@@ -199,6 +204,8 @@ Verdict Judge(const DiffReport& report, const DiffOptions& options, double time_
         report.structure.changes.begin(), report.structure.changes.end(),
         [](const StructuralChange& a, const StructuralChange& b) { return Rank(a) < Rank(b); });
     cause = Cause(*top);
+  } else if (!report.network_after.empty()) {
+    cause = "network " + report.network_before + " -> " + report.network_after;
   } else {
     cause = "no structural change";
   }
@@ -266,15 +273,26 @@ StatusOr<DiffReport> Compare(const DiffOptions& options, const hlo::HloModule& b
   }
   if (!report.timing_run) return report;
 
-  // Both on the same network, when there is one: every device timed and the
-  // collectives routed over its links.
-  std::unique_ptr<ici::Interconnect> interconnect;
+  // Both on the same network, when there is one (or AFTER on its own, with
+  // --topology-after): every device timed and the collectives routed over its
+  // links.
   TPUSIM_ASSIGN_OR_RETURN(const ici::Algorithm algorithm, ici::ParseAlgorithm(options.algorithm));
-  if (!options.topology.empty()) {
+  const auto network = [&](const std::string& option) -> StatusOr<std::unique_ptr<ici::Interconnect>> {
+    if (option.empty()) return std::unique_ptr<ici::Interconnect>();
     TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology,
-                            LoadTopologyOption(options.topology, "tpusim diff: error: "));
+                            LoadTopologyOption(option, "tpusim diff: error: "));
     TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, *chip));
-    TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(topology, chip->ici));
+    return ici::Interconnect::Create(topology, chip->ici);
+  };
+  std::unique_ptr<ici::Interconnect> interconnects[2];
+  TPUSIM_ASSIGN_OR_RETURN(interconnects[0], network(options.topology));
+  TPUSIM_ASSIGN_OR_RETURN(interconnects[1],
+                          network(options.topology_after.empty() ? options.topology
+                                                                 : options.topology_after));
+  if (!options.topology_after.empty() &&
+      interconnects[0]->Describe() != interconnects[1]->Describe()) {
+    report.network_before = interconnects[0]->Describe();
+    report.network_after = interconnects[1]->Describe();
   }
   // Both timed in one SystemC run: the kernel starts once per process.
   std::vector<timing::SimulationJob> jobs(2);
@@ -284,7 +302,7 @@ StatusOr<DiffReport> Compare(const DiffOptions& options, const hlo::HloModule& b
     jobs[k].chip = &*chip;
     jobs[k].options.trip_counts = control_flow[k].trip_counts;
     jobs[k].options.branches = control_flow[k].branches;
-    jobs[k].options.interconnect = interconnect.get();
+    jobs[k].options.interconnect = interconnects[k].get();
     jobs[k].options.algorithm = algorithm;
   }
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<timing::TimingResult> timed,
@@ -329,6 +347,10 @@ void PrintPerformance(const DiffReport& report, const DiffOptions& options,
 
   const PerformanceDiff& p = report.performance;
   out << "\nperformance on " << chip << ":\n";
+  if (!report.network_after.empty()) {
+    out << "  network before: " << report.network_before << "\n  network after:  " << report.network_after
+        << '\n';
+  }
   std::snprintf(line, sizeof line, "  %-18s %16s %16s %10s\n", "", "before", "after", "change");
   out << line;
   const auto row = [&](const char* name, double a, double b, const char* format) {
@@ -458,6 +480,8 @@ std::string ReportJson(const DiffReport& report, const Verdict& verdict, const D
   Json& perf = j["performance"];
   perf["before"] = TotalsJson(report.performance.before);
   perf["after"] = TotalsJson(report.performance.after);
+  perf["network_before"] = report.network_before.empty() ? Json(nullptr) : Json(report.network_before);
+  perf["network_after"] = report.network_after.empty() ? Json(nullptr) : Json(report.network_after);
   perf["time_change_percent"] = report.time_change;
   perf["hbm_bytes_change_percent"] = report.bytes_change;
   Json top = Json::array();
@@ -497,6 +521,11 @@ Status Execute(const DiffOptions& options, std::ostream& out, std::ostream& err,
     }
     TPUSIM_ASSIGN_OR_RETURN(chip, arch::LoadChipPreset(options.chip, options.models_dir,
                                                        options.overrides));
+  }
+  if (!options.topology_after.empty() && options.topology.empty()) {
+    return InvalidArgument(std::string(kCommand) +
+                           ": error: --topology-after compares two networks: give BEFORE's with "
+                           "--topology");
   }
   TPUSIM_ASSIGN_OR_RETURN(const std::string text_before, ReadFile(options.before));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<hlo::HloModule> before,
@@ -554,6 +583,11 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
                    "The network both modules run on (a short form such as torus:4x4, or a YAML "
                    "file; docs/interconnect.md): every device is timed and collectives are "
                    "routed over its links, so ICI bytes are compared. Default: device 0 alone")
+      ->option_text("SHORTFORM|FILE");
+  diff->add_option("--topology-after", options.topology_after,
+                   "The network AFTER runs on, when it is not BEFORE's (--topology): the same "
+                   "program (BEFORE and AFTER may be one file) on a re-cabled or resized pod. The "
+                   "headline then names the network change")
       ->option_text("SHORTFORM|FILE");
   diff->add_option("--algorithm", options.algorithm,
                    "Collective algorithm with --topology (auto, ring, bidirectional-ring, torus, "

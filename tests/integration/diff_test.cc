@@ -66,6 +66,32 @@ TEST(DiffCli, TopologyComparesIciBytes) {
   EXPECT_THAT(alone.out, HasSubstr("ICI bytes          not routed"));
 }
 
+// Example 2: the same compiled all-reduce schedule moved from the 4x4 torus it
+// was scheduled for to a 2:1 oversubscribed fat tree (--topology-after). The
+// program is one file, so there is no structural change: the headline names
+// the network change and the time it costs.
+TEST(DiffCli, TorusToFatTreeIsARegressionNamingTheNetwork) {
+  const std::string module = kScenarios + "allreduce_topology/allreduce_16.hlo";
+  const RunResult r = RunBinary(
+      TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e", "--mode", "timing", "--topology",
+                      "torus:4x4", "--topology-after", "fattree:radix=8,levels=2,oversubscription=2"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), StartsWith("REGRESSION: network torus 4x4"));
+  EXPECT_THAT(Head(r.out, 1), HasSubstr(" -> fat tree"));
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("time +"));
+  EXPECT_THAT(r.out, HasSubstr("network after:  fat tree"));
+  // The same network on both sides is no change.
+  const RunResult same = RunBinary(
+      TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e", "--mode", "timing", "--topology",
+                      "torus:4x4", "--topology-after", "torus:4x4"});
+  EXPECT_EQ(same.exit_code, 0) << Describe(same);
+  // --topology-after alone has nothing to compare with.
+  const RunResult alone = RunBinary(TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e",
+                                                    "--topology-after", "torus:4x4"});
+  EXPECT_EQ(alone.exit_code, 2) << Describe(alone);
+  EXPECT_THAT(alone.err, HasSubstr("--topology-after compares two networks"));
+}
+
 TEST(DiffCli, PrecisionDefaultIsARegressionInTheOutputs) {
   const RunResult r = Diff("precision_default");
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
