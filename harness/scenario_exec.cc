@@ -39,7 +39,17 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
                  const hlo::HloModule& module, const ModuleRun& run, ScenarioResult& result) {
   std::vector<std::string>& failures = result.messages;
   for (std::string& f : CheckOps(scenario, module)) failures.push_back(std::move(f));
-  if (run.timing.has_value()) result.metrics = TimingMetrics(*run.timing);
+  if (run.timing.has_value()) {
+    const timing::TimingResult& timing = *run.timing;
+    result.metrics = TimingMetrics(timing);
+    for (const timing::OpRecord& op : timing.ops) {
+      result.op_time_us[op.opcode] += static_cast<double>(op.cycles) * 1e6 / static_cast<double>(timing.clock_hz);
+    }
+    result.network_nodes = timing.nodes;
+    for (const timing::LinkUse& link : timing.links) {
+      if (link.from >= 0 && link.to >= 0) result.links.push_back({link.from, link.to, link.utilisation});
+    }
+  }
 
   std::vector<GoldenOutput> outputs;
   const size_t devices = run.results.size();
@@ -92,6 +102,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
                          "'; check and run --update-golden");
       return;
     }
+    result.golden_metrics = (*golden)->metrics;
     for (std::string& f : CheckMetrics(scenario, result.metrics, &(*golden)->metrics)) {
       failures.push_back(std::move(f));
     }
@@ -216,6 +227,14 @@ std::string ResultToJson(const ScenarioResult& result) {
   json["messages"] = result.messages;
   json["metrics"] = ordered_json::object();
   for (const auto& [name, value] : result.metrics) json["metrics"][name] = value;
+  json["golden_metrics"] = ordered_json::object();
+  for (const auto& [name, value] : result.golden_metrics) json["golden_metrics"][name] = value;
+  json["op_time_us"] = ordered_json::object();
+  for (const auto& [opcode, us] : result.op_time_us) json["op_time_us"][opcode] = us;
+  json["network"] = {{"nodes", result.network_nodes}, {"links", ordered_json::array()}};
+  for (const LinkLoad& link : result.links) {
+    json["network"]["links"].push_back({link.from, link.to, link.utilisation});
+  }
   json["seconds"] = result.seconds;
   return json.dump(2) + "\n";
 }
@@ -230,6 +249,18 @@ StatusOr<ScenarioResult> ResultFromJson(const std::string& text, const std::stri
     result.messages = json.at("messages").get<std::vector<std::string>>();
     for (const auto& [name, value] : json.at("metrics").items()) {
       result.metrics[name] = value.get<double>();
+    }
+    for (const auto& [name, value] : json.at("golden_metrics").items()) {
+      result.golden_metrics[name] = value.get<double>();
+    }
+    for (const auto& [opcode, us] : json.at("op_time_us").items()) {
+      result.op_time_us[opcode] = us.get<double>();
+    }
+    const ordered_json& network = json.at("network");
+    result.network_nodes = network.at("nodes").get<std::vector<std::string>>();
+    for (const ordered_json& link : network.at("links")) {
+      result.links.push_back(
+          {link.at(0).get<int64_t>(), link.at(1).get<int64_t>(), link.at(2).get<double>()});
     }
     result.seconds = json.at("seconds").get<double>();
   } catch (const nlohmann::json::exception& e) {

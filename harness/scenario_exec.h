@@ -13,6 +13,13 @@
 
 namespace tpusim::harness {
 
+/// One link of a multi-chip run, for the report's heatmap.
+struct LinkLoad {
+  int64_t from = 0;  ///< node ids, indexes of ScenarioResult::network_nodes
+  int64_t to = 0;
+  double utilisation = 0;  ///< bytes / (bandwidth x run time)
+};
+
 /// What became of one scenario.
 struct ScenarioResult {
   std::string name;  ///< the scenario's name (file stem when it could not load)
@@ -23,6 +30,10 @@ struct ScenarioResult {
   std::string status;
   std::vector<std::string> messages;      ///< what differed, one line each
   std::map<std::string, double> metrics;  ///< measured, when timed
+  std::map<std::string, double> golden_metrics;  ///< the golden's, when checked against one
+  std::map<std::string, double> op_time_us;      ///< simulated time by opcode (device 0)
+  std::vector<std::string> network_nodes;        ///< when timed on a network: its nodes
+  std::vector<LinkLoad> links;                   ///< the links that carried bytes
   double seconds = 0;                     ///< wall time of the child
 };
 

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
+#include "harness/svg_chart.h"
 #include "harness/version.h"
 
 namespace tpusim::harness {
@@ -22,38 +25,6 @@ int Count(const std::vector<ScenarioResult>& results, const std::string& status)
   int n = 0;
   for (const ScenarioResult& r : results) n += r.status == status ? 1 : 0;
   return n;
-}
-
-/// Text safe inside an XML attribute or element: the five specials escaped,
-/// control characters XML 1.0 forbids replaced by '?'.
-std::string XmlEscape(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
-          out += '?';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
 }
 
 std::string Join(const std::vector<std::string>& lines) {
@@ -132,31 +103,98 @@ std::string SuiteJUnit(const std::vector<ScenarioResult>& results) {
 
 namespace {
 
-/// A horizontal bar chart, one bar per scenario, as inline SVG.
-std::string BarChart(const std::string& title, const std::vector<ScenarioResult>& results,
-                     const std::vector<double>& values, const std::string& unit) {
-  constexpr int kLabel = 260, kBars = 420, kRow = 18;
-  double most = 0;
-  for (double v : values) most = std::max(most, v);
-  const int height = kRow * static_cast<int>(results.size()) + 24;
-  std::string svg = "<h2>" + XmlEscape(title) +
-                    "</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-                    std::to_string(kLabel + kBars + 120) + "\" height=\"" + std::to_string(height) +
-                    "\" role=\"img\">\n";
-  for (size_t i = 0; i < results.size(); ++i) {
-    const int y = static_cast<int>(i) * kRow + 4;
-    const int width = most > 0 ? static_cast<int>(values[i] / most * kBars) : 0;
-    char value[48];
-    std::snprintf(value, sizeof value, "%.6g %s", values[i], unit.c_str());
-    svg += "  <text x=\"0\" y=\"" + std::to_string(y + 12) + "\" font-size=\"12\">" +
-           XmlEscape(results[i].name) + "</text>\n";
-    svg += "  <rect class=\"" + results[i].status + "\" x=\"" + std::to_string(kLabel) + "\" y=\"" +
-           std::to_string(y) + "\" width=\"" + std::to_string(std::max(width, 1)) + "\" height=\"" +
-           std::to_string(kRow - 4) + "\"/>\n";
-    svg += "  <text x=\"" + std::to_string(kLabel + std::max(width, 1) + 4) + "\" y=\"" +
-           std::to_string(y + 12) + "\" font-size=\"12\">" + XmlEscape(value) + "</text>\n";
+/// Bar colours by scenario status, and the golden's.
+std::string StatusFill(const std::string& status) {
+  if (status == "pass") return "#4caf50";
+  if (status == "fail") return "#e53935";
+  if (status == "stale") return "#fb8c00";
+  return "#8e24aa";
+}
+constexpr char kGoldenFill[] = "#9e9e9e";
+
+double MetricValue(const std::map<std::string, double>& metrics, const std::string& name) {
+  const auto it = metrics.find(name);
+  return it != metrics.end() ? it->second : 0;
+}
+
+/// One bar per scenario of `metric`; with `against_golden`, the golden's
+/// value under it where the scenario was checked against one.
+std::string MetricChart(const std::vector<ScenarioResult>& results, const std::string& metric,
+                        const std::string& unit, bool against_golden) {
+  std::vector<BarRow> rows;
+  bool any_golden = false;
+  for (const ScenarioResult& r : results) {
+    BarRow row{r.name, {{MetricValue(r.metrics, metric), StatusFill(r.status)}}};
+    if (against_golden && r.golden_metrics.count(metric) != 0) {
+      row.bars.push_back({r.golden_metrics.at(metric), kGoldenFill});
+      any_golden = true;
+    }
+    rows.push_back(std::move(row));
   }
-  return svg + "</svg>\n";
+  std::vector<LegendEntry> legend;
+  if (any_golden) legend = {{StatusFill("pass"), "this run (colour: status)"}, {kGoldenFill, "golden"}};
+  return HorizontalBarChart(rows, unit, legend);
+}
+
+/// Simulated time by opcode, per scenario: the seven opcodes that take the
+/// most time over the suite, then the rest as "other".
+std::string OpTimeChart(const std::vector<ScenarioResult>& results) {
+  std::map<std::string, double> totals;
+  for (const ScenarioResult& r : results) {
+    for (const auto& [opcode, us] : r.op_time_us) totals[opcode] += us;
+  }
+  std::vector<std::pair<std::string, double>> ranked(totals.begin(), totals.end());
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  constexpr size_t kShown = 7;
+  static const char* const kFills[] = {"#1e88e5", "#43a047", "#fdd835", "#8e24aa",
+                                       "#00acc1", "#f4511e", "#6d4c41", "#bdbdbd"};
+  std::vector<LegendEntry> legend;
+  for (size_t i = 0; i < ranked.size() && i < kShown; ++i) legend.push_back({kFills[i], ranked[i].first});
+  if (ranked.size() > kShown) legend.push_back({kFills[kShown], "other"});
+  std::vector<std::string> labels;
+  std::vector<std::vector<double>> values;
+  for (const ScenarioResult& r : results) {
+    labels.push_back(r.name);
+    std::vector<double> row(legend.size(), 0.0);
+    for (const auto& [opcode, us] : r.op_time_us) {
+      size_t segment = kShown;
+      for (size_t i = 0; i < ranked.size() && i < kShown; ++i) {
+        if (ranked[i].first == opcode) segment = i;
+      }
+      if (segment < row.size()) row[segment] += us;
+    }
+    values.push_back(std::move(row));
+  }
+  return StackedBarChart(labels, values, legend, "us");
+}
+
+/// The scenario's link utilisation as a from-node x to-node heatmap; networks
+/// of more than kMaxCells nodes are shown in blocks of consecutive nodes, each
+/// cell the busiest link between two blocks.
+std::string LinkHeatmap(const ScenarioResult& r) {
+  constexpr size_t kMaxCells = 64;
+  const size_t nodes = r.network_nodes.size();
+  const size_t block = (nodes + kMaxCells - 1) / kMaxCells;
+  const size_t cells = (nodes + block - 1) / block;
+  std::vector<std::string> labels;
+  for (size_t c = 0; c < cells; ++c) {
+    const size_t first = c * block, last = std::min(nodes, first + block) - 1;
+    labels.push_back(first == last ? r.network_nodes[first]
+                                   : r.network_nodes[first] + " .. " + r.network_nodes[last]);
+  }
+  std::vector<double> values(cells * cells, -1.0);
+  double busiest = 0;
+  for (const LinkLoad& link : r.links) {
+    if (link.from < 0 || link.to < 0 || static_cast<size_t>(link.from) >= nodes ||
+        static_cast<size_t>(link.to) >= nodes) {
+      continue;
+    }
+    double& cell = values[static_cast<size_t>(link.from) / block * cells + static_cast<size_t>(link.to) / block];
+    cell = std::max(cell, link.utilisation);
+    busiest = std::max(busiest, link.utilisation);
+  }
+  return HeatmapChart(labels, values, busiest, "from", "to");
 }
 
 std::string Metric(const ScenarioResult& r, const std::string& name) {
@@ -177,8 +215,6 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
       "table { border-collapse: collapse; }\n"
       "td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; "
       "}\n"
-      "rect.pass { fill: #4caf50; } rect.fail { fill: #e53935; } rect.stale { fill: #fb8c00; }\n"
-      "rect.error { fill: #8e24aa; }\n"
       "td.pass { color: #2e7d32; } td.fail, td.error { color: #c62828; } td.stale { color: "
       "#ef6c00; }\n"
       "</style>\n</head>\n<body>\n";
@@ -188,14 +224,27 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
           std::to_string(Count(results, "fail")) + " failed, " +
           std::to_string(Count(results, "stale")) + " stale, " +
           std::to_string(Count(results, "error")) + " error(s).</p>\n";
-  std::vector<double> wall, simulated;
-  for (const ScenarioResult& r : results) {
-    wall.push_back(r.seconds);
-    const auto it = r.metrics.find("time_us");
-    simulated.push_back(it != r.metrics.end() ? it->second : 0);
+  std::vector<BarRow> wall;
+  for (const ScenarioResult& r : results) wall.push_back({r.name, {{r.seconds, StatusFill(r.status)}}});
+  html += "<h2>Wall time per scenario</h2>\n" + HorizontalBarChart(wall, "s");
+  html += "<h2>Simulated time against golden</h2>\n" + MetricChart(results, "time_us", "us", true);
+  html += "<h2>Simulated time by opcode</h2>\n" + OpTimeChart(results);
+  html += "<h2>HBM bytes</h2>\n" + MetricChart(results, "hbm_bytes", "B", true);
+  std::vector<ScenarioResult> networked;
+  std::copy_if(results.begin(), results.end(), std::back_inserter(networked),
+               [](const ScenarioResult& r) { return !r.links.empty(); });
+  if (!networked.empty()) {
+    html += "<h2>ICI bytes (multi-chip scenarios)</h2>\n" +
+            MetricChart(networked, "ici_bytes", "B", true);
+    for (const ScenarioResult& r : networked) {
+      char busiest[32];
+      std::snprintf(busiest, sizeof busiest, "%.1f%%",
+                    100 * MetricValue(r.metrics, "link_utilisation"));
+      html += "<h2>Link utilisation: " + XmlEscape(r.name) + "</h2>\n<p>Each cell is the link from "
+              "a row's node to a column's; the darkest is the busiest link, busy " +
+              std::string(busiest) + " of the run at its full bandwidth.</p>\n" + LinkHeatmap(r);
+    }
   }
-  html += BarChart("Wall time per scenario", results, wall, "s");
-  html += BarChart("Simulated time per scenario", results, simulated, "us");
   html +=
       "<h2>Scenarios</h2>\n<table>\n<tr><th>status</th><th>scenario</th><th>wall s</th>"
       "<th>cycles</th><th>time us</th><th>HBM bytes</th><th>utilisation</th>"

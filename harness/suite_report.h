@@ -21,10 +21,12 @@ std::string SuiteJson(const std::vector<ScenarioResult>& results);
 /// for fail and stale, <error> for error, each carrying every message.
 std::string SuiteJUnit(const std::vector<ScenarioResult>& results);
 
-/// A self-contained XHTML page: the counts, an inline SVG bar chart of each
-/// scenario's wall time and one of its simulated time, and a table of every
-/// scenario (status, metrics, messages) linking `TRACE_DIR/NAME.json`, its
-/// Perfetto trace, when it was timed.
+/// A self-contained XHTML page: the counts; inline SVG charts of each
+/// scenario's wall time, simulated time against its golden, simulated time by
+/// opcode, HBM bytes against golden, and for multi-chip scenarios ICI bytes and
+/// a link-utilisation heatmap; and a table of every scenario (status, metrics,
+/// messages) linking `TRACE_DIR/NAME.json`, its Perfetto trace, when it was
+/// timed.
 std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::string& trace_dir);
 
 }  // namespace tpusim::harness

@@ -2,6 +2,7 @@
 # Installs everything tpusim needs to build and test, from Debian 12 packages.
 # Idempotent: when every package is already installed it changes nothing.
 # Runs apt-get directly as root, through sudo otherwise.
+# Usage: scripts/setup.sh [--docs]
 set -euo pipefail
 
 packages=(
@@ -14,6 +15,14 @@ packages=(
   libxml2-utils                                 # xmllint: run_test validates JUnit reports against tests/harness/junit.xsd
   python3 python3-numpy libopenblas-dev        # reference numerics and plots; bench/gemm_bench's yardstick
 )
+# --docs: also Chromium, which scripts/report_screenshot.sh drives headless to
+# picture the HTML report for docs/ (CI does not need it).
+if [[ "${1:-}" == "--docs" ]]; then
+  packages+=(chromium)
+elif [[ $# -gt 0 ]]; then
+  echo "usage: scripts/setup.sh [--docs]" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -157,6 +157,18 @@ std::string Interconnect::LinkName(int32_t link) const {
   return links[link].label;
 }
 
+std::pair<int64_t, int64_t> Interconnect::LinkEnds(int32_t link) const {
+  const std::span<const Link> links = topology().links();
+  if (link < 0 || static_cast<size_t>(link) >= links.size()) return {-1, -1};
+  return {links[link].from, links[link].to};
+}
+
+std::vector<std::string> Interconnect::NodeNames() const {
+  std::vector<std::string> names;
+  for (NodeId node = 0; node < topology().node_count(); ++node) names.push_back(topology().NodeName(node));
+  return names;
+}
+
 BytesPerSecond Interconnect::LinkBandwidth(int32_t link) const {
   const std::span<const Link> links = topology().links();
   if (link < 0 || static_cast<size_t>(link) >= links.size()) return BytesPerSecond(0);

@@ -123,6 +123,15 @@ class CollectiveTimer {
     (void)link;
     return BytesPerSecond(0);
   }
+  /// The nodes a link joins, for link heatmaps in reports; {-1, -1} when
+  /// the model has no nodes.
+  virtual std::pair<int64_t, int64_t> LinkEnds(int32_t link) const {
+    (void)link;
+    return {-1, -1};
+  }
+  /// Report names of the network's nodes, by node id; empty when the model
+  /// has no nodes.
+  virtual std::vector<std::string> NodeNames() const { return {}; }
 };
 
 /// The flow-level interconnect model: topology, routing, max-min links and
@@ -149,6 +158,8 @@ class Interconnect : public CollectiveTimer {
   std::string LinkName(int32_t link) const override;
   /// The link's one-way bandwidth as built (degradations from time 0 applied).
   BytesPerSecond LinkBandwidth(int32_t link) const override;
+  std::pair<int64_t, int64_t> LinkEnds(int32_t link) const override;
+  std::vector<std::string> NodeNames() const override;
   std::string Describe() const override;
   /// The network as built, with only the faults active from time 0.
   const Topology& topology() const;

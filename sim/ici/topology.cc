@@ -490,6 +490,13 @@ std::span<const LinkId> Topology::out_links(NodeId node) const {
 }
 const GridShape& Topology::grid() const { return grid_; }
 
+std::string Topology::NodeName(NodeId node) const {
+  if (node >= chip_count()) return "switch " + std::to_string(node - chip_count());
+  if (grid_.dims.empty()) return "chip " + std::to_string(node);
+  const std::string coordinates = FormatCoordinates(Coordinates(node));
+  return slice_count() > 1 ? "slice " + std::to_string(SliceOf(node)) + " " + coordinates : coordinates;
+}
+
 std::vector<int64_t> Topology::Coordinates(NodeId chip) const {
   std::vector<int64_t> c;
   int64_t rest = chip % chips_per_slice();

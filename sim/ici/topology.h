@@ -79,6 +79,9 @@ class Topology {
   const GridShape& grid() const;
   /// Coordinates of chip `chip` in grid(); empty when the topology has no grid.
   std::vector<int64_t> Coordinates(NodeId chip) const;
+  /// A node's name in reports: a grid chip's coordinates "(1,2)", else
+  /// "chip 5" or "switch 3" (switches numbered from 0 after the chips).
+  std::string NodeName(NodeId node) const;
   /// Slice of chip `chip` (0 unless multi-slice).
   int64_t SliceOf(NodeId chip) const;
   /// Physical chip that runs logical device `device` (the device assignment;

@@ -546,11 +546,13 @@ void SumLinks(const ici::CollectiveTimer& timer, TimingResult& r) {
   }
   const double seconds = static_cast<double>(r.cycles) / static_cast<double>(r.clock_hz);
   for (const auto& [link, total] : bytes) {
-    LinkUse use{link, timer.LinkName(link), total, 0};
+    const auto [from, to] = timer.LinkEnds(link);
+    LinkUse use{link, timer.LinkName(link), from, to, total, 0};
     const double bandwidth = static_cast<double>(timer.LinkBandwidth(link).value());
     if (bandwidth > 0 && seconds > 0) use.utilisation = static_cast<double>(total) / (bandwidth * seconds);
     r.links.push_back(std::move(use));
   }
+  r.nodes = timer.NodeNames();
 }
 
 bool g_simulated = false;  ///< the SystemC kernel has been started in this process

@@ -123,6 +123,8 @@ inline constexpr int64_t kTracedDevices = 8;
 struct LinkUse {
   int32_t link = 0;
   std::string name;
+  int64_t from = -1;  ///< the node it leaves (TimingResult::nodes), -1 when unknown
+  int64_t to = -1;    ///< the node it enters
   int64_t bytes = 0;
   /// bytes / (bandwidth x run time); 0 when the interconnect gives no bandwidth.
   double utilisation = 0;
@@ -148,6 +150,7 @@ struct TimingResult {
   std::vector<DeviceTiming> devices;          ///< the simulated devices, by number
   std::vector<CollectiveRecord> collectives;  ///< in order of start, then name
   std::vector<LinkUse> links;                 ///< links that carried bytes, by link id
+  std::vector<std::string> nodes;             ///< the network's node names, by node id
 };
 
 /// Times `module` on `chip` (on every device when options.interconnect is

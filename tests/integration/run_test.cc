@@ -367,13 +367,44 @@ TEST(Run, HtmlReportIsWellFormedWithChartsAndTraces) {
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   const std::string html = ReadText(report + "/index.html");
   EXPECT_THAT(html, HasSubstr("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-  EXPECT_THAT(html, HasSubstr("<rect class=\"fail\""));
+  EXPECT_THAT(html, HasSubstr("<h2>Simulated time against golden</h2>"));
+  EXPECT_THAT(html, HasSubstr("<h2>Simulated time by opcode</h2>"));
+  EXPECT_THAT(html, HasSubstr("<h2>HBM bytes</h2>"));
+  EXPECT_THAT(html, HasSubstr("fill=\"#e53935\""));  // a failed scenario's bar
+  // Single-chip scenarios only: no network charts.
+  EXPECT_THAT(html, Not(HasSubstr("ICI bytes")));
+  EXPECT_THAT(html, Not(HasSubstr("Link utilisation")));
   EXPECT_THAT(html, HasSubstr("<a href=\"traces/timed.json\""));
   EXPECT_THAT(html, Not(HasSubstr("traces/values.json")));
   EXPECT_THAT(html, HasSubstr("required op dot not found"));
   EXPECT_THAT(ReadText(report + "/traces/timed.json"), HasSubstr("\"traceEvents\""));
   EXPECT_FALSE(fs::exists(report + "/traces/values.json"));
   // Well-formed XML: a parser reads the whole page.
+  const RunResult lint =
+      RunBinary("/bin/sh", {"-c", "xmllint --noout '" + report + "/index.html' 2>&1"});
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+}
+
+// The multi-chip example suite: the report draws each run against its golden,
+// the time by opcode, ICI bytes, and a link heatmap per network whose cells
+// are the links that carried bytes, named by their nodes.
+TEST(Run, HtmlReportOfMultiChipScenariosHasLinkHeatmaps) {
+  ScratchDir scratch;
+  const std::string report = scratch / "report";
+  const RunResult r = RunBinary(
+      TPUSIM_BINARY, {"run", std::string(TPUSIM_SOURCE_DIR) + "/scenarios/allreduce_topology",
+                      "--golden-dir", std::string(TPUSIM_SOURCE_DIR) + "/golden", "--report", report});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string html = ReadText(report + "/index.html");
+  EXPECT_THAT(html, HasSubstr(">golden</text>"));
+  EXPECT_THAT(html, HasSubstr(">all-reduce-done</text>"));
+  EXPECT_THAT(html, HasSubstr("<h2>ICI bytes (multi-chip scenarios)</h2>"));
+  EXPECT_THAT(html, HasSubstr("<h2>Link utilisation: allreduce-torus-4x4</h2>"));
+  EXPECT_THAT(html, HasSubstr("<h2>Link utilisation: allreduce-fattree-2to1</h2>"));
+  // A torus link between neighbours, and a fat-tree uplink from a chip to its
+  // leaf switch, each a cell with its utilisation.
+  EXPECT_THAT(html, HasSubstr("<title>(0,0) → (1,0): "));
+  EXPECT_THAT(html, HasSubstr("<title>chip 0 → switch 0: "));
   const RunResult lint =
       RunBinary("/bin/sh", {"-c", "xmllint --noout '" + report + "/index.html' 2>&1"});
   EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;

@@ -1,0 +1,79 @@
+// The HTML report's charts (harness/suite_report, harness/svg_chart) and the
+// scenario result JSON that carries what they draw.
+#include "harness/suite_report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "harness/scenario_exec.h"
+#include "harness/svg_chart.h"
+
+namespace tpusim::harness {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+/// A passing scenario on a network of `nodes` chips in a ring.
+ScenarioResult RingScenario(int nodes) {
+  ScenarioResult r;
+  r.name = "ring";
+  r.file = "ring.yaml";
+  r.status = "pass";
+  r.metrics = {{"time_us", 10}, {"ici_bytes", 4096}, {"link_utilisation", 0.5}};
+  r.golden_metrics = {{"time_us", 8}};
+  r.op_time_us = {{"all-reduce", 7}, {"fusion", 3}};
+  for (int n = 0; n < nodes; ++n) {
+    r.network_nodes.push_back("chip " + std::to_string(n));
+    r.links.push_back({n, (n + 1) % nodes, n == 0 ? 0.5 : 0.25});
+  }
+  return r;
+}
+
+TEST(SuiteHtml, DrawsGoldenOpTimeAndAHeatmapCellPerLink) {
+  const std::string html = SuiteHtml({RingScenario(4)}, "traces");
+  EXPECT_THAT(html, HasSubstr(">10 us</text>"));  // this run
+  EXPECT_THAT(html, HasSubstr(">8 us</text>"));   // its golden
+  EXPECT_THAT(html, HasSubstr("<title>all-reduce: 7 us</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>chip 0 → chip 1: 0.5</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>chip 3 → chip 0: 0.25</title>"));
+  EXPECT_THAT(html, Not(HasSubstr("chip 0 → chip 2")));  // no such link: a grey cell
+  EXPECT_THAT(html, HasSubstr("busy 50.0% of the run"));
+}
+
+TEST(SuiteHtml, LargeNetworksAreDrawnInBlocksOfNodes) {
+  // 130 nodes: blocks of 3 (at most 64 cells a side), each cell the busiest
+  // link between two blocks.
+  const std::string html = SuiteHtml({RingScenario(130)}, "traces");
+  EXPECT_THAT(html, HasSubstr("<title>chip 0 .. chip 2 → chip 0 .. chip 2: 0.5</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>chip 0 .. chip 2 → chip 3 .. chip 5: 0.25</title>"));
+  EXPECT_THAT(html, HasSubstr(">chip 126 .. chip 128</text>"));  // the 43rd of 44 blocks
+  EXPECT_THAT(html, HasSubstr("<title>chip 129 → chip 0 .. chip 2: 0.25</title>"));  // the last
+}
+
+TEST(ScenarioResultJson, RoundTripsTheReportData) {
+  const ScenarioResult r = RingScenario(3);
+  const StatusOr<ScenarioResult> back = ResultFromJson(ResultToJson(r), "result.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->golden_metrics, r.golden_metrics);
+  EXPECT_EQ(back->op_time_us, r.op_time_us);
+  EXPECT_EQ(back->network_nodes, r.network_nodes);
+  ASSERT_EQ(back->links.size(), 3u);
+  EXPECT_EQ(back->links[2].from, 2);
+  EXPECT_EQ(back->links[2].to, 0);
+  EXPECT_EQ(back->links[2].utilisation, 0.25);
+}
+
+TEST(SvgChart, EscapesTextAndShadesByValue) {
+  EXPECT_EQ(XmlEscape("a<b & \"c\"\x01"), "a&lt;b &amp; &quot;c&quot;?");
+  const std::string svg = HeatmapChart({"a", "b"}, {0, 1, -1, 0.5}, 1.0, "from", "to");
+  EXPECT_THAT(svg, HasSubstr("fill=\"#b71c1c\"><title>a → b: 1</title>"));  // full: dark red
+  EXPECT_THAT(svg, HasSubstr("fill=\"#ffffff\"><title>a → a: 0</title>"));  // zero: white
+  EXPECT_THAT(svg, HasSubstr("fill=\"#f2f2f2\"/>"));                         // absent
+}
+
+}  // namespace
+}  // namespace tpusim::harness
