@@ -63,32 +63,24 @@ int64_t GroupSizeFromShapes(const HloInstruction& inst, HloOpcode opcode) {
 }  // namespace
 
 bool IsCollectiveOpcode(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kRecv:
-    case HloOpcode::kSend:
-      return true;
-    default:
-      return false;
-  }
+  return IsCollective(opcode) || opcode == HloOpcode::kSend || opcode == HloOpcode::kRecv;
 }
 
-std::optional<HloOpcode> CollectiveOpcodeOf(const HloInstruction& inst) {
-  HloOpcode opcode = inst.opcode();
-  if (opcode == HloOpcode::kAsyncStart && inst.async_wrapped_opcode()) {
-    opcode = *inst.async_wrapped_opcode();
+std::optional<CollectiveSite> FindCollective(const HloInstruction& inst) {
+  if (IsCollectiveOpcode(inst.opcode())) return CollectiveSite{&inst, inst.opcode()};
+  if (inst.opcode() != HloOpcode::kAsyncStart) return std::nullopt;
+  if (const auto* calls = inst.GetAttr<ComputationList>(AttrId::kCalls)) {
+    for (const HloComputation* computation : calls->computations) {
+      for (const auto& inner : computation->instructions()) {
+        if (IsCollectiveOpcode(inner->opcode())) return CollectiveSite{inner.get(), inner->opcode()};
+      }
+    }
+    return std::nullopt;
   }
-  if (!IsCollectiveOpcode(opcode)) return std::nullopt;
-  return opcode;
+  if (inst.async_wrapped_opcode() && IsCollectiveOpcode(*inst.async_wrapped_opcode())) {
+    return CollectiveSite{&inst, *inst.async_wrapped_opcode()};
+  }
+  return std::nullopt;
 }
 
 StatusOr<GroupMode> GroupModeOf(const HloInstruction& inst, HloOpcode opcode) {
@@ -303,27 +295,28 @@ SpmdConfig SpmdConfig::CoveringModule(const HloModule& module) {
   int64_t max_replica = -1, max_partition = -1, max_device = -1;
   for (const auto& computation : module.computations()) {
     for (const auto& inst : computation->instructions()) {
-      const std::optional<HloOpcode> opcode = CollectiveOpcodeOf(*inst);
-      if (!opcode.has_value()) continue;
-      const StatusOr<GroupMode> mode = GroupModeOf(*inst, *opcode);
+      const std::optional<CollectiveSite> site = FindCollective(*inst);
+      if (!site.has_value()) continue;
+      const HloInstruction& carrier = *site->inst;
+      const StatusOr<GroupMode> mode = GroupModeOf(carrier, site->opcode);
       if (!mode.ok()) continue;
       std::vector<int64_t> ids;
-      if (const ReplicaGroups* groups = inst->replica_groups()) {
+      if (const ReplicaGroups* groups = carrier.replica_groups()) {
         for (const auto& group : groups->groups) ids.insert(ids.end(), group.begin(), group.end());
       }
       std::vector<std::pair<int64_t, int64_t>> pairs;
-      if (const auto* p = inst->GetAttr<std::vector<std::pair<int64_t, int64_t>>>(
+      if (const auto* p = carrier.GetAttr<std::vector<std::pair<int64_t, int64_t>>>(
               AttrId::kSourceTargetPairs)) {
         pairs = *p;
       }
-      if (auto p = SendRecvPairs(module, *inst); p.ok() && p->has_value()) pairs = **p;
+      if (auto p = SendRecvPairs(module, carrier); p.ok() && p->has_value()) pairs = **p;
       for (const auto& [source, target] : pairs) {
         ids.push_back(source);
         ids.push_back(target);
       }
       if (ids.empty()) {
         // Empty groups hold every id: the shapes may say how many there are.
-        const int64_t size = GroupSizeFromShapes(*inst, *opcode);
+        const int64_t size = GroupSizeFromShapes(carrier, site->opcode);
         if (size == 0) continue;
         ids.push_back(size - 1);
       }

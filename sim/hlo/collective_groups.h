@@ -117,12 +117,21 @@ StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
                                                    const HloInstruction& inst, HloOpcode opcode,
                                                    const SpmdConfig& config);
 
-/// True for the opcodes whose data the collective kernels exchange.
+/// The collective communication ops (IsCollective) and the point-to-point
+/// send and recv, whose transfers the SPMD runtime routes like them.
 bool IsCollectiveOpcode(HloOpcode opcode);
 
-/// The collective `inst` runs: its own opcode, or the one its async-start
-/// wraps, when IsCollectiveOpcode holds for it; nullopt otherwise.
-std::optional<HloOpcode> CollectiveOpcodeOf(const HloInstruction& inst);
+/// A collective and the instruction that carries its attributes.
+struct CollectiveSite {
+  const HloInstruction* inst = nullptr;
+  HloOpcode opcode = HloOpcode::kAllReduce;
+};
+
+/// The collective `inst` runs, if any: `inst` itself when IsCollectiveOpcode
+/// holds for its opcode; for an async-start, the collective its wrapped
+/// computation runs, else the op its `X-start` spelling names (`inst` then
+/// carries the attributes). nullopt otherwise.
+std::optional<CollectiveSite> FindCollective(const HloInstruction& inst);
 
 }  // namespace tpusim::hlo
 

@@ -49,25 +49,6 @@ ici::CollectiveKind KindOf(HloOpcode opcode) {
   }
 }
 
-/// The instruction that carries a step's collective attributes and the
-/// collective's opcode: the step itself, the op an `X-start` spelling of
-/// async-start names, or the collective an async-start's wrapped computation
-/// runs. nullopt when the step is not a collective.
-std::optional<std::pair<const HloInstruction*, HloOpcode>> CollectiveOf(const HloInstruction& inst) {
-  if (hlo::IsCollectiveOpcode(inst.opcode())) return std::pair(&inst, inst.opcode());
-  if (inst.opcode() != HloOpcode::kAsyncStart) return std::nullopt;
-  if (const hlo::HloComputation* wrapped = CalledComputation(inst, hlo::AttrId::kCalls)) {
-    for (const auto& inner : wrapped->instructions()) {
-      if (hlo::IsCollectiveOpcode(inner->opcode())) return std::pair(inner.get(), inner->opcode());
-    }
-    return std::nullopt;
-  }
-  if (inst.async_wrapped_opcode() && hlo::IsCollectiveOpcode(*inst.async_wrapped_opcode())) {
-    return std::pair(&inst, *inst.async_wrapped_opcode());
-  }
-  return std::nullopt;
-}
-
 /// V of ici::Collective: the gathered result of an all-gather, the operands
 /// of everything else (what one source sends, for permute, broadcast, send).
 int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode) {
@@ -128,7 +109,7 @@ StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Pr
   for (const Step& step : program.steps) {
     std::unique_ptr<CollectivePlan>& plan = plans[step.inst->unique_id()];
     if (plan != nullptr) continue;
-    const auto collective = CollectiveOf(*step.inst);
+    const std::optional<hlo::CollectiveSite> collective = hlo::FindCollective(*step.inst);
     if (!collective) continue;
     auto [carrier, opcode] = *collective;
     auto made = std::make_unique<CollectivePlan>();

@@ -125,7 +125,7 @@ std::vector<std::string> CollectiveModuleNames() {
     if (!module.ok()) continue;
     bool has_collective = false;
     for (const auto& computation : (*module)->computations()) {
-      for (const auto& inst : computation->instructions()) has_collective |= hlo::CollectiveOpcodeOf(*inst).has_value();
+      for (const auto& inst : computation->instructions()) has_collective |= hlo::FindCollective(*inst).has_value();
     }
     if (has_collective) names.push_back(entry.path().filename().string());
   }

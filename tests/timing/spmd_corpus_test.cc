@@ -29,26 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 using Groups = std::vector<std::vector<int64_t>>;
 
-/// The instruction carrying a collective's attributes and its opcode, for a
-/// step of the program (see the runtime's CollectivePlan): found here from
-/// the HLO directly.
-std::optional<std::pair<const hlo::HloInstruction*, hlo::HloOpcode>> Collective(
-    const hlo::HloInstruction& inst) {
-  if (hlo::IsCollectiveOpcode(inst.opcode())) return std::pair(&inst, inst.opcode());
-  if (inst.opcode() != hlo::HloOpcode::kAsyncStart) return std::nullopt;
-  if (const auto* calls = inst.GetAttr<hlo::ComputationList>(hlo::AttrId::kCalls)) {
-    for (const hlo::HloComputation* c : calls->computations) {
-      for (const auto& inner : c->instructions()) {
-        if (hlo::IsCollectiveOpcode(inner->opcode())) return std::pair(inner.get(), inner->opcode());
-      }
-    }
-  }
-  if (inst.async_wrapped_opcode() && hlo::IsCollectiveOpcode(*inst.async_wrapped_opcode())) {
-    return std::pair(&inst, *inst.async_wrapped_opcode());
-  }
-  return std::nullopt;
-}
-
 struct CorpusModule {
   std::string file;
   std::unique_ptr<hlo::HloModule> module;
@@ -73,7 +53,7 @@ std::vector<CorpusModule> ModulesWithCollectives() {
     for (const auto& comp : c.module->computations()) {
       for (const auto& inst : comp->instructions()) {
         c.by_name[inst->name()] = inst.get();
-        collective = collective || Collective(*inst).has_value();
+        collective = collective || hlo::FindCollective(*inst).has_value();
       }
     }
     if (!collective) continue;
@@ -94,10 +74,10 @@ std::set<std::pair<std::string, int64_t>> ExecutedInstances(const CorpusModule& 
   std::map<std::string, int64_t> executions;
   for (const OpRecord& op : ops) {
     const hlo::HloInstruction* inst = c.by_name.at(op.name);
-    const auto collective = Collective(*inst);
+    const auto collective = hlo::FindCollective(*inst);
     if (!collective || inst->opcode() == hlo::HloOpcode::kRecv) continue;
     auto participants =
-        hlo::ResolveCollective(*c.module, *collective->first, collective->second, c.config);
+        hlo::ResolveCollective(*c.module, *collective->inst, collective->opcode, c.config);
     EXPECT_TRUE(participants.ok()) << c.file << ": " << participants.status().message();
     if (!participants.ok()) continue;
     bool member = false;
@@ -136,10 +116,10 @@ TEST(SpmdCorpus, EveryExecutedCollectiveAppearsWithItsParticipants) {
     // Every record's participants are the group rules' answer.
     for (const CollectiveRecord& record : r.collectives) {
       const hlo::HloInstruction* inst = c.by_name.at(record.name);
-      const auto collective = Collective(*inst);
+      const auto collective = hlo::FindCollective(*inst);
       ASSERT_TRUE(collective.has_value()) << record.name;
       auto participants =
-          hlo::ResolveCollective(*c.module, *collective->first, collective->second, c.config);
+          hlo::ResolveCollective(*c.module, *collective->inst, collective->opcode, c.config);
       ASSERT_TRUE(participants.ok()) << participants.status().message();
       EXPECT_EQ(record.groups, participants->groups) << record.name;
     }
