@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -119,7 +120,8 @@ double MetricValue(const std::map<std::string, double>& metrics, const std::stri
 
 /// One bar per scenario of `metric`; with `against_golden`, the golden's
 /// value under it where the scenario was checked against one.
-std::string MetricChart(const std::vector<ScenarioResult>& results, const std::string& metric,
+std::string MetricChart(const std::string& title, const std::vector<ScenarioResult>& results,
+                        const std::string& metric,
                         const std::string& unit, bool against_golden) {
   std::vector<BarRow> rows;
   bool any_golden = false;
@@ -133,7 +135,7 @@ std::string MetricChart(const std::vector<ScenarioResult>& results, const std::s
   }
   std::vector<LegendEntry> legend;
   if (any_golden) legend = {{StatusFill("pass"), "this run (colour: status)"}, {kGoldenFill, "golden"}};
-  return HorizontalBarChart(rows, unit, legend);
+  return HorizontalBarChart(title, rows, unit, legend);
 }
 
 /// Simulated time by opcode, per scenario: the seven opcodes that take the
@@ -147,11 +149,11 @@ std::string OpTimeChart(const std::vector<ScenarioResult>& results) {
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   constexpr size_t kShown = 7;
-  static const char* const kFills[] = {"#1e88e5", "#43a047", "#fdd835", "#8e24aa",
-                                       "#00acc1", "#f4511e", "#6d4c41", "#bdbdbd"};
   std::vector<LegendEntry> legend;
-  for (size_t i = 0; i < ranked.size() && i < kShown; ++i) legend.push_back({kFills[i], ranked[i].first});
-  if (ranked.size() > kShown) legend.push_back({kFills[kShown], "other"});
+  for (size_t i = 0; i < ranked.size() && i < kShown; ++i) {
+    legend.push_back({PaletteColour(i), ranked[i].first});
+  }
+  if (ranked.size() > kShown) legend.push_back({"#bdbdbd", "other"});
   std::vector<std::string> labels;
   std::vector<std::vector<double>> values;
   for (const ScenarioResult& r : results) {
@@ -166,7 +168,7 @@ std::string OpTimeChart(const std::vector<ScenarioResult>& results) {
     }
     values.push_back(std::move(row));
   }
-  return StackedBarChart(labels, values, legend, "us");
+  return StackedBarChart("Simulated time by opcode", labels, values, legend, "us");
 }
 
 /// The scenario's link utilisation as a from-node x to-node heatmap; networks
@@ -175,6 +177,7 @@ std::string OpTimeChart(const std::vector<ScenarioResult>& results) {
 std::string LinkHeatmap(const ScenarioResult& r) {
   constexpr size_t kMaxCells = 64;
   const size_t nodes = r.network_nodes.size();
+  if (nodes == 0) return "";
   const size_t block = (nodes + kMaxCells - 1) / kMaxCells;
   const size_t cells = (nodes + block - 1) / block;
   std::vector<std::string> labels;
@@ -183,18 +186,16 @@ std::string LinkHeatmap(const ScenarioResult& r) {
     labels.push_back(first == last ? r.network_nodes[first]
                                    : r.network_nodes[first] + " .. " + r.network_nodes[last]);
   }
-  std::vector<double> values(cells * cells, -1.0);
-  double busiest = 0;
+  std::vector<std::vector<std::optional<double>>> values(cells, std::vector<std::optional<double>>(cells));
   for (const LinkLoad& link : r.links) {
     if (link.from < 0 || link.to < 0 || static_cast<size_t>(link.from) >= nodes ||
         static_cast<size_t>(link.to) >= nodes) {
       continue;
     }
-    double& cell = values[static_cast<size_t>(link.from) / block * cells + static_cast<size_t>(link.to) / block];
-    cell = std::max(cell, link.utilisation);
-    busiest = std::max(busiest, link.utilisation);
+    std::optional<double>& cell = values[static_cast<size_t>(link.from) / block][static_cast<size_t>(link.to) / block];
+    cell = std::max(cell.value_or(0), link.utilisation);
   }
-  return HeatmapChart(labels, values, busiest, "from", "to");
+  return HeatmapChart("Link utilisation: " + r.name, "to", labels, "from", labels, values);
 }
 
 std::string Metric(const ScenarioResult& r, const std::string& name) {
@@ -226,23 +227,23 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
           std::to_string(Count(results, "error")) + " error(s).</p>\n";
   std::vector<BarRow> wall;
   for (const ScenarioResult& r : results) wall.push_back({r.name, {{r.seconds, StatusFill(r.status)}}});
-  html += "<h2>Wall time per scenario</h2>\n" + HorizontalBarChart(wall, "s");
-  html += "<h2>Simulated time against golden</h2>\n" + MetricChart(results, "time_us", "us", true);
-  html += "<h2>Simulated time by opcode</h2>\n" + OpTimeChart(results);
-  html += "<h2>HBM bytes</h2>\n" + MetricChart(results, "hbm_bytes", "B", true);
+  html += "<h2>Charts</h2>\n" + HorizontalBarChart("Wall time per scenario", wall, "s");
+  html += MetricChart("Simulated time against golden", results, "time_us", "us", true);
+  html += OpTimeChart(results);
+  html += MetricChart("HBM bytes against golden", results, "hbm_bytes", "B", true);
   std::vector<ScenarioResult> networked;
   std::copy_if(results.begin(), results.end(), std::back_inserter(networked),
                [](const ScenarioResult& r) { return !r.links.empty(); });
   if (!networked.empty()) {
-    html += "<h2>ICI bytes (multi-chip scenarios)</h2>\n" +
-            MetricChart(networked, "ici_bytes", "B", true);
+    html += MetricChart("ICI bytes against golden (multi-chip scenarios)", networked, "ici_bytes",
+                        "B", true);
     for (const ScenarioResult& r : networked) {
       char busiest[32];
       std::snprintf(busiest, sizeof busiest, "%.1f%%",
                     100 * MetricValue(r.metrics, "link_utilisation"));
-      html += "<h2>Link utilisation: " + XmlEscape(r.name) + "</h2>\n<p>Each cell is the link from "
-              "a row's node to a column's; the darkest is the busiest link, busy " +
-              std::string(busiest) + " of the run at its full bandwidth.</p>\n" + LinkHeatmap(r);
+      html += "<p>" + XmlEscape(r.name) + ": each cell is the link from a row's node to a column's; "
+              "the darkest is the busiest link, busy " + std::string(busiest) +
+              " of the run at its full bandwidth.</p>\n" + LinkHeatmap(r);
     }
   }
   html +=

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 namespace tpusim::harness {
 namespace {
@@ -24,10 +25,20 @@ std::string Px(double value) {
   return text;
 }
 
-std::string SvgOpen(int width, int height) {
+constexpr int kTitleHeight = 26;  ///< the title line at the top of every chart
+
+/// The opening tag and the title, shown at the top and named for tools.
+std::string SvgOpen(int width, int height, const std::string& title) {
   return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
-         "\" height=\"" + std::to_string(height) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+         "\" height=\"" + std::to_string(height) +
+         "\" role=\"img\" font-family=\"sans-serif\" font-size=\"12\">\n  <title>" + XmlEscape(title) +
+         "</title>\n  <text x=\"0\" y=\"16\" font-size=\"14\" font-weight=\"bold\">" +
+         XmlEscape(title) + "</text>\n";
 }
+
+/// Distinct colours for series and segments.
+constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
 std::string Text(double x, double y, const std::string& text, const std::string& extra = "") {
   return "  <text x=\"" + Px(x) + "\" y=\"" + Px(y) + "\"" + extra + ">" + XmlEscape(text) + "</text>\n";
@@ -41,12 +52,12 @@ std::string Rect(double x, double y, double width, double height, const std::str
   return rect + "><title>" + XmlEscape(tooltip) + "</title></rect>\n";
 }
 
-/// Legend entries four to a line from the top; returns the height used.
-int Legend(const std::vector<LegendEntry>& legend, std::string& svg) {
+/// Legend entries four to a line from `top`; returns the height used.
+int Legend(const std::vector<LegendEntry>& legend, int top, std::string& svg) {
   constexpr int kPerLine = 4, kEntryWidth = 200;
   for (size_t i = 0; i < legend.size(); ++i) {
     const int x = static_cast<int>(i % kPerLine) * kEntryWidth;
-    const int y = static_cast<int>(i / kPerLine) * kLegendRow;
+    const int y = top + static_cast<int>(i / kPerLine) * kLegendRow;
     svg += Rect(x, y + 3, 12, 12, legend[i].fill);
     svg += Text(x + 16, y + 13, legend[i].text);
   }
@@ -95,16 +106,16 @@ std::string XmlEscape(const std::string& text) {
   return out;
 }
 
-std::string HorizontalBarChart(const std::vector<BarRow>& rows, const std::string& unit,
-                               const std::vector<LegendEntry>& legend) {
+std::string PaletteColour(size_t i) { return kPalette[i % std::size(kPalette)]; }
+
+std::string HorizontalBarChart(const std::string& title, const std::vector<BarRow>& rows,
+                               const std::string& unit, const std::vector<LegendEntry>& legend) {
   double most = 0;
-  int bar_count = 0;
   for (const BarRow& row : rows) {
     for (const Bar& bar : row.bars) most = std::max(most, bar.value);
-    bar_count += static_cast<int>(std::max<size_t>(row.bars.size(), 1));
   }
   std::string body;
-  int y = Legend(legend, body);
+  int y = kTitleHeight + Legend(legend, kTitleHeight, body);
   for (const BarRow& row : rows) {
     body += Text(0, y + kBarHeight - 2, row.label);
     for (const Bar& bar : row.bars) {
@@ -116,10 +127,10 @@ std::string HorizontalBarChart(const std::vector<BarRow>& rows, const std::strin
     if (row.bars.empty()) y += kBarHeight;
     y += kRowGap;
   }
-  return SvgOpen(kLabelWidth + kPlotWidth + 140, y + 4) + body + "</svg>\n";
+  return SvgOpen(kLabelWidth + kPlotWidth + 140, y + 4, title) + body + "</svg>\n";
 }
 
-std::string StackedBarChart(const std::vector<std::string>& row_labels,
+std::string StackedBarChart(const std::string& title, const std::vector<std::string>& row_labels,
                             const std::vector<std::vector<double>>& values,
                             const std::vector<LegendEntry>& legend, const std::string& unit) {
   double most = 0;
@@ -129,7 +140,7 @@ std::string StackedBarChart(const std::vector<std::string>& row_labels,
     most = std::max(most, total);
   }
   std::string body;
-  int y = Legend(legend, body);
+  int y = kTitleHeight + Legend(legend, kTitleHeight, body);
   for (size_t r = 0; r < row_labels.size(); ++r) {
     body += Text(0, y + kBarHeight, row_labels[r]);
     double x = kLabelWidth, total = 0;
@@ -145,46 +156,119 @@ std::string StackedBarChart(const std::vector<std::string>& row_labels,
     body += Text(x + 4, y + kBarHeight, Number(total) + " " + unit);
     y += kBarHeight + kRowGap;
   }
-  return SvgOpen(kLabelWidth + kPlotWidth + 140, y + 4) + body + "</svg>\n";
+  return SvgOpen(kLabelWidth + kPlotWidth + 140, y + 4, title) + body + "</svg>\n";
 }
 
-std::string HeatmapChart(const std::vector<std::string>& labels, const std::vector<double>& values,
-                         double full, const std::string& row_axis, const std::string& column_axis) {
-  const int n = static_cast<int>(labels.size());
-  const int cell = std::clamp(480 / std::max(n, 1), 6, 24);
-  // Labels on every cell when they fit, else on every step-th.
-  const int step = cell >= 12 ? 1 : (12 + cell - 1) / cell;
-  constexpr int kMargin = 80;
-  const int side = n * cell;
-  std::string body;
-  body += Text(kMargin, 12, column_axis + " →");
-  body += Text(0, 12, row_axis + " ↓");
-  for (int i = 0; i < n; i += step) {
-    const double middle = kMargin + i * cell + cell / 2.0;
-    body += Text(kMargin - 4, middle + 4, labels[i], " text-anchor=\"end\"");
-    body += Text(middle + 4, kMargin - 4, labels[i],
-                 " text-anchor=\"start\" transform=\"rotate(-90 " + Px(middle + 4) + " " +
-                     Px(kMargin - 4) + ")\"");
+std::string LineChart(const std::string& title, const std::string& x_name,
+                      const std::vector<std::string>& x_labels, const std::string& y_name,
+                      const std::vector<std::string>& series,
+                      const std::vector<std::vector<std::optional<double>>>& values) {
+  constexpr double kLeft = 80, kTop = 44, kPlotW = 520, kPlotH = 260, kLegend = 220;
+  constexpr double kInset = 50;  // keeps the first and last x labels inside the plot
+  double most = 0;
+  for (const auto& line : values) {
+    for (const auto& v : line) most = std::max(most, v.value_or(0));
   }
-  for (int r = 0; r < n; ++r) {
-    for (int c = 0; c < n; ++c) {
-      const size_t at = static_cast<size_t>(r) * n + c;
-      const double v = at < values.size() ? values[at] : -1;
-      const double x = kMargin + c * cell, y = kMargin + r * cell;
-      if (v < 0) {
-        body += Rect(x, y, cell, cell, "#f2f2f2");
-      } else {
-        body += Rect(x, y, cell, cell, Shade(full > 0 ? v / full : 0),
-                     labels[r] + " → " + labels[c] + ": " + Number(v));
+  if (most <= 0) most = 1;
+  const auto x_at = [&](size_t i) {
+    return x_labels.size() < 2 ? kLeft + kPlotW / 2
+                               : kLeft + kInset + (kPlotW - 2 * kInset) * static_cast<double>(i) /
+                                                      static_cast<double>(x_labels.size() - 1);
+  };
+  const auto y_at = [&](double v) { return kTop + kPlotH - v / most * kPlotH; };
+  const auto line = [](double x1, double y1, double x2, double y2, const std::string& stroke) {
+    return "  <line x1=\"" + Px(x1) + "\" y1=\"" + Px(y1) + "\" x2=\"" + Px(x2) + "\" y2=\"" +
+           Px(y2) + "\" stroke=\"" + stroke + "\"/>\n";
+  };
+  std::string body;
+  // Gridlines at quarters with their values, the x axis, its labels and names.
+  for (int q = 0; q <= 4; ++q) {
+    const double v = most * q / 4;
+    body += line(kLeft, y_at(v), kLeft + kPlotW, y_at(v), "#ddd");
+    body += Text(kLeft - 6, y_at(v) + 4, Number(v), " text-anchor=\"end\"");
+  }
+  body += line(kLeft, kTop + kPlotH, kLeft + kPlotW, kTop + kPlotH, "#000");
+  for (size_t i = 0; i < x_labels.size(); ++i) {
+    body += Text(x_at(i), kTop + kPlotH + 16, x_labels[i], " text-anchor=\"middle\"");
+  }
+  body += Text(kLeft + kPlotW / 2, kTop + kPlotH + 40, x_name, " text-anchor=\"middle\"");
+  body += Text(0, kTop - 12, y_name);
+  for (size_t s = 0; s < series.size() && s < values.size(); ++s) {
+    const std::string colour = PaletteColour(s);
+    std::string points;
+    for (size_t i = 0; i < x_labels.size() && i < values[s].size(); ++i) {
+      if (!values[s][i].has_value()) continue;
+      const double x = x_at(i), y = y_at(*values[s][i]);
+      points += Px(x) + "," + Px(y) + " ";
+      body += "  <circle cx=\"" + Px(x) + "\" cy=\"" + Px(y) + "\" r=\"3\" fill=\"" + colour +
+              "\"><title>" + XmlEscape(series[s] + ", " + x_labels[i] + ": " + Number(*values[s][i])) +
+              "</title></circle>\n";
+    }
+    body += "  <polyline fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"2\" points=\"" +
+            points + "\"/>\n";
+    const double legend_y = kTop + 14.0 * static_cast<double>(s);
+    body += Rect(kLeft + kPlotW + 16, legend_y, 10, 10, colour);
+    body += Text(kLeft + kPlotW + 30, legend_y + 9, series[s]);
+  }
+  return SvgOpen(static_cast<int>(kLeft + kPlotW + kLegend), static_cast<int>(kTop + kPlotH + 60),
+                 title) +
+         body + "</svg>\n";
+}
+
+std::string HeatmapChart(const std::string& title, const std::string& x_name,
+                         const std::vector<std::string>& x_labels, const std::string& y_name,
+                         const std::vector<std::string>& y_labels,
+                         const std::vector<std::vector<std::optional<double>>>& values) {
+  double most = 0;
+  for (const auto& row : values) {
+    for (const auto& v : row) most = std::max(most, v.value_or(0));
+  }
+  const int columns = static_cast<int>(x_labels.size());
+  // Few columns: wide cells with their values written in them and column
+  // labels across; many: square cells (values as tooltips), labels rotated,
+  // on every step-th cell when they would overlap.
+  const bool wide = columns <= 8;
+  const int cell_w = wide ? 110 : std::clamp(480 / std::max(columns, 1), 6, 24);
+  const int cell_h = wide ? 26 : cell_w;
+  const int step = wide || cell_w >= 12 ? 1 : (12 + cell_w - 1) / cell_w;
+  const int left = 200, top = kTitleHeight + (wide ? 28 : 80);
+  std::string body;
+  body += Text(0, top - 8, y_name + " \u2193  " + x_name + " \u2192");
+  for (int x = 0; x < columns; x += step) {
+    const double middle = left + x * cell_w + cell_w / 2.0;
+    body += wide ? Text(middle, top - 8, x_labels[x], " text-anchor=\"middle\"")
+                 : Text(middle + 4, top - 4, x_labels[x],
+                        " transform=\"rotate(-90 " + Px(middle + 4) + " " + Px(top - 4) + ")\"");
+  }
+  for (size_t y = 0; y < y_labels.size(); ++y) {
+    const double row_top = top + static_cast<double>(y) * cell_h;
+    if (y % static_cast<size_t>(step) == 0) {
+      body += Text(left - 4, row_top + cell_h / 2.0 + 4, y_labels[y], " text-anchor=\"end\"");
+    }
+    for (int x = 0; x < columns; ++x) {
+      const std::optional<double> v =
+          y < values.size() && static_cast<size_t>(x) < values[y].size() ? values[y][x] : std::nullopt;
+      const double cell_left = left + x * cell_w;
+      if (!v.has_value()) {
+        body += Rect(cell_left, row_top, cell_w - 1, cell_h - 1, "#f2f2f2");
+        continue;
+      }
+      const double fraction = most > 0 ? *v / most : 0;
+      body += Rect(cell_left, row_top, cell_w - 1, cell_h - 1, Shade(fraction),
+                   y_labels[y] + " \u2192 " + x_labels[x] + ": " + Number(*v));
+      if (wide) {
+        body += Text(cell_left + cell_w / 2.0, row_top + 17, Number(*v),
+                     std::string(" text-anchor=\"middle\"") + (fraction > 0.6 ? " fill=\"#fff\"" : ""));
       }
     }
   }
-  // The scale: ten steps from 0 to `full`.
-  const int scale_y = kMargin + side + 12;
-  for (int i = 0; i < 10; ++i) body += Rect(kMargin + i * 20, scale_y, 20, 10, Shade((i + 0.5) / 10));
-  body += Text(kMargin, scale_y + 24, "0");
-  body += Text(kMargin + 200, scale_y + 24, Number(full), " text-anchor=\"end\"");
-  return SvgOpen(kMargin + side + 20, scale_y + 32) + body + "</svg>\n";
+  // The scale: ten steps from 0 to the largest value.
+  const int scale_y = top + static_cast<int>(y_labels.size()) * cell_h + 12;
+  for (int i = 0; i < 10; ++i) body += Rect(left + i * 20, scale_y, 20, 10, Shade((i + 0.5) / 10));
+  body += Text(left, scale_y + 24, "0");
+  body += Text(left + 200, scale_y + 24, Number(most), " text-anchor=\"end\"");
+  return SvgOpen(std::max(left + columns * cell_w + 20, left + 220), scale_y + 32, title) + body +
+         "</svg>\n";
 }
 
 }  // namespace tpusim::harness

@@ -1,9 +1,11 @@
-// Self-contained SVG charts for the reports tpusim writes (the HTML report of
-// `tpusim run`): plain SVG 1.1 text with inline styles, so a page or file that
-// embeds one needs no script, stylesheet or other tool to be read.
+// Self-contained SVG charts for the harness's reports (`tpusim run --report`,
+// `tpusim sweep` plots): plain SVG 1.1 text with inline styles and the title
+// inside, so a chart reads the same inline in a page or opened alone, with no
+// script, stylesheet or other tool.
 #ifndef TPUSIM_HARNESS_SVG_CHART_H_
 #define TPUSIM_HARNESS_SVG_CHART_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,23 +34,37 @@ struct LegendEntry {
   std::string text;
 };
 
+/// The i-th of ten distinct colours, cycled: for series and segments.
+std::string PaletteColour(size_t i);
+
 /// Horizontal bars on one linear scale from 0 to the largest value, each bar
 /// labelled with its value and `unit`.
-std::string HorizontalBarChart(const std::vector<BarRow>& rows, const std::string& unit,
-                               const std::vector<LegendEntry>& legend = {});
+std::string HorizontalBarChart(const std::string& title, const std::vector<BarRow>& rows,
+                               const std::string& unit, const std::vector<LegendEntry>& legend = {});
 
 /// Horizontal stacked bars: row r is the segments values[r][0], values[r][1],
-/// ... left to right, segment s in fill `fills[s]`, named by legend[s]; the
-/// total is written at the end of the bar.
-std::string StackedBarChart(const std::vector<std::string>& row_labels,
+/// ... left to right, segment s in legend[s]'s fill; each segment's value is
+/// its tooltip and the row's total is written after it.
+std::string StackedBarChart(const std::string& title, const std::vector<std::string>& row_labels,
                             const std::vector<std::vector<double>>& values,
                             const std::vector<LegendEntry>& legend, const std::string& unit);
 
-/// A square matrix of cells: cell (r, c) is values[r * labels.size() + c],
-/// shaded from white (0) to dark red (`full`); a negative value is an absent
-/// cell (drawn light grey). Each cell's exact value is its tooltip.
-std::string HeatmapChart(const std::vector<std::string>& labels, const std::vector<double>& values,
-                         double full, const std::string& row_axis, const std::string& column_axis);
+/// A line chart over categories: x_labels evenly spaced along x, one line per
+/// series (values[s][x], nullopt where the series has no point), y from 0 to
+/// the largest value, with a legend.
+std::string LineChart(const std::string& title, const std::string& x_name,
+                      const std::vector<std::string>& x_labels, const std::string& y_name,
+                      const std::vector<std::string>& series,
+                      const std::vector<std::vector<std::optional<double>>>& values);
+
+/// A heatmap: cell (y, x) is values[y][x], shaded white (0) to dark red (the
+/// largest value); a nullopt cell is absent (light grey). Every cell's value
+/// is its tooltip, and is written in it when the cells are wide enough (few
+/// columns); many columns give small square cells.
+std::string HeatmapChart(const std::string& title, const std::string& x_name,
+                         const std::vector<std::string>& x_labels, const std::string& y_name,
+                         const std::vector<std::string>& y_labels,
+                         const std::vector<std::vector<std::optional<double>>>& values);
 
 }  // namespace tpusim::harness
 

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,10 +70,13 @@ TEST(ScenarioResultJson, RoundTripsTheReportData) {
 
 TEST(SvgChart, EscapesTextAndShadesByValue) {
   EXPECT_EQ(XmlEscape("a<b & \"c\"\x01"), "a&lt;b &amp; &quot;c&quot;?");
-  const std::string svg = HeatmapChart({"a", "b"}, {0, 1, -1, 0.5}, 1.0, "from", "to");
-  EXPECT_THAT(svg, HasSubstr("fill=\"#b71c1c\"><title>a → b: 1</title>"));  // full: dark red
+  const std::string svg =
+      HeatmapChart("links", "to", {"a", "b"}, "from", {"a", "b"}, {{0.0, 1.0}, {std::nullopt, 0.5}});
+  EXPECT_THAT(svg, HasSubstr("<title>links</title>"));
+  EXPECT_THAT(svg, HasSubstr("fill=\"#b71c1c\"><title>a → b: 1</title>"));  // the largest: dark red
   EXPECT_THAT(svg, HasSubstr("fill=\"#ffffff\"><title>a → a: 0</title>"));  // zero: white
   EXPECT_THAT(svg, HasSubstr("fill=\"#f2f2f2\"/>"));                         // absent
+  EXPECT_THAT(svg, HasSubstr(">0.5</text>"));  // two columns: values written in the cells
 }
 
 }  // namespace

@@ -367,9 +367,9 @@ TEST(Run, HtmlReportIsWellFormedWithChartsAndTraces) {
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   const std::string html = ReadText(report + "/index.html");
   EXPECT_THAT(html, HasSubstr("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-  EXPECT_THAT(html, HasSubstr("<h2>Simulated time against golden</h2>"));
-  EXPECT_THAT(html, HasSubstr("<h2>Simulated time by opcode</h2>"));
-  EXPECT_THAT(html, HasSubstr("<h2>HBM bytes</h2>"));
+  EXPECT_THAT(html, HasSubstr("<title>Simulated time against golden</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>Simulated time by opcode</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>HBM bytes against golden</title>"));
   EXPECT_THAT(html, HasSubstr("fill=\"#e53935\""));  // a failed scenario's bar
   // Single-chip scenarios only: no network charts.
   EXPECT_THAT(html, Not(HasSubstr("ICI bytes")));
@@ -398,9 +398,9 @@ TEST(Run, HtmlReportOfMultiChipScenariosHasLinkHeatmaps) {
   const std::string html = ReadText(report + "/index.html");
   EXPECT_THAT(html, HasSubstr(">golden</text>"));
   EXPECT_THAT(html, HasSubstr(">all-reduce-done</text>"));
-  EXPECT_THAT(html, HasSubstr("<h2>ICI bytes (multi-chip scenarios)</h2>"));
-  EXPECT_THAT(html, HasSubstr("<h2>Link utilisation: allreduce-torus-4x4</h2>"));
-  EXPECT_THAT(html, HasSubstr("<h2>Link utilisation: allreduce-fattree-2to1</h2>"));
+  EXPECT_THAT(html, HasSubstr("<title>ICI bytes against golden (multi-chip scenarios)</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>Link utilisation: allreduce-torus-4x4</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>Link utilisation: allreduce-fattree-2to1</title>"));
   // A torus link between neighbours, and a fat-tree uplink from a chip to its
   // leaf switch, each a cell with its utilisation.
   EXPECT_THAT(html, HasSubstr("<title>(0,0) → (1,0): "));
