@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "harness/svg_chart.h"
 #include "harness/version.h"
 
 namespace tpusim::harness {
@@ -22,38 +23,6 @@ int Count(const std::vector<ScenarioResult>& results, const std::string& status)
   int n = 0;
   for (const ScenarioResult& r : results) n += r.status == status ? 1 : 0;
   return n;
-}
-
-/// Text safe inside an XML attribute or element: the five specials escaped,
-/// control characters XML 1.0 forbids replaced by '?'.
-std::string XmlEscape(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
-          out += '?';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
 }
 
 std::string Join(const std::vector<std::string>& lines) {
@@ -132,31 +101,18 @@ std::string SuiteJUnit(const std::vector<ScenarioResult>& results) {
 
 namespace {
 
-/// A horizontal bar chart, one bar per scenario, as inline SVG.
-std::string BarChart(const std::string& title, const std::vector<ScenarioResult>& results,
-                     const std::vector<double>& values, const std::string& unit) {
-  constexpr int kLabel = 260, kBars = 420, kRow = 18;
-  double most = 0;
-  for (double v : values) most = std::max(most, v);
-  const int height = kRow * static_cast<int>(results.size()) + 24;
-  std::string svg = "<h2>" + XmlEscape(title) +
-                    "</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-                    std::to_string(kLabel + kBars + 120) + "\" height=\"" + std::to_string(height) +
-                    "\" role=\"img\">\n";
-  for (size_t i = 0; i < results.size(); ++i) {
-    const int y = static_cast<int>(i) * kRow + 4;
-    const int width = most > 0 ? static_cast<int>(values[i] / most * kBars) : 0;
-    char value[48];
-    std::snprintf(value, sizeof value, "%.6g %s", values[i], unit.c_str());
-    svg += "  <text x=\"0\" y=\"" + std::to_string(y + 12) + "\" font-size=\"12\">" +
-           XmlEscape(results[i].name) + "</text>\n";
-    svg += "  <rect class=\"" + results[i].status + "\" x=\"" + std::to_string(kLabel) + "\" y=\"" +
-           std::to_string(y) + "\" width=\"" + std::to_string(std::max(width, 1)) + "\" height=\"" +
-           std::to_string(kRow - 4) + "\"/>\n";
-    svg += "  <text x=\"" + std::to_string(kLabel + std::max(width, 1) + 4) + "\" y=\"" +
-           std::to_string(y + 12) + "\" font-size=\"12\">" + XmlEscape(value) + "</text>\n";
+/// Bars coloured by scenario status.
+std::string StatusBars(const std::string& title, const std::vector<ScenarioResult>& results,
+                       const std::vector<double>& values, const std::string& unit) {
+  std::vector<std::string> names, colours;
+  for (const ScenarioResult& r : results) {
+    names.push_back(r.name);
+    colours.push_back(r.status == "pass"    ? "#4caf50"
+                      : r.status == "stale" ? "#fb8c00"
+                      : r.status == "error" ? "#8e24aa"
+                                            : "#e53935");
   }
-  return svg + "</svg>\n";
+  return "<h2>" + XmlEscape(title) + "</h2>\n" + SvgBarChart(title, names, values, colours, unit);
 }
 
 std::string Metric(const ScenarioResult& r, const std::string& name) {
@@ -177,8 +133,6 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
       "table { border-collapse: collapse; }\n"
       "td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; "
       "}\n"
-      "rect.pass { fill: #4caf50; } rect.fail { fill: #e53935; } rect.stale { fill: #fb8c00; }\n"
-      "rect.error { fill: #8e24aa; }\n"
       "td.pass { color: #2e7d32; } td.fail, td.error { color: #c62828; } td.stale { color: "
       "#ef6c00; }\n"
       "</style>\n</head>\n<body>\n";
@@ -194,8 +148,8 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
     const auto it = r.metrics.find("time_us");
     simulated.push_back(it != r.metrics.end() ? it->second : 0);
   }
-  html += BarChart("Wall time per scenario", results, wall, "s");
-  html += BarChart("Simulated time per scenario", results, simulated, "us");
+  html += StatusBars("Wall time per scenario", results, wall, "s");
+  html += StatusBars("Simulated time per scenario", results, simulated, "us");
   html +=
       "<h2>Scenarios</h2>\n<table>\n<tr><th>status</th><th>scenario</th><th>wall s</th>"
       "<th>cycles</th><th>time us</th><th>HBM bytes</th><th>utilisation</th>"

@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libxml2-utils                                 # xmllint: run_test validates JUnit reports against tests/harness/junit.xsd
   python3 python3-numpy libopenblas-dev        # reference numerics and plots; bench/gemm_bench's yardstick
+  openmpi-bin libopenmpi-dev                    # `mpirun -n K tpusim sweep` (docs/sweeps.md)
 )
 
 missing=()
