@@ -90,7 +90,8 @@ std::string SvgLineChart(const std::string& title, const std::string& x_name,
                          const std::vector<std::string>& x_labels, const std::string& y_name,
                          const std::vector<std::string>& series,
                          const std::vector<std::vector<std::optional<double>>>& values) {
-  constexpr double kLeft = 80, kTop = 30, kPlotW = 520, kPlotH = 260, kLegend = 220;
+  constexpr double kLeft = 80, kTop = 44, kPlotW = 520, kPlotH = 260, kLegend = 220;
+  constexpr double kInset = 50;  // keeps the first and last x labels inside the plot
   double most = 0;
   for (const auto& line : values) {
     for (const auto& v : line) most = std::max(most, v.value_or(0));
@@ -99,9 +100,10 @@ std::string SvgLineChart(const std::string& title, const std::string& x_name,
   const int height = static_cast<int>(kTop + kPlotH + 60);
   std::string svg = Open(static_cast<int>(kLeft + kPlotW + kLegend), height, title);
   const auto x_at = [&](size_t i) {
-    return x_labels.size() < 2
-               ? kLeft + kPlotW / 2
-               : kLeft + kPlotW * static_cast<double>(i) / static_cast<double>(x_labels.size() - 1);
+    return x_labels.size() < 2 ? kLeft + kPlotW / 2
+                               : kLeft + kInset +
+                                     (kPlotW - 2 * kInset) * static_cast<double>(i) /
+                                         static_cast<double>(x_labels.size() - 1);
   };
   const auto y_at = [&](double v) { return kTop + kPlotH - v / most * kPlotH; };
   // Axes, gridlines at quarters with their values, x labels.
@@ -117,7 +119,7 @@ std::string SvgLineChart(const std::string& title, const std::string& x_name,
     svg += Text(x_at(i), kTop + kPlotH + 16, x_labels[i], " text-anchor=\"middle\"");
   }
   svg += Text(kLeft + kPlotW / 2, kTop + kPlotH + 40, x_name, " text-anchor=\"middle\"");
-  svg += Text(4, kTop - 8, y_name);
+  svg += Text(4, kTop - 12, y_name);
   for (size_t s = 0; s < series.size(); ++s) {
     const std::string colour = kPalette[s % std::size(kPalette)];
     std::string points;
