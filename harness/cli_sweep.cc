@@ -103,7 +103,7 @@ class SweepProgress {
 
   void Finished(const Study& study, const PointResult& result) {
     ++done_;
-    if (tty_) return Draw();
+    if (tty_) return Draw(true);
     std::string params;
     for (size_t a = 0; a < study.axes.size(); ++a) {
       const std::string& label = study.points[static_cast<size_t>(result.index)].labels[a];
@@ -112,8 +112,11 @@ class SweepProgress {
     err_ << "[" << done_ << "/" << total_ << "] " << result.status << " point " << result.index
          << params << (result.message.empty() ? "" : ": " + result.message) << '\n';
   }
-  void Draw() {
+  /// Redraws the bar: at once when `now`, else at most five times a second.
+  void Draw(bool now = false) {
     if (!tty_) return;
+    if (!now && Clock::now() - drawn_ < std::chrono::milliseconds(200)) return;
+    drawn_ = Clock::now();
     constexpr size_t kWidth = 30;
     const size_t filled = total_ == 0 ? kWidth : done_ * kWidth / total_;
     const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
@@ -137,6 +140,7 @@ class SweepProgress {
   size_t done_;
   const size_t first_;  ///< done before this run (resumed)
   const Clock::time_point start_;
+  Clock::time_point drawn_;  ///< when the bar was last drawn
 };
 
 /// The result of a point whose child finished; nullopt when the sweep was
