@@ -65,27 +65,27 @@ int RunPresets(const PresetsOptions& options, std::ostream& out, std::ostream& e
 /// run a module on every device and summarise (and optionally write) its
 /// outputs, and/or time it on a chip.
 struct ExecOptions {
-  std::string file;                   ///< module to run
-  std::string mode;                   ///< values | timing | full; empty: full with --chip, else values
-  std::string chip;                   ///< preset name or YAML path; empty: no timing
+  std::string file;  ///< module to run
+  std::string mode;  ///< values | timing | full; empty: full with --chip, else values
+  std::string chip;  ///< preset name or YAML path; empty: no timing
   std::vector<std::string> overrides;  ///< -p key.path=value, applied to the preset in order
-  std::string models_dir;             ///< where preset names resolve; AddExecCommand sets the default
-  std::string json;                   ///< write the metrics as JSON here; empty: do not
-  std::string trace;                  ///< write a Perfetto trace here; empty: do not
-  int64_t top = 20;                   ///< rows of the op profile table
+  std::string models_dir;  ///< where preset names resolve; AddExecCommand sets the default
+  std::string json;        ///< write the metrics as JSON here; empty: do not
+  std::string trace;       ///< write a Perfetto trace here; empty: do not
+  int64_t top = 20;        ///< rows of the op profile table
   std::vector<std::string> trip_counts;  ///< NAME=N for while loops the program does not bound
-  int64_t default_trip_count = 1;     ///< for other loops of unknown trip count
-  int64_t branch = 0;                 ///< branch every conditional takes in timing
-  std::string inputs = "seed:0";      ///< "seed:N" or a directory of param_<N>.npy
-  std::string out;                    ///< write outputs as .npy here; empty: do not write
-  std::string numerics = "tpu";       ///< "tpu" or "ieee"
+  int64_t default_trip_count = 1;        ///< for other loops of unknown trip count
+  int64_t branch = 0;                    ///< branch every conditional takes in timing
+  std::string inputs = "seed:0";         ///< "seed:N" or a directory of param_<N>.npy
+  std::string out;                       ///< write outputs as .npy here; empty: do not write
+  std::string numerics = "tpu";          ///< "tpu" or "ieee"
   /// "analytic" (the fast C++ MXU kernel) or "rtl" (dot and convolution
   /// products through the Verilated 128x128 array; builds with TPUSIM_RTL only)
   std::string mxu = "analytic";
-  std::string max_memory;             ///< a byte count ("8GiB"); empty: half the physical RAM
+  std::string max_memory;                   ///< a byte count ("8GiB"); empty: half the physical RAM
   std::string elided_constants = "seeded";  ///< "seeded" or "error"
-  std::optional<int64_t> replicas;    ///< default: the module's replica_count
-  std::optional<int64_t> partitions;  ///< default: the module's num_partitions
+  std::optional<int64_t> replicas;          ///< default: the module's replica_count
+  std::optional<int64_t> partitions;        ///< default: the module's num_partitions
   /// Network that times collectives (short form or YAML file); empty: none,
   /// collectives cost only their local work.
   std::string topology;
@@ -106,21 +106,21 @@ struct DiffOptions {
   std::string mode = "full";           ///< full | timing (no values) | values (no timing)
   std::string chip;                    ///< preset name or YAML path; required unless mode is values
   std::vector<std::string> overrides;  ///< -p key.path=value, applied to the preset in order
-  std::string models_dir;              ///< where preset names resolve; AddDiffCommand sets the default
-  std::string inputs = "seed:0";       ///< "seed:N" or a directory of param_<N>.npy
-  std::string numerics = "tpu";        ///< "tpu" or "ieee"
-  std::string max_memory;              ///< a byte count ("8GiB"); empty: half the physical RAM
-  std::string json;                    ///< write the whole comparison as JSON here; empty: do not
-  double rtol = 1e-3;                  ///< relative tolerance of an output element
-  double atol = 1e-5;                  ///< absolute tolerance of an output element
-  std::optional<int64_t> max_ulp;      ///< an element within this many ulps passes too
+  std::string models_dir;          ///< where preset names resolve; AddDiffCommand sets the default
+  std::string inputs = "seed:0";   ///< "seed:N" or a directory of param_<N>.npy
+  std::string numerics = "tpu";    ///< "tpu" or "ieee"
+  std::string max_memory;          ///< a byte count ("8GiB"); empty: half the physical RAM
+  std::string json;                ///< write the whole comparison as JSON here; empty: do not
+  double rtol = 1e-3;              ///< relative tolerance of an output element
+  double atol = 1e-5;              ///< absolute tolerance of an output element
+  std::optional<int64_t> max_ulp;  ///< an element within this many ulps passes too
   std::string time_tolerance = "2%";   ///< largest change of total time that passes
   std::string bytes_tolerance = "1%";  ///< largest change of HBM bytes that passes
-  std::string structure = "fail";      ///< "fail": a structural change exits 1; "report": only listed
-  int64_t top = 10;                    ///< instructions listed by time change
-  std::string topology;                ///< short form or YAML file; empty: device 0 alone
-  std::string topology_after;          ///< AFTER's network when it differs; empty: `topology`
-  std::string algorithm = "auto";      ///< collective algorithm on `topology`
+  std::string structure = "fail";  ///< "fail": a structural change exits 1; "report": only listed
+  int64_t top = 10;                ///< instructions listed by time change
+  std::string topology;            ///< short form or YAML file; empty: device 0 alone
+  std::string topology_after;      ///< AFTER's network when it differs; empty: `topology`
+  std::string algorithm = "auto";  ///< collective algorithm on `topology`
 };
 /// Adds the `diff` subcommand to `app`; parsing fills `options`.
 CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options);
@@ -158,14 +158,33 @@ struct RunOptions {
   std::string junit;               ///< JUnit XML here; empty: do not
   std::string report;              ///< HTML report (and traces) into this directory; empty: do not
   std::string golden_dir = "golden";  ///< the golden store's root
-  std::string models_dir;          ///< where preset names resolve; AddRunCommand sets the default
-  double timeout = 600;            ///< seconds per scenario unless it says `timeout`
+  std::string models_dir;  ///< where preset names resolve; AddRunCommand sets the default
+  double timeout = 600;    ///< seconds per scenario unless it says `timeout`
 };
 /// Adds the `run` subcommand to `app`; parsing fills `options`.
 CLI::App* AddRunCommand(CLI::App& app, RunOptions& options);
 /// kExitCheckFailed when a scenario failed (a check, a stale golden, a crash
 /// or timeout); kExitInputError when one could not be loaded or run.
 int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim sweep STUDY --out DIR [-j N] [--resume]`: run every point of a
+/// study (docs/sweeps.md), each in its own child process like `tpusim run`,
+/// into DIR's results files, plots and index.html. Under an MPI launcher the
+/// ranks share the points and rank 0 writes the results.
+struct SweepOptions {
+  std::string study;       ///< the study file (*.study.yaml)
+  std::string out;         ///< the results directory
+  int64_t jobs = 1;        ///< points run at once (per rank)
+  bool resume = false;     ///< continue the sweep in `out`, skipping the points done
+  std::string models_dir;  ///< where preset names resolve; AddSweepCommand sets the default
+  double timeout = 600;    ///< seconds a point may run unless its scenario sets `timeout`
+};
+/// Adds the `sweep` subcommand to `app`; parsing fills `options`.
+CLI::App* AddSweepCommand(CLI::App& app, SweepOptions& options);
+/// kExitOk when every point ran, kExitCheckFailed when a point failed (an
+/// error, a crash, a timeout), kExitInputError for a bad study or results
+/// directory, 128 + N when signal N (SIGINT, SIGTERM) interrupted the sweep.
+int RunSweep(const SweepOptions& options, std::ostream& out, std::ostream& err);
 
 struct ScenarioExecOptions;
 /// The hidden `scenario-exec` subcommand `tpusim run` starts per scenario.
@@ -174,6 +193,9 @@ CLI::App* AddScenarioExecCommand(CLI::App& app, ScenarioExecOptions& options);
 /// ParseHloModule then VerifyModule; `filename` appears in error messages.
 StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
                                                                std::string_view filename);
+
+/// The path of the running `tpusim` binary, for starting its child processes.
+std::string SelfPath();
 
 /// Writes a failed status's message to `err` verbatim, ending it with a newline.
 void PrintError(const Status& status, std::ostream& err);

@@ -1,5 +1,7 @@
 // Helpers shared by the subcommands.
+#include <filesystem>
 #include <ostream>
+#include <system_error>
 
 #include "harness/cli.h"
 #include "sim/hlo/parser.h"
@@ -20,6 +22,12 @@ void PrintError(const Status& status, std::ostream& err) {
   err << message;
   if (message.empty() || message.back() != '\n') err << '\n';
   err.flush();
+}
+
+std::string SelfPath() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "/proc/self/exe" : self.string();
 }
 
 }  // namespace tpusim::harness

@@ -18,6 +18,7 @@
 #include "harness/process_pool.h"
 #include "harness/scenario.h"
 #include "harness/scenario_exec.h"
+#include "harness/study.h"
 #include "harness/suite_report.h"
 #include "sim/base/file.h"
 
@@ -26,8 +27,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// A scenario file: *.yaml or *.yml, but not a study (*.study.yaml, run by
+/// `tpusim sweep`), so studies may sit among the scenarios they vary.
 bool IsScenarioFile(const fs::path& path) {
-  return path.extension() == ".yaml" || path.extension() == ".yml";
+  return (path.extension() == ".yaml" || path.extension() == ".yml") &&
+         !path.filename().string().ends_with(kStudySuffix);
 }
 
 /// Every scenario file under `paths`, sorted within each directory.
@@ -65,13 +69,6 @@ std::string Tail(const std::string& path, size_t lines) {
     pos = s.rfind('\n', pos - 1);
   }
   return pos == std::string::npos ? s : s.substr(pos + 1);
-}
-
-/// Where this binary is, for its children.
-std::string SelfPath() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? "/proc/self/exe" : self.string();
 }
 
 /// The result of a scenario whose child did not report one.

@@ -14,8 +14,9 @@ namespace {
 constexpr char kFooter[] = R"(Exit codes:
   0  success
   1  a check failed (fmt --check: the file is not canonically formatted; diff: a
-     change beyond the thresholds; run: a scenario failed)
+     change beyond the thresholds; run: a scenario failed; sweep: a point failed)
   2  usage or input error: bad command line, unreadable file, parse or verify error
+  130, 143  sweep: interrupted by SIGINT or SIGTERM (continue it with --resume)
 
 Run 'tpusim SUBCOMMAND --help' for the options of a subcommand.)";
 
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
   CLI::App* collective = harness::AddCollectiveCommand(app, collective_options);
   harness::RunOptions run_options;
   CLI::App* run = harness::AddRunCommand(app, run_options);
+  harness::SweepOptions sweep_options;
+  CLI::App* sweep = harness::AddSweepCommand(app, sweep_options);
   harness::ScenarioExecOptions scenario_exec_options;
   CLI::App* scenario_exec = harness::AddScenarioExecCommand(app, scenario_exec_options);
 
@@ -78,6 +81,7 @@ int main(int argc, char** argv) {
       return harness::RunCollective(collective_options, std::cout, std::cerr);
     }
     if (run->parsed()) return harness::RunRun(run_options, std::cout, std::cerr);
+    if (sweep->parsed()) return harness::RunSweep(sweep_options, std::cout, std::cerr);
     if (scenario_exec->parsed()) {
       return harness::RunScenarioExec(scenario_exec_options, std::cerr);
     }

@@ -68,13 +68,23 @@ std::string ProcessOutcome::Describe(double timeout_seconds) const {
 
 std::vector<ProcessOutcome> RunProcesses(
     const std::vector<ProcessJob>& jobs, int parallel, const std::function<void(size_t)>& on_start,
-    const std::function<void(size_t, const ProcessOutcome&)>& on_finish) {
+    const std::function<void(size_t, const ProcessOutcome&)>& on_finish,
+    const std::function<PoolAction()>& poll) {
   std::vector<ProcessOutcome> outcomes(jobs.size());
+  for (ProcessOutcome& outcome : outcomes) outcome.error = "not started";
   std::vector<Running> running;
   size_t next = 0;
+  size_t end = jobs.size();  // jobs from here on are not started
+  bool abandoned = false;
   if (parallel < 1) parallel = 1;
-  while (next < jobs.size() || !running.empty()) {
-    while (next < jobs.size() && static_cast<int>(running.size()) < parallel) {
+  while (next < end || !running.empty()) {
+    const PoolAction action = poll ? poll() : PoolAction::kContinue;
+    if (action != PoolAction::kContinue) end = next;
+    if (action == PoolAction::kAbandon && !abandoned) {
+      for (const Running& r : running) kill(r.pid, SIGTERM);
+      abandoned = true;
+    }
+    while (next < end && static_cast<int>(running.size()) < parallel) {
       const size_t index = next++;
       pid_t pid = 0;
       outcomes[index] = Spawn(jobs[index], pid);

@@ -27,12 +27,24 @@ struct ProcessOutcome {
   std::string Describe(double timeout_seconds) const;
 };
 
+/// What RunProcesses does next, as its `poll` callback decides (a runner that
+/// was asked to stop, e.g. by SIGTERM).
+enum class PoolAction {
+  kContinue,       ///< go on starting jobs
+  kStopLaunching,  ///< start no more jobs; wait for the running ones
+  kAbandon,        ///< start no more; SIGTERM the running ones and wait for them
+};
+
 /// Runs `jobs` with at most `parallel` alive at once, in order of index, and
 /// returns their outcomes by index. `on_start` and `on_finish` are called on
-/// this thread as each job starts and ends (for progress display).
+/// this thread as each job starts and ends (for progress display). `poll`,
+/// when given, is called on this thread on every turn of the wait loop (at
+/// least every few milliseconds); jobs it keeps from starting keep the
+/// outcome `spawned == false` with `error` "not started", and get no callback.
 std::vector<ProcessOutcome> RunProcesses(
     const std::vector<ProcessJob>& jobs, int parallel, const std::function<void(size_t)>& on_start,
-    const std::function<void(size_t, const ProcessOutcome&)>& on_finish);
+    const std::function<void(size_t, const ProcessOutcome&)>& on_finish,
+    const std::function<PoolAction()>& poll = nullptr);
 
 }  // namespace tpusim::harness
 

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <utility>
 
+#include "harness/yaml_reader.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/arch/topology_config.h"
 #include "sim/base/file.h"
@@ -23,102 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Reads one scenario file; every error names the file, position and key path.
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  std::string Where(const YAML::Node& node) const { return Where(node.Mark()); }
-  std::string Where(const YAML::Mark& mark) const {
-    if (mark.is_null()) return file_;
-    return file_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-  }
-  Status Error(const YAML::Node& node, const std::string& path, const std::string& message) const {
-    return InvalidArgument(Where(node) + ": error: key path `" + path + "`: " + message);
-  }
-
-  /// What a node is, for "expected X, got Y".
-  static std::string Got(const YAML::Node& node) {
-    switch (node.Type()) {
-      case YAML::NodeType::Map:
-        return "a mapping";
-      case YAML::NodeType::Sequence:
-        return "a sequence";
-      case YAML::NodeType::Scalar:
-        return "'" + node.Scalar() + "'";
-      default:
-        return "nothing";
-    }
-  }
-
-  /// Checks that `node` is a mapping whose keys are all in `known`, once each.
-  Status Keys(const YAML::Node& node, const std::string& path,
-              const std::vector<std::string_view>& known) const {
-    if (!node.IsMap()) return Error(node, path, "expected a mapping, got " + Got(node));
-    std::set<std::string> seen;
-    for (const auto& entry : node) {
-      const YAML::Node& key = entry.first;
-      const std::string key_path = Join(path, key.IsScalar() ? key.Scalar() : "?");
-      if (!key.IsScalar()) return Error(key, key_path, "keys must be plain names");
-      if (!seen.insert(key.Scalar()).second) return Error(key, key_path, "duplicate key");
-      bool found = false;
-      for (std::string_view k : known) found = found || k == key.Scalar();
-      if (!found) {
-        std::string list;
-        for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        return Error(key, key_path, "unknown key (known: " + list + ")");
-      }
-    }
-    return Status::Ok();
-  }
-
-  static std::string Join(const std::string& path, const std::string& key) {
-    return path.empty() ? key : path + "." + key;
-  }
-
-  StatusOr<std::string> String(const YAML::Node& node, const std::string& path) const {
-    if (!node.IsScalar() || node.Scalar().empty()) {
-      return Error(node, path, "expected a non-empty string, got " + Got(node));
-    }
-    return node.Scalar();
-  }
-  StatusOr<bool> Bool(const YAML::Node& node, const std::string& path) const {
-    bool value = false;
-    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
-      return Error(node, path, "expected true or false, got " + Got(node));
-    }
-    return value;
-  }
-  StatusOr<double> Number(const YAML::Node& node, const std::string& path) const {
-    double value = 0;
-    if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !std::isfinite(value)) {
-      return Error(node, path, "expected a number, got " + Got(node));
-    }
-    return value;
-  }
-  StatusOr<double> NonNegative(const YAML::Node& node, const std::string& path) const {
-    TPUSIM_ASSIGN_OR_RETURN(const double value, Number(node, path));
-    if (value < 0) return Error(node, path, "expected a non-negative number, got " + Got(node));
-    return value;
-  }
-  StatusOr<int64_t> Integer(const YAML::Node& node, const std::string& path, int64_t min) const {
-    int64_t value = 0;
-    if (node.IsScalar()) {
-      const std::string& s = node.Scalar();
-      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-      if (ec == std::errc() && end == s.data() + s.size() && !s.empty() && value >= min) {
-        return value;
-      }
-    }
-    return Error(node, path,
-                 "expected an integer of at least " + std::to_string(min) + ", got " + Got(node));
-  }
-
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
-};
+using Reader = YamlReader;
 
 /// A path written in the scenario, relative to the scenario's directory.
 std::string Resolve(const std::string& scenario_file, const std::string& path) {
@@ -339,9 +245,10 @@ Status ReadChip(const Reader& r, const YAML::Node& node, Scenario& s) {
 }
 
 StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
-  TPUSIM_RETURN_IF_ERROR(r.Keys(root, "",
-                                {"name", "module", "chip", "topology", "device_assignment",
-                                 "algorithm", "golden", "inputs", "mode", "numerics", "timeout", "checks", "expect"}));
+  TPUSIM_RETURN_IF_ERROR(
+      r.Keys(root, "",
+             {"name", "module", "chip", "topology", "device_assignment", "algorithm", "golden",
+              "inputs", "mode", "numerics", "timeout", "checks", "expect"}));
   Scenario s;
   s.file = r.file();
   s.name = fs::path(r.file()).stem().string();
@@ -396,7 +303,8 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
   if (root["algorithm"]) {
     TPUSIM_ASSIGN_OR_RETURN(s.algorithm, r.String(root["algorithm"], "algorithm"));
     const StatusOr<ici::Algorithm> algorithm = ici::ParseAlgorithm(s.algorithm);
-    if (!algorithm.ok()) return r.Error(root["algorithm"], "algorithm", algorithm.status().message());
+    if (!algorithm.ok())
+      return r.Error(root["algorithm"], "algorithm", algorithm.status().message());
     if (!s.topology_config.has_value()) {
       return r.Error(root["algorithm"], "algorithm", "needs a topology to run collectives on");
     }
@@ -531,10 +439,11 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
     // link that does not exist) is an input error of the scenario.
     arch::TopologyConfig& topology = *scenario.topology_config;
     Status checked = arch::ApplyTpuWraparound(topology, *scenario.resolved_chip);
-    if (checked.ok()) checked = ici::Topology::Build(topology, scenario.resolved_chip->ici).status();
+    if (checked.ok())
+      checked = ici::Topology::Build(topology, scenario.resolved_chip->ici).status();
     if (!checked.ok()) {
-      return InvalidArgument(scenario.topology_where + ": error: key path `topology`: " +
-                             checked.message());
+      return InvalidArgument(scenario.topology_where +
+                             ": error: key path `topology`: " + checked.message());
     }
     scenario.topology = arch::CanonicalTopologyText(topology);
   }

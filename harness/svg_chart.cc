@@ -163,7 +163,7 @@ std::string LineChart(const std::string& title, const std::string& x_name,
                       const std::vector<std::string>& x_labels, const std::string& y_name,
                       const std::vector<std::string>& series,
                       const std::vector<std::vector<std::optional<double>>>& values) {
-  constexpr double kLeft = 80, kTop = 44, kPlotW = 520, kPlotH = 260, kLegend = 220;
+  constexpr double kLeft = 100, kTop = 44, kPlotW = 520, kPlotH = 260, kLegend = 220;
   constexpr double kInset = 50;  // keeps the first and last x labels inside the plot
   double most = 0;
   for (const auto& line : values) {
@@ -231,9 +231,10 @@ std::string HeatmapChart(const std::string& title, const std::string& x_name,
   const int cell_w = wide ? 110 : std::clamp(480 / std::max(columns, 1), 6, 24);
   const int cell_h = wide ? 26 : cell_w;
   const int step = wide || cell_w >= 12 ? 1 : (12 + cell_w - 1) / cell_w;
-  const int left = 200, top = kTitleHeight + (wide ? 28 : 80);
+  const int left = 200, top = kTitleHeight + (wide ? 44 : 96);
   std::string body;
-  body += Text(0, top - 8, y_name + " \u2193  " + x_name + " \u2192");
+  // The axes' names above the column labels: rows are y, columns x.
+  body += Text(0, kTitleHeight + 10, "rows: " + y_name + ", columns: " + x_name);
   for (int x = 0; x < columns; x += step) {
     const double middle = left + x * cell_w + cell_w / 2.0;
     body += wide ? Text(middle, top - 8, x_labels[x], " text-anchor=\"middle\"")
