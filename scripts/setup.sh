@@ -10,7 +10,7 @@ packages=(
   clang libclang-rt-14-dev                      # libFuzzer builds (TPUSIM_FUZZ)
   libsystemc-dev verilator                      # timing kernel, RTL MXU tile
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-  libboost-dev libboost-graph-dev libboost-program-options-dev
+  libboost-dev libboost-graph-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libxml2-utils                                 # xmllint: run_test validates JUnit reports against tests/harness/junit.xsd
   python3 python3-numpy libopenblas-dev        # reference numerics and plots; bench/gemm_bench's yardstick
