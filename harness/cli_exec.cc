@@ -17,6 +17,7 @@
 #include "harness/topology_option.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
+#include "sim/base/fingerprint.h"
 #include "sim/eval/evaluator.h"
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
@@ -37,10 +38,7 @@ nlohmann::ordered_json OutputsJson(const std::vector<OutputSummary>& outputs) {
     entry["max"] = o.max.has_value() ? nlohmann::ordered_json(*o.max) : nullptr;
     entry["mean"] = o.mean.has_value() ? nlohmann::ordered_json(*o.mean) : nullptr;
     entry["nan_count"] = o.nan_count;
-    char checksum[17];
-    std::snprintf(checksum, sizeof checksum, "%016llx",
-                  static_cast<unsigned long long>(o.checksum));
-    entry["checksum"] = checksum;
+    entry["checksum"] = Hex16(o.checksum);
     list.push_back(std::move(entry));
   }
   return list;

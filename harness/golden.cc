@@ -1,6 +1,5 @@
 #include "harness/golden.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -12,6 +11,7 @@
 #include "harness/version.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
+#include "sim/base/fingerprint.h"
 #include "sim/value/npy.h"
 
 namespace tpusim::harness {
@@ -22,19 +22,13 @@ using nlohmann::ordered_json;
 
 constexpr char kManifest[] = "metrics.json";
 
-std::string Hex(uint64_t value) {
-  char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
-
 }  // namespace
 
 GoldenStamp StampOf(const Scenario& scenario) {
   GoldenStamp stamp;
   stamp.version = std::string(kVersion);
   if (scenario.resolved_chip.has_value())
-    stamp.chip_hash = Hex(arch::ConfigHash(*scenario.resolved_chip));
+    stamp.chip_hash = Hex16(arch::ConfigHash(*scenario.resolved_chip));
   stamp.topology = scenario.topology;
   return stamp;
 }
@@ -64,7 +58,7 @@ StatusOr<std::optional<Golden>> ReadGolden(const std::string& dir) {
       }
       const std::string file = (fs::path(dir) / (name + ".npy")).string();
       TPUSIM_ASSIGN_OR_RETURN(value::Literal literal, value::ReadNpy(file));
-      const std::string checksum = Hex(Summarize(name, literal).checksum);
+      const std::string checksum = Hex16(Summarize(name, literal).checksum);
       if (checksum != entry.at("checksum").get<std::string>()) {
         return InvalidArgument(file + ": error: checksum " + checksum + " differs from the " +
                                entry.at("checksum").get<std::string>() + " " + manifest_path +
@@ -99,7 +93,7 @@ Status WriteGolden(const std::string& dir, const Golden& golden) {
     ordered_json entry;
     entry["name"] = output.name;
     entry["shape"] = output.value.shape().ToString();
-    entry["checksum"] = Hex(Summarize(output.name, output.value).checksum);
+    entry["checksum"] = Hex16(Summarize(output.name, output.value).checksum);
     json["outputs"].push_back(std::move(entry));
   }
   std::error_code ec;

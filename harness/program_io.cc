@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "sim/base/fingerprint.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/instruction.h"
 #include "sim/value/element_type.h"
@@ -151,11 +152,7 @@ OutputSummary Summarize(const std::string& name, const Literal& leaf) {
   OutputSummary summary;
   summary.name = name;
   summary.shape = leaf.shape().ToString(false);
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (std::byte b : leaf.bytes()) {
-    hash = (hash ^ static_cast<uint64_t>(b)) * 0x100000001b3ULL;
-  }
-  summary.checksum = hash;
+  summary.checksum = Fnv1a(leaf.bytes());
   double sum = 0.0;
   int64_t counted = 0;
   for (int64_t i = 0; i < leaf.element_count(); ++i) {
@@ -177,11 +174,8 @@ void PrintSummaryTable(const std::vector<OutputSummary>& rows, std::ostream& out
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"output", "shape", "min", "max", "mean", "nan", "checksum"});
   for (const OutputSummary& row : rows) {
-    char checksum[17];
-    std::snprintf(checksum, sizeof checksum, "%016llx",
-                  static_cast<unsigned long long>(row.checksum));
     cells.push_back({row.name, row.shape, FormatNumber(row.min), FormatNumber(row.max),
-                     FormatNumber(row.mean), std::to_string(row.nan_count), checksum});
+                     FormatNumber(row.mean), std::to_string(row.nan_count), Hex16(row.checksum)});
   }
   std::vector<size_t> widths(cells.front().size(), 0);
   for (const auto& line : cells) {

@@ -3,7 +3,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -16,6 +15,7 @@
 #include "harness/version.h"
 #include "harness/yaml_reader.h"
 #include "sim/base/file.h"
+#include "sim/base/fingerprint.h"
 
 namespace tpusim::harness {
 namespace {
@@ -47,19 +47,6 @@ struct Axis {
   std::vector<AxisValue> values;
 };
 
-uint64_t Fnv1a(std::string_view text, uint64_t hash = 1469598103934665603ull) {
-  for (const unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
-
-std::string Hex16(uint64_t value) {
-  char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
 
 /// The label of a value written in a list: the scalar itself, else its YAML
 /// in flow style on one line ({kind: torus, dims: [4, 4]}).

@@ -18,6 +18,7 @@
 
 #include "sim/arch/yaml_position.h"
 #include "sim/base/file.h"
+#include "sim/base/fingerprint.h"
 #include "sim/base/units.h"
 
 namespace tpusim::arch {
@@ -480,13 +481,6 @@ std::string CanonicalDump(const ChipConfig& config) {
   return dump;
 }
 
-uint64_t ConfigHash(const ChipConfig& config) {
-  uint64_t hash = 14'695'981'039'346'656'037ULL;  // FNV-1a 64-bit offset basis
-  for (const unsigned char c : CanonicalDump(config)) {
-    hash ^= c;
-    hash *= 1'099'511'628'211ULL;  // FNV-1a 64-bit prime
-  }
-  return hash;
-}
+uint64_t ConfigHash(const ChipConfig& config) { return Fnv1a(CanonicalDump(config)); }
 
 }  // namespace tpusim::arch

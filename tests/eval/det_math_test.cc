@@ -20,8 +20,11 @@
 #include <optional>
 #include <ostream>
 #include <random>
+#include <span>
 #include <string>
 #include <type_traits>
+
+#include "sim/base/fingerprint.h"
 
 namespace tpusim::eval::detmath {
 namespace {
@@ -80,12 +83,7 @@ class Sampler {
 };
 
 /// A per-test seed from the test's name (FNV-1a), the same everywhere.
-uint64_t Seed(const char* name, uint64_t salt) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ salt;
-  for (const char* c = name; *c != 0; ++c)
-    h = (h ^ static_cast<unsigned char>(*c)) * 0x100000001b3ULL;
-  return h;
-}
+uint64_t Seed(const char* name, uint64_t salt) { return Fnv1a(name, kFnv1aBasis ^ salt); }
 
 std::string Show(double x) {
   char buf[64];
@@ -725,10 +723,9 @@ TEST(DetMathPins, F32BitPatterns) {
 /// change in any result changes the checksum. The arguments span every binade
 /// and sign, specials included.
 TEST(DetMathPins, ChecksumOfAllFunctions) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  const auto mix = [&h](uint64_t bits) {
-    for (int i = 0; i < 8; ++i) h = (h ^ ((bits >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
-  };
+  uint64_t h = kFnv1aBasis;
+  // The result's bytes in memory order, least significant first on x86-64.
+  const auto mix = [&h](uint64_t bits) { h = Fnv1a(std::as_bytes(std::span(&bits, 1)), h); };
   Sampler sampler(Seed("Checksum", 0));
   for (int i = 0; i < 4096; ++i) {
     const double x =
