@@ -27,13 +27,8 @@ for i in $(seq 0 49); do
   printf 'module: %s\nmode: values\n' "$root/scenarios/hlo/add_f32.hlo" > "$work/trivial/t$i.yaml"
 done
 
-seconds() {  # wall seconds of "$@", output discarded; exits if the command fails
-  local start end
-  start=$(date +%s.%N)
-  "$@" >/dev/null 2>&1 || { echo "run_suite_bench.sh: failed: $*" >&2; exit 1; }
-  end=$(date +%s.%N)
-  echo "$end - $start" | bc -l
-}
+# shellcheck source=bench/bench_util.sh
+source "$root/bench/bench_util.sh"
 
 "$tpusim" run "$work/suite" -j 2 --golden-dir "$work/golden" --update-golden >/dev/null 2>&1
 suite=$(seconds "$tpusim" run "$work/suite" -j 2 --golden-dir "$work/golden")

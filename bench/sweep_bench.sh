@@ -26,13 +26,8 @@ plots:
   - {name: collective, kind: line, metric: collective_time_us, x: chip.overrides.ici.hop_latency, series: topology}
 STUDY
 
-seconds() {  # wall seconds of "$@", output discarded; exits if the command fails
-  local start end
-  start=$(date +%s.%N)
-  "$@" >/dev/null 2>&1 || { echo "sweep_bench.sh: failed: $*" >&2; exit 1; }
-  end=$(date +%s.%N)
-  echo "$end - $start" | bc -l
-}
+# shellcheck source=bench/bench_util.sh
+source "$root/bench/bench_util.sh"
 
 for jobs in 1 2; do
   s=$(seconds "$tpusim" sweep "$work/bench.study.yaml" --out "$work/out$jobs" -j "$jobs")

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 #include <system_error>
 
 namespace tpusim::test {
@@ -35,6 +36,32 @@ ScratchDir::ScratchDir() {
 ScratchDir::~ScratchDir() {
   std::error_code ignored;
   if (!path_.empty()) fs::remove_all(path_, ignored);
+}
+
+std::vector<std::string> FileNamesEndingWith(const fs::path& dir, const std::string& suffix) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(suffix)) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string ExpectedError(const std::string& path) {
+  constexpr std::string_view kPrefix = "# expect: ";
+  const std::string text = ReadText(path);
+  if (text.rfind(kPrefix, 0) != 0) {
+    ADD_FAILURE() << path << " must start with '# expect: '";
+    return "";
+  }
+  // "12:3: key path `x`: ..." -> "PATH:12:3: error: key path `x`: ..."
+  const std::string expect = text.substr(kPrefix.size(), text.find('\n') - kPrefix.size());
+  const size_t second_colon = expect.find(':', expect.find(':') + 1);
+  const std::string what = expect.substr(second_colon + 1);
+  return path + ":" + expect.substr(0, second_colon) + ":" +
+         (what.rfind(" error:", 0) == 0 ? "" : " error:") + what;
 }
 
 ::testing::AssertionResult ListModules(const fs::path& dir, std::vector<fs::path>& modules) {

@@ -36,6 +36,15 @@ class ScratchDir {
   std::filesystem::path path_;  ///< empty if mkdtemp failed (tests then fail on file access)
 };
 
+/// The names of the files directly in `dir` ending with `suffix`, sorted.
+std::vector<std::string> FileNamesEndingWith(const std::filesystem::path& dir, const std::string& suffix);
+
+/// The error a malformed input file (tests/harness/malformed_*) must produce:
+/// its first line "# expect: LINE:COL: TEXT" becomes "PATH:LINE:COL: error: TEXT"
+/// (TEXT may begin with "error:" itself). A missing line is a test failure,
+/// and the result is then "".
+std::string ExpectedError(const std::string& path);
+
 /// The *.hlo files directly in `dir`, sorted by name; fails when there are none.
 ::testing::AssertionResult ListModules(const std::filesystem::path& dir,
                                        std::vector<std::filesystem::path>& modules);

@@ -298,14 +298,7 @@ TEST_F(Sweep, MpiRanksGiveTheSameFilesAsOneProcess) {
 }
 
 std::vector<std::string> MalformedStudies() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(TPUSIM_MALFORMED_STUDIES_DIR)) {
-    if (entry.path().string().ends_with(".study.yaml")) {
-      names.push_back(entry.path().filename().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return FileNamesEndingWith(TPUSIM_MALFORMED_STUDIES_DIR, ".study.yaml");
 }
 
 TEST(MalformedStudies, AtLeastTen) { EXPECT_GE(MalformedStudies().size(), 10u); }
@@ -316,17 +309,12 @@ class MalformedStudy : public ::testing::TestWithParam<std::string> {};
 // error must point and what it must say; the sweep must exit 2, run nothing.
 TEST_P(MalformedStudy, GivesAPreciseErrorAndExitsTwo) {
   const std::string path = std::string(TPUSIM_MALFORMED_STUDIES_DIR) + "/" + GetParam();
-  const std::string text = ReadText(path);
-  const std::string prefix = "# expect: ";
-  ASSERT_EQ(text.rfind(prefix, 0), 0u) << path << " must start with '# expect: '";
-  const std::string expect = text.substr(prefix.size(), text.find('\n') - prefix.size());
+  const std::string wanted = ExpectedError(path);
+  ASSERT_FALSE(wanted.empty());
   ScratchDir scratch;
   const RunResult r = RunBinary(TPUSIM_BINARY, {"sweep", path, "--out", scratch / "out"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
-  const size_t second_colon = expect.find(':', expect.find(':') + 1);
-  EXPECT_THAT(r.err, HasSubstr(path + ":" + expect.substr(0, second_colon) +
-                               ": error:" + expect.substr(second_colon + 1)))
-      << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(wanted)) << Describe(r);
   EXPECT_FALSE(fs::exists(scratch / "out"));
 }
 
