@@ -186,6 +186,26 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepOptions& options);
 /// directory, 128 + N when signal N (SIGINT, SIGTERM) interrupted the sweep.
 int RunSweep(const SweepOptions& options, std::ostream& out, std::ostream& err);
 
+/// `tpusim validate [SUITE] [--family F] [--chip C] [-p K=V] [--json OUT] [--report DIR]`:
+/// time the workloads of published TPU measurements and report the error.
+struct ValidateOptions {
+  std::string suite;                   ///< the suite file; AddValidateCommand sets the default
+  std::vector<std::string> families;   ///< run only these families; empty: all
+  std::vector<std::string> chips;      ///< run only the families on these presets; empty: all
+  std::vector<std::string> overrides;  ///< -p key.path=value, applied to every preset
+  std::string json;                    ///< write rows and statistics as JSON here; empty: do not
+  std::string report;                  ///< write DIR/index.html here; empty: do not
+  int64_t worst = 10;                  ///< rows listed by largest |error|
+  int64_t jobs = 2;                    ///< timing processes at once
+  std::string models_dir;              ///< AddValidateCommand sets the default
+  std::string hlo;                     ///< print the module generated for this row id and stop
+};
+/// Adds the `validate` subcommand to `app`; parsing fills `options`.
+CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options);
+/// kExitCheckFailed when a family's MAPE is over its bound; kExitInputError for
+/// a bad suite, measurement file, preset or filter.
+int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream& err);
+
 struct ScenarioExecOptions;
 /// The hidden `scenario-exec` subcommand `tpusim run` starts per scenario.
 CLI::App* AddScenarioExecCommand(CLI::App& app, ScenarioExecOptions& options);

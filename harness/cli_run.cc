@@ -20,6 +20,7 @@
 #include "harness/scenario_exec.h"
 #include "harness/study.h"
 #include "harness/suite_report.h"
+#include "harness/validate/suite.h"
 #include "sim/base/file.h"
 
 namespace tpusim::harness {
@@ -28,10 +29,12 @@ namespace {
 namespace fs = std::filesystem;
 
 /// A scenario file: *.yaml or *.yml, but not a study (*.study.yaml, run by
-/// `tpusim sweep`), so studies may sit among the scenarios they vary.
+/// `tpusim sweep`) nor a validation suite (*.validation.yaml, run by `tpusim
+/// validate`), so both may sit among the scenarios.
 bool IsScenarioFile(const fs::path& path) {
+  const std::string name = path.filename().string();
   return (path.extension() == ".yaml" || path.extension() == ".yml") &&
-         !path.filename().string().ends_with(kStudySuffix);
+         !name.ends_with(kStudySuffix) && !name.ends_with(kValidationSuiteSuffix);
 }
 
 /// Every scenario file under `paths`, sorted within each directory.

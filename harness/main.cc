@@ -14,7 +14,8 @@ namespace {
 constexpr char kFooter[] = R"(Exit codes:
   0  success
   1  a check failed (fmt --check: the file is not canonically formatted; diff: a
-     change beyond the thresholds; run: a scenario failed; sweep: a point failed)
+     change beyond the thresholds; run: a scenario failed; sweep: a point failed;
+     validate: a family's error is over its bound)
   2  usage or input error: bad command line, unreadable file, parse or verify error
   130, 143  sweep: interrupted by SIGINT or SIGTERM (continue it with --resume)
 
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
   CLI::App* run = harness::AddRunCommand(app, run_options);
   harness::SweepOptions sweep_options;
   CLI::App* sweep = harness::AddSweepCommand(app, sweep_options);
+  harness::ValidateOptions validate_options;
+  CLI::App* validate = harness::AddValidateCommand(app, validate_options);
   harness::ScenarioExecOptions scenario_exec_options;
   CLI::App* scenario_exec = harness::AddScenarioExecCommand(app, scenario_exec_options);
 
@@ -82,6 +85,7 @@ int main(int argc, char** argv) {
     }
     if (run->parsed()) return harness::RunRun(run_options, std::cout, std::cerr);
     if (sweep->parsed()) return harness::RunSweep(sweep_options, std::cout, std::cerr);
+    if (validate->parsed()) return harness::RunValidate(validate_options, std::cout, std::cerr);
     if (scenario_exec->parsed()) {
       return harness::RunScenarioExec(scenario_exec_options, std::cerr);
     }

@@ -1,6 +1,7 @@
 #include "harness/svg_chart.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iterator>
 
@@ -270,6 +271,66 @@ std::string HeatmapChart(const std::string& title, const std::string& x_name,
   body += Text(left + 200, scale_y + 24, Number(most), " text-anchor=\"end\"");
   return SvgOpen(std::max(left + columns * cell_w + 20, left + 220), scale_y + 32, title) + body +
          "</svg>\n";
+}
+
+
+std::string LogLogScatterChart(const std::string& title, const std::string& x_name,
+                               const std::string& y_name, const std::vector<ScatterSeries>& series) {
+  constexpr double kLeft = 80, kTop = 44, kPlot = 480, kLegend = 240;
+  // Axis range: whole decades around every positive value on either axis.
+  double low = 0, high = 0;
+  bool any = false;
+  for (const ScatterSeries& s : series) {
+    for (const std::vector<double>* axis : {&s.x, &s.y}) {
+      for (double v : *axis) {
+        if (!(v > 0)) continue;
+        low = any ? std::min(low, v) : v;
+        high = any ? std::max(high, v) : v;
+        any = true;
+      }
+    }
+  }
+  const int first = any ? static_cast<int>(std::floor(std::log10(low))) : 0;
+  const int last = any ? std::max(first + 1, static_cast<int>(std::ceil(std::log10(high)))) : 1;
+  const double decades = last - first;
+  const auto x_at = [&](double v) { return kLeft + (std::log10(v) - first) / decades * kPlot; };
+  const auto y_at = [&](double v) { return kTop + kPlot - (std::log10(v) - first) / decades * kPlot; };
+  const auto line = [](double x1, double y1, double x2, double y2, const std::string& style) {
+    return "  <line x1=\"" + Px(x1) + "\" y1=\"" + Px(y1) + "\" x2=\"" + Px(x2) + "\" y2=\"" +
+           Px(y2) + "\" " + style + "/>\n";
+  };
+  std::string body;
+  for (int d = first; d <= last; ++d) {
+    const double v = std::pow(10.0, d);
+    body += line(x_at(v), kTop, x_at(v), kTop + kPlot, "stroke=\"#ddd\"");
+    body += line(kLeft, y_at(v), kLeft + kPlot, y_at(v), "stroke=\"#ddd\"");
+    body += Text(x_at(v), kTop + kPlot + 16, Number(v), " text-anchor=\"middle\"");
+    body += Text(kLeft - 6, y_at(v) + 4, Number(v), " text-anchor=\"end\"");
+  }
+  const double lo = std::pow(10.0, first), hi = std::pow(10.0, last);
+  body += line(x_at(lo), y_at(lo), x_at(hi), y_at(hi), "stroke=\"#000\" stroke-dasharray=\"4 3\"");
+  body += Text(kLeft + kPlot / 2, kTop + kPlot + 38, x_name, " text-anchor=\"middle\"");
+  body += Text(0, kTop - 12, y_name);
+  for (size_t s = 0; s < series.size(); ++s) {
+    const ScatterSeries& points = series[s];
+    const std::string colour = PaletteColour(s);
+    for (size_t i = 0; i < points.x.size() && i < points.y.size(); ++i) {
+      if (!(points.x[i] > 0) || !(points.y[i] > 0)) continue;
+      const std::string circle = "  <circle cx=\"" + Px(x_at(points.x[i])) + "\" cy=\"" +
+                                 Px(y_at(points.y[i])) + "\" r=\"2.5\" fill=\"" + colour +
+                                 "\" fill-opacity=\"0.6\"";
+      body += i < points.tooltips.size()
+                  ? circle + "><title>" + XmlEscape(points.tooltips[i]) + "</title></circle>\n"
+                  : circle + "/>\n";
+    }
+    const double legend_y = kTop + 16.0 * static_cast<double>(s);
+    body += Rect(kLeft + kPlot + 16, legend_y, 10, 10, colour);
+    body += Text(kLeft + kPlot + 30, legend_y + 9,
+                 points.name + " (" + std::to_string(points.x.size()) + ")");
+  }
+  return SvgOpen(static_cast<int>(kLeft + kPlot + kLegend), static_cast<int>(kTop + kPlot + 52),
+                 title) +
+         body + "</svg>\n";
 }
 
 }  // namespace tpusim::harness

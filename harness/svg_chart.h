@@ -66,6 +66,20 @@ std::string HeatmapChart(const std::string& title, const std::string& x_name,
                          const std::vector<std::string>& y_labels,
                          const std::vector<std::vector<std::optional<double>>>& values);
 
+/// One series of a scatter chart: its name and its (x, y) points, each with a tooltip.
+struct ScatterSeries {
+  std::string name;
+  std::vector<double> x;
+  std::vector<double> y;
+  std::vector<std::string> tooltips;  ///< one per point, or empty
+};
+
+/// A log-log scatter of every series (one colour each, with a legend) and the
+/// line y = x: the chart of predicted against measured. Non-positive values
+/// are left out (they have no logarithm).
+std::string LogLogScatterChart(const std::string& title, const std::string& x_name,
+                               const std::string& y_name, const std::vector<ScatterSeries>& series);
+
 }  // namespace tpusim::harness
 
 #endif  // TPUSIM_HARNESS_SVG_CHART_H_

@@ -24,6 +24,10 @@ struct MxuConfig {
   int64_t int8_rate = 0;
   /// fp8 MACs per cycle relative to bf16; 0 when the MXU has no fp8 mode.
   int64_t fp8_rate = 0;
+  /// bf16 passes an f16 x f16 product takes at least (the MXU has no f16
+  /// input: an f16 value is the exact sum of two bf16 pieces); 0 or 1: the
+  /// precision config alone decides.
+  int64_t f16_passes = 0;
 };
 
 /// The vector unit of one TensorCore: a 2D SIMD array of (sublane, lane) slots.
@@ -36,6 +40,11 @@ struct VpuConfig {
   int64_t medium_op_cycles = 0;
   /// Issue cycles of one vreg op of the "transcendental" class (sin, cos, ...).
   int64_t transcendental_op_cycles = 0;
+  /// vreg ops to widen one vreg of f16 values to f32 when a kernel reads them,
+  /// and to round one back when it writes them: the VPU computes in 32 bits
+  /// and, where it has no f16 arithmetic, converts in software. 0: free.
+  int64_t f16_load_ops = 0;
+  int64_t f16_store_ops = 0;  ///< see f16_load_ops
 };
 
 /// The transpose/permute units (XLU) of one TensorCore: minor-dimension
@@ -49,18 +58,29 @@ struct XluConfig {
 struct OverheadConfig {
   Cycles kernel_start;  ///< issue and pipeline start-up of one kernel (instruction)
   Cycles dma_start;     ///< from issuing a DMA to its first bytes moving
+  Cycles program_launch;  ///< once per program run, before its first kernel; 0: none
+  /// Per block of a kernel's HBM stream (vmem.pipeline_block bytes): the DMA
+  /// issue and the wait that hand one block to the compute units. 0: none.
+  Cycles pipeline_step;
 };
 
 /// On-chip vector memory, per TensorCore.
 struct VmemConfig {
   Bytes capacity;            ///< per TensorCore
   BytesPerSecond bandwidth;  ///< vreg loads from VMEM per TensorCore
+  /// Bytes a kernel moves between HBM and VMEM per pipeline step: its first
+  /// input block is loaded before compute starts and its last output block
+  /// stored after it ends (prologue and epilogue). 0: kernels overlap fully.
+  Bytes pipeline_block;
 };
 
 /// Off-chip high-bandwidth memory, per chip.
 struct HbmConfig {
   Bytes capacity;            ///< per chip
-  BytesPerSecond bandwidth;  ///< per chip, reads and writes combined
+  BytesPerSecond bandwidth;  ///< per chip, reads and writes combined: the published peak
+  /// The percentage of `bandwidth` streaming kernels reach (refresh, bank and
+  /// protocol overheads); timing uses bandwidth x this / 100. 100 when unset.
+  int64_t efficiency_percent = 0;
   Bytes access_granularity;  ///< smallest transfer; a smaller access costs this much
 };
 

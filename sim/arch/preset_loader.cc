@@ -56,8 +56,8 @@ struct Field {
 
 constexpr int64_t kTenGHz = 10'000'000'000;
 
-const std::array<Field, 28>& Schema() {
-  static const std::array<Field, 28> kSchema = {{
+const std::array<Field, 35>& Schema() {
+  static const std::array<Field, 35> kSchema = {{
       TPUSIM_FIELD("description", description, 0, 0, false),
       TPUSIM_FIELD("clock", clock, 1, kTenGHz, true),
       TPUSIM_FIELD("tensorcores_per_chip", tensorcores_per_chip, 1, 16, true),
@@ -67,17 +67,22 @@ const std::array<Field, 28>& Schema() {
       TPUSIM_FIELD("mxu.count_per_core", mxu.count_per_core, 1, 16, true),
       TPUSIM_FIELD("mxu.int8_rate", mxu.int8_rate, 0, 16, true),
       TPUSIM_FIELD("mxu.fp8_rate", mxu.fp8_rate, 0, 16, true),
+      TPUSIM_FIELD("mxu.f16_passes", mxu.f16_passes, 0, 6, false),
       TPUSIM_FIELD("vpu.sublanes", vpu.sublanes, 1, 1024, true),
       TPUSIM_FIELD("vpu.lanes", vpu.lanes, 1, 1024, true),
       TPUSIM_FIELD("vpu.alus_per_slot", vpu.alus_per_slot, 1, 64, true),
       TPUSIM_FIELD("vpu.medium_op_cycles", vpu.medium_op_cycles, 1, 1024, true),
       TPUSIM_FIELD("vpu.transcendental_op_cycles", vpu.transcendental_op_cycles, 1, 1024, true),
+      TPUSIM_FIELD("vpu.f16_load_ops", vpu.f16_load_ops, 0, 1024, false),
+      TPUSIM_FIELD("vpu.f16_store_ops", vpu.f16_store_ops, 0, 1024, false),
       TPUSIM_FIELD("xlu.count", xlu.count, 1, 16, true),
       TPUSIM_FIELD("xlu.cycles_per_vreg", xlu.cycles_per_vreg, 1, 1024, true),
       TPUSIM_FIELD("vmem.capacity", vmem.capacity, 1, kNoLimit, true),
       TPUSIM_FIELD("vmem.bandwidth", vmem.bandwidth, 1, kNoLimit, true),
+      TPUSIM_FIELD("vmem.pipeline_block", vmem.pipeline_block, 0, kNoLimit, false),
       TPUSIM_FIELD("hbm.capacity", hbm.capacity, 1, kNoLimit, true),
       TPUSIM_FIELD("hbm.bandwidth", hbm.bandwidth, 1, kNoLimit, true),
+      TPUSIM_FIELD("hbm.efficiency_percent", hbm.efficiency_percent, 0, 100, false),
       TPUSIM_FIELD("hbm.access_granularity", hbm.access_granularity, 1, kNoLimit, true),
       TPUSIM_FIELD("ici.links", ici.links, 0, 64, true),
       TPUSIM_FIELD("ici.bandwidth_per_link_per_direction", ici.bandwidth_per_link_per_direction, 1,
@@ -87,6 +92,8 @@ const std::array<Field, 28>& Schema() {
       TPUSIM_FIELD("peak.int8", peak.int8, 0, kNoLimit, true),
       TPUSIM_FIELD("overhead.kernel_start", overhead.kernel_start, 0, 1'000'000'000, true),
       TPUSIM_FIELD("overhead.dma_start", overhead.dma_start, 0, 1'000'000'000, true),
+      TPUSIM_FIELD("overhead.program_launch", overhead.program_launch, 0, 1'000'000'000, false),
+      TPUSIM_FIELD("overhead.pipeline_step", overhead.pipeline_step, 0, 1'000'000'000, false),
   }};
   return kSchema;
 }
@@ -436,6 +443,7 @@ StatusOr<ChipConfig> LoadChipPreset(std::string_view name_or_path, const std::st
                    "megacore: needs at least 2 tensorcores_per_chip, got " +
                        std::to_string(config.tensorcores_per_chip));
   }
+  if (config.hbm.efficiency_percent == 0) config.hbm.efficiency_percent = 100;
   return config;
 }
 

@@ -1,5 +1,7 @@
 #include "sim/chip/core_cost.h"
 
+#include <algorithm>
+
 #include "sim/chip/arith.h"
 
 namespace tpusim::chip {
@@ -29,7 +31,19 @@ CoreCost::CoreCost(const arch::ChipConfig& chip)
       hbm_(chip),
       vmem_(chip),
       dma_(chip),
-      kernel_start_(chip.overhead.kernel_start.value()) {}
+      kernel_start_(chip.overhead.kernel_start.value()),
+      program_launch_(chip.overhead.program_launch.value()),
+      pipeline_block_(chip.vmem.pipeline_block.value()),
+      pipeline_step_(chip.overhead.pipeline_step.value()) {}
+
+int64_t CoreCost::PipelineCycles(const CoreWork& work) const {
+  if (pipeline_block_ <= 0 || work.hbm_bytes <= 0) return 0;
+  const int64_t written = std::min(work.hbm_write_bytes, work.hbm_bytes);
+  const int64_t read = work.hbm_bytes - written;
+  const int64_t exposed = SatAdd(std::min(read, pipeline_block_), std::min(written, pipeline_block_));
+  const int64_t steps = CeilDiv(work.hbm_bytes, pipeline_block_);
+  return SatAdd(hbm_.Cycles(exposed), SatMul(steps, pipeline_step_));
+}
 
 int64_t CoreCost::UnitBusy(Unit unit, const CoreWork& work) const {
   switch (unit) {

@@ -28,6 +28,13 @@ class CoreCost {
   const Vmem& vmem() const { return vmem_; }
   /// Fixed start-up cycles added to each kernel (`overhead.kernel_start`).
   int64_t kernel_start() const { return kernel_start_; }
+  /// Fixed cycles before a program's first kernel (`overhead.program_launch`).
+  int64_t program_launch() const { return program_launch_; }
+  /// Cycles of `work`'s HBM stream that no unit's work hides: the first
+  /// input block loaded before compute starts, the last output block stored
+  /// after it ends, and `overhead.pipeline_step` per block
+  /// (`vmem.pipeline_block` bytes). 0 when pipeline_block is 0.
+  int64_t PipelineCycles(const CoreWork& work) const;
 
  private:
   Mxu mxu_;
@@ -37,6 +44,9 @@ class CoreCost {
   Vmem vmem_;
   Dma dma_;
   int64_t kernel_start_;
+  int64_t program_launch_;
+  int64_t pipeline_block_;
+  int64_t pipeline_step_;
 };
 
 }  // namespace tpusim::chip

@@ -10,7 +10,8 @@ Hbm::Hbm(const arch::ChipConfig& chip)
     : granularity_(chip.hbm.access_granularity.value()),
       clock_hz_(chip.clock.value()),
       bytes_per_second_(
-          std::max<int64_t>(1, chip.hbm.bandwidth.value() / chip.tensorcores_per_chip)) {}
+          std::max<int64_t>(1, chip.hbm.bandwidth.value() / 100 * chip.hbm.efficiency_percent /
+                                   chip.tensorcores_per_chip)) {}
 
 int64_t Hbm::AccessBytes(int64_t bytes) const {
   return bytes <= 0 ? 0 : RoundUp(bytes, granularity_);

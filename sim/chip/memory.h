@@ -19,7 +19,8 @@ class Hbm {
   /// Bytes HBM really moves for one access of `bytes`: rounded up to the
   /// access granularity; 0 stays 0.
   int64_t AccessBytes(int64_t bytes) const;
-  /// ceil(bytes x clock x tensorcores / chip bandwidth).
+  /// ceil(bytes x clock x tensorcores / the chip's achievable bandwidth,
+  /// hbm.bandwidth x hbm.efficiency_percent / 100).
   int64_t Cycles(int64_t bytes) const;
 
  private:

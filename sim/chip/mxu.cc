@@ -12,6 +12,7 @@ Mxu::Mxu(const arch::ChipConfig& chip)
       count_(chip.mxu.count_per_core),
       int8_rate_(chip.mxu.int8_rate),
       fp8_rate_(chip.mxu.fp8_rate),
+      f16_passes_(chip.mxu.f16_passes),
       row_quantum_(chip.vpu.sublanes) {}
 
 int64_t Mxu::Rate(MxuInput input) const {
@@ -21,6 +22,7 @@ int64_t Mxu::Rate(MxuInput input) const {
     case MxuInput::kFp8:
       return std::max<int64_t>(1, fp8_rate_);
     case MxuInput::kBf16:
+    case MxuInput::kF16:
       break;
   }
   return 1;
@@ -29,8 +31,11 @@ int64_t Mxu::Rate(MxuInput input) const {
 int64_t Mxu::WeightTiles(const MatmulWork& work) const {
   if (work.batch <= 0 || work.m <= 0 || work.k <= 0 || work.n <= 0) return 0;
   const int64_t depth = rows_ * Rate(work.input);
+  // f16 products run as bf16 pieces: at least f16_passes passes each.
+  const int64_t passes =
+      work.input == MxuInput::kF16 ? std::max(work.passes, f16_passes_) : work.passes;
   return SatMul(SatMul(SatMul(work.batch, CeilDiv(work.k, depth)), CeilDiv(work.n, cols_)),
-                work.passes);
+                passes);
 }
 
 int64_t Mxu::MatmulCycles(const MatmulWork& work) const {

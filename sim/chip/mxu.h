@@ -27,7 +27,8 @@ class Mxu {
  public:
   explicit Mxu(const arch::ChipConfig& chip);
 
-  /// Weight tiles of a matmul: batch x ceil(k / depth) x ceil(n / cols) x passes.
+  /// Weight tiles of a matmul: batch x ceil(k / depth) x ceil(n / cols) x
+  /// passes (for f16 operands at least `mxu.f16_passes`).
   int64_t WeightTiles(const MatmulWork& work) const;
   /// Busy cycles of the MXUs for one matmul, fill and drain included; 0 for empty work.
   int64_t MatmulCycles(const MatmulWork& work) const;
@@ -52,6 +53,7 @@ class Mxu {
   int64_t count_;        ///< MXUs per TensorCore
   int64_t int8_rate_;    ///< from MxuConfig
   int64_t fp8_rate_;     ///< from MxuConfig
+  int64_t f16_passes_;   ///< from MxuConfig
   int64_t row_quantum_;  ///< streamed rows are padded to whole vregs of this many sublanes
 };
 

@@ -9,7 +9,9 @@ Vpu::Vpu(const arch::ChipConfig& chip)
       lanes_(chip.vpu.lanes),
       alus_(chip.vpu.alus_per_slot),
       medium_cycles_(chip.vpu.medium_op_cycles),
-      transcendental_cycles_(chip.vpu.transcendental_op_cycles) {}
+      transcendental_cycles_(chip.vpu.transcendental_op_cycles),
+      f16_load_ops_(chip.vpu.f16_load_ops),
+      f16_store_ops_(chip.vpu.f16_store_ops) {}
 
 int64_t Vpu::Cycles(const VectorWork& work) const {
   const int64_t issue = SatAdd(SatAdd(work.cheap_ops, SatMul(work.medium_ops, medium_cycles_)),

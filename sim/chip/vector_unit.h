@@ -22,6 +22,10 @@ class Vpu {
   int64_t lanes() const { return lanes_; }
   /// ceil((cheap + medium x medium_cycles + transcendental x transcendental_cycles) / alus).
   int64_t Cycles(const VectorWork& work) const;
+  /// vreg ops to widen one vreg of f16 values read from memory to f32.
+  int64_t f16_load_ops() const { return f16_load_ops_; }
+  /// vreg ops to round one vreg of f32 values to f16 for a store.
+  int64_t f16_store_ops() const { return f16_store_ops_; }
 
  private:
   int64_t sublanes_;               ///< rows of a vreg
@@ -29,6 +33,8 @@ class Vpu {
   int64_t alus_;                   ///< vreg ops issued per cycle
   int64_t medium_cycles_;          ///< issue cycles of a medium op
   int64_t transcendental_cycles_;  ///< issue cycles of a transcendental op
+  int64_t f16_load_ops_;
+  int64_t f16_store_ops_;
 };
 
 /// The XLUs: `count` units each spending `cycles_per_vreg` on a vreg

@@ -20,8 +20,9 @@ inline constexpr int kUnitCount = 6;
 /// "MXU", "VPU", "transpose", "HBM", "VMEM", "DMA".
 std::string_view UnitName(Unit unit);
 
-/// The operand format the MXU runs a matmul at.
-enum class MxuInput : uint8_t { kBf16, kInt8, kFp8 };
+/// The operand format the MXU runs a matmul at. kF16: f16 operands, which the
+/// MXU takes as bf16 pieces (`mxu.f16_passes` passes per product).
+enum class MxuInput : uint8_t { kBf16, kInt8, kFp8, kF16 };
 
 /// One matmul `batch` x ([m, k] @ [k, n]) on the MXUs: the [k, n] operand is
 /// the stationary weight tile, the m rows stream through.
@@ -47,6 +48,7 @@ struct CoreWork {
   std::vector<MatmulWork> matmuls;
   VectorWork vector;
   int64_t hbm_bytes = 0;   ///< bytes crossing HBM, read plus write, after granularity rounding
+  int64_t hbm_write_bytes = 0;  ///< of hbm_bytes, those the kernel writes (its results)
   int64_t vmem_bytes = 0;  ///< bytes moved between VMEM and vregs
   int64_t dma_bytes = 0;   ///< bytes of an asynchronous copy (kDma only)
 };

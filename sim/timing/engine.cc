@@ -340,6 +340,9 @@ class TensorCore : public sc_core::sc_module {
   void Run() {
     tlm_utils::tlm_quantumkeeper keeper;
     keeper.reset();
+    // The host hands the device its program and arguments before the first
+    // kernel runs.
+    keeper.inc(CyclesToTime(cost_.program_launch()));
     for (const Step& step : program_.steps) {
       const int64_t start = TimeToCycles(keeper.get_current_time());
       OpRecord record;
@@ -377,8 +380,12 @@ class TensorCore : public sc_core::sc_module {
               record.bound_by = static_cast<BoundBy>(u);
             }
           }
-          if (longest < cost_.kernel_start()) record.bound_by = BoundBy::kLatency;
-          cycles = Slowed(chip::SatAdd(longest, cost_.kernel_start()));
+          // The fixed start-up and the pipeline's exposed prologue,
+          // epilogue and per-block steps add to the slowest unit.
+          const int64_t fixed = chip::SatAdd(cost_.kernel_start(), cost_.PipelineCycles(cost.per_core));
+          record.overhead_cycles = fixed;
+          if (longest < fixed) record.bound_by = BoundBy::kLatency;
+          cycles = Slowed(chip::SatAdd(longest, fixed));
           // The local part (the adds of a reduction) overlaps the transfer,
           // which starts when the group is complete (now).
           const int64_t now = TimeToCycles(keeper.get_current_time());

@@ -150,6 +150,7 @@ chip::MxuInput MxuInputOf(hlo::PrimitiveType a, hlo::PrimitiveType b) {
   };
   if (narrow_int(a) && narrow_int(b)) return chip::MxuInput::kInt8;
   if (fp8(a) && fp8(b)) return chip::MxuInput::kFp8;
+  if (a == hlo::PrimitiveType::kF16 || b == hlo::PrimitiveType::kF16) return chip::MxuInput::kF16;
   return chip::MxuInput::kBf16;
 }
 
@@ -402,6 +403,18 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
       v.cheap_ops =
           SatAdd(v.cheap_ops, SatMul(SatMul(swept_vregs, window), ops_per_window_element));
       flops = SatAdd(flops, SatMul(ElementCount(out), window));
+      // A window that spans or strides along the lanes gathers its elements
+      // across lanes: every operand vreg passes through the transpose/permute
+      // unit once per window element on that dimension.
+      const Shape& operand = inst.operand(0)->shape();
+      const int64_t lane = LaneDimension(operand);
+      if (const hlo::Window* w = inst.window();
+          w != nullptr && lane >= 0 && lane < static_cast<int64_t>(w->dimensions.size())) {
+        const hlo::WindowDimension& d = w->dimensions[lane];
+        if (d.size > 1 || d.stride > 1) {
+          v.xlu_vregs = SatAdd(v.xlu_vregs, SatMul(vregs(operand), std::max<int64_t>(1, d.size)));
+        }
+      }
       return Status::Ok();
     }
     case HloOpcode::kSort:
@@ -496,6 +509,28 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
   }
 }
 
+void KernelCoster::AddF16Conversions(const HloInstruction& kernel, std::span<const int64_t> read,
+                                     const Shape& written, chip::VectorWork& v) const {
+  const chip::Vpu& vpu = cost_.vpu();
+  const auto f16_vregs = [&](const Shape& s) -> int64_t {
+    if (!s.IsArray() || s.element_type() != hlo::PrimitiveType::kF16 || InVmem(s)) return 0;
+    return VregCount(s, vpu.sublanes(), vpu.lanes());
+  };
+  for (int64_t i = 0; i < kernel.operand_count(); ++i) {
+    if (read[i] > 0) {
+      v.cheap_ops = SatAdd(v.cheap_ops, SatMul(vpu.f16_load_ops(), f16_vregs(kernel.operand(i)->shape())));
+    }
+  }
+  const auto store = [&](const Shape& s) {
+    v.cheap_ops = SatAdd(v.cheap_ops, SatMul(vpu.f16_store_ops(), f16_vregs(s)));
+  };
+  if (written.IsTuple()) {
+    for (const Shape& e : written.tuple_shapes()) store(e);
+  } else {
+    store(written);
+  }
+}
+
 chip::CoreWork KernelCoster::Split(const chip::CoreWork& whole) const {
   if (cores_ == 1) return whole;
   chip::CoreWork part;
@@ -514,6 +549,7 @@ chip::CoreWork KernelCoster::Split(const chip::CoreWork& whole) const {
   part.vector = {share(whole.vector.cheap_ops), share(whole.vector.medium_ops),
                  share(whole.vector.transcendental_ops), share(whole.vector.xlu_vregs)};
   part.hbm_bytes = share(whole.hbm_bytes);
+  part.hbm_write_bytes = share(whole.hbm_write_bytes);
   part.vmem_bytes = share(whole.vmem_bytes);
   part.dma_bytes = share(whole.dma_bytes);
   return part;
@@ -583,6 +619,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
       in_place ? BufferBytes(root->operand(1)->shape()) : BufferBytes(inst.shape());
   hbm = SatAdd(hbm, written);
   vmem = SatAdd(vmem, PhysicalBytes(inst.shape()));
+  AddF16Conversions(inst, read, in_place ? root->operand(1)->shape() : inst.shape(), whole.vector);
   // A single matmul whose operands do not fit in VMEM re-reads them.
   if (matmuls.size() == 1 && !whole.matmuls.empty()) {
     const auto boundary_bytes = [&](const HloInstruction* operand) -> int64_t {
@@ -607,6 +644,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
     hbm = SatAdd(hbm, std::max<int64_t>(0, cost_.vmem().StreamedMatmulBytes(f) - once));
   }
   whole.hbm_bytes = hbm;
+  whole.hbm_write_bytes = written;
   whole.vmem_bytes = vmem;
   result.flops = flops;
   result.hbm_bytes = hbm;

@@ -7,6 +7,7 @@
 #define TPUSIM_SIM_TIMING_KERNEL_COST_H_
 
 #include <cstdint>
+#include <span>
 
 #include "sim/arch/chip_config.h"
 #include "sim/base/status.h"
@@ -52,6 +53,11 @@ class KernelCoster {
   /// HBM bytes of one array or tuple buffer: each leaf rounded to the access
   /// granularity; VMEM leaves count nothing.
   int64_t BufferBytes(const hlo::Shape& shape) const;
+  /// The VPU's conversions of f16 values at the kernel's boundary: each f16
+  /// operand it reads (`read[i]` > 0) widened to f32, its f16 result(s) in
+  /// `written` rounded back (vpu.f16_load_ops / f16_store_ops per vreg).
+  void AddF16Conversions(const hlo::HloInstruction& kernel, std::span<const int64_t> read,
+                         const hlo::Shape& written, chip::VectorWork& v) const;
   /// Splits whole-kernel work over `cores_` TensorCores.
   chip::CoreWork Split(const chip::CoreWork& whole) const;
 

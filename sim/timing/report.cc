@@ -103,6 +103,7 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
     int64_t cycles = 0;
     int64_t flops = 0;
     int64_t hbm_bytes = 0;
+    int64_t overhead_cycles = 0;
     std::map<BoundBy, int64_t> bound;  ///< executions bound by each unit
   };
   std::vector<Row> rows;
@@ -119,6 +120,7 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
     row.cycles += op.cycles;
     row.flops += op.flops;
     row.hbm_bytes += op.hbm_bytes;
+    row.overhead_cycles += op.overhead_cycles;
     ++row.bound[op.bound_by];
   }
   std::stable_sort(rows.begin(), rows.end(),
@@ -127,8 +129,8 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
       Printf("%s on %s: %lld cycles, %.3f us, %lld FLOPs, %lld HBM bytes\n", r.module.c_str(),
              r.chip.c_str(), static_cast<long long>(r.cycles), r.time_us,
              static_cast<long long>(r.flops), static_cast<long long>(r.hbm_bytes));
-  out += Printf("%-40s %-22s %6s %14s %12s %16s %16s %7s %7s %-9s\n", "instruction", "opcode",
-                "runs", "cycles", "us", "FLOPs", "HBM bytes", "%FLOP", "%HBM", "bound by");
+  out += Printf("%-40s %-22s %6s %14s %12s %16s %16s %7s %7s %7s %-9s\n", "instruction", "opcode",
+                "runs", "cycles", "us", "FLOPs", "HBM bytes", "%FLOP", "%HBM", "%fixed", "bound by");
   for (int64_t i = 0; i < std::min<int64_t>(limit, static_cast<int64_t>(rows.size())); ++i) {
     const Row& row = rows[i];
     BoundBy bound = BoundBy::kLatency;
@@ -136,12 +138,15 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
     for (auto [b, n] : row.bound) {
       if (n > most) most = n, bound = b;
     }
-    out += Printf("%-40.40s %-22.22s %6lld %14lld %12.3f %16lld %16lld %6.1f%% %6.1f%% %-9s\n",
+    out += Printf("%-40.40s %-22.22s %6lld %14lld %12.3f %16lld %16lld %6.1f%% %6.1f%% %6.1f%% %-9s\n",
                   row.name.c_str(), row.opcode.c_str(), static_cast<long long>(row.count),
                   static_cast<long long>(row.cycles), Micros(r, row.cycles),
                   static_cast<long long>(row.flops), static_cast<long long>(row.hbm_bytes),
                   100 * Fraction(r, row.flops, r.peak_flops, row.cycles),
                   100 * Fraction(r, row.hbm_bytes, r.hbm_bandwidth, row.cycles),
+                  row.cycles > 0 ? 100.0 * static_cast<double>(row.overhead_cycles) /
+                                       static_cast<double>(row.cycles)
+                                 : 0.0,
                   std::string(BoundByName(bound)).c_str());
   }
   if (!r.interconnect.empty()) out += FormatCollectiveTable(r);
@@ -166,6 +171,7 @@ std::string TimingJson(const TimingResult& r) {
                    {"cycles", op.cycles},
                    {"flops", op.flops},
                    {"hbm_bytes", op.hbm_bytes},
+                   {"overhead_cycles", op.overhead_cycles},
                    {"bound_by", std::string(BoundByName(op.bound_by))}});
   }
   j["ops"] = std::move(ops);

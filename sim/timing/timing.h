@@ -81,6 +81,9 @@ struct OpRecord {
   int64_t hbm_bytes = 0;    ///< whole chip
   BoundBy bound_by = BoundBy::kLatency;
   chip::UnitCycles unit_cycles{};  ///< busy cycles of each unit of one TensorCore
+  /// Of `cycles`, the fixed kernel start-up and the HBM pipeline's exposed
+  /// prologue, epilogue and per-block steps (no unit hides them).
+  int64_t overhead_cycles = 0;
 };
 
 /// One instance of a collective (one execution of its instruction on every

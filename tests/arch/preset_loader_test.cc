@@ -170,17 +170,22 @@ TEST(PresetLoader, CanonicalDumpListsHardwareFieldsInSchemaOrder) {
             "mxu.count_per_core=1\n"
             "mxu.int8_rate=2\n"
             "mxu.fp8_rate=1\n"
+      "mxu.f16_passes=0\n"
             "vpu.sublanes=2\n"
             "vpu.lanes=4\n"
             "vpu.alus_per_slot=1\n"
             "vpu.medium_op_cycles=4\n"
             "vpu.transcendental_op_cycles=16\n"
+      "vpu.f16_load_ops=0\n"
+      "vpu.f16_store_ops=0\n"
             "xlu.count=1\n"
             "xlu.cycles_per_vreg=8\n"
             "vmem.capacity=65536B\n"
             "vmem.bandwidth=64000000000B/s\n"
+      "vmem.pipeline_block=0B\n"
             "hbm.capacity=1048576B\n"
             "hbm.bandwidth=16000000000B/s\n"
+      "hbm.efficiency_percent=100\n"
             "hbm.access_granularity=32B\n"
             "ici.links=4\n"
             "ici.bandwidth_per_link_per_direction=8000000000B/s\n"
@@ -188,7 +193,9 @@ TEST(PresetLoader, CanonicalDumpListsHardwareFieldsInSchemaOrder) {
             "peak.bf16=8000000000FLOP/s\n"
             "peak.int8=16000000000FLOP/s\n"
             "overhead.kernel_start=10cycles\n"
-            "overhead.dma_start=10cycles\n");
+            "overhead.dma_start=10cycles\n"
+      "overhead.program_launch=0cycles\n"
+      "overhead.pipeline_step=0cycles\n");
 }
 
 TEST(PresetLoader, HashIsStableAndIgnoresNamesAndDescriptions) {
@@ -196,7 +203,7 @@ TEST(PresetLoader, HashIsStableAndIgnoresNamesAndDescriptions) {
   ASSERT_TRUE(c.ok());
   // Pinned (cross-checked with an independent FNV-1a in Python): a change here
   // means every golden file's preset hash changes.
-  EXPECT_EQ(ConfigHash(*c), 0xf522524871801fdaULL) << std::hex << ConfigHash(*c);
+  EXPECT_EQ(ConfigHash(*c), 0xe7eb743cbb3f10f0ULL) << std::hex << ConfigHash(*c);
   ChipConfig renamed = *c;
   renamed.name = "other";
   renamed.description = "reworded";
@@ -224,13 +231,13 @@ TEST(PresetLoader, BadOverridesNameTheOverride) {
   };
   EXPECT_EQ(error("mxu.rowz=3"),
             "override 'mxu.rowz=3': error: unknown key 'mxu.rowz' (known: rows, cols, "
-            "count_per_core, int8_rate, fp8_rate)");
+            "count_per_core, int8_rate, fp8_rate, f16_passes)");
   EXPECT_EQ(error("mxu.rows=x"),
             "override 'mxu.rows=x': error: mxu.rows: expected a whole number, got 'x'");
   EXPECT_EQ(error("clock"), "override 'clock': error: expected KEY=VALUE, e.g. mxu.rows=256");
   EXPECT_EQ(error("mxu=3"),
             "override 'mxu=3': error: 'mxu' is a group; set one of its keys (rows, cols, "
-            "count_per_core, int8_rate, fp8_rate)");
+            "count_per_core, int8_rate, fp8_rate, f16_passes)");
   EXPECT_THAT(error("gpu.rows=3"), HasSubstr("unknown key 'gpu.rows' (known: inherits, "
                                              "description, clock,"));
   EXPECT_EQ(error("hbm.bandwidth=819GBps"),
@@ -304,7 +311,7 @@ TEST_F(MalformedPreset, UnknownNestedKeyGivesLineColumnAndKnownKeys) {
   Write("base", kBase);
   EXPECT_EQ(ErrorOf("bad", "inherits: base\nmxu:\n  rows: 4\n  rowz: 4\n"),
             "DIR/bad.yaml:4:3: error: unknown key 'mxu.rowz' (known: rows, cols, count_per_core, "
-            "int8_rate, fp8_rate)");
+            "int8_rate, fp8_rate, f16_passes)");
 }
 
 TEST_F(MalformedPreset, UnknownTopLevelKey) {

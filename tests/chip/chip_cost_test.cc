@@ -87,8 +87,33 @@ TEST(Hbm, AccessesRoundUpToGranularityAndBandwidthSetsCycles) {
 }
 
 TEST(Hbm, ChipBandwidthIsSharedByTensorCores) {
-  const arch::ChipConfig v4 = Load("tpu-v4");  // 2 TCs, 1200 GB/s, 1.05 GHz
-  EXPECT_EQ(Hbm(v4).Cycles(600'000'000), 1'050'000'000 / 1000);
+  // 2 TCs, 1.05 GHz, 1200 GB/s: 600 GB/s each at full efficiency.
+  const arch::ChipConfig v4 = Load("tpu-v4");
+  EXPECT_EQ(Hbm(v4).Cycles(600'000'000 * v4.hbm.efficiency_percent / 100), 1'050'000'000 / 1000);
+}
+
+TEST(Hbm, TimingUsesTheAchievableBandwidth) {
+  arch::ChipConfig chip = Tiny();  // 16 GB/s peak, 1 GHz, one TensorCore
+  EXPECT_EQ(Hbm(chip).Cycles(16'000), 1000);
+  chip.hbm.efficiency_percent = 50;
+  EXPECT_EQ(Hbm(chip).Cycles(16'000), 2000);
+}
+
+TEST(CoreCost, PipelineExposesTheFirstAndLastBlockAndChargesEachStep) {
+  arch::ChipConfig chip = Tiny();  // 16 GB/s, 1 GHz: 16 bytes per cycle
+  CoreWork work;
+  work.hbm_bytes = 16'000;
+  work.hbm_write_bytes = 4'000;
+  EXPECT_EQ(CoreCost(chip).PipelineCycles(work), 0);  // pipeline_block 0: fully overlapped
+  chip.vmem.pipeline_block = Bytes(1'600);
+  chip.overhead.pipeline_step = Cycles(10);
+  // Exposed: one 1600 B input block and one 1600 B output block = 200 cycles;
+  // 16000 / 1600 = 10 steps of 10 cycles.
+  EXPECT_EQ(CoreCost(chip).PipelineCycles(work), 200 + 100);
+  // A kernel smaller than a block exposes all of it.
+  work.hbm_bytes = 800;
+  work.hbm_write_bytes = 160;
+  EXPECT_EQ(CoreCost(chip).PipelineCycles(work), 800 / 16 + 10);
 }
 
 TEST(Vmem, MatmulThatFitsMovesEachByteOnce) {

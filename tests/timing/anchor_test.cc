@@ -1,7 +1,8 @@
 // The analytical anchors of the scaling book [SB] (tpu-facts.md §6), each
 // reproduced by timing a sweep of real HLO modules on tpu-v5e with the book's
-// constants, and every preset's peak FLOP/s and HBM bandwidth reached by a
-// large matmul and a large copy. One SimulateBatch per test: SystemC runs once
+// constants (IdealPreset: the roofline machine the book analyses), and every
+// preset's peak FLOP/s and HBM bandwidth reached by a large matmul and a large
+// copy on that machine. One SimulateBatch per test: SystemC runs once
 // per process and each TEST runs in its own process.
 #include <gtest/gtest.h>
 
@@ -51,7 +52,7 @@ int64_t FirstMxuBound(const arch::ChipConfig& chip, int64_t lo, int64_t hi, int6
 
 // A1: v5e bf16 matmul, critical batch 1.97e14 / 8.2e11 = 240 [SB].
 TEST(Anchors, A1Bf16MatmulTurnsComputeBoundNearBatch240) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e", {"hbm.bandwidth=820GB/s"});
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"hbm.bandwidth=820GB/s"});
   const int64_t flip = FirstMxuBound(v5e, 200, 280, 1, [](int64_t b) {
     const std::string B = std::to_string(b);
     return "HloModule a1\nENTRY e {\n  x = bf16[" + B +
@@ -65,7 +66,7 @@ TEST(Anchors, A1Bf16MatmulTurnsComputeBoundNearBatch240) {
 
 // A1: int8 weights, bf16 activations and compute: half the weight bytes, so 120 [SB].
 TEST(Anchors, A1Int8WeightsTurnComputeBoundNearBatch120) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e", {"hbm.bandwidth=820GB/s"});
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"hbm.bandwidth=820GB/s"});
   const int64_t flip = FirstMxuBound(v5e, 96, 150, 1, [](int64_t b) {
     const std::string B = std::to_string(b);
     return "HloModule a1\nfused {\n  x = bf16[" + B +
@@ -86,7 +87,7 @@ TEST(Anchors, A1Int8WeightsTurnComputeBoundNearBatch120) {
 
 // A1: int8 x int8 at the int8 rate: 3.94e14 / 8.1e11 / 2 = 243 [SB].
 TEST(Anchors, A1Int8TimesInt8TurnsComputeBoundNearBatch243) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e", {"hbm.bandwidth=810GB/s"});
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"hbm.bandwidth=810GB/s"});
   const int64_t flip = FirstMxuBound(v5e, 200, 290, 1, [](int64_t b) {
     const std::string B = std::to_string(b);
     return "HloModule a1\nENTRY e {\n  x = s8[" + B +
@@ -105,7 +106,7 @@ TEST(Anchors, A1Int8TimesInt8TurnsComputeBoundNearBatch243) {
 // simulated flip to the first batch of the vreg group holding it (257). The
 // test holds the flip within 3% of 262.7 and 6% of the book's 271.
 TEST(Anchors, A2Int8MatmulFlipsNearBatch271) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e", {"hbm.bandwidth=810GB/s"});
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"hbm.bandwidth=810GB/s"});
   const int64_t flip = FirstMxuBound(v5e, 200, 320, 1, [](int64_t b) {
     const std::string B = std::to_string(b);
     return "HloModule a2\nENTRY e {\n  w = s8[16384,4096]{1,0} parameter(0)\n"
@@ -133,14 +134,14 @@ std::string SquareF32Matmul(int64_t m) {
 }
 
 TEST(Anchors, A3SquareF32MatmulCrossesOverNear1440) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e", {"hbm.bandwidth=820GB/s"});
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"hbm.bandwidth=820GB/s"});
   const int64_t flip = FirstMxuBound(v5e, 1024, 2048, 128, SquareF32Matmul);
   EXPECT_GE(flip, 1408);
   EXPECT_LE(flip, 1536);
 }
 
 TEST(Anchors, A3PaddingToTheMxuMakesAnUnalignedMatmulComputeBoundEarlier) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e", {"hbm.bandwidth=820GB/s"});
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"hbm.bandwidth=820GB/s"});
   EXPECT_EQ(FirstMxuBound(v5e, 1416, 1416, 1, SquareF32Matmul), 1416);
 }
 
@@ -150,7 +151,7 @@ TEST(Anchors, A3PaddingToTheMxuMakesAnUnalignedMatmulComputeBoundEarlier) {
 TEST(Anchors, EveryPresetReachesItsPeakFlopsAndHbmBandwidth) {
   const std::vector<std::string> names = PresetNames();
   std::vector<arch::ChipConfig> chips;
-  for (const std::string& n : names) chips.push_back(Preset(n));
+  for (const std::string& n : names) chips.push_back(IdealPreset(n));
   auto matmul = Parse(R"(HloModule peak_matmul
 ENTRY e {
   x = bf16[16384,16384]{1,0} parameter(0)

@@ -86,7 +86,7 @@ ENTRY e {
   EXPECT_EQ(start.hbm_bytes, 1024 * 1024 * 4);
   EXPECT_LT(start.unit_cycles[Unit(chip::Unit::kDma)], dot.cycles);
   EXPECT_EQ(done.cycles, 0);
-  EXPECT_EQ(r->cycles, dot.cycles);
+  EXPECT_EQ(r->cycles, v5e.overhead.program_launch.value() + dot.cycles);
 }
 
 TEST(Engine, CopyDoneWaitsForAnUnfinishedCopy) {
@@ -103,12 +103,14 @@ ENTRY e {
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->ops.size(), 3u);
   const int64_t dma = r->ops[0].unit_cycles[Unit(chip::Unit::kDma)];
+  const int64_t bandwidth = v5e.hbm.bandwidth.value() / 100 * v5e.hbm.efficiency_percent;
   EXPECT_EQ(dma, v5e.overhead.dma_start.value() +
-                     (2LL * 4096 * 4096 * 4 * v5e.clock.value() + v5e.hbm.bandwidth.value() - 1) /
-                         v5e.hbm.bandwidth.value());
+                     (2LL * 4096 * 4096 * 4 * v5e.clock.value() + bandwidth - 1) / bandwidth);
   EXPECT_EQ(r->ops[1].cycles, dma);
   EXPECT_EQ(r->ops[1].bound_by, BoundBy::kDma);
-  EXPECT_EQ(r->ops[2].start_cycle, dma);
+  // The program starts after its launch; the copy-start itself takes no time.
+  EXPECT_EQ(r->ops[0].start_cycle, v5e.overhead.program_launch.value());
+  EXPECT_EQ(r->ops[2].start_cycle, v5e.overhead.program_launch.value() + dma);
 }
 
 TEST(Engine, MegacoreRunsBothTensorCoresInStep) {
@@ -126,8 +128,9 @@ ENTRY e {
   ASSERT_EQ(r->ops.size(), 2u);
   // Half of 64 x 64 tiles per core over 4 MXUs, 8192 rows each, + fill/drain.
   EXPECT_EQ(r->ops[0].unit_cycles[Unit(chip::Unit::kMxu)], 64 * 32 / 4 * 8192 + 256);
-  EXPECT_EQ(r->ops[1].start_cycle, r->ops[0].cycles);
-  EXPECT_EQ(r->cycles, r->ops[0].cycles + r->ops[1].cycles);
+  const int64_t launch = v4.overhead.program_launch.value();
+  EXPECT_EQ(r->ops[1].start_cycle, launch + r->ops[0].cycles);
+  EXPECT_EQ(r->cycles, launch + r->ops[0].cycles + r->ops[1].cycles);
 }
 
 TEST(Engine, RunsOncePerProcess) {
@@ -180,7 +183,11 @@ ENTRY e {
   EXPECT_EQ(j["ops"][0]["name"], "d");
   EXPECT_EQ(j["ops"][0]["opcode"], "dot");
   EXPECT_EQ(j["ops"][0]["bound_by"], "MXU");
-  EXPECT_EQ(j["ops"][1]["start_cycle"], r->ops[0].cycles);
+  EXPECT_EQ(j["ops"][1]["start_cycle"], v5e.overhead.program_launch.value() + r->ops[0].cycles);
+  // The fixed part of the dot: its start-up and its pipeline's exposed ends.
+  EXPECT_EQ(j["ops"][0]["overhead_cycles"], r->ops[0].overhead_cycles);
+  EXPECT_GT(r->ops[0].overhead_cycles, v5e.overhead.kernel_start.value());
+  EXPECT_LT(r->ops[0].overhead_cycles, r->ops[0].cycles);
   for (const char* key : {"start_cycle", "cycles", "flops", "hbm_bytes"})
     EXPECT_TRUE(j["ops"][1].contains(key));
 

@@ -45,7 +45,7 @@ TimingOptions WithTimer(const TestTimer& timer) {
 }
 
 TEST(Spmd, SyncCollectiveWaitsForTheNetworkAndIsRecorded) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(std::string("HloModule ar, replica_count=2\n") + kAdd + R"(
 ENTRY e {
   p = f32[1024]{0} parameter(0)
@@ -96,7 +96,7 @@ ENTRY e {
 }
 
 TEST(Spmd, StragglerDelaysTheCollectiveForEveryone) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(std::string("HloModule straggle, replica_count=2\n") + kAdd + R"(
 ENTRY e {
   p = f32[65536]{0} parameter(0)
@@ -139,7 +139,7 @@ ENTRY e {
 })";
 
 TEST(Spmd, AsyncCollectiveOverlapsTheInstructionsBetweenStartAndDone) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(std::string("HloModule async, replica_count=2\n") + kAdd + kAsyncModule);
   ASSERT_NE(m, nullptr);
   const TestTimer fast(1'000);            // 1 ns: hidden behind the dot
@@ -165,7 +165,7 @@ TEST(Spmd, AsyncCollectiveOverlapsTheInstructionsBetweenStartAndDone) {
 }
 
 TEST(Spmd, ParticipantsFollowIotaGroupsAndPermutePairs) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(std::string("HloModule groups, replica_count=4\n") + kAdd + R"(
 ENTRY e {
   p = f32[256]{0} parameter(0)
@@ -196,7 +196,7 @@ ENTRY e {
 }
 
 TEST(Spmd, ChannelAndGlobalDeviceIdsNameDevices) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(std::string("HloModule global, replica_count=2, num_partitions=2\n") + kAdd + R"(
 ENTRY e {
   p = f32[256]{0} parameter(0)
@@ -239,7 +239,7 @@ ENTRY e {
 })";
 
 TEST(Spmd, RecvThatNeverRunsIsADeadlockNamingTheSend) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(kSendRecvModule);
   ASSERT_NE(m, nullptr);
   const TestTimer timer(1'000'000);
@@ -259,7 +259,7 @@ TEST(Spmd, RecvThatNeverRunsIsADeadlockNamingTheSend) {
 }
 
 TEST(Spmd, SendAndRecvMeetAsOneInstance) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(kSendRecvModule);
   ASSERT_NE(m, nullptr);
   const TestTimer timer(1'000'000);
@@ -302,7 +302,7 @@ ENTRY e {
 })";
 
 TEST(Spmd, SymmetryGivesTheSameTimelineAsEveryDevice) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(std::string("HloModule sym, replica_count=4\n") + kAdd + kSymmetricModule);
   ASSERT_NE(m, nullptr);
   const TestTimer once(3'000'000), every(3'000'000);
@@ -339,7 +339,7 @@ TEST(Spmd, SymmetryGivesTheSameTimelineAsEveryDevice) {
 }
 
 TEST(Spmd, PermuteThatLeavesADeviceOutBreaksSymmetry) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(R"(HloModule partial, replica_count=4
 ENTRY e {
   p = f32[256]{0} parameter(0)
@@ -358,7 +358,7 @@ ENTRY e {
 }
 
 TEST(Spmd, InterconnectErrorStopsTheRunNamingTheCollective) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(std::string("HloModule bad, replica_count=2\n") + kAdd + R"(
 ENTRY e {
   p = f32[64]{0} parameter(0)
@@ -374,7 +374,7 @@ ENTRY e {
 }
 
 TEST(Spmd, GroupIdsOutOfRangeAreInputErrors) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(std::string("HloModule range, replica_count=2\n") + kAdd + R"(
 ENTRY e {
   p = f32[64]{0} parameter(0)
@@ -392,7 +392,7 @@ ENTRY e {
 }
 
 TEST(Spmd, WithoutAnInterconnectOneDeviceRunsAsBefore) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(std::string("HloModule alone, replica_count=2\n") + kAdd + R"(
 ENTRY e {
   p = f32[1024]{0} parameter(0)
@@ -405,7 +405,8 @@ ENTRY e {
   EXPECT_EQ(r->symmetry, "single device");
   EXPECT_TRUE(r->collectives.empty());
   EXPECT_NE(Op(r->ops, "ar").bound_by, BoundBy::kIci);
-  EXPECT_LT(Op(r->ops, "ar").cycles, 1000);  // local adds and HBM bytes only
+  // Local adds and HBM bytes only: a kernel's start-up and a few hundred cycles.
+  EXPECT_LT(Op(r->ops, "ar").cycles, v5e.overhead.kernel_start.value() + 1000);
 }
 
 }  // namespace

@@ -28,6 +28,20 @@ inline arch::ChipConfig Preset(const std::string& name,
   return c.ok() ? *c : arch::ChipConfig{};
 }
 
+/// `name` as the roofline machine the scaling book analyses [SB]: the
+/// mechanisms calibrated on silicon (docs/validation.md) switched off, i.e.
+/// HBM at its published peak, no pipeline ends or steps, no program launch,
+/// f16 free of conversions and extra passes; then `overrides`.
+inline arch::ChipConfig IdealPreset(const std::string& name,
+                                    const std::vector<std::string>& overrides = {}) {
+  std::vector<std::string> all = {"hbm.efficiency_percent=100", "vmem.pipeline_block=0B",
+                                  "overhead.pipeline_step=0",      "overhead.program_launch=0",
+                                  "vpu.f16_load_ops=0",            "vpu.f16_store_ops=0",
+                                  "mxu.f16_passes=0"};
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  return Preset(name, all);
+}
+
 /// The preset names in models/.
 inline std::vector<std::string> PresetNames() {
   auto names = arch::ListPresets(TPUSIM_MODELS_DIR);

@@ -1,0 +1,377 @@
+#include "harness/validate/workload_hlo.h"
+
+#include <cctype>
+#include <cstdio>
+#include <charconv>
+#include <cstdint>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace tpusim::harness {
+namespace {
+
+/// An array type read from a row's `shapes`, e.g. f16[1024,1024].
+struct Array {
+  std::string type;
+  std::vector<int64_t> dims;
+};
+
+/// Every TYPE[d0,d1,...] in `text`, in order.
+std::vector<Array> ArraysIn(std::string_view text) {
+  std::vector<Array> arrays;
+  size_t pos = 0;
+  while ((pos = text.find('[', pos)) != std::string_view::npos) {
+    size_t begin = pos;
+    while (begin > 0 && std::isalnum(static_cast<unsigned char>(text[begin - 1]))) --begin;
+    // "f16[M,K]xf16[K,N]": the 'x' after a ']' separates operands.
+    if (begin > 0 && text[begin - 1] == ']' && text[begin] == 'x') ++begin;
+    const size_t close = text.find(']', pos);
+    if (close == std::string_view::npos) break;
+    Array a{std::string(text.substr(begin, pos - begin)), {}};
+    std::string_view list = text.substr(pos + 1, close - pos - 1);
+    bool ok = !a.type.empty();
+    while (ok && !list.empty()) {
+      int64_t d = 0;
+      const auto [end, ec] = std::from_chars(list.data(), list.data() + list.size(), d);
+      ok = ec == std::errc() && d > 0;
+      a.dims.push_back(d);
+      list.remove_prefix(static_cast<size_t>(end - list.data()));
+      if (ok && !list.empty()) {
+        ok = list.front() == ',';
+        list.remove_prefix(1);
+      }
+    }
+    if (ok) arrays.push_back(std::move(a));
+    pos = close + 1;
+  }
+  return arrays;
+}
+
+int64_t BitWidth(const std::string& type) {
+  if (type == "pred" || type == "s8" || type == "u8" || type.starts_with("f8")) return 8;
+  if (type == "f16" || type == "bf16" || type == "s16" || type == "u16") return 16;
+  if (type == "f64" || type == "s64" || type == "u64") return 64;
+  return 32;
+}
+
+/// `a` as an HLO shape with the TPU backend's default tiled layout (XLA
+/// docs/tiled_layout.md; tpu-facts.md §8): the two minor dimensions in (8,128)
+/// tiles, 16-bit values packed in pairs along the second-minor dimension
+/// ((2,1) sub-tiles), 8-bit in fours; rank-1 arrays tiled linearly.
+std::string ShapeText(const std::string& type, const std::vector<int64_t>& dims) {
+  std::string text = type + "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+  text += "]";
+  if (dims.empty()) return text;
+  const int64_t bits = BitWidth(type);
+  const std::string packing = bits == 16 ? "(2,1)" : bits == 8 ? "(4,1)" : "";
+  // minor_to_major: the dimensions on the lanes and the sublanes are the pair
+  // that pads least to (8,128) tiles, the rest major in row-major order; ties
+  // keep row-major. The backend picks entry layouts that avoid padding: the
+  // published times of [..,32,32] and [128,8,8] arrays show no lane padding.
+  std::vector<size_t> order;
+  for (size_t i = dims.size(); i-- > 0;) order.push_back(i);
+  if (dims.size() >= 2) {
+    const auto padded = [&](size_t lane, size_t sublane) {
+      int64_t elements = (dims[lane] + 127) / 128 * 128 * ((dims[sublane] + 7) / 8 * 8);
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (i != lane && i != sublane) elements *= dims[i];
+      }
+      return elements;
+    };
+    size_t best_lane = dims.size() - 1, best_sublane = dims.size() - 2;
+    for (size_t lane = dims.size(); lane-- > 0;) {
+      for (size_t sublane = dims.size(); sublane-- > 0;) {
+        if (sublane != lane && padded(lane, sublane) < padded(best_lane, best_sublane)) {
+          best_lane = lane, best_sublane = sublane;
+        }
+      }
+    }
+    order = {best_lane, best_sublane};
+    for (size_t i = dims.size(); i-- > 0;) {
+      if (i != best_lane && i != best_sublane) order.push_back(i);
+    }
+  }
+  text += "{";
+  for (size_t i = 0; i < order.size(); ++i) text += (i ? "," : "") + std::to_string(order[i]);
+  if (dims.size() == 1) {
+    // Linear tiles of 1024 elements; short vectors are padded to 256 [XLA dumps].
+    const std::string sub = bits == 16 ? "(128)(2,1)" : bits == 8 ? "(128)(4,1)" : "";
+    text += dims[0] >= 1024 ? ":T(1024)" + sub : ":T(256)" + sub;
+  } else {
+    text += ":T(8,128)" + packing;
+  }
+  return text + "}";
+}
+
+std::string ShapeText(const Array& a) { return ShapeText(a.type, a.dims); }
+
+/// A scalar constant of `type` broadcast to `shape` as instruction `name`.
+std::string Broadcast(const std::string& name, const std::string& type, const std::string& value,
+                      const std::string& shape) {
+  return "  " + name + "_c = " + type + "[] constant(" + value + ")\n  " + name + " = " + shape +
+         " broadcast(" + name + "_c), dimensions={}\n";
+}
+
+/// `dims` without its last dimension.
+std::vector<int64_t> Leading(const std::vector<int64_t>& dims) {
+  return {dims.begin(), dims.end() - 1};
+}
+
+std::string Iota(size_t n) {
+  std::string text;
+  for (size_t i = 0; i < n; ++i) text += (i ? "," : "") + std::to_string(i);
+  return text;
+}
+
+std::string Header(const Measurement& m) {
+  std::string name;
+  for (char c : m.id) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return "HloModule " + name + "\n\n";
+}
+
+constexpr char kAddF32[] =
+    "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT add = f32[] add(a, b)\n}\n\n";
+
+/// The body of the loop fusion XLA forms for a JAX activation of `param`
+/// (shape `in`), ending in ROOT; empty for an activation it does not know.
+std::string ActivationBody(const std::string& activation, const Array& in, const Array& out) {
+  const std::string s = ShapeText(in);
+  const std::string& t = in.type;
+  const std::string pred = ShapeText("pred", in.dims);
+  const std::string compare = Broadcast("zero", t, "0", s) + "  positive = " + pred +
+                              " compare(param_0, zero), direction=GT\n";
+  if (activation == "relu") return Broadcast("zero", t, "0", s) + "  ROOT maximum = " + s + " maximum(param_0, zero)\n";
+  if (activation == "sigmoid") {
+    return "  negate = " + s + " negate(param_0)\n  exponential = " + s +
+           " exponential(negate)\n" + Broadcast("one", t, "1", s) + "  add = " + s +
+           " add(one, exponential)\n  ROOT divide = " + s + " divide(one, add)\n";
+  }
+  if (activation == "leaky_relu") {
+    return Broadcast("slope", t, "0.1", s) + "  multiply = " + s +
+           " multiply(slope, param_0)\n  ROOT maximum = " + s + " maximum(multiply, param_0)\n";
+  }
+  if (activation == "parametric_relu") {
+    return compare + Broadcast("slope", t, "0.25", s) + "  multiply = " + s +
+           " multiply(param_0, slope)\n  ROOT select = " + s +
+           " select(positive, param_0, multiply)\n";
+  }
+  const std::string expm1 = "  exponential = " + s + " exponential(param_0)\n" +
+                            Broadcast("one", t, "1", s) + "  subtract = " + s +
+                            " subtract(exponential, one)\n";
+  if (activation == "elu") {
+    return compare + expm1 + "  ROOT select = " + s + " select(positive, param_0, subtract)\n";
+  }
+  if (activation == "selu") {
+    return compare + expm1 + Broadcast("alpha", t, "1.6733", s) + "  negative = " + s +
+           " multiply(subtract, alpha)\n  select = " + s +
+           " select(positive, param_0, negative)\n" + Broadcast("scale", t, "1.0507", s) +
+           "  ROOT multiply = " + s + " multiply(select, scale)\n";
+  }
+  if (activation == "binary_step") {
+    const std::string o = ShapeText(out);
+    return compare + Broadcast("one", out.type, "1", o) + Broadcast("none", out.type, "0", o) +
+           "  ROOT select = " + o + " select(positive, one, none)\n";
+  }
+  return "";
+}
+
+/// The word after "jnp " in a row's note: the JAX function that was timed.
+std::string JaxFunction(const std::string& note) {
+  const size_t at = note.find("jnp ");
+  if (at == std::string::npos) return "";
+  size_t end = at + 4;
+  while (end < note.size() && (std::isalnum(static_cast<unsigned char>(note[end])) || note[end] == '_'))
+    ++end;
+  return note.substr(at + 4, end - at - 4);
+}
+
+Workload Single(const Measurement& m, const std::string& fused, const std::string& entry,
+                const std::string& timed) {
+  return {Header(m) + fused + "ENTRY main {\n" + entry + "}\n", timed};
+}
+
+/// The layer-norm or RMS-norm module over the last axis: reductions in f32,
+/// then the normalised f32 output (the fusions the row's note names).
+Workload Normalisation(const Measurement& m, const Array& x, bool layer_norm) {
+  const std::string xs = ShapeText(x);
+  const std::vector<int64_t> rows = Leading(x.dims);
+  const std::string r = ShapeText("f32", rows);
+  const std::string f = ShapeText("f32", x.dims);
+  const std::string keep = Iota(rows.size());
+  const std::string last = std::to_string(x.dims.size() - 1);
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%.9g", 1.0 / static_cast<double>(x.dims.back()));
+  std::string text = kAddF32;
+  const std::string reduce = "  zero = f32[] constant(0)\n  ROOT reduce = " + r +
+                             " reduce(VALUE, zero), dimensions={" + last + "}, to_apply=add_f32\n";
+  const auto reduce_of = [&](const std::string& value) {
+    std::string body = reduce;
+    body.replace(body.find("VALUE"), 5, value);
+    return body;
+  };
+  const std::string convert = "  convert = " + f + " convert(param_0)\n";
+  if (layer_norm) {
+    text += "convert_reduce_computation {\n  param_0 = " + xs + " parameter(0)\n" + convert +
+            reduce_of("convert") + "}\n\n";
+    text += "mean_computation {\n  param_0 = " + r + " parameter(0)\n" +
+            Broadcast("scale", "f32", scale, r) + "  ROOT multiply = " + r +
+            " multiply(param_0, scale)\n}\n\n";
+    text += "variance_computation {\n  param_0 = " + xs + " parameter(0)\n  param_1 = " + r +
+            " parameter(1)\n" + convert + "  mean = " + f + " broadcast(param_1), dimensions={" +
+            keep + "}\n  centred = " + f + " subtract(convert, mean)\n  square = " + f +
+            " multiply(centred, centred)\n" + reduce_of("square") + "}\n\n";
+    text += "deviation_computation {\n  param_0 = " + r + " parameter(0)\n" +
+            Broadcast("scale", "f32", scale, r) + "  variance = " + r +
+            " multiply(param_0, scale)\n" + Broadcast("epsilon", "f32", "1e-05", r) +
+            "  add = " + r + " add(variance, epsilon)\n  ROOT sqrt = " + r + " sqrt(add)\n}\n\n";
+    text += "divide_convert_computation {\n  param_0 = " + xs + " parameter(0)\n  param_1 = " + r +
+            " parameter(1)\n  param_2 = " + r + " parameter(2)\n" + convert + "  mean = " + f +
+            " broadcast(param_1), dimensions={" + keep + "}\n  centred = " + f +
+            " subtract(convert, mean)\n  deviation = " + f + " broadcast(param_2), dimensions={" +
+            keep + "}\n  ROOT divide = " + f + " divide(centred, deviation)\n}\n\n";
+    text += "ENTRY main {\n  x = " + xs + " parameter(0)\n  convert_reduce_fusion = " + r +
+            " fusion(x), kind=kInput, calls=convert_reduce_computation\n  fusion.4 = " + r +
+            " fusion(convert_reduce_fusion), kind=kLoop, calls=mean_computation\n  fusion.1 = " +
+            r + " fusion(x, fusion.4), kind=kInput, calls=variance_computation\n  fusion.3 = " + r +
+            " fusion(fusion.1), kind=kLoop, calls=deviation_computation\n  ROOT "
+            "divide_convert_fusion = " + f +
+            " fusion(x, fusion.4, fusion.3), kind=kLoop, calls=divide_convert_computation\n}\n";
+  } else {
+    text += "convert_reduce_computation {\n  param_0 = " + xs + " parameter(0)\n" + convert +
+            "  square = " + f + " multiply(convert, convert)\n" + reduce_of("square") + "}\n\n";
+    text += "add_sqrt_computation {\n  param_0 = " + r + " parameter(0)\n" +
+            Broadcast("scale", "f32", scale, r) + "  mean = " + r +
+            " multiply(param_0, scale)\n" + Broadcast("epsilon", "f32", "1e-05", r) + "  add = " +
+            r + " add(mean, epsilon)\n  ROOT sqrt = " + r + " sqrt(add)\n}\n\n";
+    text += "divide_convert_computation {\n  param_0 = " + xs + " parameter(0)\n  param_1 = " + r +
+            " parameter(1)\n" + convert + "  root = " + f + " broadcast(param_1), dimensions={" +
+            keep + "}\n  ROOT divide = " + f + " divide(convert, root)\n}\n\n";
+    text += "ENTRY main {\n  x = " + xs + " parameter(0)\n  convert_reduce_fusion = " + r +
+            " fusion(x), kind=kInput, calls=convert_reduce_computation\n  add_sqrt_fusion = " + r +
+            " fusion(convert_reduce_fusion), kind=kLoop, calls=add_sqrt_computation\n  ROOT "
+            "divide_convert_fusion = " + f +
+            " fusion(x, add_sqrt_fusion), kind=kLoop, calls=divide_convert_computation\n}\n";
+  }
+  return {Header(m) + text, ""};
+}
+
+Status Unsupported(const Measurement& m, const std::string& what) {
+  return Unimplemented(m.where + ": error: row '" + m.id + "': no HLO generator for " + what);
+}
+
+}  // namespace
+
+StatusOr<Workload> WorkloadFor(const Measurement& m) {
+  const std::vector<Array> arrays = ArraysIn(m.shapes);
+  const auto need = [&](size_t n) -> Status {
+    if (arrays.size() >= n) return Status::Ok();
+    return InvalidArgument(m.where + ": error: row '" + m.id + "': expected " + std::to_string(n) +
+                           " array shapes in '" + m.shapes + "'");
+  };
+  const std::string& op = m.op;
+  if (op == "dot") {
+    // XLA's TPU backend emits a matmul as an output fusion around a
+    // convolution with batch/feature labels; an f32-accumulated product
+    // converted to a narrower result converts inside the same fusion.
+    TPUSIM_RETURN_IF_ERROR(need(3));
+    const Array& lhs = arrays[0];
+    const Array& rhs = arrays[1];
+    const Array& out = arrays[2];
+    if (lhs.dims.size() != 2 || rhs.dims.size() != 2 || out.dims.size() != 2 ||
+        lhs.dims[1] != rhs.dims[0] || out.dims[0] != lhs.dims[0] || out.dims[1] != rhs.dims[1]) {
+      return InvalidArgument(m.where + ": error: row '" + m.id +
+                             "': expected [M,K]x[K,N] -> [M,N] shapes, got '" + m.shapes + "'");
+    }
+    const bool f32_accumulation = m.dtype.find("f32 acc") != std::string::npos && out.type != "f32";
+    std::string fused = "fused_computation {\n  param_0 = " + ShapeText(lhs) +
+                        " parameter(0)\n  param_1 = " + ShapeText(rhs) + " parameter(1)\n";
+    if (f32_accumulation) {
+      fused += "  convolution = " + ShapeText("f32", out.dims) +
+               " convolution(param_0, param_1), dim_labels=bf_io->bf\n  ROOT convert = " +
+               ShapeText(out) + " convert(convolution)\n}\n\n";
+    } else {
+      fused += "  ROOT convolution = " + ShapeText(out) +
+               " convolution(param_0, param_1), dim_labels=bf_io->bf\n}\n\n";
+    }
+    return Single(m, fused,
+                  "  lhs = " + ShapeText(lhs) + " parameter(0)\n  rhs = " + ShapeText(rhs) +
+                      " parameter(1)\n  ROOT fusion = " + ShapeText(out) +
+                      " fusion(lhs, rhs), kind=kOutput, calls=fused_computation\n",
+                  "fusion");
+  }
+  if (op == "add" || op == "subtract" || op == "multiply" || op == "divide") {
+    TPUSIM_RETURN_IF_ERROR(need(3));
+    return Single(m, "",
+                  "  x = " + ShapeText(arrays[0]) + " parameter(0)\n  y = " +
+                      ShapeText(arrays[1]) + " parameter(1)\n  ROOT " + op + " = " +
+                      ShapeText(arrays[2]) + " " + op + "(x, y)\n",
+                  op);
+  }
+  if (op == "copy" || op == "tanh") {
+    TPUSIM_RETURN_IF_ERROR(need(2));
+    return Single(m, "",
+                  "  x = " + ShapeText(arrays[0]) + " parameter(0)\n  ROOT " + op + " = " +
+                      ShapeText(arrays[1]) + " " + op + "(x)\n",
+                  op);
+  }
+  if (op == "reduce-window") {
+    // Average pooling's window sum (the /4 is a separate fusion, not timed).
+    TPUSIM_RETURN_IF_ERROR(need(2));
+    const size_t size = m.shapes.find("size=");
+    const size_t stride = m.shapes.find("stride=");
+    if (size == std::string::npos || stride == std::string::npos) {
+      return InvalidArgument(m.where + ": error: row '" + m.id +
+                             "': expected 'window=size=AxB.. stride=AxB..' in the shapes");
+    }
+    const auto word = [&](size_t at) {
+      size_t end = at;
+      while (end < m.shapes.size() && (std::isdigit(static_cast<unsigned char>(m.shapes[end])) ||
+                                       m.shapes[end] == 'x'))
+        ++end;
+      return m.shapes.substr(at, end - at);
+    };
+    const std::string& t = arrays[0].type;
+    const std::string add = "add_" + t + " {\n  a = " + t + "[] parameter(0)\n  b = " + t +
+                            "[] parameter(1)\n  ROOT add = " + t + "[] add(a, b)\n}\n\n";
+    return Single(m, add,
+                  "  x = " + ShapeText(arrays[0]) + " parameter(0)\n  zero = " + t +
+                      "[] constant(0)\n  ROOT reduce-window = " + ShapeText(arrays[1]) +
+                      " reduce-window(x, zero), window={size=" + word(size + 5) +
+                      " stride=" + word(stride + 7) + "}, to_apply=add_" + t + "\n",
+                  "reduce-window");
+  }
+  if (op == "module[layer_norm]" || op == "module[rms_norm]") {
+    TPUSIM_RETURN_IF_ERROR(need(1));
+    if (arrays[0].dims.size() < 2) {
+      return InvalidArgument(m.where + ": error: row '" + m.id + "': expected a rank >= 2 input");
+    }
+    return Normalisation(m, arrays[0], op == "module[layer_norm]");
+  }
+  if (op.starts_with("fusion[")) {
+    TPUSIM_RETURN_IF_ERROR(need(2));
+    const Array& in = arrays[0];
+    const Array& out = arrays[1];
+    std::string body;
+    if (m.note.find("batch_norm") != std::string::npos) {
+      // Inference with mean 0, variance 1, scale 1, offset 0: XLA folds it to
+      // a convert and one multiply by 1/sqrt(1 + epsilon).
+      body = "  convert = " + ShapeText("f32", in.dims) + " convert(param_0)\n" +
+             Broadcast("scale", "f32", "0.999995", ShapeText("f32", in.dims)) +
+             "  ROOT multiply = " + ShapeText(out) + " multiply(convert, scale)\n";
+    } else {
+      body = ActivationBody(JaxFunction(m.note), in, out);
+    }
+    if (body.empty()) return Unsupported(m, "'" + op + "' (" + JaxFunction(m.note) + ")");
+    return Single(m, "fused_computation {\n  param_0 = " + ShapeText(in) + " parameter(0)\n" +
+                         body + "}\n\n",
+                  "  x = " + ShapeText(in) + " parameter(0)\n  ROOT fusion = " + ShapeText(out) +
+                      " fusion(x), kind=kLoop, calls=fused_computation\n",
+                  "fusion");
+  }
+  return Unsupported(m, "op '" + op + "'");
+}
+
+}  // namespace tpusim::harness

@@ -1,0 +1,104 @@
+// `tpusim validate` as a user runs it: the shipped suite within its bounds (the
+// CI gate on the timing model's error against silicon), reports, filters,
+// a bound that fails, and bad input.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/integration/integration_util.h"
+#include "tests/integration/run_binary.h"
+
+namespace tpusim::test {
+namespace {
+
+const std::string kSuite = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/validation/tpu.validation.yaml";
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(ValidateCli, TheShippedSuiteIsWithinItsBoundsOnEveryRow) {
+  ScratchDir dir;
+  std::vector<std::string> args = {"validate", kSuite, "-j", "2", "--json", dir / "v.json"};
+  if (TPUSIM_SANITIZED) {
+    for (const char* f : {"pooling-v4", "hbm-copy-v7x", "matmul-v7x"}) {
+      args.insert(args.end(), {"--family", f});
+    }
+  }
+  const RunResult r = RunBinary(TPUSIM_BINARY, args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const nlohmann::json doc = nlohmann::json::parse(ReadText(dir / "v.json"));
+  EXPECT_EQ(doc["rows"].size(), TPUSIM_SANITIZED ? 254u + 13 + 5 : 6669u);
+  for (const auto& family : doc["families"]) {
+    EXPECT_EQ(family["skipped"], 0) << family.dump();
+    if (family["name"] != "all") {
+      EXPECT_FALSE(family["over_bound"].get<bool>()) << family.dump();
+    }
+  }
+  // The table names every family run, and the worst rows say what bounded them.
+  for (const auto& family : doc["families"]) {
+    EXPECT_NE(r.out.find(family["name"].get<std::string>()), std::string::npos) << family.dump();
+  }
+  EXPECT_EQ(doc["families"].size(), TPUSIM_SANITIZED ? 4u : 8u);  // and "all"
+  EXPECT_NE(r.out.find("Worst 10 rows by |error|:"), std::string::npos);
+}
+
+TEST(ValidateCli, ReportHasOneScatterPointPerRow) {
+  ScratchDir dir;
+  const RunResult r = RunBinary(
+      TPUSIM_BINARY, {"validate", kSuite, "--chip", "tpu-v7x", "--report", dir / "report"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string html = ReadText(dir / "report/index.html");
+  EXPECT_NE(html.find("Predicted against measured time (us), log-log"), std::string::npos);
+  EXPECT_EQ(Count(html, "<circle"), 18u);  // 13 copies + 5 GEMMs
+  EXPECT_NE(html.find("hbm-copy-v7x (13)"), std::string::npos);
+  EXPECT_NE(html.find("matmul-v7x (5)"), std::string::npos);
+}
+
+TEST(ValidateCli, AFamilyOverItsBoundExitsOne) {
+  ScratchDir dir;
+  const std::string suite = dir / "tight.validation.yaml";
+  WriteText(suite, "families:\n  - name: copy\n    file: " + std::string(TPUSIM_SOURCE_DIR) +
+                       "/scenarios/validation/hbm_copy_tpu7x.csv\n    chip: tpu-v7x\n"
+                       "    max_mape: 0.001%\n    target_mape: 0.001%\n");
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"validate", suite});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("FAIL (over bound)"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, ThePrintedModuleOfARowIsValidHlo) {
+  ScratchDir dir;
+  const RunResult printed = RunBinary(TPUSIM_BINARY, {"validate", kSuite, "--hlo", "v4-mm-0001"});
+  ASSERT_EQ(printed.exit_code, 0) << Describe(printed);
+  EXPECT_NE(printed.out.find("convolution("), std::string::npos);
+  WriteText(dir / "row.hlo", printed.out);
+  const RunResult checked = RunBinary(TPUSIM_BINARY, {"check", dir / "row.hlo"});
+  EXPECT_EQ(checked.exit_code, 0) << Describe(checked);
+  const RunResult missing = RunBinary(TPUSIM_BINARY, {"validate", kSuite, "--hlo", "no-such-row"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no row with id 'no-such-row'"), std::string::npos) << missing.err;
+}
+
+TEST(ValidateCli, BadInputExitsTwoWithItsLocation) {
+  ScratchDir dir;
+  WriteText(dir / "bad.csv",
+            "id,chip,devices,devices_per_chip,topology,op,dtype,shapes,groups,measured_us,"
+            "statistic,source,note\nx,tpu-v4,1,1,t,add,f16,\"f16[8],f16[8] -> f16[8]\",,soon,m,s,n\n");
+  WriteText(dir / "s.validation.yaml", "families:\n  - name: f\n    file: bad.csv\n    chip: tpu-v4\n"
+                                       "    max_mape: 5%\n    target_mape: 5%\n");
+  RunResult r = RunBinary(TPUSIM_BINARY, {"validate", dir / "s.validation.yaml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir / "bad.csv" + ":2:51: error: column 'measured_us'"), std::string::npos)
+      << r.err;
+  r = RunBinary(TPUSIM_BINARY, {"validate", kSuite, "--family", "no-such"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no family 'no-such' in the suite (it has: matmul-v4,"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace tpusim::test

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Fit a chip preset's calibrated fields on the validation suite, reproducibly.
+
+Runs `tpusim validate --chip CHIP --json` with `-p FIELD=VALUE` overrides and
+searches the named fields by coordinate descent in multiplicative steps,
+minimising the mean of the families' MAPEs (each family counts once, however
+many rows it has). Deterministic: the same suite, binary and start give the
+same result. Prints the fitted values (to copy into models/CHIP.yaml with a
+"[FIT]" note), then, with --lofo, the leave-one-family-out table (each family
+predicted by fields fitted without it, from the same start) and, with
+--ablation, the suite's error with each field set to its "off" value.
+
+  tools/fit_validation.py --tpusim build/bin/tpusim --chip tpu-v4 \\
+      --field overhead.kernel_start=850:0 --field hbm.efficiency_percent=83:100 ...
+
+A field is NAME=START[UNIT][:OFF]; OFF is the value that switches the mechanism
+off for --ablation (omit it to leave the field out of the ablation).
+"""
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+
+def parse_field(text):
+    name, rest = text.split("=", 1)
+    value, _, off = rest.partition(":")
+    m = re.fullmatch(r"([0-9.]+)(.*)", value)
+    if not m:
+        sys.exit(f"fit_validation: bad field {text!r}")
+    return {"name": name, "value": float(m.group(1)), "unit": m.group(2), "off": off or None}
+
+
+def render(field, value):
+    return f"{field['name']}={value:.6g}{field['unit']}" if field["unit"] else f"{field['name']}={int(round(value))}"
+
+
+def run(args, values, extra=(), families=None):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = [args.tpusim, "validate", "--chip", args.chip, "--worst", "0", "-j", str(args.jobs),
+               "--json", out.name]
+        if args.suite:
+            cmd.insert(2, args.suite)
+        for f, v in zip(args.fields, values):
+            cmd += ["-p", render(f, v)]
+        for e in extra:
+            cmd += ["-p", e]
+        for fam in families or []:
+            cmd += ["--family", fam]
+        done = subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if done.returncode not in (0, 1):  # a value the preset rejects: no result
+            return None
+        doc = json.load(open(out.name))
+    return {f["name"]: f for f in doc["families"] if f["name"] != "all"}
+
+
+def objective(stats, exclude=None):
+    if stats is None:
+        return float("inf")
+    mapes = [f["mape_percent"] for name, f in stats.items() if name != exclude and f["rows"]]
+    return sum(mapes) / len(mapes)
+
+
+def fit(args, start, exclude=None, rounds=None):
+    """Coordinate descent: per field, step up or down by the round's factor
+    (1.4, then 1.18, 1.09, ...) while the objective improves."""
+    values = list(start)
+    best = objective(run(args, values), exclude)
+    for r in range(rounds or args.rounds):
+        factor = 1.4 ** (1.0 / 2 ** r)
+        for i in range(len(values)):
+            for direction in (factor, 1 / factor):
+                while True:
+                    trial = list(values)
+                    trial[i] = values[i] * direction
+                    if not args.fields[i]["unit"] and round(trial[i]) == round(values[i]):
+                        break
+                    score = objective(run(args, trial), exclude)
+                    if score >= best - 1e-6:
+                        break
+                    best, values = score, trial
+            print(f"  round {r + 1}, {args.fields[i]['name']}: {render(args.fields[i], values[i])}"
+                  f" -> mean MAPE {best:.2f}%", file=sys.stderr)
+    return values, best
+
+
+def table(title, rows):
+    print(f"\n{title}\n")
+    print("| " + " | ".join(rows[0]) + " |")
+    print("|" + "---|" * len(rows[0]))
+    for row in rows[1:]:
+        print("| " + " | ".join(row) + " |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tpusim", required=True)
+    p.add_argument("--suite", default=None)
+    p.add_argument("--chip", required=True)
+    p.add_argument("--field", action="append", required=True, type=parse_field, dest="fields")
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--no-fit", action="store_true", help="evaluate the start values only")
+    p.add_argument("--lofo", action="store_true")
+    p.add_argument("--lofo-start", action="append", default=[], metavar="NAME=VALUE",
+                   help="start value of a field for the leave-one-family-out fits (default: "
+                        "its --field start); give a prior that saw no data")
+    p.add_argument("--ablation", action="store_true")
+    args = p.parse_args()
+    start = [f["value"] for f in args.fields]
+    values, best = (start, objective(run(args, start))) if args.no_fit else fit(args, start)
+    print("fitted fields (mean family MAPE %.2f%%):" % best)
+    for f, v in zip(args.fields, values):
+        print("  -p " + render(f, v))
+    stats = run(args, values)
+    rows = [["family", "rows", "MAPE", "bias", "r2 (log)"]]
+    for name, f in stats.items():
+        rows.append([name, str(f["rows"]), "%.1f%%" % f["mape_percent"], "%+.1f%%" % f["bias_percent"],
+                     "%.3f" % f["r2_log"]])
+    table("Fitted on every family", rows)
+    if args.lofo:
+        lofo_start = list(start)
+        for item in args.lofo_start:
+            key, value = item.split("=", 1)
+            i = [f["name"] for f in args.fields].index(key)
+            lofo_start[i] = parse_field(f"{key}={value}")["value"]
+        rows = [["family left out", "its MAPE, fitted with it", "its MAPE, fitted without it"]]
+        for name in stats:
+            held, _ = fit(args, lofo_start, exclude=name, rounds=1)
+            rows.append([name, "%.1f%%" % stats[name]["mape_percent"],
+                         "%.1f%%" % run(args, held, families=[name])[name]["mape_percent"]])
+        table("Leave one family out (one round of fitting, from the --lofo-start values)", rows)
+    if args.ablation:
+        names = list(stats)
+        rows = [["mechanism off"] + names]
+        rows.append(["(none)"] + ["%.1f%%" % stats[n]["mape_percent"] for n in names])
+        for f in args.fields:
+            if f["off"] is None:
+                continue
+            off = run(args, values, extra=[f"{f['name']}={f['off']}"])
+            rows.append([f"{f['name']}={f['off']}"] + ["%.1f%%" % off[n]["mape_percent"] for n in names])
+        table("Ablation: MAPE per family with one field switched off", rows)
+
+
+if __name__ == "__main__":
+    main()
