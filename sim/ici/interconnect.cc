@@ -4,6 +4,7 @@
 #include "sim/ici/interconnect.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -53,6 +54,7 @@ StatusOr<ChipCollective> ResolveDevices(const Topology& topology, const Collecti
     }
   }
   for (const auto& [src, dst] : collective.pairs) {
+    if (src == dst) continue;  // a device sending to itself moves nothing
     TPUSIM_ASSIGN_OR_RETURN(const NodeId a, topology.ChipOfDevice(src));
     TPUSIM_ASSIGN_OR_RETURN(const NodeId b, topology.ChipOfDevice(dst));
     chips.pairs.emplace_back(a, b);
@@ -113,15 +115,20 @@ struct Interconnect::Network {
   FlowNetwork flows;
 };
 
-Interconnect::Interconnect(arch::TopologyConfig config) : config_(std::move(config)) {}
+Interconnect::Interconnect(arch::TopologyConfig config, BytesPerSecond device_hbm_bandwidth)
+    : config_(std::move(config)), device_hbm_bandwidth_(device_hbm_bandwidth) {}
 
 Interconnect::~Interconnect() = default;
 
 StatusOr<std::unique_ptr<Interconnect>> Interconnect::Create(const arch::TopologyConfig& topology,
-                                                             const arch::IciConfig& ici) {
-  std::unique_ptr<Interconnect> interconnect(new Interconnect(topology));
+                                                             const arch::ChipConfig& chip) {
+  // Each device is one TensorCore with its share of the chip's HBM, as in
+  // chip::Hbm (sim/chip/memory.cc).
+  const BytesPerSecond device_hbm(
+      std::max<int64_t>(1, chip.hbm.bandwidth.value() / std::max<int64_t>(1, chip.tensorcores_per_chip)));
+  std::unique_ptr<Interconnect> interconnect(new Interconnect(topology, device_hbm));
   // The time-0 network now: an impossible topology is an error of Create.
-  TPUSIM_ASSIGN_OR_RETURN(Topology built, Topology::Build(topology, ici));
+  TPUSIM_ASSIGN_OR_RETURN(Topology built, Topology::Build(topology, chip.ici));
   interconnect->networks_.emplace(0, std::make_unique<Network>(std::move(built)));
   return interconnect;
 }
@@ -177,6 +184,20 @@ BytesPerSecond Interconnect::LinkBandwidth(int32_t link) const {
 
 std::string Interconnect::Describe() const { return topology().Describe(); }
 
+int64_t Interconnect::devices_per_chip() const { return topology().devices_per_chip(); }
+
+int64_t Interconnect::device_count() const {
+  return topology().chip_count() * topology().devices_per_chip();
+}
+
+Picoseconds Interconnect::OnChipCopy(int64_t bytes) const {
+  // ASSUMPTION (docs/interconnect.md): no die-to-die bandwidth is published;
+  // the copy reads and writes every byte at the device's HBM bandwidth.
+  const auto picoseconds = static_cast<int64_t>(std::ceil(
+      2.0 * static_cast<double>(bytes) * 1e12 / static_cast<double>(device_hbm_bandwidth_.value())));
+  return Picoseconds(picoseconds);
+}
+
 StatusOr<CollectiveTiming> Interconnect::Time(const Collective& collective) const {
   TPUSIM_ASSIGN_OR_RETURN(std::vector<CollectiveTiming> timings,
                           TimeConcurrent(std::span<const Collective>(&collective, 1)));
@@ -204,6 +225,12 @@ StatusOr<std::vector<CollectiveTiming>> Interconnect::TimeConcurrent(
     const int32_t shift = static_cast<int32_t>(batch.size());
     for (Flow& flow : plan.flows) {
       for (int32_t& a : flow.after) a += shift;
+      // Two devices of one chip: no link to cross. FlowNetwork finishes a
+      // flow without a route once ready and its extra latency has passed, so
+      // the copy time goes there.
+      if (flow.src == flow.dst && flow.bytes > 0) {
+        flow.extra_latency = flow.extra_latency + OnChipCopy(flow.bytes);
+      }
       batch.push_back(std::move(flow));
     }
     first[i + 1] = batch.size();
@@ -219,10 +246,12 @@ StatusOr<std::vector<CollectiveTiming>> Interconnect::TimeConcurrent(
     CollectiveTiming& timing = timings[i];
     const Collective& c = collectives[i];
     std::vector<int64_t> link_bytes(topology.links().size(), 0);
+    int64_t on_chip_bytes = 0;
     Picoseconds end = c.start;
     for (size_t f = first[i]; f < first[i + 1]; ++f) {
       const Flow& flow = batch[f];
       end = std::max(end, result.flows[f].finish);
+      if (flow.src == flow.dst) on_chip_bytes += flow.bytes;
       timing.max_hops = std::max(timing.max_hops, static_cast<int64_t>(flow.route.size()));
       for (const LinkId link : flow.route) link_bytes[link] += flow.bytes;
     }
@@ -243,7 +272,10 @@ StatusOr<std::vector<CollectiveTiming>> Interconnect::TimeConcurrent(
         first[i]);
     const std::string hops = "longest route " + std::to_string(timing.max_hops) + " hop" +
                              (timing.max_hops == 1 ? "" : "s");
-    if (busiest < 0) {
+    if (busiest < 0 && on_chip_bytes > 0) {
+      timing.explanation = "on-chip copies only: " + FormatBytes(on_chip_bytes) +
+                           " between devices of one chip at HBM bandwidth, no ICI";
+    } else if (busiest < 0) {
       timing.explanation = "no data moves (groups of one chip or empty)";
     } else if (latency.value() * 2 >= timing.duration.value()) {
       timing.explanation = "latency-bound: " + FormatMicroseconds(latency) + " of " +

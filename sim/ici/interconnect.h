@@ -112,6 +112,10 @@ class CollectiveTimer {
   virtual ~CollectiveTimer() = default;
   /// Duration of `collective` alone on the network.
   virtual StatusOr<CollectiveTiming> Time(const Collective& collective) const = 0;
+  /// Devices per chip: a program's devices fill whole chips.
+  virtual int64_t devices_per_chip() const { return 1; }
+  /// Devices the network holds (chips x devices_per_chip); 0: no limit.
+  virtual int64_t device_count() const { return 0; }
   virtual int64_t link_count() const = 0;
   /// Report name of a link, e.g. "x+ (1,2)->(2,2)".
   virtual std::string LinkName(int32_t link) const = 0;
@@ -138,13 +142,18 @@ class CollectiveTimer {
 /// collective algorithms.
 class Interconnect : public CollectiveTimer {
  public:
+  /// `chip` gives the ICI links (chip.ici) and the HBM bandwidth of one
+  /// device (chip.hbm.bandwidth / chip.tensorcores_per_chip), at which a
+  /// transfer between two devices of one chip is an on-chip copy: read and
+  /// write, no ICI (docs/interconnect.md, "Several devices per chip").
   /// Errors: impossible topologies (see Topology::Build).
   static StatusOr<std::unique_ptr<Interconnect>> Create(const arch::TopologyConfig& topology,
-                                                        const arch::IciConfig& ici);
+                                                        const arch::ChipConfig& chip);
   ~Interconnect() override;
 
   /// Maps devices to chips, builds the algorithm's flows on the network with
-  /// the faults active at `collective.start`, and runs them. Errors
+  /// the faults active at `collective.start`, and runs them. A pair of
+  /// devices on one chip moves its bytes by an on-chip copy. Errors
   /// (kInvalidArgument): a device out of range, an algorithm that cannot run
   /// this collective; kFailedPrecondition: failures disconnect two participants.
   StatusOr<CollectiveTiming> Time(const Collective& collective) const override;
@@ -154,6 +163,8 @@ class Interconnect : public CollectiveTimer {
   /// duration is from the collective's own start to its last flow's end.
   StatusOr<std::vector<CollectiveTiming>> TimeConcurrent(
       std::span<const Collective> collectives) const;
+  int64_t devices_per_chip() const override;
+  int64_t device_count() const override;
   int64_t link_count() const override;
   std::string LinkName(int32_t link) const override;
   /// The link's one-way bandwidth as built (degradations from time 0 applied).
@@ -166,11 +177,16 @@ class Interconnect : public CollectiveTimer {
 
  private:
   struct Network;  // topology, router and flow network for one set of active faults
-  explicit Interconnect(arch::TopologyConfig config);
+  Interconnect(arch::TopologyConfig config, BytesPerSecond device_hbm_bandwidth);
+  /// Time to copy `bytes` from one device's HBM to another's on the same chip.
+  Picoseconds OnChipCopy(int64_t bytes) const;
   /// The network with every fault whose time is <= `at`; built once per set.
   StatusOr<const Network*> NetworkAt(Picoseconds at) const;
 
   arch::TopologyConfig config_;  ///< as given, for the times of its faults
+  /// One device's share of its chip's HBM bandwidth (reads and writes
+  /// combined), the rate of on-chip copies.
+  BytesPerSecond device_hbm_bandwidth_;
   mutable std::mutex mutex_;  ///< guards networks_ (Time is const and may run on threads)
   /// By the number of faults that start after time 0 and are active.
   mutable std::map<size_t, std::unique_ptr<Network>> networks_;

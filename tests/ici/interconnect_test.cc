@@ -38,9 +38,17 @@ arch::TopologyConfig Grid(arch::TopologyKind kind, std::vector<int64_t> dims) {
   return config;
 }
 
+/// One TensorCore per chip with 1 TB/s of HBM: an on-chip copy of B bytes
+/// (read + write) takes 2B ps.
+constexpr int64_t kHbmBytesPerSecond = 1'000'000'000'000;
+
 std::unique_ptr<Interconnect> Make(const arch::TopologyConfig& config,
                                    const arch::IciConfig& ici = Ici()) {
-  auto made = Interconnect::Create(config, ici);
+  arch::ChipConfig chip;
+  chip.ici = ici;
+  chip.tensorcores_per_chip = 1;
+  chip.hbm.bandwidth = BytesPerSecond(kHbmBytesPerSecond);
+  auto made = Interconnect::Create(config, chip);
   EXPECT_TRUE(made.ok()) << made.status().message();
   return std::move(*made);
 }
@@ -321,6 +329,52 @@ TEST(InterconnectContentionTest, TwoTransfersSharingALinkTakeTwiceTheBandwidthTi
   EXPECT_EQ((*timed)[0].duration, Picoseconds(2'002'000'000));
   EXPECT_EQ((*timed)[1].duration, Picoseconds(2'002'000'000));
   EXPECT_THAT((*timed)[0].explanation, HasSubstr("in 2 flows"));
+}
+
+// Collectives that start at different times: the second joins the first's
+// links halfway. Permute 0->2 alone: V/W_uni + 2 hops = 1002 us. Permute
+// 1->3 starts at 500 us and shares link 1->2: from then on each gets W/2,
+// so the first's remaining 500 us of bytes take 1000 us: its last byte at
+// 1500 us, + 2 hops = 1502 us. The second has sent 500 us' worth by then
+// and needs 500 more at full rate: 2000 us + 2 hops, 1502 us after its start.
+TEST(InterconnectContentionTest, ALaterTransferSlowsOneAlreadyInFlight) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {8}));
+  Collective a;
+  a.kind = CollectiveKind::kCollectivePermute;
+  a.pairs = {{0, 2}};
+  a.bytes = 45'000'000;  // 1000 us at W_uni
+  Collective b = a;
+  b.pairs = {{1, 3}};
+  b.start = Picoseconds(500'000'000);
+  const std::vector<Collective> both = {a, b};
+  auto timed = ic->TimeConcurrent(both);
+  ASSERT_TRUE(timed.ok()) << timed.status().message();
+  EXPECT_EQ((*timed)[0].duration, Picoseconds(1'502'000'000));
+  EXPECT_EQ((*timed)[1].duration, Picoseconds(1'502'000'000));
+}
+
+// Two devices per chip: a permute between the devices of chip 0 crosses no
+// link; it is an on-chip copy, read + write at the device's HBM bandwidth
+// (1 TB/s here: 2 ps a byte). Between chips, the same bytes go over ICI.
+TEST(InterconnectDevicesPerChipTest, PermuteWithinAChipIsAnOnChipCopy) {
+  arch::TopologyConfig config = Grid(arch::TopologyKind::kTorus, {4});
+  config.devices_per_chip = 2;
+  auto ic = Make(config);
+  EXPECT_EQ(ic->device_count(), 8);
+  Collective within;
+  within.kind = CollectiveKind::kCollectivePermute;
+  within.pairs = {{0, 1}, {1, 0}};
+  within.bytes = 1'000'000;
+  const CollectiveTiming copy = TimeOf(*ic, within);
+  EXPECT_EQ(copy.duration, Picoseconds(2'000'000));
+  EXPECT_EQ(copy.ici_bytes, 0);
+  EXPECT_THAT(copy.explanation, HasSubstr("on-chip copies only"));
+  Collective across = within;
+  across.pairs = {{0, 2}};  // chip 0 -> chip 1
+  EXPECT_EQ(TimeOf(*ic, across).ici_bytes, 1'000'000);
+  Collective self = within;
+  self.pairs = {{3, 3}};  // a device to itself moves nothing
+  EXPECT_EQ(TimeOf(*ic, self).duration, Picoseconds(0));
 }
 
 // Two all-reduces over the same 4-ring: every link carries both, so each
