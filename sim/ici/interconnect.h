@@ -112,6 +112,11 @@ class CollectiveTimer {
   virtual ~CollectiveTimer() = default;
   /// Duration of `collective` alone on the network.
   virtual StatusOr<CollectiveTiming> Time(const Collective& collective) const = 0;
+  /// Several collectives on the network at once, each from its own `start`,
+  /// sharing what they both use; timings in the order given, each duration
+  /// from the collective's own start.
+  virtual StatusOr<std::vector<CollectiveTiming>> TimeConcurrent(
+      std::span<const Collective> collectives) const = 0;
   /// Devices per chip: a program's devices fill whole chips.
   virtual int64_t devices_per_chip() const { return 1; }
   /// Devices the network holds (chips x devices_per_chip); 0: no limit.
@@ -162,7 +167,7 @@ class Interconnect : public CollectiveTimer {
   /// those active at the earliest start. Timings in the order given; each
   /// duration is from the collective's own start to its last flow's end.
   StatusOr<std::vector<CollectiveTiming>> TimeConcurrent(
-      std::span<const Collective> collectives) const;
+      std::span<const Collective> collectives) const override;
   int64_t devices_per_chip() const override;
   int64_t device_count() const override;
   int64_t link_count() const override;

@@ -1,12 +1,14 @@
 // A deterministic stand-in for the interconnect in timing tests: every
-// collective takes a fixed time, puts its bytes on link 0 and twice its bytes
-// on link 1, and is remembered, so tests can assert exact cycles and what the
-// runtime asked.
+// collective takes a fixed time, alone or with others (nothing is shared),
+// puts its bytes on link 0 and twice its bytes on link 1, and is remembered,
+// so tests can assert exact cycles and what the runtime asked.
 #ifndef TPUSIM_TESTS_TIMING_TEST_TIMER_H_
 #define TPUSIM_TESTS_TIMING_TEST_TIMER_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/base/status.h"
@@ -32,6 +34,17 @@ class TestTimer : public ici::CollectiveTimer {
     timing.explanation = "test network";
     return timing;
   }
+  StatusOr<std::vector<ici::CollectiveTiming>> TimeConcurrent(
+      std::span<const ici::Collective> collectives) const override {
+    ++concurrent_calls;
+    std::vector<ici::CollectiveTiming> timings;
+    for (const ici::Collective& collective : collectives) {
+      TPUSIM_ASSIGN_OR_RETURN(ici::CollectiveTiming timing, Time(collective));
+      calls.pop_back();  // `calls` lists each collective once, as first timed
+      timings.push_back(std::move(timing));
+    }
+    return timings;
+  }
   int64_t link_count() const override { return 2; }
   std::string LinkName(int32_t link) const override { return "L" + std::to_string(link); }
   std::string Describe() const override { return "test network, 2 links"; }
@@ -40,6 +53,8 @@ class TestTimer : public ici::CollectiveTimer {
   static constexpr BytesPerSecond kBandwidth{1'000'000'000};
   /// Every collective the runtime asked about, in order.
   mutable std::vector<ici::Collective> calls;
+  /// How often the runtime timed collectives together (they overlapped).
+  mutable int64_t concurrent_calls = 0;
 
  private:
   int64_t duration_ps_;
