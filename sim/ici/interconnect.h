@@ -26,6 +26,7 @@
 namespace tpusim::ici {
 
 class Topology;
+struct Flow;
 
 enum class CollectiveKind : uint8_t {
   kAllReduce,
@@ -106,17 +107,35 @@ struct CollectiveTiming {
   std::string explanation;
 };
 
+/// One network state that collectives join one after another, each at its
+/// `start` (never before an earlier join's): a joining collective shares
+/// links max-min fairly with the collectives still in flight, and can slow
+/// them (or, rarely, speed them up).
+class NetworkSession {
+ public:
+  virtual ~NetworkSession() = default;
+  struct Joined {
+    /// The joining collective's timing with the others in flight (duration
+    /// from its own start).
+    CollectiveTiming timing;
+    /// The end (absolute) of every collective still in flight after the
+    /// join, by join number (0 for the first join), in join order: this
+    /// one last. A collective missing from it had ended by the join.
+    std::vector<std::pair<size_t, Picoseconds>> ends;
+  };
+  /// Errors: those of CollectiveTimer::Time; the session is unchanged then.
+  virtual StatusOr<Joined> Join(const Collective& collective) = 0;
+};
+
 /// What the timing runtime needs from an interconnect model.
 class CollectiveTimer {
  public:
   virtual ~CollectiveTimer() = default;
   /// Duration of `collective` alone on the network.
   virtual StatusOr<CollectiveTiming> Time(const Collective& collective) const = 0;
-  /// Several collectives on the network at once, each from its own `start`,
-  /// sharing what they both use; timings in the order given, each duration
-  /// from the collective's own start.
-  virtual StatusOr<std::vector<CollectiveTiming>> TimeConcurrent(
-      std::span<const Collective> collectives) const = 0;
+  /// A network that collectives join one after another and share (see
+  /// NetworkSession); the SPMD runtime keeps one per run.
+  virtual std::unique_ptr<NetworkSession> NewSession() const = 0;
   /// Devices per chip: a program's devices fill whole chips.
   virtual int64_t devices_per_chip() const { return 1; }
   /// Devices the network holds (chips x devices_per_chip); 0: no limit.
@@ -167,7 +186,12 @@ class Interconnect : public CollectiveTimer {
   /// those active at the earliest start. Timings in the order given; each
   /// duration is from the collective's own start to its last flow's end.
   StatusOr<std::vector<CollectiveTiming>> TimeConcurrent(
-      std::span<const Collective> collectives) const override;
+      std::span<const Collective> collectives) const;
+  /// Keeps only the flows of the collectives in flight, as they stand at the
+  /// latest join (FlowNetwork::RunUntil, ResumeAt): a join costs what is in
+  /// flight, not the history. Faults: those active when the network was
+  /// last idle.
+  std::unique_ptr<NetworkSession> NewSession() const override;
   int64_t devices_per_chip() const override;
   int64_t device_count() const override;
   int64_t link_count() const override;
@@ -182,9 +206,14 @@ class Interconnect : public CollectiveTimer {
 
  private:
   struct Network;  // topology, router and flow network for one set of active faults
+  class Session;
   Interconnect(arch::TopologyConfig config, BytesPerSecond device_hbm_bandwidth);
   /// Time to copy `bytes` from one device's HBM to another's on the same chip.
   Picoseconds OnChipCopy(int64_t bytes) const;
+  /// Appends the flows of `collective` on `network` to `batch` (their `after`
+  /// shifted to batch positions); returns the algorithm that runs.
+  StatusOr<Algorithm> AppendFlows(const Network& network, const Collective& collective,
+                                  std::vector<Flow>& batch) const;
   /// The network with every fault whose time is <= `at`; built once per set.
   StatusOr<const Network*> NetworkAt(Picoseconds at) const;
 

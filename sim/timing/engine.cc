@@ -233,8 +233,7 @@ class SpmdState {
     collective.pairs = plan.participants.pairs;
     collective.bytes = plan.bytes;
     collective.algorithm = algorithm_;
-    const StatusOr<size_t> joined =
-        network_.Join(std::move(collective), now, {now, plan.key, execution});
+    const StatusOr<size_t> joined = network_.Join(std::move(collective), now);
     if (!joined.ok()) {
       // Recorded for SimulateBatch; the run ends without the SystemC stop banner.
       if (error_.ok()) {

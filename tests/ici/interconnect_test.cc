@@ -353,6 +353,42 @@ TEST(InterconnectContentionTest, ALaterTransferSlowsOneAlreadyInFlight) {
   EXPECT_EQ((*timed)[1].duration, Picoseconds(1'502'000'000));
 }
 
+// A session keeps only what is in flight, resumed at each join; it must give
+// the ends one batch of all the collectives gives (to within the rounding of
+// bytes left at a join: a picosecond here and there). Collectives over the
+// x rings of a 4x4 torus, each joining while the previous ones still send,
+// and one after the network went idle.
+TEST(InterconnectSessionTest, JoinsGiveTheEndsOfOneBatch) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {4, 4}));
+  std::vector<Collective> all;
+  for (const int64_t start_us : {0, 300, 700, 20'000}) {
+    Collective c = Over(start_us == 300 ? CollectiveKind::kAllGather : CollectiveKind::kAllReduce,
+                        GroupsAlong(ic->topology(), {0}),
+                        45'000'000);
+    c.start = Picoseconds(start_us * 1'000'000);
+    all.push_back(c);
+  }
+  auto batch = ic->TimeConcurrent(std::span<const Collective>(all).first(3));
+  ASSERT_TRUE(batch.ok()) << batch.status().message();
+  std::unique_ptr<NetworkSession> session = ic->NewSession();
+  std::vector<Picoseconds> ends(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    auto joined = session->Join(all[i]);
+    ASSERT_TRUE(joined.ok()) << joined.status().message();
+    for (const auto& [id, end] : joined->ends) ends[id] = end;
+    if (i == 3) {
+      ASSERT_EQ(joined->ends.size(), 1u);  // the others had ended
+      EXPECT_EQ(joined->timing.duration, TimeOf(*ic, all[3]).duration);
+    }
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    const Picoseconds expected = all[i].start + (*batch)[i].duration;
+    EXPECT_NEAR(static_cast<double>(ends[i].value()), static_cast<double>(expected.value()), 10)
+        << i;
+    EXPECT_GT((*batch)[i].duration, TimeOf(*ic, all[i]).duration) << i;  // they shared
+  }
+}
+
 // Two devices per chip: a permute between the devices of chip 0 crosses no
 // link; it is an on-chip copy, read + write at the device's HBM bandwidth
 // (1 TB/s here: 2 ps a byte). Between chips, the same bytes go over ICI.

@@ -6,7 +6,7 @@
 #define TPUSIM_TESTS_TIMING_TEST_TIMER_H_
 
 #include <cstdint>
-#include <span>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +19,26 @@
 namespace tpusim::timing {
 
 class TestTimer : public ici::CollectiveTimer {
+  class Session : public ici::NetworkSession {
+   public:
+    explicit Session(const TestTimer& timer) : timer_(timer) {}
+    StatusOr<Joined> Join(const ici::Collective& collective) override {
+      Joined joined;
+      TPUSIM_ASSIGN_OR_RETURN(joined.timing, timer_.Time(collective));
+      ends_.push_back(collective.start + joined.timing.duration);
+      for (size_t id = 0; id < ends_.size(); ++id) {
+        if (ends_[id] > collective.start || id + 1 == ends_.size()) {
+          joined.ends.emplace_back(id, ends_[id]);
+        }
+      }
+      return joined;
+    }
+
+   private:
+    const TestTimer& timer_;
+    std::vector<Picoseconds> ends_;  ///< by join
+  };
+
  public:
   explicit TestTimer(int64_t duration_ps, bool fail = false)
       : duration_ps_(duration_ps), fail_(fail) {}
@@ -34,16 +54,9 @@ class TestTimer : public ici::CollectiveTimer {
     timing.explanation = "test network";
     return timing;
   }
-  StatusOr<std::vector<ici::CollectiveTiming>> TimeConcurrent(
-      std::span<const ici::Collective> collectives) const override {
-    ++concurrent_calls;
-    std::vector<ici::CollectiveTiming> timings;
-    for (const ici::Collective& collective : collectives) {
-      TPUSIM_ASSIGN_OR_RETURN(ici::CollectiveTiming timing, Time(collective));
-      calls.pop_back();  // `calls` lists each collective once, as first timed
-      timings.push_back(std::move(timing));
-    }
-    return timings;
+  /// Nothing is shared: each collective ends its fixed time after its start.
+  std::unique_ptr<ici::NetworkSession> NewSession() const override {
+    return std::make_unique<Session>(*this);
   }
   int64_t link_count() const override { return 2; }
   std::string LinkName(int32_t link) const override { return "L" + std::to_string(link); }
@@ -51,10 +64,9 @@ class TestTimer : public ici::CollectiveTimer {
   BytesPerSecond LinkBandwidth(int32_t) const override { return kBandwidth; }
 
   static constexpr BytesPerSecond kBandwidth{1'000'000'000};
-  /// Every collective the runtime asked about, in order.
+  /// Every collective timed, in order: put on the network (and again alone
+  /// when collectives in flight shared it).
   mutable std::vector<ici::Collective> calls;
-  /// How often the runtime timed collectives together (they overlapped).
-  mutable int64_t concurrent_calls = 0;
 
  private:
   int64_t duration_ps_;
