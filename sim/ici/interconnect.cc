@@ -75,7 +75,10 @@ Picoseconds LatencyPath(const Topology& topology, std::span<const Flow> flows, s
     if (!flow.route_latency_in_floor) {
       for (const LinkId link : flow.route) route = route + topology.links()[link].latency;
     }
-    finish[i] = ready + flow.extra_latency + route;
+    // A data flow between two devices of one chip: its extra latency is the
+    // on-chip copy's time (Interconnect::AppendFlows), which moves bytes.
+    const bool on_chip_copy = flow.src == flow.dst && flow.bytes > 0;
+    finish[i] = ready + (on_chip_copy ? Picoseconds() : flow.extra_latency) + route;
     longest = std::max(longest, finish[i] - flow.earliest);
   }
   return longest;
