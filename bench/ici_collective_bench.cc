@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     auto config = tpusim::arch::ParseTopologyShortForm(text);
     if (!config.ok()) return Fail(config.status().message());
     const auto begin = std::chrono::steady_clock::now();
-    auto interconnect = ici::Interconnect::Create(*config, chip->ici);
+    auto interconnect = ici::Interconnect::Create(*config, *chip);
     if (!interconnect.ok()) return Fail(interconnect.status().message());
     const int64_t chips = (*interconnect)->topology().chip_count();
     ici::Collective collective;

@@ -149,7 +149,7 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
                           arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
   TPUSIM_ASSIGN_OR_RETURN(const arch::TopologyConfig topology, LoadTopologyOption(options.topology, kCommand));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<ici::Interconnect> interconnect,
-                          ici::Interconnect::Create(topology, chip.ici));
+                          ici::Interconnect::Create(topology, chip));
   const int64_t chips = interconnect->topology().chip_count();
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> groups,
                           ParseGroups(options.groups, chips));

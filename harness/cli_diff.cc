@@ -282,7 +282,7 @@ StatusOr<DiffReport> Compare(const DiffOptions& options, const hlo::HloModule& b
     TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology,
                             LoadTopologyOption(option, "tpusim diff: error: "));
     TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, *chip));
-    return ici::Interconnect::Create(topology, chip->ici);
+    return ici::Interconnect::Create(topology, *chip);
   };
   std::unique_ptr<ici::Interconnect> interconnects[2];
   TPUSIM_ASSIGN_OR_RETURN(interconnects[0], network(options.topology));

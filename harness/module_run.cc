@@ -259,7 +259,7 @@ StatusOr<ModuleRun> RunModule(const ExecOptions& options, const hlo::HloModule& 
     }
     TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(*topology, *chip));
     for (const arch::SlowDevice& slow : topology->slow_devices) slowdowns[slow.device] = slow.factor;
-    TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(*topology, chip->ici));
+    TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(*topology, *chip));
   }
   ModuleRun run;
   if (mode != "timing") {

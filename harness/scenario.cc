@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <set>
+#include <map>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -291,12 +291,19 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
       return r.Error(da, "device_assignment",
                      "expected a non-empty list of chip ids, got " + Reader::Got(da));
     }
-    std::set<int64_t> seen;
+    // Each chip holds devices_per_chip devices (the topology's key, 1 by default).
+    const int64_t per_chip = s.topology_config->devices_per_chip;
+    std::map<int64_t, int64_t> held;
     for (size_t i = 0; i < da.size(); ++i) {
       const std::string path = "device_assignment[" + std::to_string(i) + "]";
       TPUSIM_ASSIGN_OR_RETURN(const int64_t id, r.Integer(da[i], path, 0));
-      if (!seen.insert(id).second)
-        return r.Error(da[i], path, "chip " + std::to_string(id) + " is assigned twice");
+      if (++held[id] > per_chip) {
+        return r.Error(da[i], path,
+                       "chip " + std::to_string(id) +
+                           (per_chip == 1 ? " is assigned twice"
+                                          : " is assigned more than " + std::to_string(per_chip) +
+                                                " times (devices_per_chip)"));
+      }
       s.topology_config->device_assignment.push_back(id);
     }
   }

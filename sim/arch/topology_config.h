@@ -87,7 +87,11 @@ struct TopologyConfig {
   /// Overrides of the chip preset's ICI figures.
   std::optional<BytesPerSecond> link_bandwidth;  ///< one-way per link
   std::optional<Picoseconds> hop_latency;
-  /// Logical device d runs on physical chip device_assignment[d]; empty: identity.
+  /// Devices (TensorCores the runtime exposes as devices) per chip: 2 for
+  /// TPU7x, and v4/v5p without megacore. They share their chip's ICI links.
+  int64_t devices_per_chip = 1;
+  /// Logical device d runs on physical chip device_assignment[d], which names
+  /// every chip devices_per_chip times; empty: d / devices_per_chip.
   std::vector<int64_t> device_assignment;
   std::vector<LinkFault> faults;
   std::vector<ChipFault> chip_faults;
@@ -98,7 +102,8 @@ struct TopologyConfig {
 /// Parses the short form "KIND:SHAPE[,key=value...]", e.g. "torus:16x16",
 /// "torus:4x4x4", "torus:16x8,wraparound=1x0", "mesh:8x4", "twisted:4x4x8",
 /// "fattree:radix=16,levels=3,oversubscription=2", "switch:64",
-/// "multislice:slices=2,slice=torus:4x4" (slice= last: the rest is its text).
+/// "multislice:slices=2,slice=torus:4x4" (slice= last: the rest is its text),
+/// "torus:2x2x1,devices_per_chip=2".
 /// Errors quote the text and say what was expected.
 StatusOr<TopologyConfig> ParseTopologyShortForm(std::string_view text);
 

@@ -46,8 +46,9 @@ const std::vector<KindName>& Kinds() {
 }
 
 /// Keys every kind accepts.
-const std::vector<std::string_view> kCommonKeys = {"link_bandwidth", "hop_latency",
-                                                   "device_assignment", "faults", "slow_devices"};
+const std::vector<std::string_view> kCommonKeys = {
+    "link_bandwidth", "hop_latency", "devices_per_chip", "device_assignment", "faults",
+    "slow_devices"};
 
 std::string KindList() {
   std::string s;
@@ -164,6 +165,11 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
         config.dims = {*n};
       }
     }
+  } else if (key == "devices_per_chip") {
+    StatusOr<int64_t> n = ParseCount(text);
+    if (!n.ok()) return at_key(n.status());
+    if (*n < 1) return InvalidArgument("devices_per_chip: must be at least 1, got '" + std::string(text) + "'");
+    config.devices_per_chip = *n;
   } else if (key == "oversubscription") {
     StatusOr<double> r = ParseReal(text);
     if (!r.ok()) return at_key(r.status());
@@ -189,6 +195,10 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
         slice->kind != TopologyKind::kTwistedTorus) {
       return InvalidArgument("slice: must be a torus, mesh or twisted torus, got '" +
                              std::string(text) + "'");
+    }
+    if (slice->devices_per_chip != 1) {
+      return InvalidArgument(
+          "slice: devices_per_chip belongs to the multi-slice topology, not to its slice");
     }
     config.slice_topology_text = CanonicalTopologyText(*slice);
   } else {
@@ -484,7 +494,8 @@ StatusOr<TopologyConfig> ParseTopologyShortForm(std::string_view text) {
         if (k != "dims" && k != "chips" && k != "edges")
           known += (known.empty() ? "" : ", ") + std::string(k);
       }
-      known += std::string(known.empty() ? "" : ", ") + "link_bandwidth, hop_latency";
+      known += std::string(known.empty() ? "" : ", ") +
+               "link_bandwidth, hop_latency, devices_per_chip";
       return InvalidArgument(quoted + "unknown key '" + key + "' for " + std::string(kind->name) +
                              " (known: " + known + ")");
     }
@@ -590,14 +601,18 @@ StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_v
     }
   }
   if (!config.device_assignment.empty()) {
+    // Sorted, it reads 0 (d times), 1 (d times), ...: every chip holds d devices.
+    const int64_t d = config.devices_per_chip;
     std::vector<int64_t> sorted = config.device_assignment;
     std::sort(sorted.begin(), sorted.end());
-    for (size_t i = 0; i < sorted.size(); ++i) {
-      if (sorted[i] != static_cast<int64_t>(i)) {
-        return ErrorAt(
-            file, node["device_assignment"],
-            "device_assignment: not a permutation of 0.." + std::to_string(sorted.size() - 1));
-      }
+    const auto size = static_cast<int64_t>(sorted.size());
+    for (int64_t i = 0; i < size; ++i) {
+      if (sorted[static_cast<size_t>(i)] == i / d && size % d == 0) continue;
+      const std::string last = std::to_string((size + d - 1) / d - 1);
+      return ErrorAt(file, node["device_assignment"],
+                     d == 1 ? "device_assignment: not a permutation of 0.." + last
+                            : "device_assignment: must name each chip 0.." + last + " exactly " +
+                                  std::to_string(d) + " times (devices_per_chip)");
     }
   }
   return config;
@@ -696,6 +711,8 @@ std::string CanonicalTopologyText(const TopologyConfig& c) {
     parts.push_back("link_bandwidth=" + std::to_string(c.link_bandwidth->value()) + "B/s");
   if (c.hop_latency)
     parts.push_back("hop_latency=" + std::to_string(c.hop_latency->value()) + "ps");
+  if (c.devices_per_chip != 1)
+    parts.push_back("devices_per_chip=" + std::to_string(c.devices_per_chip));
   if (!c.device_assignment.empty()) {
     std::string d;
     for (int64_t v : c.device_assignment) d += (d.empty() ? "" : "/") + std::to_string(v);

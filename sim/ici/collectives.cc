@@ -574,8 +574,9 @@ Status TreeAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
 /// send/recv (each pair, V).
 Status DirectAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
   if (c.kind == CollectiveKind::kCollectivePermute || c.kind == CollectiveKind::kSendRecv) {
+    // src == dst: two devices of one chip (Interconnect drops a device's
+    // pair with itself), an on-chip copy.
     for (const auto& [src, dst] : c.pairs) {
-      if (src == dst) continue;
       TPUSIM_RETURN_IF_ERROR(builder.Spread(src, dst, c.bytes, {}).status());
     }
     return Status();

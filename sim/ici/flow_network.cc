@@ -1,6 +1,7 @@
 #include "sim/ici/flow_network.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <queue>
@@ -57,7 +58,10 @@ struct ShareEntry {
 class Simulation {
  public:
   Simulation(const Topology& topology, std::span<const Flow> flows)
-      : topology_(topology), flows_(flows), state_(flows.size()) {
+      : topology_(topology),
+        flows_(flows),
+        state_(flows.size()),
+        stage_(flows.size(), FlowSnapshot::Stage::kWaiting) {
     const size_t links = topology.links().size();
     link_flows_.resize(links);
     busy_pos_.assign(links, -1);
@@ -156,13 +160,17 @@ class Simulation {
     return Status::Ok();
   }
 
-  Status Run(FlowNetworkResult& result) {
+  /// Runs every event before `stop_at` (kNever: to the end); `snapshot`, when
+  /// given, receives where each flow stands at `stop_at`.
+  Status Run(FlowNetworkResult& result, int64_t stop_at = kNever,
+             std::vector<FlowSnapshot>* snapshot = nullptr) {
     int64_t now = 0;
     size_t next_change = 0;
     while (!starts_.empty() || !active_.empty()) {
       int64_t next = starts_.empty() ? kNever : starts_.top().first;
       if (next_change < changes_.size()) next = std::min(next, changes_[next_change].at.value());
       for (int32_t f : active_) next = std::min(next, state_[static_cast<size_t>(f)].send_done);
+      if (next >= stop_at) break;
       if (next == kNever) return Internal("flow network: active flows never finish");
       const auto elapsed = static_cast<double>(next - now);
       for (int32_t f : active_) {
@@ -218,6 +226,23 @@ class Simulation {
         }
       }
     }
+    if (snapshot != nullptr) {
+      snapshot->assign(flows_.size(), FlowSnapshot{});
+      for (size_t i = 0; i < flows_.size(); ++i) {
+        FlowSnapshot& at = (*snapshot)[i];
+        at.stage = stage_[i];
+        at.ready = result.flows[i].start;
+        at.finish = result.flows[i].finish;
+      }
+      // Bytes sent between the last event and stop_at, at the rates of then.
+      const auto elapsed = static_cast<double>(stop_at - now);
+      for (int32_t f : active_) {
+        const FlowState& s = state_[static_cast<size_t>(f)];
+        (*snapshot)[static_cast<size_t>(f)].remaining =
+            std::llround(std::max(0.0, s.remaining - s.rate * elapsed));
+      }
+      return Status::Ok();
+    }
     for (size_t i = 0; i < flows_.size(); ++i) {
       if (state_[i].pending > 0) return Internal("flow network: a flow never became ready");
       result.end = std::max(result.end, result.flows[i].finish);
@@ -249,6 +274,7 @@ class Simulation {
   }
 
   void MakeReady(int32_t f, FlowNetworkResult& result) {
+    stage_[static_cast<size_t>(f)] = FlowSnapshot::Stage::kReady;
     const FlowState& s = state_[static_cast<size_t>(f)];
     result.flows[static_cast<size_t>(f)].start = s.ready;
     starts_.emplace((s.ready + flows_[static_cast<size_t>(f)].extra_latency).value(), f);
@@ -256,6 +282,7 @@ class Simulation {
 
   /// The flow's last byte was sent at `sent`; it finishes when it arrives.
   void Finish(int32_t f, int64_t sent, FlowNetworkResult& result) {
+    stage_[static_cast<size_t>(f)] = FlowSnapshot::Stage::kSent;
     const Picoseconds finish = Picoseconds(sent) + state_[static_cast<size_t>(f)].route_latency;
     result.flows[static_cast<size_t>(f)].finish = finish;
     for (int64_t i = dependents_begin_[static_cast<size_t>(f)];
@@ -268,6 +295,7 @@ class Simulation {
   }
 
   void Activate(int32_t f) {
+    stage_[static_cast<size_t>(f)] = FlowSnapshot::Stage::kSending;
     active_.push_back(f);
     for (LinkId l : Route(f)) {
       std::vector<int32_t>& on = link_flows_[static_cast<size_t>(l)];
@@ -375,6 +403,7 @@ class Simulation {
   const Topology& topology_;
   std::span<const Flow> flows_;
   std::vector<FlowState> state_;
+  std::vector<FlowSnapshot::Stage> stage_;  ///< by flow: where it stands now
   std::vector<LinkId> routes_;  ///< every flow's route, concatenated
   std::vector<int64_t> dependents_begin_;
   std::vector<int32_t> dependents_;
@@ -399,6 +428,37 @@ class Simulation {
 };
 
 }  // namespace
+
+std::vector<Flow> ResumeAt(std::span<const Flow> flows, std::span<const FlowSnapshot> at,
+                           Picoseconds t) {
+  std::vector<Flow> resumed(flows.begin(), flows.end());
+  for (size_t i = 0; i < resumed.size(); ++i) {
+    Flow& flow = resumed[i];
+    switch (at[i].stage) {
+      case FlowSnapshot::Stage::kWaiting:
+        break;  // its `after` still stand for it
+      case FlowSnapshot::Stage::kReady:
+        flow.after.clear();
+        flow.earliest = at[i].ready;
+        break;
+      case FlowSnapshot::Stage::kSending:
+        flow.after.clear();
+        flow.earliest = t;
+        flow.extra_latency = Picoseconds();
+        flow.bytes = at[i].remaining;
+        break;
+      case FlowSnapshot::Stage::kSent:
+        // A marker that finishes when the flow did (its last byte may still
+        // be on its way at t): no bytes, no route, no latency.
+        flow = Flow{};
+        flow.src = flows[i].src;
+        flow.dst = flows[i].src;
+        flow.earliest = at[i].finish;
+        break;
+    }
+  }
+  return resumed;
+}
 
 std::vector<LinkChange> LinkChangesAfter(const Topology& topology, Picoseconds t) {
   struct Fault {
@@ -442,6 +502,16 @@ std::vector<LinkChange> LinkChangesAfter(const Topology& topology, Picoseconds t
 
 FlowNetwork::FlowNetwork(const Topology& topology, const Router& router)
     : topology_(topology), router_(router) {}
+
+StatusOr<std::vector<FlowSnapshot>> FlowNetwork::RunUntil(std::span<const Flow> flows,
+                                                           Picoseconds t) const {
+  FlowNetworkResult result;
+  Simulation simulation(topology_, flows);
+  TPUSIM_RETURN_IF_ERROR(simulation.Prepare(router_, result));
+  std::vector<FlowSnapshot> snapshot;
+  TPUSIM_RETURN_IF_ERROR(simulation.Run(result, t.value(), &snapshot));
+  return snapshot;
+}
 
 StatusOr<FlowNetworkResult> FlowNetwork::Run(std::span<const Flow> flows) const {
   return Run(flows, {});

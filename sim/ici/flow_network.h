@@ -81,6 +81,29 @@ struct FlowNetworkResult {
   int64_t rate_recomputations = 0;  ///< events processed (for benches and reports)
 };
 
+/// Where a flow of a batch stands at a time t (FlowNetwork::RunUntil).
+struct FlowSnapshot {
+  enum class Stage : uint8_t {
+    kWaiting,  ///< some flow of its `after` has not finished
+    kReady,    ///< ready, but starts sending at t or later
+    kSending,  ///< sending at t
+    kSent,     ///< its last byte was sent before t
+  };
+  Stage stage = Stage::kWaiting;
+  Picoseconds ready;      ///< kReady, kSending, kSent: when its `after` had finished
+  Picoseconds finish;     ///< kSent: when its last byte arrives (may be after t)
+  int64_t remaining = 0;  ///< kSending: bytes still to send at t, to the nearest byte
+};
+
+/// `flows` as they stand at `t` (`at`, from RunUntil) as a batch that runs
+/// from t on, flow for flow (same indices): a sent flow becomes a zero-byte
+/// marker finishing when it did, a sending one carries what it has left
+/// from t, a ready one starts as it would have, a waiting one keeps its
+/// dependencies. Running it gives the finishes the whole batch would have
+/// given, to within the rounding of `remaining`, and other flows can join it.
+std::vector<Flow> ResumeAt(std::span<const Flow> flows, std::span<const FlowSnapshot> at,
+                           Picoseconds t);
+
 /// Rates are max-min fair (progressive filling): recomputed only when a flow
 /// starts or finishes sending, with every event at the same picosecond
 /// handled together. Times are integer picoseconds; a flow's send time is
@@ -102,6 +125,9 @@ class FlowNetwork {
   /// the flow, the link and the time.
   StatusOr<FlowNetworkResult> Run(std::span<const Flow> flows,
                                   std::span<const LinkChange> changes) const;
+  /// Runs the events of `flows` before `t` and says where each flow stands
+  /// at `t`. Errors: those of Run.
+  StatusOr<std::vector<FlowSnapshot>> RunUntil(std::span<const Flow> flows, Picoseconds t) const;
 
  private:
   const Topology& topology_;

@@ -4,6 +4,7 @@
 #include "sim/ici/interconnect.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -53,6 +54,7 @@ StatusOr<ChipCollective> ResolveDevices(const Topology& topology, const Collecti
     }
   }
   for (const auto& [src, dst] : collective.pairs) {
+    if (src == dst) continue;  // a device sending to itself moves nothing
     TPUSIM_ASSIGN_OR_RETURN(const NodeId a, topology.ChipOfDevice(src));
     TPUSIM_ASSIGN_OR_RETURN(const NodeId b, topology.ChipOfDevice(dst));
     chips.pairs.emplace_back(a, b);
@@ -73,10 +75,72 @@ Picoseconds LatencyPath(const Topology& topology, std::span<const Flow> flows, s
     if (!flow.route_latency_in_floor) {
       for (const LinkId link : flow.route) route = route + topology.links()[link].latency;
     }
-    finish[i] = ready + flow.extra_latency + route;
+    // A data flow between two devices of one chip: its extra latency is the
+    // on-chip copy's time (Interconnect::AppendFlows), which moves bytes.
+    const bool on_chip_copy = flow.src == flow.dst && flow.bytes > 0;
+    finish[i] = ready + (on_chip_copy ? Picoseconds() : flow.extra_latency) + route;
     longest = std::max(longest, finish[i] - flow.earliest);
   }
   return longest;
+}
+
+/// Flows crossing each link over a whole batch (contention shows).
+std::vector<int32_t> FlowsOnLink(const Topology& topology, std::span<const Flow> batch) {
+  std::vector<int32_t> flows_on_link(topology.links().size(), 0);
+  for (const Flow& flow : batch) {
+    for (const LinkId link : flow.route) ++flows_on_link[link];
+  }
+  return flows_on_link;
+}
+
+/// The timing of the collective whose flows are batch[first, last), started
+/// at `start`, from the batch's run (algorithm left to the caller).
+CollectiveTiming Summarize(const Topology& topology, std::span<const Flow> batch,
+                           const FlowNetworkResult& result, size_t first, size_t last,
+                           Picoseconds start, const std::vector<int32_t>& flows_on_link) {
+  CollectiveTiming timing;
+  std::vector<int64_t> link_bytes(topology.links().size(), 0);
+  int64_t on_chip_bytes = 0;
+  Picoseconds end = start;
+  for (size_t f = first; f < last; ++f) {
+    const Flow& flow = batch[f];
+    end = std::max(end, result.flows[f].finish);
+    if (flow.src == flow.dst) on_chip_bytes += flow.bytes;
+    timing.max_hops = std::max(timing.max_hops, static_cast<int64_t>(flow.route.size()));
+    for (const LinkId link : flow.route) link_bytes[link] += flow.bytes;
+  }
+  timing.duration = end - start;
+  int32_t busiest = -1;
+  for (size_t link = 0; link < link_bytes.size(); ++link) {
+    if (link_bytes[link] == 0) continue;
+    timing.links.push_back({static_cast<int32_t>(link), link_bytes[link]});
+    timing.ici_bytes += link_bytes[link];
+    // the most bytes; among equals, the most shared (where contention shows)
+    if (busiest < 0 || link_bytes[link] > link_bytes[busiest] ||
+        (link_bytes[link] == link_bytes[busiest] && flows_on_link[link] > flows_on_link[busiest])) {
+      busiest = static_cast<int32_t>(link);
+    }
+  }
+  const Picoseconds latency =
+      LatencyPath(topology, batch.subspan(first, last - first), first);
+  const std::string hops = "longest route " + std::to_string(timing.max_hops) + " hop" +
+                           (timing.max_hops == 1 ? "" : "s");
+  if (busiest < 0 && on_chip_bytes > 0) {
+    timing.explanation = "on-chip copies only: " + FormatBytes(on_chip_bytes) +
+                         " between devices of one chip at HBM bandwidth, no ICI";
+  } else if (busiest < 0) {
+    timing.explanation = "no data moves (groups of one chip or empty)";
+  } else if (latency.value() * 2 >= timing.duration.value()) {
+    timing.explanation = "latency-bound: " + FormatMicroseconds(latency) + " of " +
+                         FormatMicroseconds(timing.duration) +
+                         " is per-hop and per-step latency; " + hops;
+  } else {
+    timing.explanation = "bandwidth-bound: busiest link " + topology.links()[busiest].label +
+                         " carries " + FormatBytes(link_bytes[busiest]) + " in " +
+                         std::to_string(flows_on_link[busiest]) + " flow" +
+                         (flows_on_link[busiest] == 1 ? "" : "s") + "; " + hops;
+  }
+  return timing;
 }
 
 }  // namespace
@@ -113,15 +177,20 @@ struct Interconnect::Network {
   FlowNetwork flows;
 };
 
-Interconnect::Interconnect(arch::TopologyConfig config) : config_(std::move(config)) {}
+Interconnect::Interconnect(arch::TopologyConfig config, BytesPerSecond device_hbm_bandwidth)
+    : config_(std::move(config)), device_hbm_bandwidth_(device_hbm_bandwidth) {}
 
 Interconnect::~Interconnect() = default;
 
 StatusOr<std::unique_ptr<Interconnect>> Interconnect::Create(const arch::TopologyConfig& topology,
-                                                             const arch::IciConfig& ici) {
-  std::unique_ptr<Interconnect> interconnect(new Interconnect(topology));
+                                                             const arch::ChipConfig& chip) {
+  // Each device is one TensorCore with its share of the chip's HBM, as in
+  // chip::Hbm (sim/chip/memory.cc).
+  const BytesPerSecond device_hbm(
+      std::max<int64_t>(1, chip.hbm.bandwidth.value() / std::max<int64_t>(1, chip.tensorcores_per_chip)));
+  std::unique_ptr<Interconnect> interconnect(new Interconnect(topology, device_hbm));
   // The time-0 network now: an impossible topology is an error of Create.
-  TPUSIM_ASSIGN_OR_RETURN(Topology built, Topology::Build(topology, ici));
+  TPUSIM_ASSIGN_OR_RETURN(Topology built, Topology::Build(topology, chip.ici));
   interconnect->networks_.emplace(0, std::make_unique<Network>(std::move(built)));
   return interconnect;
 }
@@ -177,10 +246,43 @@ BytesPerSecond Interconnect::LinkBandwidth(int32_t link) const {
 
 std::string Interconnect::Describe() const { return topology().Describe(); }
 
+int64_t Interconnect::devices_per_chip() const { return topology().devices_per_chip(); }
+
+int64_t Interconnect::device_count() const {
+  return topology().chip_count() * topology().devices_per_chip();
+}
+
+Picoseconds Interconnect::OnChipCopy(int64_t bytes) const {
+  // ASSUMPTION (docs/interconnect.md): no die-to-die bandwidth is published;
+  // the copy reads and writes every byte at the device's HBM bandwidth.
+  const auto picoseconds = static_cast<int64_t>(std::ceil(
+      2.0 * static_cast<double>(bytes) * 1e12 / static_cast<double>(device_hbm_bandwidth_.value())));
+  return Picoseconds(picoseconds);
+}
+
 StatusOr<CollectiveTiming> Interconnect::Time(const Collective& collective) const {
   TPUSIM_ASSIGN_OR_RETURN(std::vector<CollectiveTiming> timings,
                           TimeConcurrent(std::span<const Collective>(&collective, 1)));
   return std::move(timings.front());
+}
+
+StatusOr<Algorithm> Interconnect::AppendFlows(const Network& network, const Collective& collective,
+                                              std::vector<Flow>& batch) const {
+  TPUSIM_ASSIGN_OR_RETURN(const ChipCollective chips, ResolveDevices(network.topology, collective));
+  TPUSIM_ASSIGN_OR_RETURN(CollectivePlan plan, PlanCollective(network.topology, network.router,
+                                                              chips, collective.algorithm));
+  const int32_t shift = static_cast<int32_t>(batch.size());
+  for (Flow& flow : plan.flows) {
+    for (int32_t& a : flow.after) a += shift;
+    // Two devices of one chip: no link to cross. FlowNetwork finishes a
+    // flow without a route once ready and its extra latency has passed, so
+    // the copy time goes there.
+    if (flow.src == flow.dst && flow.bytes > 0) {
+      flow.extra_latency = flow.extra_latency + OnChipCopy(flow.bytes);
+    }
+    batch.push_back(std::move(flow));
+  }
+  return plan.algorithm;
 }
 
 StatusOr<std::vector<CollectiveTiming>> Interconnect::TimeConcurrent(
@@ -190,73 +292,113 @@ StatusOr<std::vector<CollectiveTiming>> Interconnect::TimeConcurrent(
   Picoseconds earliest = collectives.front().start;
   for (const Collective& c : collectives) earliest = std::min(earliest, c.start);
   TPUSIM_ASSIGN_OR_RETURN(const Network* network, NetworkAt(earliest));
-  const Topology& topology = network->topology;
 
-  // One batch: each collective's flows follow the previous ones, their
-  // `after` indices shifted to batch positions.
+  // One batch: each collective's flows follow the previous ones.
   std::vector<Flow> batch;
   std::vector<size_t> first(collectives.size() + 1, 0);
+  std::vector<Algorithm> algorithms;
   for (size_t i = 0; i < collectives.size(); ++i) {
-    TPUSIM_ASSIGN_OR_RETURN(const ChipCollective chips, ResolveDevices(topology, collectives[i]));
-    TPUSIM_ASSIGN_OR_RETURN(CollectivePlan plan, PlanCollective(topology, network->router, chips,
-                                                                collectives[i].algorithm));
-    timings[i].algorithm = plan.algorithm;
-    const int32_t shift = static_cast<int32_t>(batch.size());
-    for (Flow& flow : plan.flows) {
-      for (int32_t& a : flow.after) a += shift;
-      batch.push_back(std::move(flow));
-    }
+    TPUSIM_ASSIGN_OR_RETURN(const Algorithm algorithm,
+                            AppendFlows(*network, collectives[i], batch));
+    algorithms.push_back(algorithm);
     first[i + 1] = batch.size();
   }
   TPUSIM_ASSIGN_OR_RETURN(const FlowNetworkResult result, network->flows.Run(batch));
-
-  // Flows on each link, over the whole batch (contention between collectives shows).
-  std::vector<int32_t> flows_on_link(topology.links().size(), 0);
-  for (const Flow& flow : batch) {
-    for (const LinkId link : flow.route) ++flows_on_link[link];
-  }
+  const std::vector<int32_t> flows_on_link = FlowsOnLink(network->topology, batch);
   for (size_t i = 0; i < collectives.size(); ++i) {
-    CollectiveTiming& timing = timings[i];
-    const Collective& c = collectives[i];
-    std::vector<int64_t> link_bytes(topology.links().size(), 0);
-    Picoseconds end = c.start;
-    for (size_t f = first[i]; f < first[i + 1]; ++f) {
-      const Flow& flow = batch[f];
-      end = std::max(end, result.flows[f].finish);
-      timing.max_hops = std::max(timing.max_hops, static_cast<int64_t>(flow.route.size()));
-      for (const LinkId link : flow.route) link_bytes[link] += flow.bytes;
-    }
-    timing.duration = end - c.start;
-    int32_t busiest = -1;
-    for (size_t link = 0; link < link_bytes.size(); ++link) {
-      if (link_bytes[link] == 0) continue;
-      timing.links.push_back({static_cast<int32_t>(link), link_bytes[link]});
-      timing.ici_bytes += link_bytes[link];
-      // the most bytes; among equals, the most shared (where contention shows)
-      if (busiest < 0 || link_bytes[link] > link_bytes[busiest] ||
-          (link_bytes[link] == link_bytes[busiest] && flows_on_link[link] > flows_on_link[busiest])) {
-        busiest = static_cast<int32_t>(link);
-      }
-    }
-    const Picoseconds latency = LatencyPath(
-        topology, std::span<const Flow>(batch).subspan(first[i], first[i + 1] - first[i]),
-        first[i]);
-    const std::string hops = "longest route " + std::to_string(timing.max_hops) + " hop" +
-                             (timing.max_hops == 1 ? "" : "s");
-    if (busiest < 0) {
-      timing.explanation = "no data moves (groups of one chip or empty)";
-    } else if (latency.value() * 2 >= timing.duration.value()) {
-      timing.explanation = "latency-bound: " + FormatMicroseconds(latency) + " of " +
-                           FormatMicroseconds(timing.duration) +
-                           " is per-hop and per-step latency; " + hops;
-    } else {
-      timing.explanation = "bandwidth-bound: busiest link " + topology.links()[busiest].label +
-                           " carries " + FormatBytes(link_bytes[busiest]) + " in " +
-                           std::to_string(flows_on_link[busiest]) + " flow" +
-                           (flows_on_link[busiest] == 1 ? "" : "s") + "; " + hops;
-    }
+    timings[i] = Summarize(network->topology, batch, result, first[i], first[i + 1],
+                           collectives[i].start, flows_on_link);
+    timings[i].algorithm = algorithms[i];
   }
   return timings;
+}
+
+/// The flows of the collectives in flight, as they stand at the latest join:
+/// flows of finished collectives are dropped, the others resumed
+/// (FlowNetwork::RunUntil, ResumeAt), so a join costs what is in flight.
+class Interconnect::Session final : public NetworkSession {
+ public:
+  explicit Session(const Interconnect& interconnect) : interconnect_(interconnect) {}
+
+  StatusOr<Joined> Join(const Collective& collective) override {
+    const Picoseconds t = collective.start;
+    if (!members_.empty()) {
+      if (t < at_) return InvalidArgument("a collective joined the network before an earlier one");
+      TPUSIM_ASSIGN_OR_RETURN(const std::vector<FlowSnapshot> snapshot,
+                              network_->flows.RunUntil(batch_, t));
+      batch_ = ResumeAt(batch_, snapshot, t);
+      DropFinished(snapshot, t);
+    }
+    at_ = t;
+    // An idle network takes the faults active now.
+    if (members_.empty()) {
+      TPUSIM_ASSIGN_OR_RETURN(network_, interconnect_.NetworkAt(t));
+    }
+    std::vector<Flow> batch = batch_;
+    TPUSIM_ASSIGN_OR_RETURN(const Algorithm algorithm,
+                            interconnect_.AppendFlows(*network_, collective, batch));
+    TPUSIM_ASSIGN_OR_RETURN(const FlowNetworkResult result, network_->flows.Run(batch));
+    batch_ = std::move(batch);
+    members_.push_back({joins_++, batch_.size(), t});
+    const size_t first = members_.size() == 1 ? 0 : members_[members_.size() - 2].last;
+    Joined joined;
+    joined.timing = Summarize(network_->topology, batch_, result, first, batch_.size(), t,
+                              FlowsOnLink(network_->topology, batch_));
+    joined.timing.algorithm = algorithm;
+    size_t begin = 0;
+    for (const Member& member : members_) {
+      Picoseconds end = member.start;
+      for (size_t f = begin; f < member.last; ++f) end = std::max(end, result.flows[f].finish);
+      joined.ends.emplace_back(member.id, end);
+      begin = member.last;
+    }
+    return joined;
+  }
+
+ private:
+  /// A collective in flight: its join number, the end of its flows in
+  /// batch_ (they follow the previous member's), its start.
+  struct Member {
+    size_t id = 0;
+    size_t last = 0;
+    Picoseconds start;
+  };
+
+  /// Removes the members whose flows had all arrived by `t`; their flows
+  /// depend on nothing outside their member, so the others' `after` shift.
+  void DropFinished(const std::vector<FlowSnapshot>& at, Picoseconds t) {
+    std::vector<Flow> kept;
+    std::vector<Member> members;
+    size_t begin = 0;
+    for (const Member& member : members_) {
+      bool finished = true;
+      for (size_t f = begin; f < member.last && finished; ++f) {
+        finished = at[f].stage == FlowSnapshot::Stage::kSent && at[f].finish <= t;
+      }
+      if (!finished) {
+        const auto shift = static_cast<int32_t>(begin) - static_cast<int32_t>(kept.size());
+        for (size_t f = begin; f < member.last; ++f) {
+          Flow& flow = kept.emplace_back(std::move(batch_[f]));
+          for (int32_t& a : flow.after) a -= shift;
+        }
+        members.push_back({member.id, kept.size(), member.start});
+      }
+      begin = member.last;
+    }
+    batch_ = std::move(kept);
+    members_ = std::move(members);
+  }
+
+  const Interconnect& interconnect_;
+  const Network* network_ = nullptr;  ///< with the faults active when it was last idle
+  std::vector<Flow> batch_;           ///< the members' flows, as they stand at at_
+  std::vector<Member> members_;       ///< in join order
+  Picoseconds at_;                    ///< the latest join
+  size_t joins_ = 0;
+};
+
+std::unique_ptr<NetworkSession> Interconnect::NewSession() const {
+  return std::make_unique<Session>(*this);
 }
 
 }  // namespace tpusim::ici

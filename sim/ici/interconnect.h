@@ -26,6 +26,7 @@
 namespace tpusim::ici {
 
 class Topology;
+struct Flow;
 
 enum class CollectiveKind : uint8_t {
   kAllReduce,
@@ -106,12 +107,39 @@ struct CollectiveTiming {
   std::string explanation;
 };
 
+/// One network state that collectives join one after another, each at its
+/// `start` (never before an earlier join's): a joining collective shares
+/// links max-min fairly with the collectives still in flight, and can slow
+/// them (or, rarely, speed them up).
+class NetworkSession {
+ public:
+  virtual ~NetworkSession() = default;
+  struct Joined {
+    /// The joining collective's timing with the others in flight (duration
+    /// from its own start).
+    CollectiveTiming timing;
+    /// The end (absolute) of every collective still in flight after the
+    /// join, by join number (0 for the first join), in join order: this
+    /// one last. A collective missing from it had ended by the join.
+    std::vector<std::pair<size_t, Picoseconds>> ends;
+  };
+  /// Errors: those of CollectiveTimer::Time; the session is unchanged then.
+  virtual StatusOr<Joined> Join(const Collective& collective) = 0;
+};
+
 /// What the timing runtime needs from an interconnect model.
 class CollectiveTimer {
  public:
   virtual ~CollectiveTimer() = default;
   /// Duration of `collective` alone on the network.
   virtual StatusOr<CollectiveTiming> Time(const Collective& collective) const = 0;
+  /// A network that collectives join one after another and share (see
+  /// NetworkSession); the SPMD runtime keeps one per run.
+  virtual std::unique_ptr<NetworkSession> NewSession() const = 0;
+  /// Devices per chip: a program's devices fill whole chips.
+  virtual int64_t devices_per_chip() const { return 1; }
+  /// Devices the network holds (chips x devices_per_chip); 0: no limit.
+  virtual int64_t device_count() const { return 0; }
   virtual int64_t link_count() const = 0;
   /// Report name of a link, e.g. "x+ (1,2)->(2,2)".
   virtual std::string LinkName(int32_t link) const = 0;
@@ -138,13 +166,18 @@ class CollectiveTimer {
 /// collective algorithms.
 class Interconnect : public CollectiveTimer {
  public:
+  /// `chip` gives the ICI links (chip.ici) and the HBM bandwidth of one
+  /// device (chip.hbm.bandwidth / chip.tensorcores_per_chip), at which a
+  /// transfer between two devices of one chip is an on-chip copy: read and
+  /// write, no ICI (docs/interconnect.md, "Several devices per chip").
   /// Errors: impossible topologies (see Topology::Build).
   static StatusOr<std::unique_ptr<Interconnect>> Create(const arch::TopologyConfig& topology,
-                                                        const arch::IciConfig& ici);
+                                                        const arch::ChipConfig& chip);
   ~Interconnect() override;
 
   /// Maps devices to chips, builds the algorithm's flows on the network with
-  /// the faults active at `collective.start`, and runs them. Errors
+  /// the faults active at `collective.start`, and runs them. A pair of
+  /// devices on one chip moves its bytes by an on-chip copy. Errors
   /// (kInvalidArgument): a device out of range, an algorithm that cannot run
   /// this collective; kFailedPrecondition: failures disconnect two participants.
   StatusOr<CollectiveTiming> Time(const Collective& collective) const override;
@@ -154,6 +187,13 @@ class Interconnect : public CollectiveTimer {
   /// duration is from the collective's own start to its last flow's end.
   StatusOr<std::vector<CollectiveTiming>> TimeConcurrent(
       std::span<const Collective> collectives) const;
+  /// Keeps only the flows of the collectives in flight, as they stand at the
+  /// latest join (FlowNetwork::RunUntil, ResumeAt): a join costs what is in
+  /// flight, not the history. Faults: those active when the network was
+  /// last idle.
+  std::unique_ptr<NetworkSession> NewSession() const override;
+  int64_t devices_per_chip() const override;
+  int64_t device_count() const override;
   int64_t link_count() const override;
   std::string LinkName(int32_t link) const override;
   /// The link's one-way bandwidth as built (degradations from time 0 applied).
@@ -166,11 +206,21 @@ class Interconnect : public CollectiveTimer {
 
  private:
   struct Network;  // topology, router and flow network for one set of active faults
-  explicit Interconnect(arch::TopologyConfig config);
+  class Session;
+  Interconnect(arch::TopologyConfig config, BytesPerSecond device_hbm_bandwidth);
+  /// Time to copy `bytes` from one device's HBM to another's on the same chip.
+  Picoseconds OnChipCopy(int64_t bytes) const;
+  /// Appends the flows of `collective` on `network` to `batch` (their `after`
+  /// shifted to batch positions); returns the algorithm that runs.
+  StatusOr<Algorithm> AppendFlows(const Network& network, const Collective& collective,
+                                  std::vector<Flow>& batch) const;
   /// The network with every fault whose time is <= `at`; built once per set.
   StatusOr<const Network*> NetworkAt(Picoseconds at) const;
 
   arch::TopologyConfig config_;  ///< as given, for the times of its faults
+  /// One device's share of its chip's HBM bandwidth (reads and writes
+  /// combined), the rate of on-chip copies.
+  BytesPerSecond device_hbm_bandwidth_;
   mutable std::mutex mutex_;  ///< guards networks_ (Time is const and may run on threads)
   /// By the number of faults that start after time 0 and are active.
   mutable std::map<size_t, std::unique_ptr<Network>> networks_;

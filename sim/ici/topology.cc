@@ -98,6 +98,9 @@ class TopologyBuilder {
     TPUSIM_RETURN_IF_ERROR(CheckFaults());
     TPUSIM_RETURN_IF_ERROR(t_.ApplyFaults(Picoseconds(-1), Picoseconds(0)));
     t_.describe_ += ", " + std::to_string(t_.chip_count_) + " chips, " +
+                    (config_.devices_per_chip == 1
+                         ? ""
+                         : std::to_string(config_.devices_per_chip) + " devices per chip, ") +
                     std::to_string(t_.links_.size()) + " links, " + FormatBandwidth(bandwidth_) +
                     "/link one-way, " + FormatLatency(hop_latency_) + "/hop";
     return std::move(t_);
@@ -413,24 +416,35 @@ class TopologyBuilder {
 
   Status BuildDeviceAssignment() {
     const std::vector<int64_t>& assignment = config_.device_assignment;
+    const int64_t per_chip = config_.devices_per_chip;
+    if (per_chip < 1) {
+      return InvalidArgument("devices_per_chip: must be at least 1, got " +
+                             std::to_string(per_chip));
+    }
+    const int64_t devices = t_.chip_count_ * per_chip;
     if (assignment.empty()) {
-      t_.device_chip_.resize(static_cast<size_t>(t_.chip_count_));
-      for (NodeId c = 0; c < t_.chip_count_; ++c) t_.device_chip_[static_cast<size_t>(c)] = c;
+      for (int64_t d = 0; d < devices; ++d) t_.device_chip_.push_back(static_cast<NodeId>(d / per_chip));
       return Status::Ok();
     }
-    if (static_cast<int64_t>(assignment.size()) != t_.chip_count_) {
+    if (static_cast<int64_t>(assignment.size()) != devices) {
       return InvalidArgument("device_assignment: has " + std::to_string(assignment.size()) +
-                             " entries for " + std::to_string(t_.chip_count_) + " chips");
+                             " entries for " + std::to_string(t_.chip_count_) + " chips" +
+                             (per_chip == 1 ? ""
+                                            : " x " + std::to_string(per_chip) +
+                                                  " devices per chip"));
     }
-    std::vector<bool> used(static_cast<size_t>(t_.chip_count_), false);
+    std::vector<int64_t> held(static_cast<size_t>(t_.chip_count_), 0);  ///< devices per chip so far
     for (size_t d = 0; d < assignment.size(); ++d) {
       const int64_t chip = assignment[d];
-      if (chip < 0 || chip >= t_.chip_count_ || used[static_cast<size_t>(chip)]) {
-        return InvalidArgument("device_assignment: not a permutation of 0.." +
-                               std::to_string(t_.chip_count_ - 1) + ": entry " + std::to_string(d) +
-                               " is " + std::to_string(chip));
+      if (chip < 0 || chip >= t_.chip_count_ || held[static_cast<size_t>(chip)] == per_chip) {
+        return InvalidArgument(
+            "device_assignment: " +
+            (per_chip == 1 ? "not a permutation of 0.." + std::to_string(t_.chip_count_ - 1)
+                           : "must name each chip 0.." + std::to_string(t_.chip_count_ - 1) +
+                                 " exactly " + std::to_string(per_chip) + " times") +
+            ": entry " + std::to_string(d) + " is " + std::to_string(chip));
       }
-      used[static_cast<size_t>(chip)] = true;
+      ++held[static_cast<size_t>(chip)];
       t_.device_chip_.push_back(static_cast<NodeId>(chip));
     }
     return Status::Ok();

@@ -85,8 +85,11 @@ class Topology {
   /// Slice of chip `chip` (0 unless multi-slice).
   int64_t SliceOf(NodeId chip) const;
   /// Physical chip that runs logical device `device` (the device assignment;
-  /// identity by default). Errors on an out-of-range device.
+  /// device / devices_per_chip by default). Errors on an out-of-range device.
   StatusOr<NodeId> ChipOfDevice(int64_t device) const;
+  /// Devices per chip (TopologyConfig::devices_per_chip): chip_count() x this
+  /// many devices exist, and a chip's devices share its links.
+  int64_t devices_per_chip() const { return config_.devices_per_chip; }
   /// One line: "torus 4x4x4 (wraparound x,y,z), 64 chips, 384 links, 45 GB/s/link one-way, 1
   /// us/hop".
   std::string Describe() const;
@@ -141,7 +144,7 @@ class Topology {
   NodeId dcn_switch_ = -1;
   std::vector<LinkId> dcn_up_;       ///< multi-slice: chip -> DCN switch
   std::vector<LinkId> dcn_down_;     ///< multi-slice: DCN switch -> chip
-  std::vector<NodeId> device_chip_;  ///< logical device -> physical chip
+  std::vector<NodeId> device_chip_;  ///< logical device -> physical chip (its node)
   std::vector<bool> chip_down_;
   std::string describe_;
 };

@@ -10,8 +10,11 @@
 // SPMD: with an interconnect, every simulated device has its own TensorCores
 // running the one lowered program, all in the same SystemC run. A collective
 // is a rendezvous of its group (Rendezvous): the last participant to arrive
-// asks the interconnect for the duration; a sync collective's participants
-// continue when the transfer ends, an async one's *-done waits for it.
+// puts the instance on the shared network (SharedNetwork), which times it
+// with the collectives still in flight and may move their ends; a sync
+// collective's participants continue when the transfer ends, an async one's
+// *-done waits for it, each woken by its rendezvous' event at the end as it
+// stands.
 //
 // Time base: one SystemC nanosecond is one TensorCore cycle of the job's
 // chip; cycles are exact integers and time_us = cycles / clock.
@@ -26,6 +29,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <systemc>
 #include <tuple>
@@ -35,6 +39,7 @@
 #include "sim/chip/core_cost.h"
 #include "sim/timing/collective_plan.h"
 #include "sim/timing/program.h"
+#include "sim/timing/shared_network.h"
 #include "sim/timing/timing.h"
 
 // libsystemc's own main() calls sc_main; tpusim has its own main and starts
@@ -92,8 +97,6 @@ struct CoreBarrier {
   sc_core::sc_event all_arrived;
 };
 
-constexpr int64_t kPicosecondsPerSecond = 1'000'000'000'000;
-
 /// One group (for send/recv: one pair) of one instance of a collective:
 /// complete when each of its simulated participants has made the arrivals it
 /// owes (ArrivalsOwed).
@@ -108,7 +111,10 @@ struct Rendezvous {
   int64_t arrived = 0;
   bool complete = false;
   int64_t start = 0;  ///< cycle the last participant arrived
-  int64_t end = 0;    ///< cycle its transfer ends
+  /// Cycle its transfer ends, as the network stands: a collective joining
+  /// later may move it until it has passed.
+  int64_t end = 0;
+  /// Notified at `end` (again whenever `end` moves) and on an interconnect error.
   sc_core::sc_event done;
 };
 
@@ -119,9 +125,8 @@ class SpmdState {
  public:
   SpmdState(const ici::CollectiveTimer& timer, ici::Algorithm algorithm, int64_t clock_hz,
             CollectivePlans plans, std::vector<bool> simulated, TimingResult& result)
-      : timer_(timer),
+      : network_(timer, clock_hz),
         algorithm_(algorithm),
-        clock_hz_(clock_hz),
         plans_(std::move(plans)),
         simulated_(std::move(simulated)),
         result_(result) {}
@@ -152,8 +157,7 @@ class SpmdState {
     if (++r.arrived == r.expected) {
       r.complete = true;
       r.start = now;
-      r.end = chip::SatAdd(now, InstanceDuration(plan, execution, now, r.name));
-      r.done.notify();
+      Transfer(plan, execution, now, r);
     }
     return r;
   }
@@ -193,75 +197,89 @@ class SpmdState {
   }
 
  private:
-  /// Duration in cycles of the instance (plan, execution), timed (every
-  /// group together) when its first group completes at `now`; recorded in
-  /// the collective timeline.
-  int64_t InstanceDuration(const CollectivePlan& plan, int64_t execution, int64_t now,
-                           const std::string& name) {
-    const auto [it, added] = instances_.try_emplace({plan.key, execution}, 0);
-    if (!added) {
-      CollectiveRecord& record = result_.collectives[it->second];
-      const int64_t duration = RecordDuration(record);
-      record.cycles = std::max(record.cycles, now + duration - record.start_cycle);
-      return duration;
+  /// Rendezvous `r` completed at `now`: the first group of its instance
+  /// puts the instance (every group) on the network, which may move the ends
+  /// of the instances in flight; a later group (a straggler) takes the
+  /// instance's network time from its own start.
+  void Transfer(const CollectivePlan& plan, int64_t execution, int64_t now, Rendezvous& r) {
+    const auto [it, added] =
+        instances_.try_emplace({plan.key, execution}, result_.collectives.size());
+    if (added) Join(plan, execution, now, r.name);
+    const size_t record = it->second;
+    instance_rendezvous_[record].push_back(&r);
+    if (network_index_[record] == kUntimed) {
+      r.end = now;  // the error stops every waiting device at its next wake-up
+      r.done.notify(sc_core::SC_ZERO_TIME);
+      return;
     }
-    it->second = result_.collectives.size();
-    ici::Collective collective;
-    collective.kind = plan.kind;
-    collective.groups = plan.participants.groups;
-    collective.pairs = plan.participants.pairs;
-    collective.bytes = plan.bytes;
-    collective.algorithm = algorithm_;
-    collective.start = Picoseconds(chip::MulDivCeil(now, kPicosecondsPerSecond, clock_hz_));
-    CollectiveRecord record;
+    if (!added) return Refresh(record, now);
+    for (const size_t index : network_.in_flight()) Refresh(record_of_[index], now);
+  }
+
+  /// Records a new instance and puts it on the network at `now`.
+  void Join(const CollectivePlan& plan, int64_t execution, int64_t now, const std::string& name) {
+    CollectiveRecord& record = result_.collectives.emplace_back();
     record.name = name;
     record.kind = plan.kind_name;
     record.execution = execution;
     record.start_cycle = now;
     record.bytes = plan.bytes;
     record.groups = plan.participants.groups;
-    StatusOr<ici::CollectiveTiming> timed = timer_.Time(collective);
-    if (!timed.ok() && timed.status().code() == StatusCode::kInvalidArgument &&
-        collective.algorithm != ici::Algorithm::kAuto) {
-      // The algorithm asked for applies to the collectives that can run it
-      // (a ring cannot run a permute); the others run the default.
-      collective.algorithm = ici::Algorithm::kAuto;
-      timed = timer_.Time(collective);
-    }
-    if (!timed.ok()) {
-      // Recorded for SimulateBatch; every waiting device stops at its next
-      // wake-up, so the run ends without the SystemC stop banner.
+    instance_rendezvous_.emplace_back();
+    network_index_.push_back(kUntimed);
+    ici::Collective collective;
+    collective.kind = plan.kind;
+    collective.groups = plan.participants.groups;
+    collective.pairs = plan.participants.pairs;
+    collective.bytes = plan.bytes;
+    collective.algorithm = algorithm_;
+    const StatusOr<size_t> joined = network_.Join(std::move(collective), now);
+    if (!joined.ok()) {
+      // Recorded for SimulateBatch; the run ends without the SystemC stop banner.
       if (error_.ok()) {
-        error_ = Status(timed.status().code(), name + ": the interconnect cannot time this " +
-                                                   plan.kind_name + ": " + timed.status().message());
+        error_ = Status(joined.status().code(), name + ": the interconnect cannot time this " +
+                                                    plan.kind_name + ": " +
+                                                    joined.status().message());
       }
-    } else {
-      // Whole cycles, rounded up: a transfer never ends early.
-      record.cycles = chip::MulDivCeil(std::max<int64_t>(0, timed->duration.value()), clock_hz_,
-                                       kPicosecondsPerSecond);
-      record.ici_bytes = timed->ici_bytes;
-      record.algorithm = std::string(ici::AlgorithmName(timed->algorithm));
-      record.explanation = timed->explanation;
-      record.links = timed->links;
+      return;
     }
-    result_.collectives.push_back(std::move(record));
-    durations_.push_back(result_.collectives.back().cycles);
-    return durations_.back();
+    network_index_.back() = *joined;
+    record_of_.push_back(result_.collectives.size() - 1);  // network indices follow joins
   }
 
-  int64_t RecordDuration(const CollectiveRecord& record) const {
-    return durations_[&record - result_.collectives.data()];
+  /// Copies instance `record`'s network answer into its record and moves the
+  /// ends of its rendezvous (and their events) to match.
+  void Refresh(size_t record, int64_t now) {
+    const NetworkInstance& instance = network_.instance(network_index_[record]);
+    CollectiveRecord& out = result_.collectives[record];
+    const ici::CollectiveTiming& timing = instance.timing;
+    out.ici_bytes = timing.ici_bytes;
+    out.algorithm = std::string(ici::AlgorithmName(timing.algorithm));
+    out.explanation = timing.explanation;
+    out.links = timing.links;
+    out.contention_cycles = instance.cycles - instance.alone_cycles;
+    out.cycles = 0;
+    for (Rendezvous* r : instance_rendezvous_[record]) {
+      r->end = chip::SatAdd(r->start, instance.cycles);
+      out.cycles = std::max(out.cycles, r->end - out.start_cycle);
+      if (r->end < now) continue;  // passed: nobody waits for it
+      r->done.cancel();
+      r->done.notify(CyclesToTime(r->end - now));
+    }
   }
 
-  const ici::CollectiveTimer& timer_;
+  SharedNetwork network_;
   ici::Algorithm algorithm_;
-  int64_t clock_hz_;
   CollectivePlans plans_;
   std::vector<bool> simulated_;  ///< by device number
   TimingResult& result_;
   std::map<std::tuple<int64_t, int64_t, int32_t>, std::unique_ptr<Rendezvous>> rendezvous_;
   std::map<std::pair<int64_t, int64_t>, size_t> instances_;  ///< (key, execution) -> record
-  std::vector<int64_t> durations_;  ///< network cycles of each record, as first timed
+  static constexpr size_t kUntimed = SIZE_MAX;  ///< the interconnect could not time it
+  std::vector<size_t> network_index_;  ///< by record: its SharedNetwork index, or kUntimed
+  std::vector<size_t> record_of_;      ///< by SharedNetwork index: its record
+  /// By record: its completed rendezvous, whose ends follow its network time.
+  std::vector<std::vector<Rendezvous*>> instance_rendezvous_;
   Status error_;
 };
 
@@ -320,21 +338,40 @@ class TensorCore : public sc_core::sc_module {
     return static_cast<int64_t>(std::ceil(static_cast<double>(cycles) * role_.slowdown));
   }
 
-  /// Blocks this thread until every rendezvous of `met` completes; adds the
-  /// wait to the device's collective wait and returns when the last transfer
-  /// ends, or -1 when the run was stopped (an interconnect error).
-  int64_t AwaitGroups(tlm_utils::tlm_quantumkeeper& keeper, const std::vector<Rendezvous*>& met) {
+  /// Cycles of a wait at collectives: when the last group completed and
+  /// when the last transfer ended.
+  struct Waited {
+    int64_t completed = 0;
+    int64_t end = 0;
+  };
+
+  /// Blocks this thread until every rendezvous of `met` has completed and
+  /// its transfer has ended (an end can move while it waits: collectives that
+  /// join the network later share its links); adds the wait for the other
+  /// participants to the device's collective wait. False when the run was
+  /// stopped (an interconnect error).
+  bool AwaitGroups(tlm_utils::tlm_quantumkeeper& keeper, const std::vector<Rendezvous*>& met,
+                   Waited& waited) {
     keeper.sync();
     const int64_t now = TimeToCycles(sc_core::sc_time_stamp());
-    int64_t last_start = now, end = now;
+    waited = {now, now};
     for (Rendezvous* r : met) {
-      if (!r->complete) sc_core::wait(r->done);
-      if (!role_.spmd->error().ok()) return -1;
-      last_start = std::max(last_start, r->start);
-      end = std::max(end, r->end);
+      if (!AwaitEnd(*r)) return false;
+      waited.completed = std::max(waited.completed, r->start);
+      waited.end = std::max(waited.end, r->end);
     }
-    role_.timing->collective_wait_cycles += last_start - now;
-    return end;
+    role_.timing->collective_wait_cycles += waited.completed - now;
+    return true;
+  }
+
+  /// Waits (the kernel synchronised) until `r` is complete and its end has
+  /// passed; false when the run was stopped.
+  bool AwaitEnd(const Rendezvous& r) {
+    while (!r.complete || TimeToCycles(sc_core::sc_time_stamp()) < r.end) {
+      sc_core::wait(r.done);
+      if (!role_.spmd->error().ok()) return false;
+    }
+    return role_.spmd->error().ok();
   }
 
   void Run() {
@@ -351,7 +388,7 @@ class TensorCore : public sc_core::sc_module {
       // A collective this device takes part in: arrive at its group (or
       // its transfers).
       std::vector<Rendezvous*> met;
-      int64_t network_end = -1;  ///< a sync collective's: when its transfer ends
+      std::optional<Waited> network;  ///< a sync collective's wait for its transfer
       if (meets_collectives_) {
         if (const CollectivePlan* plan = role_.spmd->PlanFor(*step.inst, role_.device)) {
           keeper.sync();
@@ -362,8 +399,7 @@ class TensorCore : public sc_core::sc_module {
                                               TimeToCycles(sc_core::sc_time_stamp())));
           }
           if (cost.kind == StepKind::kKernel) {
-            network_end = AwaitGroups(keeper, met);
-            if (network_end < 0) return;
+            if (!AwaitGroups(keeper, met, network.emplace())) return;
           }
         }
       }
@@ -386,12 +422,13 @@ class TensorCore : public sc_core::sc_module {
           record.overhead_cycles = fixed;
           if (longest < fixed) record.bound_by = BoundBy::kLatency;
           cycles = Slowed(chip::SatAdd(longest, fixed));
-          // The local part (the adds of a reduction) overlaps the transfer,
-          // which starts when the group is complete (now).
-          const int64_t now = TimeToCycles(keeper.get_current_time());
-          if (network_end - now > cycles) {
-            cycles = network_end - now;
-            record.bound_by = BoundBy::kIci;
+          if (network.has_value()) {
+            // The local part (the adds of a reduction) overlaps the transfer,
+            // which started when the group completed; the thread has waited
+            // until the transfer ended.
+            const int64_t local_end = chip::SatAdd(network->completed, cycles);
+            if (network->end > local_end) record.bound_by = BoundBy::kIci;
+            cycles = std::max(local_end, network->end) - TimeToCycles(keeper.get_current_time());
           }
           break;
         }
@@ -404,15 +441,17 @@ class TensorCore : public sc_core::sc_module {
           break;
         }
         case StepKind::kAsyncDone: {
+          const int64_t issued = TimeToCycles(keeper.get_current_time());
           int64_t ready = step.async_id >= 0 ? async_done_at_[step.async_id] : 0;
           record.bound_by = BoundBy::kDma;
           if (step.async_id >= 0 && !async_rendezvous_[step.async_id].empty()) {
-            const int64_t network_done = AwaitGroups(keeper, async_rendezvous_[step.async_id]);
-            if (network_done < 0) return;
-            if (network_done > ready) ready = network_done, record.bound_by = BoundBy::kIci;
+            Waited waited;
+            if (!AwaitGroups(keeper, async_rendezvous_[step.async_id], waited)) return;
+            if (waited.end > ready) ready = waited.end, record.bound_by = BoundBy::kIci;
+            async_rendezvous_[step.async_id].clear();  // its transfers have ended
           }
           cycles = std::max<int64_t>(0, ready - TimeToCycles(keeper.get_current_time()));
-          if (cycles == 0) record.bound_by = BoundBy::kLatency;
+          if (ready <= issued) record.bound_by = BoundBy::kLatency;
           break;
         }
         case StepKind::kFree:
@@ -442,8 +481,13 @@ class TensorCore : public sc_core::sc_module {
     }
     int64_t end = TimeToCycles(keeper.get_current_time());
     for (int64_t done_at : async_done_at_) end = std::max(end, done_at);  // outstanding copies
+    keeper.sync();
     for (const auto& started : async_rendezvous_) {
-      for (const Rendezvous* r : started) end = std::max(end, r->end);  // done never ran
+      // A *-start whose done never ran: its transfer's end is final once passed.
+      for (const Rendezvous* r : started) {
+        if (r->complete && !AwaitEnd(*r)) return;
+        end = std::max(end, r->end);
+      }
     }
     if (role_.timing != nullptr) role_.timing->end_cycle = end;
     finished_ = true;
@@ -528,6 +572,19 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
   if (job.options.interconnect == nullptr) {
     m.simulated = {0};
     return Status::Ok();
+  }
+  const ici::CollectiveTimer& network = *job.options.interconnect;
+  const int64_t per_chip = network.devices_per_chip();
+  if (devices % per_chip != 0) {
+    return InvalidArgument(job.module->filename() + ": error: " + std::to_string(devices) +
+                           " devices do not fill whole chips of " + std::to_string(per_chip) +
+                           " devices (the topology's devices_per_chip)");
+  }
+  if (network.device_count() > 0 && devices > network.device_count()) {
+    return InvalidArgument(job.module->filename() + ": error: " + std::to_string(devices) +
+                           " devices need " + std::to_string(devices / per_chip) +
+                           " chips; the topology has " +
+                           std::to_string(network.device_count() / per_chip));
   }
   TPUSIM_ASSIGN_OR_RETURN(CollectivePlans plans,
                           PlanCollectives(*job.module, m.program, m.config));

@@ -198,6 +198,7 @@ std::string TimingJson(const TimingResult& r) {
                            {"ici_bytes", c.ici_bytes},
                            {"algorithm", c.algorithm},
                            {"participants", c.groups},
+                           {"contention_cycles", c.contention_cycles},
                            {"explanation", c.explanation}});
   }
   j["collectives"] = std::move(collectives);
@@ -280,6 +281,7 @@ std::string TimingTraceJson(const TimingResult& r) {
                                   {"bytes", c.bytes},
                                   {"algorithm", c.algorithm},
                                   {"participants", GroupsText(c.groups)},
+                                  {"contention_cycles", c.contention_cycles},
                                   {"explanation", c.explanation}}}});
     }
     // The busiest links by bytes (ties: lower id), one track each, showing

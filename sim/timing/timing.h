@@ -98,6 +98,9 @@ struct CollectiveRecord {
   int64_t ici_bytes = 0;   ///< summed over links
   std::string algorithm;   ///< the one that ran
   std::string explanation; ///< what bounded it, from the interconnect
+  /// Network cycles it lost to collectives in flight with it (shared links):
+  /// its network time minus its time alone; 0 when it ran alone.
+  int64_t contention_cycles = 0;
   /// Participating devices, group by group (pairs' endpoints for permute and
   /// send/recv).
   std::vector<std::vector<int64_t>> groups;

@@ -71,7 +71,8 @@ TEST(TopologyShortForm, SwitchedKinds) {
 TEST(TopologyShortForm, CanonicalTextRoundTrips) {
   for (const std::string text :
        {"torus:4x4,wraparound=1x0", "mesh:8", "twisted:4x4x8", "switch:16",
-        "fattree:radix=16,levels=3,oversubscription=1.5", "multislice:slices=2,slice=torus:4x4"}) {
+        "fattree:radix=16,levels=3,oversubscription=1.5", "multislice:slices=2,slice=torus:4x4",
+        "torus:2x2x1,devices_per_chip=2"}) {
     const TopologyConfig c = MustShort(text);
     EXPECT_EQ(CanonicalTopologyText(MustShort(CanonicalTopologyText(c))), CanonicalTopologyText(c));
   }
@@ -91,7 +92,8 @@ TEST(TopologyShortForm, Errors) {
               HasSubstr("wraparound: 3 entries for 2 dimensions"));
   EXPECT_THAT(
       ShortError("torus:4x4,radix=4"),
-      HasSubstr("unknown key 'radix' for torus (known: wraparound, link_bandwidth, hop_latency)"));
+      HasSubstr("unknown key 'radix' for torus (known: wraparound, link_bandwidth, hop_latency, "
+                "devices_per_chip)"));
   EXPECT_THAT(ShortError("fattree:radix=7,levels=2"),
               HasSubstr("radix: fat tree needs an even switch radix"));
   EXPECT_THAT(ShortError("fattree:levels=2,levels=3"), HasSubstr("key 'levels' given twice"));
@@ -140,10 +142,55 @@ TEST(TopologyYaml, ShortFormScalarAndGraph) {
   EXPECT_EQ(g->edges.size(), 2u);
 }
 
+// TPU7x (and v4/v5p without megacore) expose each TensorCore as a device:
+// the short form, the mapping and the canonical text all carry it; chip i
+// holds devices i*d .. i*d+d-1 unless a device assignment says otherwise.
+TEST(TopologyDevicesPerChip, ShortFormMappingAndCanonicalText) {
+  const TopologyConfig short_form = MustShort("torus:2x2x1,wraparound=tpu,devices_per_chip=2");
+  EXPECT_EQ(short_form.devices_per_chip, 2);
+  EXPECT_TRUE(short_form.tpu_wraparound);
+  EXPECT_EQ(MustShort("torus:4").devices_per_chip, 1);
+  EXPECT_EQ(CanonicalTopologyText(short_form), "torus:2x2x1,wraparound=tpu,devices_per_chip=2");
+  EXPECT_EQ(CanonicalTopologyText(MustShort("torus:4")), "torus:4");  // stamps unchanged
+  StatusOr<TopologyConfig> mapping = FromYaml(
+      "topology:\n  kind: torus\n  dims: [2, 2]\n  devices_per_chip: 2\n"
+      "  device_assignment: [0, 0, 1, 1, 3, 3, 2, 2]\n");
+  ASSERT_TRUE(mapping.ok()) << mapping.status().message();
+  EXPECT_EQ(mapping->devices_per_chip, 2);
+  EXPECT_THAT(mapping->device_assignment, ElementsAre(0, 0, 1, 1, 3, 3, 2, 2));
+}
+
+TEST(TopologyDevicesPerChip, MalformedValuesAreLocatedErrors) {
+  EXPECT_THAT(ShortError("torus:2x2,devices_per_chip=0"),
+              HasSubstr("devices_per_chip: must be at least 1, got '0'"));
+  EXPECT_THAT(ShortError("torus:2x2,devices_per_chip=two"),
+              HasSubstr("devices_per_chip: expected a whole number, got 'two'"));
+  EXPECT_THAT(ShortError("multislice:slices=2,slice=torus:2x2,devices_per_chip=2"),
+              HasSubstr("slice: devices_per_chip belongs to the multi-slice topology"));
+  EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [2, 2]\n  devices_per_chip: -1\n"),
+            "s.yaml:4:21: error: topology.devices_per_chip: expected a whole number, got '-1'");
+  EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [2, 2]\n  devices_per_chip: [2]\n"),
+            "s.yaml:4:21: error: topology.devices_per_chip: expected a single value, got a "
+            "sequence");
+  EXPECT_EQ(YamlError("topology: torus:2x2,devices_per_chip=0\n"),
+            "s.yaml:1:11: error: topology: invalid topology 'torus:2x2,devices_per_chip=0': "
+            "devices_per_chip: must be at least 1, got '0'");
+  // Each chip exactly d times: chip 1 three times and chip 3 once is not.
+  EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [2, 2]\n  devices_per_chip: 2\n"
+                      "  device_assignment: [0, 0, 1, 1, 1, 2, 2, 3]\n"),
+            "s.yaml:5:22: error: topology.device_assignment: must name each chip 0..3 exactly 2 "
+            "times (devices_per_chip)");
+  EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [2, 2]\n  devices_per_chip: 2\n"
+                      "  device_assignment: [0, 0, 1, 1, 2]\n"),
+            "s.yaml:5:22: error: topology.device_assignment: must name each chip 0..2 exactly 2 "
+            "times (devices_per_chip)");
+}
+
 TEST(TopologyYaml, ErrorsNameFileLineColumnAndKeyPath) {
   EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [4, 4]\n  radix: 4\n"),
             "s.yaml:4:3: error: topology: unknown key 'radix' (known: kind, dims, wraparound, "
-            "link_bandwidth, hop_latency, device_assignment, faults, slow_devices)");
+            "link_bandwidth, hop_latency, devices_per_chip, device_assignment, faults, "
+            "slow_devices)");
   EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [4, 0]\n"),
             "s.yaml:3:9: error: topology.dims: every dimension must be positive, got 4x0");
   EXPECT_EQ(YamlError("topology:\n  kind: twisted\n  dims: [4, 4, 4]\n"),

@@ -38,9 +38,17 @@ arch::TopologyConfig Grid(arch::TopologyKind kind, std::vector<int64_t> dims) {
   return config;
 }
 
+/// One TensorCore per chip with 1 TB/s of HBM: an on-chip copy of B bytes
+/// (read + write) takes 2B ps.
+constexpr int64_t kHbmBytesPerSecond = 1'000'000'000'000;
+
 std::unique_ptr<Interconnect> Make(const arch::TopologyConfig& config,
                                    const arch::IciConfig& ici = Ici()) {
-  auto made = Interconnect::Create(config, ici);
+  arch::ChipConfig chip;
+  chip.ici = ici;
+  chip.tensorcores_per_chip = 1;
+  chip.hbm.bandwidth = BytesPerSecond(kHbmBytesPerSecond);
+  auto made = Interconnect::Create(config, chip);
   EXPECT_TRUE(made.ok()) << made.status().message();
   return std::move(*made);
 }
@@ -321,6 +329,88 @@ TEST(InterconnectContentionTest, TwoTransfersSharingALinkTakeTwiceTheBandwidthTi
   EXPECT_EQ((*timed)[0].duration, Picoseconds(2'002'000'000));
   EXPECT_EQ((*timed)[1].duration, Picoseconds(2'002'000'000));
   EXPECT_THAT((*timed)[0].explanation, HasSubstr("in 2 flows"));
+}
+
+// Collectives that start at different times: the second joins the first's
+// links halfway. Permute 0->2 alone: V/W_uni + 2 hops = 1002 us. Permute
+// 1->3 starts at 500 us and shares link 1->2: from then on each gets W/2,
+// so the first's remaining 500 us of bytes take 1000 us: its last byte at
+// 1500 us, + 2 hops = 1502 us. The second has sent 500 us' worth by then
+// and needs 500 more at full rate: 2000 us + 2 hops, 1502 us after its start.
+TEST(InterconnectContentionTest, ALaterTransferSlowsOneAlreadyInFlight) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {8}));
+  Collective a;
+  a.kind = CollectiveKind::kCollectivePermute;
+  a.pairs = {{0, 2}};
+  a.bytes = 45'000'000;  // 1000 us at W_uni
+  Collective b = a;
+  b.pairs = {{1, 3}};
+  b.start = Picoseconds(500'000'000);
+  const std::vector<Collective> both = {a, b};
+  auto timed = ic->TimeConcurrent(both);
+  ASSERT_TRUE(timed.ok()) << timed.status().message();
+  EXPECT_EQ((*timed)[0].duration, Picoseconds(1'502'000'000));
+  EXPECT_EQ((*timed)[1].duration, Picoseconds(1'502'000'000));
+}
+
+// A session keeps only what is in flight, resumed at each join; it must give
+// the ends one batch of all the collectives gives (to within the rounding of
+// bytes left at a join: a picosecond here and there). Collectives over the
+// x rings of a 4x4 torus, each joining while the previous ones still send,
+// and one after the network went idle.
+TEST(InterconnectSessionTest, JoinsGiveTheEndsOfOneBatch) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {4, 4}));
+  std::vector<Collective> all;
+  for (const int64_t start_us : {0, 300, 700, 20'000}) {
+    Collective c = Over(start_us == 300 ? CollectiveKind::kAllGather : CollectiveKind::kAllReduce,
+                        GroupsAlong(ic->topology(), {0}),
+                        45'000'000);
+    c.start = Picoseconds(start_us * 1'000'000);
+    all.push_back(c);
+  }
+  auto batch = ic->TimeConcurrent(std::span<const Collective>(all).first(3));
+  ASSERT_TRUE(batch.ok()) << batch.status().message();
+  std::unique_ptr<NetworkSession> session = ic->NewSession();
+  std::vector<Picoseconds> ends(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    auto joined = session->Join(all[i]);
+    ASSERT_TRUE(joined.ok()) << joined.status().message();
+    for (const auto& [id, end] : joined->ends) ends[id] = end;
+    if (i == 3) {
+      ASSERT_EQ(joined->ends.size(), 1u);  // the others had ended
+      EXPECT_EQ(joined->timing.duration, TimeOf(*ic, all[3]).duration);
+    }
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    const Picoseconds expected = all[i].start + (*batch)[i].duration;
+    EXPECT_NEAR(static_cast<double>(ends[i].value()), static_cast<double>(expected.value()), 10)
+        << i;
+    EXPECT_GT((*batch)[i].duration, TimeOf(*ic, all[i]).duration) << i;  // they shared
+  }
+}
+
+// Two devices per chip: a permute between the devices of chip 0 crosses no
+// link; it is an on-chip copy, read + write at the device's HBM bandwidth
+// (1 TB/s here: 2 ps a byte). Between chips, the same bytes go over ICI.
+TEST(InterconnectDevicesPerChipTest, PermuteWithinAChipIsAnOnChipCopy) {
+  arch::TopologyConfig config = Grid(arch::TopologyKind::kTorus, {4});
+  config.devices_per_chip = 2;
+  auto ic = Make(config);
+  EXPECT_EQ(ic->device_count(), 8);
+  Collective within;
+  within.kind = CollectiveKind::kCollectivePermute;
+  within.pairs = {{0, 1}, {1, 0}};
+  within.bytes = 1'000'000;
+  const CollectiveTiming copy = TimeOf(*ic, within);
+  EXPECT_EQ(copy.duration, Picoseconds(2'000'000));
+  EXPECT_EQ(copy.ici_bytes, 0);
+  EXPECT_THAT(copy.explanation, HasSubstr("on-chip copies only"));
+  Collective across = within;
+  across.pairs = {{0, 2}};  // chip 0 -> chip 1
+  EXPECT_EQ(TimeOf(*ic, across).ici_bytes, 1'000'000);
+  Collective self = within;
+  self.pairs = {{3, 3}};  // a device to itself moves nothing
+  EXPECT_EQ(TimeOf(*ic, self).duration, Picoseconds(0));
 }
 
 // Two all-reduces over the same 4-ring: every link carries both, so each

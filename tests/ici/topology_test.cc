@@ -154,6 +154,30 @@ TEST(Topology, DeviceAssignmentMapsDevicesToChips) {
   EXPECT_THAT(BuildError(*c), HasSubstr("not a permutation of 0..3: entry 2 is 1"));
 }
 
+// devices_per_chip = 2: device i on chip i / 2, or where an assignment that
+// names every chip twice puts it.
+TEST(Topology, SeveralDevicesPerChipMapOntoOneChip) {
+  StatusOr<arch::TopologyConfig> c = arch::ParseTopologyShortForm("mesh:4,devices_per_chip=2");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  StatusOr<Topology> t = Topology::Build(*c, Ici());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->devices_per_chip(), 2);
+  EXPECT_EQ(*t->ChipOfDevice(0), 0);
+  EXPECT_EQ(*t->ChipOfDevice(1), 0);
+  EXPECT_EQ(*t->ChipOfDevice(7), 3);
+  EXPECT_THAT(t->ChipOfDevice(8).status().message(), HasSubstr("device 8 does not exist (0..7)"));
+  EXPECT_THAT(t->Describe(), HasSubstr("4 chips, 2 devices per chip"));
+  c->device_assignment = {3, 3, 2, 2, 1, 1, 0, 0};
+  t = Topology::Build(*c, Ici());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(*t->ChipOfDevice(1), 3);
+  c->device_assignment = {0, 0, 1, 1, 1, 2, 2, 3};
+  EXPECT_THAT(BuildError(*c),
+              HasSubstr("must name each chip 0..3 exactly 2 times: entry 4 is 1"));
+  c->device_assignment = {0, 0, 1, 1};
+  EXPECT_THAT(BuildError(*c), HasSubstr("has 4 entries for 4 chips x 2 devices per chip"));
+}
+
 TEST(Topology, FaultsFailDegradeOrNameALinkThatDoesNotExist) {
   StatusOr<arch::TopologyConfig> c = arch::ParseTopologyShortForm("mesh:4");
   ASSERT_TRUE(c.ok());

@@ -457,6 +457,35 @@ ENTRY e {
   EXPECT_THAT(events, HasSubstr("\"link "));
 }
 
+// TPU7x through the binary: 8 devices on a 2x2x1 slice of 2-device chips.
+// The two groups of the all-gather leave from the same chips and share their
+// links; the permute between the two devices of chip 0 crosses no link.
+TEST_F(ExecTest, DevicesPerChipShareTheChipsLinks) {
+  const std::string module = Module("tc.hlo", R"(HloModule tc, replica_count=8
+ENTRY e {
+  p = f32[65536] parameter(0)
+  g = f32[262144] all-gather(p), replica_groups={{0,2,4,6},{1,3,5,7}}, dimensions={0}
+  ROOT cp = f32[65536] collective-permute(p), source_target_pairs={{0,1},{1,0}}
+})");
+  const std::string json = dir_ / "tc.json";
+  const RunResult r =
+      Tpusim({"exec", module, "--chip", "tpu-v7x", "--mode", "timing", "--topology",
+              "torus:2x2x1,wraparound=tpu,devices_per_chip=2", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("4 chips, 2 devices per chip"));
+  const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
+  EXPECT_EQ(metrics["device_count"], 8);
+  ASSERT_EQ(metrics["collectives"].size(), 2u);
+  EXPECT_EQ(metrics["collectives"][0]["name"], "g");
+  EXPECT_GT(metrics["collectives"][0]["ici_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(metrics["collectives"][1]["name"], "cp");
+  EXPECT_EQ(metrics["collectives"][1]["ici_bytes"], 0);
+  const RunResult odd = Tpusim({"exec", module, "--chip", "tpu-v7x", "--mode", "timing",
+                                "--topology", "torus:2x2x1,devices_per_chip=3"});
+  EXPECT_EQ(odd.exit_code, 2) << Describe(odd);
+  EXPECT_THAT(odd.err, HasSubstr("8 devices do not fill whole chips of 3 devices"));
+}
+
 TEST_F(ExecTest, TopologyErrorsExitTwo) {
   const std::string module = Module("mul_add.hlo", kMulAddModule);
   const RunResult no_chip = Tpusim({"exec", module, "--topology", "torus:2x2"});

@@ -21,23 +21,6 @@ namespace {
 
 using Groups = std::vector<std::vector<int64_t>>;
 
-constexpr char kAdd[] = R"(
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-)";
-
-const OpRecord& Op(const std::vector<OpRecord>& ops, const std::string& name) {
-  for (const OpRecord& op : ops) {
-    if (op.name == name) return op;
-  }
-  ADD_FAILURE() << "no op " << name;
-  static const OpRecord none;
-  return none;
-}
-
 TimingOptions WithTimer(const TestTimer& timer) {
   TimingOptions options;
   options.interconnect = &timer;

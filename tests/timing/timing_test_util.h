@@ -1,4 +1,5 @@
-// Helpers for timing tests: parse inline HLO, load presets by name.
+// Helpers for timing tests: parse inline HLO, load presets by name, find an
+// instruction's record.
 #ifndef TPUSIM_TESTS_TIMING_TIMING_TEST_UTIL_H_
 #define TPUSIM_TESTS_TIMING_TIMING_TEST_UTIL_H_
 
@@ -12,6 +13,7 @@
 #include "sim/arch/preset_loader.h"
 #include "sim/hlo/module.h"
 #include "sim/hlo/parser.h"
+#include "sim/timing/timing.h"
 
 namespace tpusim::timing {
 
@@ -40,6 +42,25 @@ inline arch::ChipConfig IdealPreset(const std::string& name,
                                   "mxu.f16_passes=0"};
   all.insert(all.end(), overrides.begin(), overrides.end());
   return Preset(name, all);
+}
+
+/// A scalar f32 add, the to_apply of the reductions in test modules.
+inline constexpr char kAdd[] = R"(
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)";
+
+/// The record of instruction `name` in `ops` (a test failure when absent).
+inline const OpRecord& Op(const std::vector<OpRecord>& ops, const std::string& name) {
+  for (const OpRecord& op : ops) {
+    if (op.name == name) return op;
+  }
+  ADD_FAILURE() << "no op " << name;
+  static const OpRecord none;
+  return none;
 }
 
 /// The preset names in models/.
