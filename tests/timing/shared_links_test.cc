@@ -54,7 +54,7 @@ const CollectiveRecord& Named(const TimingResult& r, const std::string& name) {
 /// (every device must be in a group of each), timed on the ring torus:4.
 StatusOr<TimingResult> TwoAllGathersOnTheRing(const std::string& first,
                                               const std::string& second) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e", {"clock=1GHz"});
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"clock=1GHz"});
   auto ring = Network("torus:4", v5e);
   auto m = Parse(std::string("HloModule two, replica_count=4\nENTRY e {\n") +
                  "  p = f32[1250000]{0} parameter(0)\n"
@@ -132,7 +132,7 @@ TEST(SharedLinks, TwoAllGathersOnDisjointLinksTakeTheirTimeAlone) {
 // every device, so symmetry holds: one device simulated gives the timeline
 // of all four.
 TEST(SharedLinks, AsyncAllReduceStartedWhileAnAllGatherIsInFlightSlowsBoth) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e", {"clock=1GHz"});
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"clock=1GHz"});
   auto ring = Network("torus:4", v5e);
   ASSERT_NE(ring, nullptr);
   auto m = Parse(std::string("HloModule overlap, replica_count=4\n") + kAdd + R"(
@@ -200,7 +200,7 @@ std::string GatherOver(int64_t devices, const std::string& groups) {
 }
 
 TEST(SharedLinks, TwoTensorCoresPerChipShareTheChipsLinks) {
-  const arch::ChipConfig v7x = Preset("tpu-v7x", {"clock=1GHz"});
+  const arch::ChipConfig v7x = IdealPreset("tpu-v7x", {"clock=1GHz"});
   auto shared = Network(kSevenX, v7x);
   auto own = Network("torus:2x2x1,wraparound=tpu", v7x);
   ASSERT_NE(shared, nullptr);
@@ -232,7 +232,7 @@ TEST(SharedLinks, TwoTensorCoresPerChipShareTheChipsLinks) {
 // crosses no link. It is an on-chip copy (ASSUMPTION, docs/interconnect.md):
 // read and write 5 MB at one TensorCore's share of HBM, 7380 GB/s / 2.
 TEST(SharedLinks, PermuteBetweenTheDevicesOfOneChipIsAnOnChipCopy) {
-  const arch::ChipConfig v7x = Preset("tpu-v7x", {"clock=1GHz"});
+  const arch::ChipConfig v7x = IdealPreset("tpu-v7x", {"clock=1GHz"});
   auto slice = Network(kSevenX, v7x);
   ASSERT_NE(slice, nullptr);
   auto m = Parse(R"(HloModule permute, replica_count=8
@@ -254,7 +254,7 @@ ENTRY e {
 }
 
 TEST(SharedLinks, DevicesMustFillWholeChipsThatTheTopologyHas) {
-  const arch::ChipConfig v7x = Preset("tpu-v7x", {"clock=1GHz"});
+  const arch::ChipConfig v7x = IdealPreset("tpu-v7x", {"clock=1GHz"});
   auto slice = Network(kSevenX, v7x);
   ASSERT_NE(slice, nullptr);
   auto odd = Parse("HloModule odd, replica_count=5\nENTRY e {\n  ROOT p = f32[8]{0} parameter(0)\n}\n");
