@@ -12,6 +12,11 @@ namespace {
 /// Rank limit from Shape's 64-bit dynamic-dimension mask.
 constexpr int64_t kMaxRank = 64;
 
+/// How deep tuple and buffer shapes may nest. Every walk over a shape (the
+/// printer, comparisons, byte sizes, literals) recurses on this depth, so the
+/// input must not choose it freely; XLA's own modules nest a few levels.
+constexpr int64_t kMaxShapeDepth = 64;
+
 }  // namespace
 
 bool Parser::AtShape() {
@@ -47,6 +52,19 @@ Status Parser::ParseDiscardedShape() {
 }
 
 Status Parser::ParseShapeInto(Shape& out) {
+  if (shape_depth_ == kMaxShapeDepth &&
+      (lexer_.Peek() == '(' || (lexer_.PeekIdentifier() == "b" && lexer_.PeekRaw(1) == '('))) {
+    return lexer_.ErrorAt(lexer_.Mark(), "shapes nested more than " +
+                                             std::to_string(kMaxShapeDepth) +
+                                             " deep (tuples and buffers)");
+  }
+  ++shape_depth_;
+  Status status = ParseNestedShapeInto(out);
+  --shape_depth_;
+  return status;
+}
+
+Status Parser::ParseNestedShapeInto(Shape& out) {
   if (lexer_.TryConsume('(')) {
     std::vector<Shape> elements;
     if (!lexer_.TryConsume(')')) {
