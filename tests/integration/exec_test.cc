@@ -364,6 +364,17 @@ ENTRY %main (n: s32[], p: pred[], x: f32[1024]) -> f32[1024] {
   EXPECT_EQ(count(timing_json, "loop_exp"), 1) << timing_json;
   EXPECT_EQ(count(timing_json, "true_negate"), 1);
   EXPECT_EQ(count(timing_json, "false_sqrt"), 0);
+  // --trip-count names the loop; a name that is no loop is an error naming
+  // the loops there are, not a loop silently timed once.
+  const RunResult told = Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", "timing",
+                                 "--trip-count", "loop=3", "--json", dir_ / "told.json"});
+  ASSERT_EQ(told.exit_code, 0) << Describe(told);
+  EXPECT_EQ(count(ReadText(dir_ / "told.json"), "loop_exp"), 3);
+  const RunResult typo = Tpusim(
+      {"exec", module, "--chip", "tpu-v5e", "--mode", "timing", "--trip-count", "lopo=3"});
+  EXPECT_EQ(typo.exit_code, 2) << Describe(typo);
+  EXPECT_THAT(typo.err, HasSubstr("--trip-count 'lopo=3': " + module +
+                                  " has no while loop named 'lopo' (its loops: loop)"));
 }
 
 TEST_F(ExecTest, TimingModeComputesNoValuesAndIsDeterministic) {
