@@ -156,7 +156,7 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
       ->option_text("OUT");
   exec->add_option("--top", options.top, "Rows of the op profile table")
       ->option_text("N")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveNumber())
       ->capture_default_str();
   exec->add_option("--trip-count", options.trip_counts,
                    "Iterations of the while loop named NAME for timing, overriding what the "

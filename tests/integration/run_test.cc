@@ -400,6 +400,21 @@ TEST(Run, UsageErrors) {
   EXPECT_THAT(r.err, HasSubstr("/no/such/dir: error: no such file or directory"));
   r = RunBinary(TPUSIM_BINARY, {"run"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  // A count of zero says so in words, not with the largest double in 300 digits.
+  r = RunBinary(TPUSIM_BINARY, {"run", "-j", "0", TPUSIM_SOURCE_DIR "/scenarios/smoke"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("tpusim run: error: --jobs: must be positive, got '0'\n"));
+}
+
+TEST(Run, NoScenarioToRunIsAnErrorNotAPass) {
+  ScratchDir empty;
+  RunResult r = RunBinary(TPUSIM_BINARY, {"run", empty.path().string()});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("tpusim run: error: no scenario to run: no *.yaml file found"));
+  r = RunBinary(TPUSIM_BINARY,
+                {"run", TPUSIM_SOURCE_DIR "/scenarios/smoke", "--filter", "no_such_scenario*"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--filter 'no_such_scenario*' matches none of the "));
 }
 
 }  // namespace
