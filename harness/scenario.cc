@@ -394,11 +394,11 @@ StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file)
   const Reader reader(file);
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(text));
+    root = arch::LoadOneDocument(std::string(text));
     if (!root.IsMap()) {
       return InvalidArgument(reader.Where(root) +
                              ": error: a scenario must be a mapping of keys, got " +
-                             Reader::Got(root));
+                             std::string(arch::NodeKind(root)));
     }
     return ParseRoot(reader, root);
   } catch (const YAML::Exception& e) {

@@ -306,7 +306,7 @@ StatusOr<PresetFile> ReadPresetFile(const std::string& file) {
   TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(file));
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    root = LoadOneDocument(text);
   } catch (const YAML::Exception& e) {
     return ErrorAt(Where(file, e.mark), e.msg);
   }

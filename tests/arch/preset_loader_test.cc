@@ -404,6 +404,11 @@ TEST_F(MalformedPreset, NotAMapping) {
             "DIR/empty.yaml: error: a preset must be a mapping of keys, got nothing");
 }
 
+TEST_F(MalformedPreset, ASecondYamlDocumentIsAnErrorNotIgnored) {
+  EXPECT_EQ(ErrorOf("two", "inherits: base\n---\nclock: 2GHz\n"),
+            "DIR/two.yaml:3:1: error: a second YAML document (after '---'); a file holds one");
+}
+
 TEST_F(MalformedPreset, MegacoreNeedsTwoTensorCores) {
   Write("base", kBase);
   EXPECT_EQ(ErrorOf("bad", "inherits: base\nmegacore: true\n"),
