@@ -154,6 +154,7 @@ Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
         const std::string name = entry.first.Scalar();
         TPUSIM_ASSIGN_OR_RETURN(s.outputs.per_output[name],
                                 ReadTolerance(r, entry.second, per_path + "." + name, false));
+        s.outputs.per_output_where[name] = r.Where(entry.first);
       }
     }
     if (!s.outputs.golden) {

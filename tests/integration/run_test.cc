@@ -166,6 +166,27 @@ TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
   EXPECT_THAT(ReadText(junit), HasSubstr("<failure message=\"output: 32 of 32 elements differ"));
 }
 
+TEST(Run, PerOutputNamingNoOutputIsAnErrorAtItsKey) {
+  ScratchDir scratch;
+  // kAddModule has one array output, named `output`.
+  WriteScenario(scratch / "suite/add.yaml", kAddModule,
+                "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs:\n    golden: true\n"
+                "    per_output: {output_1: {ulp: 2}}\n");
+  const std::string golden = scratch / "golden";
+  RunResult r = RunBinary(TPUSIM_BINARY,
+                          {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr(scratch / "suite/add.yaml" +
+                               ":7:18: error: key path `checks.outputs.per_output.output_1`: the "
+                               "program has no output named 'output_1' (its outputs: output)"));
+  WriteScenario(scratch / "suite/add.yaml", kAddModule,
+                "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs:\n    golden: true\n"
+                "    per_output: {output: {ulp: 2}}\n");
+  r = RunBinary(TPUSIM_BINARY,
+                {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+}
+
 TEST(Run, StaleGoldenIsReportedAsStale) {
   ScratchDir scratch;
   WriteScenario(scratch / "suite/mlp.yaml", kMlpModule,
