@@ -356,6 +356,7 @@ StatusOr<Literal> EvalContext::CallNested(const HloComputation& computation, Ope
       const Kernel kernel = KernelFor(inst.opcode());
       if (kernel == nullptr) return Unsupported(inst, "opcode not implemented by the evaluator");
       TPUSIM_ASSIGN_OR_RETURN(Literal result, kernel(*this, inst, operands));
+      work_ += kInstructionWork + (result.shape().IsArray() ? result.element_count() : 0);
       values[plan.order[pos]] = std::move(result);
       if (options_.progress != nullptr && device_.replica_id == 0 && device_.partition_id == 0) {
         options_.progress->fetch_add(1, std::memory_order_relaxed);

@@ -50,6 +50,14 @@ class EvalContext {
   /// not a stack overflow.
   StatusOr<value::Literal> Call(const hlo::HloComputation& computation, Operands args);
 
+  /// Work done so far on this device: for each executed instruction,
+  /// kInstructionWork plus the elements of its result. While loops measure
+  /// their iterations against EvaluatorOptions::max_loop_work with it.
+  int64_t work() const { return work_; }
+  /// What one instruction costs beyond its elements: the evaluator's fixed
+  /// cost per instruction is about that of 64 elementwise results.
+  static constexpr int64_t kInstructionWork = 64;
+
   /// How deep Call may nest (a call in a fusion in a while body is three);
   /// the timing model's limit too.
   static constexpr int64_t kMaxCallDepth = 64;
@@ -88,6 +96,8 @@ class EvalContext {
   uint64_t rng_streams_ = 0;
   /// Calls open on this device (Call's recursion), against kMaxCallDepth.
   int64_t call_depth_ = 0;
+  /// See work().
+  int64_t work_ = 0;
 };
 
 /// Evaluates the entry computation of `module` as `device`, meeting the other

@@ -305,6 +305,46 @@ TEST(Evaluator, ComputationsNestedUpToTheLimitRun) {
             Literal::CreateR0<int32_t>(10));
 }
 
+constexpr char kEndlessLoop[] = R"(HloModule endless
+
+cond {
+  p = f32[1024] parameter(0)
+  ROOT t = pred[] constant(true)
+}
+
+body {
+  p = f32[1024] parameter(0)
+  ROOT e = f32[1024] exponential(p)
+}
+
+ENTRY main {
+  z = f32[1024] parameter(0)
+  ROOT forever = f32[1024] while(z), condition=cond, body=body
+})";
+
+TEST(Evaluator, AnEndlessLoopIsRefusedByItsWorkBudgetNamingTheLoop) {
+  // Per iteration: cond's constant (64 + 1) and the exponential (64 + 1024).
+  EvaluatorOptions options;
+  options.max_loop_work = 1153 * 1000;
+  auto r = TryEval(kEndlessLoop, {Literal(hlo::Shape(hlo::PrimitiveType::kF32, {1024}))}, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find(
+                "while forever: loop did not finish within its work budget: 1001 iterations did "
+                "1154153 units of work"),
+            std::string::npos)
+      << r.status().message();
+  // The default refuses it well before max_while_iterations (2^24).
+  EXPECT_LT(EvaluatorOptions().max_loop_work / 1153, EvaluatorOptions().max_while_iterations);
+}
+
+TEST(Evaluator, ALoopWithinItsWorkBudgetRuns) {
+  EvaluatorOptions options;
+  options.max_loop_work = 10'000;
+  EXPECT_EQ(Eval(kCountingLoop, {Literal::CreateR0<int32_t>(10)}, options),
+            Literal::CreateR0<int32_t>(10));
+}
+
 TEST(Evaluator, ConditionalPredAndIndexForms) {
   const char* pred_form = R"(HloModule m
 neg {
