@@ -168,22 +168,21 @@ TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
 
 TEST(Run, PerOutputNamingNoOutputIsAnErrorAtItsKey) {
   ScratchDir scratch;
+  // The scenario with a tolerance for output `name`, run updating its golden.
+  const auto run_with_tolerance_for = [&](const std::string& name) {
+    WriteScenario(scratch / "suite/add.yaml", kAddModule,
+                  "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs:\n    golden: true\n"
+                  "    per_output: {" + name + ": {ulp: 2}}\n");
+    return RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden",
+                                     "--update-golden"});
+  };
   // kAddModule has one array output, named `output`.
-  WriteScenario(scratch / "suite/add.yaml", kAddModule,
-                "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs:\n    golden: true\n"
-                "    per_output: {output_1: {ulp: 2}}\n");
-  const std::string golden = scratch / "golden";
-  RunResult r = RunBinary(TPUSIM_BINARY,
-                          {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
+  RunResult r = run_with_tolerance_for("output_1");
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr(scratch / "suite/add.yaml" +
                                ":7:18: error: key path `checks.outputs.per_output.output_1`: the "
                                "program has no output named 'output_1' (its outputs: output)"));
-  WriteScenario(scratch / "suite/add.yaml", kAddModule,
-                "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs:\n    golden: true\n"
-                "    per_output: {output: {ulp: 2}}\n");
-  r = RunBinary(TPUSIM_BINARY,
-                {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
+  r = run_with_tolerance_for("output");
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
 }
 
