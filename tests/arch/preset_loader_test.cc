@@ -216,6 +216,14 @@ TEST(PresetLoader, UnknownPresetNameListsTheKnownOnes) {
             "tpu-v7x)");
 }
 
+TEST(PresetLoader, AModelsDirectoryThatDoesNotExistIsNamedAsTheCause) {
+  StatusOr<ChipConfig> c = LoadChipPreset("tpu-v5e", "/no/such/models");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "unknown chip preset 'tpu-v5e': /no/such/models: error: cannot list chip presets: No "
+            "such file or directory");
+}
+
 TEST(PresetLoader, BadOverridesNameTheOverride) {
   const auto error = [](const std::string& o) {
     StatusOr<ChipConfig> c = LoadChipPreset("tpu-v5e", kModels, {o});

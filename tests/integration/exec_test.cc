@@ -414,6 +414,24 @@ ENTRY %main (a: f32[4096,4096]) -> f32[4096,4096] {
   EXPECT_NEAR(ratio, 2.0, 0.05) << fast.out << slow.out;
 }
 
+TEST_F(ExecTest, AModuleNamingTooManyDevicesSaysSoWithoutBlamingFlags) {
+  const std::string module = Module("far.hlo", R"(HloModule far
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), replica_groups={{0,5000}}, to_apply=add
+}
+)");
+  const RunResult r = Tpusim({"exec", module, "--inputs", "seed:1"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(module + ": error: the module needs 5001 replicas x 1 partitions"));
+  EXPECT_THAT(r.err, Not(HasSubstr("--replicas"))) << Describe(r);
+}
+
 TEST_F(ExecTest, TimingInputErrorsExitTwo) {
   const std::string module = Module("mul_add.hlo", kMulAddModule);
   const RunResult no_chip = Tpusim({"exec", module, "--mode", "timing"});
