@@ -20,6 +20,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }  // namespace CLI
 
 namespace tpusim::harness {
@@ -219,6 +220,11 @@ std::string SelfPath();
 
 /// Writes a failed status's message to `err` verbatim, ending it with a newline.
 void PrintError(const Status& status, std::ostream& err);
+
+/// A check for options that must be above zero (--jobs, --top, --timeout):
+/// "must be positive, got 0". CLI::PositiveNumber names its range instead,
+/// the largest double in 300 digits.
+const CLI::Validator& PositiveNumber();
 
 }  // namespace tpusim::harness
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -66,12 +67,21 @@ double BusFactor(ici::CollectiveKind kind, int64_t n) {
   }
 }
 
+/// The largest collective size: 2^50 bytes (1 PiB), far beyond any real
+/// buffer, low enough that bytes times the group size and the picoseconds it
+/// takes cannot overflow the network model's 64-bit arithmetic.
+constexpr int64_t kMaxCollectiveBytes = int64_t{1} << 50;
+
 /// A byte count: "64MiB", "1GB", or bare bytes.
 StatusOr<int64_t> ParseSize(const std::string& what, const std::string& text) {
   const bool bare = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
   StatusOr<Bytes> bytes = ParseBytes(bare ? text + "B" : text);
   if (!bytes.ok()) return InvalidArgument(std::string(kCommand) + what + ": " + bytes.status().message());
   if (bytes->value() <= 0) return InvalidArgument(std::string(kCommand) + what + ": must be positive");
+  if (bytes->value() > kMaxCollectiveBytes) {
+    return InvalidArgument(std::string(kCommand) + what + " '" + text + "': at most 1024TiB (" +
+                           std::to_string(kMaxCollectiveBytes) + " bytes)");
+  }
   return bytes->value();
 }
 
@@ -91,8 +101,9 @@ StatusOr<std::vector<int64_t>> Sizes(const CollectiveOptions& options) {
   if (lo > hi) {
     return InvalidArgument(std::string(kCommand) + "--sweep '" + options.sweep + "': LO exceeds HI");
   }
+  // Both are at most kMaxCollectiveBytes, so doubling cannot overflow.
   std::vector<int64_t> sizes;
-  for (int64_t s = lo; s <= hi && s > 0; s *= 2) sizes.push_back(s);
+  for (int64_t s = lo; s <= hi; s *= 2) sizes.push_back(s);
   return sizes;
 }
 
@@ -125,6 +136,20 @@ StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text,
     }
     begin = end + 1;
   }
+  // A device takes part once: twice in a group, or in two groups, is a typo
+  // the network model would otherwise time as extra traffic.
+  std::map<int64_t, size_t> group_of;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (const int64_t device : groups[g]) {
+      const auto [at, inserted] = group_of.emplace(device, g);
+      if (inserted) continue;
+      return InvalidArgument(std::string(kCommand) + "--groups '" + text + "': device " +
+                             std::to_string(device) +
+                             (at->second == g ? " appears twice in group " + std::to_string(g)
+                                              : " is in groups " + std::to_string(at->second) +
+                                                    " and " + std::to_string(g)));
+    }
+  }
   return groups;
 }
 
@@ -134,8 +159,10 @@ std::string Fixed(double value, int decimals) {
   return buffer;
 }
 
+/// `text` right-aligned in `width` columns, or after one space when wider
+/// (huge sizes and times must not run into the next column).
 std::string PadLeft(const std::string& text, size_t width) {
-  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+  return text.size() >= width ? " " + text : std::string(width - text.size(), ' ') + text;
 }
 
 Status Execute(const CollectiveOptions& options, std::ostream& out) {
@@ -147,7 +174,9 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, Sizes(options));
   TPUSIM_ASSIGN_OR_RETURN(const arch::ChipConfig chip,
                           arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
-  TPUSIM_ASSIGN_OR_RETURN(const arch::TopologyConfig topology, LoadTopologyOption(options.topology, kCommand));
+  TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology, LoadTopologyOption(options.topology, kCommand));
+  // `wraparound=tpu` takes the chip's rule, as exec and run resolve it.
+  TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, chip));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<ici::Interconnect> interconnect,
                           ici::Interconnect::Create(topology, chip));
   const int64_t chips = interconnect->topology().chip_count();

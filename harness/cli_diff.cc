@@ -636,7 +636,7 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
       ->option_text("FILE");
   diff->add_option("--top", options.top, "Instructions listed by time change")
       ->option_text("N")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveNumber())
       ->capture_default_str();
   diff->footer(R"(Report: the first line is the verdict and its main cause, e.g.
   REGRESSION: +1 copy f32[1024,512]{0,1} (relayout {1,0} -> {0,1} of %p.1) -- time +18.0%, HBM bytes +31.0%

@@ -86,6 +86,17 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
   eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(*module);
   if (options.replicas.has_value()) spmd.replica_count = *options.replicas;
   if (options.partitions.has_value()) spmd.partition_count = *options.partitions;
+  const bool from_flags = options.replicas.has_value() || options.partitions.has_value();
+  if (!from_flags && spmd.device_count() > eval::Evaluator::kMaxSpmdDevices) {
+    // The module alone asks for it: its header or the device ids its
+    // collectives name.
+    return InvalidArgument(
+        options.file + ": error: the module needs " + std::to_string(spmd.replica_count) +
+        " replicas x " + std::to_string(spmd.partition_count) +
+        " partitions (its replica_count and num_partitions, or the largest device id its "
+        "collectives name), more than the " +
+        std::to_string(eval::Evaluator::kMaxSpmdDevices) + " devices tpusim runs");
+  }
   if (spmd.replica_count < 1 || spmd.partition_count < 1 ||
       spmd.device_count() > eval::Evaluator::kMaxSpmdDevices) {
     return InvalidArgument("tpusim exec: error: --replicas and --partitions must be at least 1, "
@@ -156,7 +167,7 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
       ->option_text("OUT");
   exec->add_option("--top", options.top, "Rows of the op profile table")
       ->option_text("N")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveNumber())
       ->capture_default_str();
   exec->add_option("--trip-count", options.trip_counts,
                    "Iterations of the while loop named NAME for timing, overriding what the "

@@ -100,7 +100,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
       ->type_name("");
   run->add_option("-j,--jobs", options.jobs, "Scenarios run at once")
       ->option_text("N")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveNumber())
       ->capture_default_str();
   run->add_option("--filter", options.filter, "Run only scenarios whose name matches GLOB")
       ->option_text("GLOB");
@@ -124,7 +124,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
                   "Seconds a scenario may run (unless it sets `timeout`) before it is killed "
                   "and failed")
       ->option_text("SECONDS")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveNumber())
       ->capture_default_str();
   run->footer(R"(Exit codes:
   0  every scenario passed
@@ -181,6 +181,16 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
       continue;
     }
     scenarios.push_back(std::move(*scenario));
+  }
+  // Nothing to run is a mistake (an empty directory, a mistyped --filter),
+  // never a passing suite.
+  if (scenarios.empty() && results.empty()) {
+    err << "tpusim run: error: no scenario to run: "
+        << (files->empty() ? "no *.yaml file found in the paths given"
+                           : "--filter '" + options.filter + "' matches none of the " +
+                                 std::to_string(files->size()) + " scenario file(s)")
+        << '\n';
+    return kExitInputError;
   }
 
   // Results and logs of the children; removed when the run ends.

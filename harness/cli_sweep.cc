@@ -216,7 +216,7 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepOptions& options) {
       ->required();
   sweep->add_option("-j,--jobs", options.jobs, "Points run at once (on each MPI rank)")
       ->option_text("N")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveNumber())
       ->capture_default_str();
   sweep->add_flag("--resume", options.resume,
                   "Continue the sweep in DIR: skip the points it holds, run the rest");
@@ -230,7 +230,7 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepOptions& options) {
                    "Seconds a point may run (unless its scenario sets `timeout`) before it is "
                    "killed and recorded as a timeout")
       ->option_text("SECONDS")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveNumber())
       ->capture_default_str();
   sweep->footer(R"(Files in DIR:
   results.jsonl  one JSON line per point: index, point (its key), params, status,

@@ -1,6 +1,9 @@
 // `tpusim`: the command-line driver. Parses the command line with CLI11 and
 // dispatches to the subcommand's Run* function (harness/cli.h).
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -27,6 +30,20 @@ std::string FailureMessage(const CLI::App* app, const CLI::Error& e) {
   for (const CLI::App* sub : app->get_subcommands()) command += " " + sub->get_name();
   return command + ": error: " + e.what() + "\nRun '" + command +
          " --help' for more information.\n";
+}
+
+/// `code`, or kExitInputError when standard output could not take what was
+/// written to it (a full disk, /dev/full, a closed pipe): a report that did
+/// not arrive is a failure, never exit 0.
+int WithStdoutChecked(int code) {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int flush_errno = errno;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return code;
+  std::cerr << "tpusim: error: cannot write standard output"
+            << (flush_errno != 0 ? std::string(": ") + std::strerror(flush_errno) : std::string())
+            << '\n';
+  return tpusim::harness::kExitInputError;
 }
 
 }  // namespace
@@ -74,7 +91,7 @@ int main(int argc, char** argv) {
     return code == 0 ? harness::kExitOk : harness::kExitInputError;
   }
 
-  try {
+  auto dispatch = [&]() -> int {
     if (check->parsed()) return harness::RunCheck(check_options, std::cout, std::cerr);
     if (fmt->parsed()) return harness::RunFmt(fmt_options, std::cout, std::cerr);
     if (exec->parsed()) return harness::RunExec(exec_options, std::cout, std::cerr);
@@ -89,11 +106,15 @@ int main(int argc, char** argv) {
     if (scenario_exec->parsed()) {
       return harness::RunScenarioExec(scenario_exec_options, std::cerr);
     }
+    std::cerr << "tpusim: error: a subcommand is required\nRun 'tpusim --help' for more "
+                 "information.\n";
+    return harness::kExitInputError;
+  };
+  int code = harness::kExitInputError;
+  try {
+    code = dispatch();
   } catch (const std::exception& e) {
     std::cerr << "tpusim: internal error: " << e.what() << '\n';
-    return harness::kExitInputError;
   }
-  std::cerr
-      << "tpusim: error: a subcommand is required\nRun 'tpusim --help' for more information.\n";
-  return harness::kExitInputError;
+  return WithStdoutChecked(code);
 }

@@ -12,6 +12,8 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "harness/program_io.h"
@@ -235,6 +237,37 @@ StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::
   return counts;
 }
 
+/// An error for each --trip-count naming no while loop of `module`: a typo
+/// would otherwise time the loop once, silently.
+Status CheckTripCountNames(const hlo::HloModule& module,
+                           const std::map<std::string, int64_t>& counts) {
+  if (counts.empty()) return Status();
+  std::set<std::string> loops;
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() == hlo::HloOpcode::kWhile) loops.insert(inst->name());
+    }
+  }
+  for (const auto& [name, count] : counts) {
+    if (loops.contains(name)) continue;
+    std::string known;
+    for (const std::string& loop : loops) {
+      if (known.size() > 200) {
+        known += ", ...";
+        break;
+      }
+      known += (known.empty() ? "" : ", ") + loop;
+    }
+    return InvalidArgument("tpusim exec: error: --trip-count '" + name + "=" +
+                           std::to_string(count) + "': " + module.filename() +
+                           " has no while loop named '" + name + "' (" +
+                           (loops.empty() ? std::string("it has no while loops")
+                                          : "its loops: " + known) +
+                           ")");
+  }
+  return Status();
+}
+
 }  // namespace
 
 std::string ExecMode(const ExecOptions& options) {
@@ -248,6 +281,7 @@ StatusOr<ModuleRun> RunModule(const ExecOptions& options, const hlo::HloModule& 
   const std::string mode = ExecMode(options);
   using TripCounts = std::map<std::string, int64_t>;
   TPUSIM_ASSIGN_OR_RETURN(TripCounts trip_counts, ParseTripCounts(options.trip_counts));
+  TPUSIM_RETURN_IF_ERROR(CheckTripCountNames(module, trip_counts));
   // The network that times collectives, with the topology's per-device slowdowns.
   std::unique_ptr<ici::Interconnect> interconnect;
   std::map<int64_t, double> slowdowns;

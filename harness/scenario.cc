@@ -154,6 +154,7 @@ Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
         const std::string name = entry.first.Scalar();
         TPUSIM_ASSIGN_OR_RETURN(s.outputs.per_output[name],
                                 ReadTolerance(r, entry.second, per_path + "." + name, false));
+        s.outputs.per_output_where[name] = r.Where(entry.first);
       }
     }
     if (!s.outputs.golden) {
@@ -401,11 +402,11 @@ StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file)
   const Reader reader(file);
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(text));
+    root = arch::LoadOneDocument(std::string(text));
     if (!root.IsMap()) {
       return InvalidArgument(reader.Where(root) +
                              ": error: a scenario must be a mapping of keys, got " +
-                             Reader::Got(root));
+                             std::string(arch::NodeKind(root)));
     }
     return ParseRoot(reader, root);
   } catch (const YAML::Exception& e) {

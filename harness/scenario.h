@@ -34,6 +34,8 @@ struct OutputsCheck {
   bool golden = false;
   OutputTolerance tolerance;                          ///< for every output
   std::map<std::string, OutputTolerance> per_output;  ///< by output name ("output_1")
+  /// "FILE:LINE:COL" of each per_output key, for "no output named ...".
+  std::map<std::string, std::string> per_output_where;
 };
 
 /// One metric's check: within `tolerance` (a fraction, `2%` = 0.02) of the

@@ -59,6 +59,24 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       outputs.push_back({prefix + leaf.name, *leaf.value});
     }
   }
+  // A tolerance for an output the program does not have is a typo that
+  // would leave the real output on the default tolerance.
+  for (const auto& [name, where] : scenario.outputs.per_output_where) {
+    const bool known = std::any_of(outputs.begin(), outputs.end(), [&](const GoldenOutput& o) {
+      return o.name == name || o.name.ends_with("/" + name);
+    });
+    if (known) continue;
+    std::string names;
+    for (size_t i = 0; i < outputs.size() && i < 8; ++i) {
+      names += (i == 0 ? "" : ", ") + outputs[i].name;
+    }
+    if (outputs.size() > 8) names += ", ...";
+    result.status = "error";
+    failures.push_back(where + ": error: key path `checks.outputs.per_output." + name +
+                       "`: the program has no output named '" + name + "' (its outputs: " +
+                       (names.empty() ? "none" : names) + ")");
+    return;
+  }
   bool uses_golden = scenario.outputs.golden;
   for (const auto& [name, check] : scenario.metrics) uses_golden = uses_golden || check.golden;
   const std::string dir = GoldenDir(options.golden_dir, scenario.golden);

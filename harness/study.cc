@@ -313,7 +313,7 @@ StatusOr<Study> ParseStudy(const YamlReader& r, const YAML::Node& root,
   }
   // The base must load on its own: its own errors point into its own file.
   TPUSIM_RETURN_IF_ERROR(LoadScenario(study.base, models_dir).status());
-  YAML::Node base = YAML::Load(*base_text);
+  YAML::Node base = arch::LoadOneDocument(*base_text);
   AbsolutePaths(base, study.base);
 
   if (root["grid"] && root["points"]) {
@@ -473,11 +473,11 @@ StatusOr<Study> LoadStudy(const std::string& file, const std::string& models_dir
   TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(file));
   const YamlReader reader(file);
   try {
-    const YAML::Node root = YAML::Load(text);
+    const YAML::Node root = arch::LoadOneDocument(text);
     if (!root.IsMap()) {
       return InvalidArgument(reader.Where(root) +
                              ": error: a study must be a mapping of keys, got " +
-                             YamlReader::Got(root));
+                             std::string(arch::NodeKind(root)));
     }
     return ParseStudy(reader, root, models_dir);
   } catch (const YAML::Exception& e) {

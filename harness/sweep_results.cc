@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -100,6 +101,15 @@ StatusOr<PointResult> ResultFromJsonLine(const Study& study, const std::string& 
       study.points[static_cast<size_t>(result.index)].key != result.key) {
     return InvalidArgument(where + ": error: point " + std::to_string(result.index) + " (" +
                            result.key + ") is not a point of study " + study.file);
+  }
+  // The statuses a sweep writes; anything else was edited, and would be
+  // carried into results.csv and the exit code as if it were a result.
+  constexpr std::string_view kStatuses[] = {"ok", "error", "crashed", "timeout"};
+  if (std::find(std::begin(kStatuses), std::end(kStatuses), result.status) ==
+      std::end(kStatuses)) {
+    return InvalidArgument(where + ": error: point " + std::to_string(result.index) +
+                           " has status '" + result.status +
+                           "', expected ok, error, crashed or timeout");
   }
   return result;
 }

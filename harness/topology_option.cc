@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sim/arch/yaml_position.h"
 #include "sim/base/file.h"
 
 namespace tpusim::harness {
@@ -17,10 +18,9 @@ StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
   TPUSIM_ASSIGN_OR_RETURN(const std::string contents, ReadFile(text));
   YAML::Node root;
   try {
-    root = YAML::Load(contents);
+    root = arch::LoadOneDocument(contents);
   } catch (const YAML::Exception& e) {
-    return InvalidArgument(text + ":" + std::to_string(e.mark.line + 1) + ":" +
-                           std::to_string(e.mark.column + 1) + ": error: " + e.msg);
+    return InvalidArgument(arch::Where(text, e.mark) + ": error: " + e.msg);
   }
   const YAML::Node node = root.IsMap() && root["topology"] ? root["topology"] : root;
   return arch::ParseTopologyYaml(node, text);

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -33,9 +34,15 @@ class YamlReader {
     return InvalidArgument(Where(node) + ": error: key path `" + path + "`: " + message);
   }
 
-  /// What a node is, for "expected X, got Y".
+  /// What a node is, for "expected X, got Y": a scalar quoted when short,
+  /// else only its first 40 characters of its first line (a whole file read as
+  /// one scalar must not be echoed into messages and reports).
   static std::string Got(const YAML::Node& node) {
-    return node.IsScalar() ? "'" + node.Scalar() + "'" : std::string(arch::NodeKind(node));
+    if (!node.IsScalar()) return std::string(arch::NodeKind(node));
+    const std::string& text = node.Scalar();
+    const size_t cut = std::min(text.find('\n'), size_t{40});
+    if (cut >= text.size()) return "'" + text + "'";
+    return "'" + text.substr(0, cut) + "...' (" + std::to_string(text.size()) + " characters)";
   }
 
   /// Checks that `node` is a mapping whose keys are all in `known`, once each.

@@ -313,7 +313,7 @@ StatusOr<PresetFile> ReadPresetFile(const std::string& file) {
   TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(file));
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    root = LoadOneDocument(text);
   } catch (const YAML::Exception& e) {
     return ErrorAt(Where(file, e.mark), e.msg);
   }
@@ -354,8 +354,13 @@ StatusOr<std::string> ResolvePreset(std::string_view name_or_path, const fs::pat
   std::error_code ec;
   if (fs::is_regular_file(file, ec)) return file.string();
   StatusOr<std::vector<std::string>> known = ListPresets(models_dir);
+  if (!known.ok()) {
+    // The directory itself is the mistake (a mistyped --models-dir), not the name.
+    return NotFound("unknown chip preset '" + std::string(name_or_path) + "': " +
+                    known.status().message());
+  }
   return NotFound("unknown chip preset '" + std::string(name_or_path) +
-                  "' (known: " + (known.ok() ? Joined(*known) : std::string("none")) + ")");
+                  "' (known: " + Joined(*known) + ")");
 }
 
 /// Reads `file` and its `inherits:` chain into merged settings, parents first.

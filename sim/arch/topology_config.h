@@ -60,6 +60,11 @@ struct SlowDevice {
   double factor = 1.0;  ///< >= 1: 1.2 means 20% slower
 };
 
+/// The most chips a topology may have. Building one and timing a collective
+/// on it takes about 10 s at 65,536 chips (a TPU v5p pod is 8,960); a
+/// million chips ran for minutes without a word. Loaders refuse more up front.
+inline constexpr int64_t kMaxChips = int64_t{1} << 16;
+
 struct TopologyConfig {
   TopologyKind kind = TopologyKind::kTorus;
   /// torus, mesh, twisted torus: chips per axis. switch: {chips}.

@@ -207,10 +207,69 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
   return Status::Ok();
 }
 
+/// `a * b`, saturating at INT64_MAX (a, b >= 1).
+int64_t ChipProduct(int64_t a, int64_t b) {
+  int64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
+}
+
+/// At most kMaxChips chips, or an error prefixed by the key that sets the size.
+Status CheckChipCount(std::string_view key, const std::string& what, int64_t chips) {
+  if (chips <= kMaxChips) return Status::Ok();
+  return InvalidArgument(std::string(key) + ": " + what + " has " +
+                         (chips == INT64_MAX ? std::string("over 2^63") : std::to_string(chips)) +
+                         " chips, more than the " + std::to_string(kMaxChips) +
+                         " tpusim simulates (a TPU v5p pod is 8960)");
+}
+
+Status CheckDimensions(const TopologyConfig& c);
+
+/// The size checks of CheckShape, once the shape itself is sound.
+Status CheckSize(const TopologyConfig& c) {
+  const std::string kind(KindOf(c.kind).name);
+  int64_t chips = 1;
+  switch (c.kind) {
+    case TopologyKind::kTorus:
+    case TopologyKind::kMesh:
+    case TopologyKind::kTwistedTorus: {
+      std::string dims;
+      for (const int64_t d : c.dims) {
+        chips = ChipProduct(chips, d);
+        dims += (dims.empty() ? "" : "x") + std::to_string(d);
+      }
+      return CheckChipCount("dims", kind + " " + dims, chips);
+    }
+    case TopologyKind::kFatTree:
+      for (int64_t l = 0; l < c.fat_tree_levels; ++l) chips = ChipProduct(chips, c.fat_tree_radix / 2);
+      return CheckChipCount("levels", "a fat tree of radix " + std::to_string(c.fat_tree_radix) +
+                                          " and " + std::to_string(c.fat_tree_levels) + " levels",
+                            chips);
+    case TopologyKind::kSwitch:
+      return CheckChipCount("chips", "the switch", c.dims[0]);
+    case TopologyKind::kMultiSlice: {
+      StatusOr<TopologyConfig> slice = ParseTopologyShortForm(c.slice_topology_text);
+      if (!slice.ok()) return InvalidArgument("slice: " + slice.status().message());
+      for (const int64_t d : slice->dims) chips = ChipProduct(chips, d);
+      return CheckChipCount("slices",
+                            std::to_string(c.slices) + " slices of " + c.slice_topology_text,
+                            ChipProduct(chips, c.slices));
+    }
+    case TopologyKind::kGraph:
+      return CheckChipCount("chips", "the graph", c.graph_chips);
+  }
+  return Status::Ok();
+}
+
 /// Checks what the loader can check on its own: required keys present,
 /// dims positive, twisted shapes, wraparound length, chip count for the
-/// device assignment.
+/// device assignment, at most kMaxChips chips.
 Status CheckShape(const TopologyConfig& c) {
+  TPUSIM_RETURN_IF_ERROR(CheckDimensions(c));
+  return CheckSize(c);
+}
+
+/// CheckShape without the size check.
+Status CheckDimensions(const TopologyConfig& c) {
   const std::string kind(KindOf(c.kind).name);
   auto dims_text = [&] {
     std::string s;

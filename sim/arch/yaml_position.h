@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tpusim::arch {
 
@@ -30,6 +31,18 @@ inline std::string_view NodeKind(const YAML::Node& node) {
     default:
       return "nothing";
   }
+}
+
+/// The one YAML document of `text`, as YAML::Load gives it; a second
+/// document (after `---`) throws YAML::ParserException at its start rather
+/// than being ignored, and so do the loaders' other syntax errors.
+inline YAML::Node LoadOneDocument(const std::string& text) {
+  std::vector<YAML::Node> documents = YAML::LoadAll(text);
+  if (documents.size() > 1) {
+    throw YAML::ParserException(documents[1].Mark(),
+                                "a second YAML document (after '---'); a file holds one");
+  }
+  return documents.empty() ? YAML::Node() : documents.front();
 }
 
 }  // namespace tpusim::arch

@@ -60,33 +60,41 @@ mode_t CurrentUmask() {
   return mask;
 }
 
-}  // namespace
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ReadError(path, errno);
-  FdCloser closer(fd);
-
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return ReadError(path, errno);
-  if (S_ISDIR(st.st_mode)) return ReadError(path, EISDIR);
-
-  std::string contents;
-  if (S_ISREG(st.st_mode) && st.st_size > 0) contents.reserve(static_cast<size_t>(st.st_size));
-  char buffer[64 * 1024];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ReadError(path, errno);
-    }
-    if (n == 0) break;
-    contents.append(buffer, static_cast<size_t>(n));
+/// Where a write to `path` lands: `path` itself, or what its chain of
+/// symbolic links names (relative targets taken from each link's directory;
+/// the last target may not exist yet). ELOOP after 40 links, as the kernel.
+StatusOr<std::string> ResolveSymlinks(const std::string& path) {
+  std::string at = path;
+  for (int links = 0; links < 40; ++links) {
+    struct stat st;
+    if (::lstat(at.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return at;
+    std::string target(static_cast<size_t>(st.st_size > 0 ? st.st_size : 4096) + 1, '\0');
+    const ssize_t n = ::readlink(at.c_str(), target.data(), target.size());
+    if (n < 0) return WriteError(path, errno);
+    target.resize(static_cast<size_t>(n));
+    const size_t slash = at.rfind('/');
+    at = target.starts_with('/') || slash == std::string::npos ? target
+                                                              : at.substr(0, slash + 1) + target;
   }
-  return contents;
+  return WriteError(path, ELOOP);
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+/// Writes `contents` straight into the existing non-regular file at `path`
+/// (a device such as /dev/null or /dev/full, a FIFO): such a file cannot be
+/// replaced, only written.
+Status WriteThrough(const std::string& path, std::string_view contents) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return WriteError(path, errno);
+  FdCloser closer(fd);
+  if (int err = WriteAll(fd, contents); err != 0) return WriteError(path, err);
+  if (int err = closer.Close(); err != 0) return WriteError(path, err);
+  return Status::Ok();
+}
+
+/// WriteFileAtomically on a path that is no link: a temporary file renamed
+/// over it.
+
+Status ReplaceFile(const std::string& path, std::string_view contents) {
   const size_t slash = path.rfind('/');
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -125,4 +133,40 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   return Status::Ok();
 }
 
+}  // namespace
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ReadError(path, errno);
+  FdCloser closer(fd);
+
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ReadError(path, errno);
+  if (S_ISDIR(st.st_mode)) return ReadError(path, EISDIR);
+
+  std::string contents;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) contents.reserve(static_cast<size_t>(st.st_size));
+  char buffer[64 * 1024];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ReadError(path, errno);
+    }
+    if (n == 0) break;
+    contents.append(buffer, static_cast<size_t>(n));
+  }
+  return contents;
+}
+
+Status WriteFileAtomically(const std::string& requested, std::string_view contents) {
+  // A symbolic link stays one: its target is replaced.
+  TPUSIM_ASSIGN_OR_RETURN(const std::string path, ResolveSymlinks(requested));
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) &&
+      !S_ISDIR(existing.st_mode)) {
+    return WriteThrough(path, contents);
+  }
+  return ReplaceFile(path, contents);
+}
 }  // namespace tpusim

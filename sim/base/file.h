@@ -23,6 +23,11 @@ StatusOr<std::string> ReadFile(const std::string& path);
 /// file keeps its permission bits; a new one gets 0666 minus the umask. On
 /// failure the temporary file is removed and `path` is untouched; the message
 /// reads "PATH: error: cannot write file: REASON".
+///
+/// Only regular files are replaced. A symbolic link is followed (through
+/// relative and chained links) and its target replaced, so the link stays; an
+/// existing device, FIFO or socket (/dev/null, /dev/full, a pipe) is opened and
+/// written directly, and its write errors (ENOSPC on /dev/full) are returned.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
 }  // namespace tpusim

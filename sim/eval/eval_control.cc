@@ -41,7 +41,17 @@ StatusOr<Literal> While(EvalContext& ctx, const HloInstruction& inst, const Lite
     return ctx.Error(inst, StatusCode::kInvalidArgument, "needs condition= and body=");
   }
   Literal state = init;
+  const int64_t work_at_start = ctx.work();
   for (int64_t iteration = 0;; ++iteration) {
+    if (ctx.work() - work_at_start > ctx.options().max_loop_work) {
+      return ctx.Error(inst, StatusCode::kFailedPrecondition,
+                       "loop did not finish within its work budget: " +
+                           std::to_string(iteration) + " iterations did " +
+                           std::to_string(ctx.work() - work_at_start) +
+                           " units of work (an instruction is 64, plus its result's elements; "
+                           "EvaluatorOptions::max_loop_work is " +
+                           std::to_string(ctx.options().max_loop_work) + ")");
+    }
     const Literal* args[] = {&state};
     TPUSIM_ASSIGN_OR_RETURN(Literal keep_going, ctx.Call(*condition, args));
     if (!keep_going.shape().IsArray() || keep_going.element_count() != 1 ||

@@ -284,6 +284,15 @@ StatusOr<std::unique_ptr<ComputationPlan>> BuildPlan(const hlo::HloModule& modul
   return plan;
 }
 
+/// The error for a computation called more than kMaxCallDepth levels deep:
+/// the same words as the timing model's.
+Status NestTooDeeply(const hlo::HloModule& module, const HloComputation& computation) {
+  return InvalidArgument(module.ErrorAt(
+      computation.location(), computation.name() + ": calls nest too deeply (more than " +
+                                  std::to_string(EvalContext::kMaxCallDepth) +
+                                  " levels of calls, fusions, loops and reducers)"));
+}
+
 }  // namespace
 
 EvalContext::EvalContext(const hlo::HloModule& module, const EvaluatorOptions& options,
@@ -306,6 +315,14 @@ Status EvalContext::Error(const HloInstruction& inst, StatusCode code,
 }
 
 StatusOr<Literal> EvalContext::Call(const HloComputation& computation, Operands args) {
+  if (call_depth_ == kMaxCallDepth) return NestTooDeeply(module_, computation);
+  ++call_depth_;
+  StatusOr<Literal> result = CallNested(computation, args);
+  --call_depth_;
+  return result;
+}
+
+StatusOr<Literal> EvalContext::CallNested(const HloComputation& computation, Operands args) {
   if (static_cast<int64_t>(args.size()) != computation.parameter_count()) {
     return InvalidArgument(module_.ErrorAt(
         computation.location(), "computation " + computation.name() + " takes " +
@@ -339,6 +356,7 @@ StatusOr<Literal> EvalContext::Call(const HloComputation& computation, Operands 
       const Kernel kernel = KernelFor(inst.opcode());
       if (kernel == nullptr) return Unsupported(inst, "opcode not implemented by the evaluator");
       TPUSIM_ASSIGN_OR_RETURN(Literal result, kernel(*this, inst, operands));
+      work_ += kInstructionWork + (result.shape().IsArray() ? result.element_count() : 0);
       values[plan.order[pos]] = std::move(result);
       if (options_.progress != nullptr && device_.replica_id == 0 && device_.partition_id == 0) {
         options_.progress->fetch_add(1, std::memory_order_relaxed);
@@ -405,8 +423,10 @@ int64_t AddBytes(int64_t a, int64_t b) { return b > INT64_MAX - a ? INT64_MAX : 
 /// memoised per computation in `peaks`.
 StatusOr<int64_t> ComputationPeakBytes(const hlo::HloModule& module,
                                        const HloComputation& computation,
-                                       std::map<const HloComputation*, int64_t>& peaks) {
+                                       std::map<const HloComputation*, int64_t>& peaks,
+                                       int64_t depth) {
   if (auto found = peaks.find(&computation); found != peaks.end()) return found->second;
+  if (depth == EvalContext::kMaxCallDepth) return NestTooDeeply(module, computation);
   TPUSIM_ASSIGN_OR_RETURN(const auto plan, BuildPlan(module, computation));
   const auto& instructions = computation.instructions();
   const int64_t root = computation.root()->unique_id() - plan->base_id;
@@ -417,7 +437,7 @@ StatusOr<int64_t> ComputationPeakBytes(const hlo::HloModule& module,
     const HloInstruction& inst = *instructions[plan->order[pos]];
     int64_t callee_peak = 0;
     for (const HloComputation* callee : inst.called_computations()) {
-      TPUSIM_ASSIGN_OR_RETURN(const int64_t p, ComputationPeakBytes(module, *callee, peaks));
+      TPUSIM_ASSIGN_OR_RETURN(const int64_t p, ComputationPeakBytes(module, *callee, peaks, depth + 1));
       callee_peak = std::max(callee_peak, p);
     }
     TPUSIM_ASSIGN_OR_RETURN(bytes[plan->order[pos]], Literal::ByteSizeOf(inst.shape()));
@@ -446,7 +466,7 @@ StatusOr<int64_t> Evaluator::EstimatePeakBytes(const hlo::HloModule& module) {
     arguments = AddBytes(arguments, bytes);
   }
   std::map<const HloComputation*, int64_t> peaks;
-  TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, ComputationPeakBytes(module, *entry, peaks));
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, ComputationPeakBytes(module, *entry, peaks, 0));
   return AddBytes(arguments, peak);
 }
 

@@ -51,6 +51,13 @@ struct EvaluatorOptions {
   /// A while loop that runs more iterations than this is an error rather than a
   /// hang (a program whose loop condition never becomes false).
   int64_t max_while_iterations = int64_t{1} << 24;
+  /// A while loop whose iterations do more work than this is an error too, so
+  /// that an endless loop is refused in seconds whatever its body: work is
+  /// 64 per executed instruction plus the elements of its result, about 10^8
+  /// a second on one core. The corpus's largest loop (jax_diffrax_ode_solver)
+  /// does 3.4 x 10^8; an endless f32[1024] loop is refused after ~12 s, a
+  /// trivial one after ~8 s (it took 17 s to meet max_while_iterations).
+  int64_t max_loop_work = int64_t{1} << 31;
   /// A constant whose values the dump elided (`constant({...})`) is filled
   /// with seeded values from this seed (FillSeeded, one stream per constant);
   /// unset, such a constant is an error.

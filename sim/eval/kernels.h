@@ -46,7 +46,21 @@ class EvalContext {
 
   /// Evaluates `computation` with `args` as its parameters (call, fusion,
   /// while, conditional, map and reducers all come through here).
+  /// A computation nested deeper than kMaxCallDepth is an error located at it,
+  /// not a stack overflow.
   StatusOr<value::Literal> Call(const hlo::HloComputation& computation, Operands args);
+
+  /// Work done so far on this device: for each executed instruction,
+  /// kInstructionWork plus the elements of its result. While loops measure
+  /// their iterations against EvaluatorOptions::max_loop_work with it.
+  int64_t work() const { return work_; }
+  /// What one instruction costs beyond its elements: the evaluator's fixed
+  /// cost per instruction is about that of 64 elementwise results.
+  static constexpr int64_t kInstructionWork = 64;
+
+  /// How deep Call may nest (a call in a fusion in a while body is three);
+  /// the timing model's limit too.
+  static constexpr int64_t kMaxCallDepth = 64;
 
   /// A zero-filled value of `shape` for `inst`, or kResourceExhausted (naming
   /// the instruction) when it is over max_bytes.
@@ -63,6 +77,9 @@ class EvalContext {
   uint64_t NextRngStream() { return rng_streams_++; }
 
  private:
+  /// Call's body, once the depth is checked.
+  StatusOr<value::Literal> CallNested(const hlo::HloComputation& computation, Operands args);
+
   /// The program being run: its filename for messages.
   const hlo::HloModule& module_;
   /// Numerics mode and limits, shared by every kernel.
@@ -77,6 +94,10 @@ class EvalContext {
   std::unordered_map<const hlo::HloComputation*, std::unique_ptr<ComputationPlan>> plans_;
   /// rng executions so far (NextRngStream).
   uint64_t rng_streams_ = 0;
+  /// Calls open on this device (Call's recursion), against kMaxCallDepth.
+  int64_t call_depth_ = 0;
+  /// See work().
+  int64_t work_ = 0;
 };
 
 /// Evaluates the entry computation of `module` as `device`, meeting the other

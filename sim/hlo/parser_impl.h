@@ -139,6 +139,8 @@ class Parser {
   StatusOr<Shape> ParseShape();
   /// ParseShape into a default-constructed `out` (saves moving the result).
   Status ParseShapeInto(Shape& out);
+  /// ParseShapeInto's body, once the nesting depth is checked.
+  Status ParseNestedShapeInto(Shape& out);
   /// ParseShape for a shape that is only checked (computation signatures):
   /// parsed into discarded_shape_, reusing its memory.
   Status ParseDiscardedShape();
@@ -184,6 +186,8 @@ class Parser {
   std::vector<int64_t> int_scratch_;
   std::vector<KeyValue> key_value_scratch_;
   Shape discarded_shape_;
+  /// Tuple and buffer shapes open at the cursor (ParseShapeInto's recursion).
+  int64_t shape_depth_ = 0;
   std::vector<std::pair<HloInstruction*, std::vector<PendingName>>> pending_control_;
   /// Computation names inside attributes, resolved after the whole module.
   struct PendingComputationRef {

@@ -223,6 +223,14 @@ TEST(PresetLoader, UnknownPresetNameListsTheKnownOnes) {
             "tpu-v7x)");
 }
 
+TEST(PresetLoader, AModelsDirectoryThatDoesNotExistIsNamedAsTheCause) {
+  StatusOr<ChipConfig> c = LoadChipPreset("tpu-v5e", "/no/such/models");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "unknown chip preset 'tpu-v5e': /no/such/models: error: cannot list chip presets: No "
+            "such file or directory");
+}
+
 TEST(PresetLoader, BadOverridesNameTheOverride) {
   const auto error = [](const std::string& o) {
     StatusOr<ChipConfig> c = LoadChipPreset("tpu-v5e", kModels, {o});
@@ -409,6 +417,11 @@ TEST_F(MalformedPreset, NotAMapping) {
             "DIR/bad.yaml:1:1: error: a preset must be a mapping of keys, got a sequence");
   EXPECT_EQ(ErrorOf("empty", ""),
             "DIR/empty.yaml: error: a preset must be a mapping of keys, got nothing");
+}
+
+TEST_F(MalformedPreset, ASecondYamlDocumentIsAnErrorNotIgnored) {
+  EXPECT_EQ(ErrorOf("two", "inherits: base\n---\nclock: 2GHz\n"),
+            "DIR/two.yaml:3:1: error: a second YAML document (after '---'); a file holds one");
 }
 
 TEST_F(MalformedPreset, MegacoreNeedsTwoTensorCores) {

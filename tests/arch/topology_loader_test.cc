@@ -186,7 +186,29 @@ TEST(TopologyDevicesPerChip, MalformedValuesAreLocatedErrors) {
             "times (devices_per_chip)");
 }
 
+TEST(TopologyShortForm, MoreThanTheChipLimitIsRefusedUpFront) {
+  // Each once ran for minutes without a word; the limit is kMaxChips (65536).
+  EXPECT_THAT(ShortError("torus:1024x1024"),
+              HasSubstr("dims: torus 1024x1024 has 1048576 chips, more than the 65536 tpusim "
+                        "simulates"));
+  EXPECT_THAT(ShortError("torus:99999999999x99999999999"),
+              HasSubstr("dims: torus 99999999999x99999999999 has over 2^63 chips"));
+  EXPECT_THAT(ShortError("switch:16777216"),
+              HasSubstr("chips: the switch has 16777216 chips, more than the 65536"));
+  EXPECT_THAT(ShortError("fattree:radix=64,levels=4"),
+              HasSubstr("levels: a fat tree of radix 64 and 4 levels has 1048576 chips"));
+  EXPECT_THAT(ShortError("multislice:slices=1000000,slice=torus:4x4"),
+              HasSubstr("slices: 1000000 slices of torus:4x4 has 16000000 chips"));
+  EXPECT_EQ(MustShort("torus:256x256").dims, (std::vector<int64_t>{256, 256}));
+  EXPECT_EQ(MustShort("switch:65536").dims, (std::vector<int64_t>{65536}));
+}
+
 TEST(TopologyYaml, ErrorsNameFileLineColumnAndKeyPath) {
+  EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [1024, 1024]\n"),
+            "s.yaml:3:9: error: topology.dims: torus 1024x1024 has 1048576 chips, more than the "
+            "65536 tpusim simulates (a TPU v5p pod is 8960)");
+  EXPECT_THAT(YamlError("topology:\n  kind: graph\n  chips: 100000\n  edges: [[0, 1]]\n"),
+              HasSubstr("s.yaml:3:10: error: topology.chips: the graph has 100000 chips"));
   EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [4, 4]\n  radix: 4\n"),
             "s.yaml:4:3: error: topology: unknown key 'radix' (known: kind, dims, wraparound, "
             "link_bandwidth, hop_latency, devices_per_chip, device_assignment, faults, "

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace tpusim {
 namespace {
@@ -116,6 +117,56 @@ TEST_F(FileTest, WriteFileAtomicallyRelativePathUsesCurrentDirectory) {
   fs::current_path(old_cwd);
   ASSERT_TRUE(written.ok()) << written.message();
   EXPECT_EQ(*ReadFile(Path("rel.txt")), "r");
+}
+
+TEST_F(FileTest, WriteFileAtomicallyThroughASymlinkReplacesTheTargetAndKeepsTheLink) {
+  ASSERT_TRUE(WriteFileAtomically(Path("target"), "old").ok());
+  fs::create_directory(Path("sub"));
+  fs::create_symlink("../target", Path("sub/relative"));  // relative to the link's directory
+  fs::create_symlink(Path("sub/relative"), Path("chained"));
+  ASSERT_TRUE(WriteFileAtomically(Path("chained"), "new").ok());
+  EXPECT_TRUE(fs::is_symlink(Path("chained")));
+  EXPECT_TRUE(fs::is_symlink(Path("sub/relative")));
+  EXPECT_EQ(*ReadFile(Path("target")), "new");
+  // A link whose target does not exist yet creates it.
+  fs::create_symlink(Path("later"), Path("dangling"));
+  ASSERT_TRUE(WriteFileAtomically(Path("dangling"), "made").ok());
+  EXPECT_TRUE(fs::is_symlink(Path("dangling")));
+  EXPECT_EQ(*ReadFile(Path("later")), "made");
+  // A loop of links is an error, not a hang.
+  fs::create_symlink(Path("loop_b"), Path("loop_a"));
+  fs::create_symlink(Path("loop_a"), Path("loop_b"));
+  EXPECT_THAT(WriteFileAtomically(Path("loop_a"), "x").message(),
+              HasSubstr("cannot write file: Too many levels of symbolic links"));
+}
+
+TEST_F(FileTest, WriteFileAtomicallyWritesDevicesDirectlyAndReportsTheirErrors) {
+  // /dev/null stays a device (replacing it would need root, and must not happen).
+  EXPECT_TRUE(WriteFileAtomically("/dev/null", "discarded").ok());
+  struct stat st;
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  if (::stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) {
+    Status written = WriteFileAtomically("/dev/full", "x");
+    EXPECT_EQ(written.message(), "/dev/full: error: cannot write file: No space left on device");
+  }
+  // A symlink to a device writes the device.
+  fs::create_symlink("/dev/null", Path("null"));
+  EXPECT_TRUE(WriteFileAtomically(Path("null"), "discarded").ok());
+  EXPECT_TRUE(fs::is_symlink(Path("null")));
+}
+
+TEST_F(FileTest, WriteFileAtomicallyIntoAFifoWritesThePipe) {
+  ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0600), 0);
+  std::string read;
+  std::thread reader([&] { StatusOr<std::string> got = ReadFile(Path("fifo"));
+    read = got.ok() ? *got : "read failed"; });
+  EXPECT_TRUE(WriteFileAtomically(Path("fifo"), "through the pipe").ok());
+  reader.join();
+  EXPECT_EQ(read, "through the pipe");
+  struct stat st;
+  ASSERT_EQ(::stat(Path("fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
 }  // namespace

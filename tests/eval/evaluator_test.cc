@@ -259,6 +259,92 @@ TEST(Evaluator, WhileOverIterationCapIsAnError) {
   EXPECT_NE(r.status().message().find("while w"), std::string::npos) << r.status().message();
 }
 
+/// A module whose entry reaches `depth` computations nested in one another,
+/// each level through `how`: "call" (call to_apply=), "fusion" or "while"
+/// (a loop whose body holds the next level and runs once).
+std::string NestedModule(int depth, const std::string& how) {
+  std::string text = "HloModule nested\n\n";
+  text += "c0 {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n"
+          "  ROOT r = s32[] add(p, one)\n}\n";
+  text += "cond {\n  p = s32[] parameter(0)\n  ten = s32[] constant(10)\n"
+          "  ROOT lt = pred[] compare(p, ten), direction=LT\n}\n";
+  auto level = [&](int callee) {
+    const std::string c = "c" + std::to_string(callee);
+    if (how == "call") return "call(p), to_apply=" + c;
+    if (how == "fusion") return "fusion(p), kind=kLoop, calls=" + c;
+    return "while(p), condition=cond, body=" + c;
+  };
+  for (int i = 1; i < depth; ++i) {
+    text += "c" + std::to_string(i) + " {\n  p = s32[] parameter(0)\n  ROOT r = s32[] " +
+            level(i - 1) + "\n}\n";
+  }
+  return text + "ENTRY main {\n  p = s32[] parameter(0)\n  ROOT r = s32[] " + level(depth - 1) +
+         "\n}\n";
+}
+
+TEST(Evaluator, ComputationsNestedTooDeeplyAreALocatedErrorNotAStackOverflow) {
+  for (const std::string how : {"call", "fusion", "while"}) {
+    auto r = TryEval(NestedModule(100'000, how), {Literal::CreateR0<int32_t>(0)});
+    ASSERT_FALSE(r.ok()) << how;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << how;
+    EXPECT_NE(r.status().message().find(": calls nest too deeply (more than 64 levels"),
+              std::string::npos)
+        << how << ": " << r.status().message();
+    // The memory estimate walks the same nesting before values are computed.
+    auto module = hlo::ParseHloModule(NestedModule(100'000, how));
+    ASSERT_TRUE(module.ok()) << module.status().message();
+    EXPECT_EQ(Evaluator::EstimatePeakBytes(**module).status().code(), StatusCode::kInvalidArgument)
+        << how;
+  }
+}
+
+TEST(Evaluator, ComputationsNestedUpToTheLimitRun) {
+  EXPECT_EQ(Eval(NestedModule(63, "call"), {Literal::CreateR0<int32_t>(0)}),
+            Literal::CreateR0<int32_t>(1));
+  EXPECT_EQ(Eval(NestedModule(63, "while"), {Literal::CreateR0<int32_t>(0)}),
+            Literal::CreateR0<int32_t>(10));
+}
+
+constexpr char kEndlessLoop[] = R"(HloModule endless
+
+cond {
+  p = f32[1024] parameter(0)
+  ROOT t = pred[] constant(true)
+}
+
+body {
+  p = f32[1024] parameter(0)
+  ROOT e = f32[1024] exponential(p)
+}
+
+ENTRY main {
+  z = f32[1024] parameter(0)
+  ROOT forever = f32[1024] while(z), condition=cond, body=body
+})";
+
+TEST(Evaluator, AnEndlessLoopIsRefusedByItsWorkBudgetNamingTheLoop) {
+  // Per iteration: cond's constant (64 + 1) and the exponential (64 + 1024).
+  EvaluatorOptions options;
+  options.max_loop_work = 1153 * 1000;
+  auto r = TryEval(kEndlessLoop, {Literal(hlo::Shape(hlo::PrimitiveType::kF32, {1024}))}, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find(
+                "while forever: loop did not finish within its work budget: 1001 iterations did "
+                "1154153 units of work"),
+            std::string::npos)
+      << r.status().message();
+  // The default refuses it well before max_while_iterations (2^24).
+  EXPECT_LT(EvaluatorOptions().max_loop_work / 1153, EvaluatorOptions().max_while_iterations);
+}
+
+TEST(Evaluator, ALoopWithinItsWorkBudgetRuns) {
+  EvaluatorOptions options;
+  options.max_loop_work = 10'000;
+  EXPECT_EQ(Eval(kCountingLoop, {Literal::CreateR0<int32_t>(10)}, options),
+            Literal::CreateR0<int32_t>(10));
+}
+
 TEST(Evaluator, ConditionalPredAndIndexForms) {
   const char* pred_form = R"(HloModule m
 neg {

@@ -1159,5 +1159,34 @@ TEST(ParseErrors, OperandsMustBeDefinedInTheSameComputation) {
               HasSubstr("undefined operand 'a' in computation 'e'"));
 }
 
+/// `element` inside `depth` one-element tuples: "((f32[]))" for depth 2.
+std::string NestedTupleShape(int64_t depth, std::string_view element) {
+  return std::string(depth, '(') + std::string(element) + std::string(depth, ')');
+}
+
+TEST(ParseErrors, TupleShapesNestedDeeperThanTheLimitAreLocatedErrorsNotStackOverflows) {
+  const std::string deep = NestedTupleShape(100'000, "f32[]");
+  // In an instruction's type.
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT p = " + deep + " parameter(0)\n}\n"),
+              HasSubstr("bad.hlo:3:76: error: shapes nested more than 64 deep"));
+  // In a constant's type.
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT c = " + deep + " constant(1)\n}\n"),
+              HasSubstr("bad.hlo:3:76: error: shapes nested more than 64 deep"));
+  // In a computation's signature and in buffer shapes.
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e (p: " + deep + ") -> f32[] {\n}\n"),
+              HasSubstr("bad.hlo:2:77: error: shapes nested more than 64 deep"));
+  std::string buffers;
+  for (int i = 0; i < 100'000; ++i) buffers += "b(";
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT p = " + buffers + "f32[] parameter(0)\n}\n"),
+              HasSubstr("error: shapes nested more than 64 deep"));
+  EXPECT_THAT(ParseShape(deep).status().message(), HasSubstr("shapes nested more than 64 deep"));
+}
+
+TEST(ParseShapes, TuplesNestedUpToTheLimitParse) {
+  StatusOr<Shape> shape = ParseShape(NestedTupleShape(64, "f32[2]"));
+  ASSERT_TRUE(shape.ok()) << shape.status().message();
+  EXPECT_EQ(shape->ToString(false), NestedTupleShape(64, "f32[2]"));
+}
+
 }  // namespace
 }  // namespace tpusim::hlo

@@ -245,6 +245,52 @@ TEST(Fmt, UnwritableOutputIsInputError) {
   EXPECT_THAT(r.err, HasSubstr(output + ": error: cannot write file"));
 }
 
+bool IsCharacterDevice(const std::string& path) {
+  return fs::is_character_file(fs::symlink_status(path));
+}
+
+TEST(Fmt, OutputToADeviceWritesTheDeviceAndReportsItsErrors) {
+  ScratchDir dir;
+  const std::string input = dir / "add_one.hlo";
+  WriteText(input, kAddOneModule);
+  RunResult to_null = Tpusim({"fmt", input, "-o", "/dev/null"});
+  EXPECT_EQ(to_null.exit_code, 0) << Describe(to_null);
+  EXPECT_TRUE(IsCharacterDevice("/dev/null")) << "/dev/null was replaced by a file";
+  if (!IsCharacterDevice("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  RunResult to_full = Tpusim({"fmt", input, "-o", "/dev/full"});
+  EXPECT_EQ(to_full.exit_code, 2) << Describe(to_full);
+  EXPECT_THAT(to_full.err, HasSubstr("/dev/full: error: cannot write file: No space left on device"));
+  EXPECT_TRUE(IsCharacterDevice("/dev/full")) << "/dev/full was replaced by a file";
+}
+
+TEST(Fmt, OutputThroughASymlinkReplacesItsTargetAndKeepsTheLink) {
+  ScratchDir dir;
+  const std::string input = dir / "add_one.hlo";
+  WriteText(input, kAddOneModule);
+  WriteText(dir / "target.hlo", "old");
+  fs::create_symlink("target.hlo", dir / "link.hlo");
+  RunResult r = Tpusim({"fmt", input, "-o", dir / "link.hlo"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(fs::is_symlink(dir / "link.hlo"));
+  EXPECT_THAT(ReadText(dir / "target.hlo"), HasSubstr("HloModule add_one"));
+}
+
+TEST(Cli, AFailedWriteToStdoutExitsTwo) {
+  if (!IsCharacterDevice("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  ScratchDir dir;
+  const std::string input = dir / "add_one.hlo";
+  WriteText(input, kAddOneModule);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"check", "-v", input}, {"fmt", input},
+        {"exec", input, "--inputs", "seed:1"}}) {
+    std::vector<std::string> shell = {"-c", "exec \"$0\" \"$@\" >/dev/full", TPUSIM_BINARY};
+    shell.insert(shell.end(), args.begin(), args.end());
+    RunResult r = RunBinary("/bin/sh", shell);
+    EXPECT_EQ(r.exit_code, 2) << args.front() << ": " << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("tpusim: error: cannot write standard output")) << args.front();
+  }
+}
+
 TEST(Fmt, MissingFileIsInputError) {
   ScratchDir dir;
   const std::string missing = dir / "missing.hlo";

@@ -15,6 +15,7 @@ namespace tpusim::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 RunResult Tpusim(const std::vector<std::string>& args) { return RunBinary(TPUSIM_BINARY, args); }
 
@@ -161,6 +162,46 @@ TEST(CollectiveCliTest, BadInputExitsTwo) {
   const RunResult chip = Tpusim({"collective", "--op", "all-reduce", "--bytes", "1MiB", "--chip",
                                  "tpu-v99", "--topology", "torus:4"});
   EXPECT_EQ(chip.exit_code, 2) << Describe(chip);
+}
+
+/// `tpusim collective --op all-reduce --chip tpu-v5e --topology torus:4x4` plus `extra`.
+RunResult AllReduceOn4x4(const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"collective", "--op",       "all-reduce", "--chip",
+                                   "tpu-v5e",    "--topology", "torus:4x4"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return Tpusim(args);
+}
+
+TEST(CollectiveCliTest, SizesOver1024TiBAreRefusedNotWrappedOrLoopedOn) {
+  // 2^62 once reported 0.00 us ("no data moves"); a sweep to it doubled past
+  // INT64_MAX and never ended.
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--bytes", "4611686018427387904"},
+        {"--sweep", "1:4611686018427387904"},
+        {"--sweep", "1GiB:9223372036854775807"}}) {
+    const RunResult r = AllReduceOn4x4(extra);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("': at most 1024TiB (1125899906842624 bytes)")) << Describe(r);
+  }
+  const RunResult largest = AllReduceOn4x4({"--sweep", "512TiB:1125899906842624"});
+  EXPECT_EQ(largest.exit_code, 0) << Describe(largest);
+  EXPECT_THAT(largest.out, HasSubstr(" 1125899906842624 12509998964.92 ")) << Describe(largest);
+}
+
+TEST(CollectiveCliTest, ADeviceInTwoGroupsOrTwiceInOneIsAnError) {
+  const RunResult twice = AllReduceOn4x4({"--bytes", "1MiB", "--groups", "0,1,1;2,3"});
+  EXPECT_EQ(twice.exit_code, 2) << Describe(twice);
+  EXPECT_THAT(twice.err, HasSubstr("--groups '0,1,1;2,3': device 1 appears twice in group 0"));
+  const RunResult overlap = AllReduceOn4x4({"--bytes", "1MiB", "--groups", "0,1;2,1"});
+  EXPECT_EQ(overlap.exit_code, 2) << Describe(overlap);
+  EXPECT_THAT(overlap.err, HasSubstr("--groups '0,1;2,1': device 1 is in groups 0 and 1"));
+}
+
+TEST(CollectiveCliTest, TpuWraparoundTakesTheChipsRuleAsExecDoes) {
+  const RunResult r = Tpusim({"collective", "--op", "all-reduce", "--bytes", "1MiB", "--chip",
+                             "tpu-v4", "--topology", "torus:16x8,wraparound=tpu"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.err, Not(HasSubstr("ApplyTpuWraparound"))) << Describe(r);
 }
 
 }  // namespace

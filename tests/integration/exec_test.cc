@@ -364,6 +364,17 @@ ENTRY %main (n: s32[], p: pred[], x: f32[1024]) -> f32[1024] {
   EXPECT_EQ(count(timing_json, "loop_exp"), 1) << timing_json;
   EXPECT_EQ(count(timing_json, "true_negate"), 1);
   EXPECT_EQ(count(timing_json, "false_sqrt"), 0);
+  // --trip-count names the loop; a name that is no loop is an error naming
+  // the loops there are, not a loop silently timed once.
+  const RunResult told = Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", "timing",
+                                 "--trip-count", "loop=3", "--json", dir_ / "told.json"});
+  ASSERT_EQ(told.exit_code, 0) << Describe(told);
+  EXPECT_EQ(count(ReadText(dir_ / "told.json"), "loop_exp"), 3);
+  const RunResult typo = Tpusim(
+      {"exec", module, "--chip", "tpu-v5e", "--mode", "timing", "--trip-count", "lopo=3"});
+  EXPECT_EQ(typo.exit_code, 2) << Describe(typo);
+  EXPECT_THAT(typo.err, HasSubstr("--trip-count 'lopo=3': " + module +
+                                  " has no while loop named 'lopo' (its loops: loop)"));
 }
 
 TEST_F(ExecTest, TimingModeComputesNoValuesAndIsDeterministic) {
@@ -402,6 +413,24 @@ ENTRY %main (a: f32[4096,4096]) -> f32[4096,4096] {
   };
   const double ratio = static_cast<double>(cycles(slow.out)) / cycles(fast.out);
   EXPECT_NEAR(ratio, 2.0, 0.05) << fast.out << slow.out;
+}
+
+TEST_F(ExecTest, AModuleNamingTooManyDevicesSaysSoWithoutBlamingFlags) {
+  const std::string module = Module("far.hlo", R"(HloModule far
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), replica_groups={{0,5000}}, to_apply=add
+}
+)");
+  const RunResult r = Tpusim({"exec", module, "--inputs", "seed:1"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(module + ": error: the module needs 5001 replicas x 1 partitions"));
+  EXPECT_THAT(r.err, Not(HasSubstr("--replicas"))) << Describe(r);
 }
 
 TEST_F(ExecTest, TimingInputErrorsExitTwo) {

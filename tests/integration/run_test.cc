@@ -166,6 +166,26 @@ TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
   EXPECT_THAT(ReadText(junit), HasSubstr("<failure message=\"output: 32 of 32 elements differ"));
 }
 
+TEST(Run, PerOutputNamingNoOutputIsAnErrorAtItsKey) {
+  ScratchDir scratch;
+  // The scenario with a tolerance for output `name`, run updating its golden.
+  const auto run_with_tolerance_for = [&](const std::string& name) {
+    WriteScenario(scratch / "suite/add.yaml", kAddModule,
+                  "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs:\n    golden: true\n"
+                  "    per_output: {" + name + ": {ulp: 2}}\n");
+    return RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden",
+                                     "--update-golden"});
+  };
+  // kAddModule has one array output, named `output`.
+  RunResult r = run_with_tolerance_for("output_1");
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr(scratch / "suite/add.yaml" +
+                               ":7:18: error: key path `checks.outputs.per_output.output_1`: the "
+                               "program has no output named 'output_1' (its outputs: output)"));
+  r = run_with_tolerance_for("output");
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+}
+
 TEST(Run, StaleGoldenIsReportedAsStale) {
   ScratchDir scratch;
   WriteScenario(scratch / "suite/mlp.yaml", kMlpModule,
@@ -400,6 +420,21 @@ TEST(Run, UsageErrors) {
   EXPECT_THAT(r.err, HasSubstr("/no/such/dir: error: no such file or directory"));
   r = RunBinary(TPUSIM_BINARY, {"run"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  // A count of zero says so in words, not with the largest double in 300 digits.
+  r = RunBinary(TPUSIM_BINARY, {"run", "-j", "0", TPUSIM_SOURCE_DIR "/scenarios/smoke"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("tpusim run: error: --jobs: must be positive, got '0'\n"));
+}
+
+TEST(Run, NoScenarioToRunIsAnErrorNotAPass) {
+  ScratchDir empty;
+  RunResult r = RunBinary(TPUSIM_BINARY, {"run", empty.path().string()});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("tpusim run: error: no scenario to run: no *.yaml file found"));
+  r = RunBinary(TPUSIM_BINARY,
+                {"run", TPUSIM_SOURCE_DIR "/scenarios/smoke", "--filter", "no_such_scenario*"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--filter 'no_such_scenario*' matches none of the "));
 }
 
 }  // namespace

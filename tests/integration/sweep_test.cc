@@ -276,6 +276,23 @@ TEST_F(Sweep, RefusesAnotherStudysDirectory) {
   EXPECT_EQ(ReadText(scratch / "out/results.csv"), Csv());
 }
 
+TEST_F(Sweep, ResumeRefusesAJournalWithATamperedStatus) {
+  ScratchDir scratch;
+  const std::string study = WriteStudy(scratch);
+  fs::copy(reference_->path() / "out", scratch.path() / "out", fs::copy_options::recursive);
+  std::string journal = ReadText(scratch / "out/results.jsonl");
+  const size_t status = journal.find("\"status\":\"ok\"");
+  ASSERT_NE(status, std::string::npos) << journal;
+  journal.replace(status, 13, "\"status\":\"great\"");
+  WriteText(scratch / "out/results.jsonl", journal);
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"sweep", study, "--out", scratch / "out", "--resume"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(scratch / "out/results.jsonl:1: error: point 0 has status 'great', "
+                                         "expected ok, error, crashed or timeout"));
+  EXPECT_EQ(ReadText(scratch / "out/results.csv"), Csv());
+}
+
 TEST_F(Sweep, MpiRanksGiveTheSameFilesAsOneProcess) {
   ScratchDir scratch;
   std::vector<std::string> args = {"-n", "2", "--oversubscribe"};
