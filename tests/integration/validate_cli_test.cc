@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
 #include "tests/integration/integration_util.h"
 #include "tests/integration/run_binary.h"
@@ -23,16 +22,11 @@ size_t Count(const std::string& text, const std::string& what) {
 
 TEST(ValidateCli, TheShippedSuiteIsWithinItsBoundsOnEveryRow) {
   ScratchDir dir;
-  std::vector<std::string> args = {"validate", kSuite, "-j", "2", "--json", dir / "v.json"};
-  if (TPUSIM_SANITIZED) {
-    for (const char* f : {"pooling-v4", "hbm-copy-v7x", "matmul-v7x"}) {
-      args.insert(args.end(), {"--family", f});
-    }
-  }
-  const RunResult r = RunBinary(TPUSIM_BINARY, args);
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"validate", kSuite, "-j", "2", "--json", dir / "v.json"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const nlohmann::json doc = nlohmann::json::parse(ReadText(dir / "v.json"));
-  EXPECT_EQ(doc["rows"].size(), TPUSIM_SANITIZED ? 254u + 13 + 5 : 6669u);
+  EXPECT_EQ(doc["rows"].size(), 6669u);
   for (const auto& family : doc["families"]) {
     EXPECT_EQ(family["skipped"], 0) << family.dump();
     if (family["name"] != "all") {
@@ -43,7 +37,7 @@ TEST(ValidateCli, TheShippedSuiteIsWithinItsBoundsOnEveryRow) {
   for (const auto& family : doc["families"]) {
     EXPECT_NE(r.out.find(family["name"].get<std::string>()), std::string::npos) << family.dump();
   }
-  EXPECT_EQ(doc["families"].size(), TPUSIM_SANITIZED ? 4u : 8u);  // and "all"
+  EXPECT_EQ(doc["families"].size(), 8u);  // and "all"
   EXPECT_NE(r.out.find("Worst 10 rows by |error|:"), std::string::npos);
 }
 
