@@ -28,7 +28,7 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options) {
   validate->add_option("--chip", options.chips, "Run only the families on this preset (repeatable)")
       ->option_text("PRESET");
   validate->add_option("-p,--param", options.overrides,
-                       "Override a preset field for every chip, e.g. -p hbm.efficiency=1 "
+                       "Override a preset field for every chip, e.g. -p overhead.kernel_start=0 "
                        "(repeatable; docs/presets.md)")
       ->option_text("KEY=VALUE");
   validate->add_option("--json", options.json, "Write every row and family as JSON to OUT")
