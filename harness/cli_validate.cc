@@ -27,15 +27,17 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options) {
       ->option_text("NAME");
   validate->add_option("--chip", options.chips, "Run only the families on this preset (repeatable)")
       ->option_text("PRESET");
-  validate->add_option("-p,--param", options.overrides,
-                       "Override a preset field for every chip, e.g. -p overhead.kernel_start=0 "
-                       "(repeatable; docs/presets.md)")
+  validate
+      ->add_option("-p,--param", options.overrides,
+                   "Override a preset field for every chip, e.g. -p overhead.kernel_start=0 "
+                   "(repeatable; docs/presets.md)")
       ->option_text("KEY=VALUE");
   validate->add_option("--json", options.json, "Write every row and family as JSON to OUT")
       ->option_text("OUT");
-  validate->add_option("--report", options.report,
-                       "Write an HTML report with the predicted-against-measured scatter to "
-                       "DIR/index.html")
+  validate
+      ->add_option("--report", options.report,
+                   "Write an HTML report with the predicted-against-measured scatter to "
+                   "DIR/index.html")
       ->option_text("DIR");
   validate->add_option("--worst", options.worst, "Rows listed by largest |error|")
       ->option_text("N")
@@ -45,12 +47,14 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options) {
       ->option_text("N")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  validate->add_option("--hlo", options.hlo,
-                       "Print the HLO module generated for the row with this id, and stop")
+  validate
+      ->add_option("--hlo", options.hlo,
+                   "Print the HLO module generated for the row with this id, and stop")
       ->option_text("ID");
   options.models_dir = TPUSIM_MODELS_DIR;
-  validate->add_option("--models-dir", options.models_dir,
-                       "Where preset names are looked up; default: " + options.models_dir)
+  validate
+      ->add_option("--models-dir", options.models_dir,
+                   "Where preset names are looked up; default: " + options.models_dir)
       ->option_text("DIR");
   validate->footer(R"(Exit codes:
   0  every family's mean absolute error is within the bound its suite file states
@@ -115,7 +119,8 @@ int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream&
     std::error_code ec;
     std::filesystem::create_directories(options.report, ec);
     const std::string page = (std::filesystem::path(options.report) / "index.html").string();
-    if (Status s = WriteFileAtomically(page, ValidationHtml(*result, static_cast<int>(options.worst)));
+    if (Status s =
+            WriteFileAtomically(page, ValidationHtml(*result, static_cast<int>(options.worst)));
         !s.ok()) {
       PrintError(s, err);
       return kExitInputError;

@@ -59,8 +59,9 @@ class CsvReader {
         }
         if (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '\n' &&
             text_[pos_] != '\r') {
-          return InvalidArgument(Where(line_, column_) +
-                                 ": error: expected ',' or the end of the line after a quoted field");
+          return InvalidArgument(
+              Where(line_, column_) +
+              ": error: expected ',' or the end of the line after a quoted field");
         }
       } else {
         while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '\n' &&
@@ -107,8 +108,8 @@ class CsvReader {
 };
 
 constexpr std::string_view kColumns[] = {
-    "id",     "chip",   "devices",     "devices_per_chip", "topology",  "op",     "dtype",
-    "shapes", "groups", "measured_us", "statistic",        "source",    "note"};
+    "id",     "chip",   "devices",     "devices_per_chip", "topology", "op",  "dtype",
+    "shapes", "groups", "measured_us", "statistic",        "source",   "note"};
 
 }  // namespace
 
@@ -143,7 +144,8 @@ StatusOr<std::vector<Measurement>> LoadMeasurements(const std::string& path) {
     const auto integer = [&](std::string_view name) -> StatusOr<int64_t> {
       TPUSIM_ASSIGN_OR_RETURN(const Field* f, get(name));
       int64_t value = 0;
-      const auto [end, ec] = std::from_chars(f->text.data(), f->text.data() + f->text.size(), value);
+      const auto [end, ec] =
+          std::from_chars(f->text.data(), f->text.data() + f->text.size(), value);
       if (ec != std::errc() || end != f->text.data() + f->text.size() || value < 1) {
         return InvalidArgument(reader.Where(f->line, f->column) + ": error: column '" +
                                std::string(name) + "': expected a positive integer, got '" +
@@ -176,7 +178,8 @@ StatusOr<std::vector<Measurement>> LoadMeasurements(const std::string& path) {
         m.measured_us <= 0) {
       return InvalidArgument(reader.Where(time->line, time->column) +
                              ": error: column 'measured_us': expected a positive number of "
-                             "microseconds, got '" + t + "'");
+                             "microseconds, got '" +
+                             t + "'");
     }
     if (m.id.empty() || !ids.insert(m.id).second) {
       TPUSIM_ASSIGN_OR_RETURN(const Field* id, get("id"));

@@ -10,7 +10,8 @@ namespace tpusim::harness {
 namespace {
 
 /// "12%" or "12" (percent either way) as a number of percent.
-StatusOr<double> Percent(const YamlReader& reader, const YAML::Node& node, const std::string& path) {
+StatusOr<double> Percent(const YamlReader& reader, const YAML::Node& node,
+                         const std::string& path) {
   if (node.IsScalar()) {
     std::string text = node.Scalar();
     if (!text.empty() && text.back() == '%') text.pop_back();
@@ -20,8 +21,8 @@ StatusOr<double> Percent(const YamlReader& reader, const YAML::Node& node, const
       return value;
     }
   }
-  return reader.Error(node, path, "expected a positive percentage such as '8%', got " +
-                                      YamlReader::Got(node));
+  return reader.Error(node, path,
+                      "expected a positive percentage such as '8%', got " + YamlReader::Got(node));
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "harness/validate/workload_hlo.h"
 #include "sim/arch/preset_loader.h"
@@ -43,8 +45,8 @@ std::vector<Prediction> PredictShard(const std::vector<ValidationRow>& all,
   std::vector<Prediction> out(rows.size());
   std::vector<std::unique_ptr<hlo::HloModule>> modules;
   std::vector<timing::SimulationJob> jobs;
-  std::vector<size_t> job_row;         // jobs[j] times rows[job_row[j]]
-  std::vector<std::string> timed;      // its timed instruction
+  std::vector<size_t> job_row;     // jobs[j] times rows[job_row[j]]
+  std::vector<std::string> timed;  // its timed instruction
   for (size_t i = 0; i < rows.size(); ++i) {
     const ValidationRow& row = all[rows[i]];
     StatusOr<Workload> workload = WorkloadFor(row.measurement);
@@ -96,11 +98,10 @@ std::vector<Prediction> PredictShard(const std::vector<ValidationRow>& all,
 
 /// Runs PredictShard for `shards` interleaved slices of `all` in child
 /// processes and gathers their predictions in row order.
-StatusOr<std::vector<Prediction>> PredictAll(const std::vector<ValidationRow>& all,
-                                             const std::map<std::string, arch::ChipConfig>& chips,
-                                             const std::map<std::string, std::string>& family_chip,
-                                             int shards,
-                                             const std::function<void(int64_t, int64_t)>& progress) {
+StatusOr<std::vector<Prediction>> PredictAll(
+    const std::vector<ValidationRow>& all, const std::map<std::string, arch::ChipConfig>& chips,
+    const std::map<std::string, std::string>& family_chip, int shards,
+    const std::function<void(int64_t, int64_t)>& progress) {
   shards = std::max(1, std::min<int>(shards, static_cast<int>(std::max<size_t>(all.size(), 1))));
   std::vector<std::vector<size_t>> slices(shards);
   for (size_t i = 0; i < all.size(); ++i) slices[i % shards].push_back(i);
@@ -224,20 +225,19 @@ StatusOr<ValidationResult> RunValidation(const ValidationSuite& suite,
   const auto selected = [](const std::vector<std::string>& filter, const std::string& name) {
     return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
   };
-  for (const auto& [filter, what] : {std::pair{&options.families, "family"},
-                                     std::pair{&options.chips, "chip"}}) {
+  // Every name a filter gives must be a family's (or a family's chip).
+  using Key = std::string ValidationFamily::*;
+  for (const auto& [filter, key, what] :
+       {std::tuple{&options.families, Key{&ValidationFamily::name}, "family"},
+        std::tuple{&options.chips, Key{&ValidationFamily::chip}, "chip"}}) {
+    std::set<std::string> known;
+    for (const ValidationFamily& f : suite.families) known.insert(f.*key);
     for (const std::string& name : *filter) {
-      const bool known = std::any_of(suite.families.begin(), suite.families.end(),
-                                     [&](const ValidationFamily& f) {
-                                       return (what == std::string("family") ? f.name : f.chip) == name;
-                                     });
-      if (!known) {
-        std::string list;
-        for (const ValidationFamily& f : suite.families)
-          list += (list.empty() ? "" : ", ") + (what == std::string("family") ? f.name : f.chip);
-        return InvalidArgument(suite.path + ": error: no " + what + " '" + name +
-                               "' in the suite (it has: " + list + ")");
-      }
+      if (known.contains(name)) continue;
+      std::string list;
+      for (const ValidationFamily& f : suite.families) list += (list.empty() ? "" : ", ") + f.*key;
+      return InvalidArgument(suite.path + ": error: no " + what + " '" + name +
+                             "' in the suite (it has: " + list + ")");
     }
   }
   ValidationResult result;
@@ -263,8 +263,9 @@ StatusOr<ValidationResult> RunValidation(const ValidationSuite& suite,
     }
   }
   if (families.empty()) return InvalidArgument(suite.path + ": error: no family selected");
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<Prediction> predictions,
-                          PredictAll(result.rows, chips, family_chip, options.jobs, options.progress));
+  TPUSIM_ASSIGN_OR_RETURN(
+      std::vector<Prediction> predictions,
+      PredictAll(result.rows, chips, family_chip, options.jobs, options.progress));
   for (size_t i = 0; i < result.rows.size(); ++i) {
     result.rows[i].predicted_us = predictions[i].us;
     result.rows[i].bound_by = predictions[i].bound_by;

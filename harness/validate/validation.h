@@ -34,7 +34,9 @@ struct ValidationRow {
   std::string skipped;   ///< why no prediction was made; empty when there is one
 
   /// (predicted - measured) / measured.
-  double Error() const { return (predicted_us - measurement.measured_us) / measurement.measured_us; }
+  double Error() const {
+    return (predicted_us - measurement.measured_us) / measurement.measured_us;
+  }
 };
 
 /// A family's error statistics, in percent (r2 is a fraction).
@@ -55,7 +57,7 @@ struct FamilyStats {
 };
 
 struct ValidationResult {
-  std::vector<ValidationRow> rows;   ///< in suite order
+  std::vector<ValidationRow> rows;    ///< in suite order
   std::vector<FamilyStats> families;  ///< in suite order, then "all"
 };
 

@@ -47,7 +47,8 @@ void PrintTable(const std::vector<std::vector<std::string>>& table, std::ostream
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
       const std::string pad(width[i] - row[i].size(), ' ');
-      line += i == 0 || i + 1 == row.size() ? row[i] + (i + 1 == row.size() ? "" : pad) : pad + row[i];
+      line +=
+          i == 0 || i + 1 == row.size() ? row[i] + (i + 1 == row.size() ? "" : pad) : pad + row[i];
       if (i + 1 < row.size()) line += "  ";
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -56,9 +57,9 @@ void PrintTable(const std::vector<std::vector<std::string>>& table, std::ostream
 }
 
 std::vector<std::vector<std::string>> FamilyTable(const ValidationResult& result) {
-  std::vector<std::vector<std::string>> table = {
-      {"FAMILY", "CHIP", "N", "SKIPPED", "MAPE", "MEDIAN", "MAX", "BIAS", "R2(LOG)", "BOUND",
-       "TARGET", "STATUS"}};
+  std::vector<std::vector<std::string>> table = {{"FAMILY", "CHIP", "N", "SKIPPED", "MAPE",
+                                                  "MEDIAN", "MAX", "BIAS", "R2(LOG)", "BOUND",
+                                                  "TARGET", "STATUS"}};
   for (const FamilyStats& f : result.families) {
     const bool all = f.name == "all";
     std::string status = all ? "" : f.over_bound() ? "FAIL (over bound)" : "ok";
@@ -108,7 +109,8 @@ void PrintValidationTables(const ValidationResult& result, int worst, std::ostre
     if (++skipped == 1) first = &row;
   }
   if (first != nullptr) {
-    out << "\n" << skipped << " rows skipped; the first: " << first->measurement.id << ": "
+    out << "\n"
+        << skipped << " rows skipped; the first: " << first->measurement.id << ": "
         << first->skipped << "\n";
   }
 }
@@ -162,9 +164,10 @@ std::string ValidationHtml(const ValidationResult& result, int worst) {
       if (row.family != f.name || !row.skipped.empty()) continue;
       s.x.push_back(row.measurement.measured_us);
       s.y.push_back(row.predicted_us);
-      s.tooltips.push_back(row.measurement.id + ": measured " + Micros(row.measurement.measured_us) +
-                           " us, tpusim " + Micros(row.predicted_us) + " us (" +
-                           Signed(row.Error() * 100) + ", " + row.bound_by + ")");
+      s.tooltips.push_back(row.measurement.id + ": measured " +
+                           Micros(row.measurement.measured_us) + " us, tpusim " +
+                           Micros(row.predicted_us) + " us (" + Signed(row.Error() * 100) + ", " +
+                           row.bound_by + ")");
     }
     series.push_back(std::move(s));
   }
@@ -180,7 +183,8 @@ std::string ValidationHtml(const ValidationResult& result, int worst) {
   html += HtmlTable(FamilyTable(result));
   html += LogLogScatterChart("Predicted against measured time (us), log-log", "measured (us)",
                              "tpusim (us)", series);
-  html += "<h2>Worst " + std::to_string(worst) + " rows</h2>\n" + HtmlTable(WorstTable(result, worst));
+  html +=
+      "<h2>Worst " + std::to_string(worst) + " rows</h2>\n" + HtmlTable(WorstTable(result, worst));
   return html + "</body>\n</html>\n";
 }
 

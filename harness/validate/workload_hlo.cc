@@ -1,9 +1,9 @@
 #include "harness/validate/workload_hlo.h"
 
 #include <cctype>
-#include <cstdio>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -133,7 +133,8 @@ std::string Header(const Measurement& m) {
 }
 
 constexpr char kAddF32[] =
-    "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT add = f32[] add(a, b)\n}\n\n";
+    "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT add = f32[] add(a, "
+    "b)\n}\n\n";
 
 /// The body of the loop fusion XLA forms for a JAX activation of `param`
 /// (shape `in`), ending in ROOT; empty for an activation it does not know.
@@ -143,10 +144,11 @@ std::string ActivationBody(const std::string& activation, const Array& in, const
   const std::string pred = ShapeText("pred", in.dims);
   const std::string compare = Broadcast("zero", t, "0", s) + "  positive = " + pred +
                               " compare(param_0, zero), direction=GT\n";
-  if (activation == "relu") return Broadcast("zero", t, "0", s) + "  ROOT maximum = " + s + " maximum(param_0, zero)\n";
+  if (activation == "relu")
+    return Broadcast("zero", t, "0", s) + "  ROOT maximum = " + s + " maximum(param_0, zero)\n";
   if (activation == "sigmoid") {
-    return "  negate = " + s + " negate(param_0)\n  exponential = " + s +
-           " exponential(negate)\n" + Broadcast("one", t, "1", s) + "  add = " + s +
+    return "  negate = " + s + " negate(param_0)\n  exponential = " + s + " exponential(negate)\n" +
+           Broadcast("one", t, "1", s) + "  add = " + s +
            " add(one, exponential)\n  ROOT divide = " + s + " divide(one, add)\n";
   }
   if (activation == "leaky_relu") {
@@ -183,7 +185,8 @@ std::string JaxFunction(const std::string& note) {
   const size_t at = note.find("jnp ");
   if (at == std::string::npos) return "";
   size_t end = at + 4;
-  while (end < note.size() && (std::isalnum(static_cast<unsigned char>(note[end])) || note[end] == '_'))
+  while (end < note.size() &&
+         (std::isalnum(static_cast<unsigned char>(note[end])) || note[end] == '_'))
     ++end;
   return note.substr(at + 4, end - at - 4);
 }
@@ -232,28 +235,29 @@ Workload Normalisation(const Measurement& m, const Array& x, bool layer_norm) {
             " broadcast(param_1), dimensions={" + keep + "}\n  centred = " + f +
             " subtract(convert, mean)\n  deviation = " + f + " broadcast(param_2), dimensions={" +
             keep + "}\n  ROOT divide = " + f + " divide(centred, deviation)\n}\n\n";
-    text += "ENTRY main {\n  x = " + xs + " parameter(0)\n  convert_reduce_fusion = " + r +
-            " fusion(x), kind=kInput, calls=convert_reduce_computation\n  fusion.4 = " + r +
-            " fusion(convert_reduce_fusion), kind=kLoop, calls=mean_computation\n  fusion.1 = " +
-            r + " fusion(x, fusion.4), kind=kInput, calls=variance_computation\n  fusion.3 = " + r +
-            " fusion(fusion.1), kind=kLoop, calls=deviation_computation\n  ROOT "
-            "divide_convert_fusion = " + f +
-            " fusion(x, fusion.4, fusion.3), kind=kLoop, calls=divide_convert_computation\n}\n";
+    text +=
+        "ENTRY main {\n  x = " + xs + " parameter(0)\n  convert_reduce_fusion = " + r +
+        " fusion(x), kind=kInput, calls=convert_reduce_computation\n  fusion.4 = " + r +
+        " fusion(convert_reduce_fusion), kind=kLoop, calls=mean_computation\n  fusion.1 = " + r +
+        " fusion(x, fusion.4), kind=kInput, calls=variance_computation\n  fusion.3 = " + r +
+        " fusion(fusion.1), kind=kLoop, calls=deviation_computation\n  ROOT "
+        "divide_convert_fusion = " +
+        f + " fusion(x, fusion.4, fusion.3), kind=kLoop, calls=divide_convert_computation\n}\n";
   } else {
     text += "convert_reduce_computation {\n  param_0 = " + xs + " parameter(0)\n" + convert +
             "  square = " + f + " multiply(convert, convert)\n" + reduce_of("square") + "}\n\n";
     text += "add_sqrt_computation {\n  param_0 = " + r + " parameter(0)\n" +
-            Broadcast("scale", "f32", scale, r) + "  mean = " + r +
-            " multiply(param_0, scale)\n" + Broadcast("epsilon", "f32", "1e-05", r) + "  add = " +
-            r + " add(mean, epsilon)\n  ROOT sqrt = " + r + " sqrt(add)\n}\n\n";
+            Broadcast("scale", "f32", scale, r) + "  mean = " + r + " multiply(param_0, scale)\n" +
+            Broadcast("epsilon", "f32", "1e-05", r) + "  add = " + r +
+            " add(mean, epsilon)\n  ROOT sqrt = " + r + " sqrt(add)\n}\n\n";
     text += "divide_convert_computation {\n  param_0 = " + xs + " parameter(0)\n  param_1 = " + r +
             " parameter(1)\n" + convert + "  root = " + f + " broadcast(param_1), dimensions={" +
             keep + "}\n  ROOT divide = " + f + " divide(convert, root)\n}\n\n";
     text += "ENTRY main {\n  x = " + xs + " parameter(0)\n  convert_reduce_fusion = " + r +
             " fusion(x), kind=kInput, calls=convert_reduce_computation\n  add_sqrt_fusion = " + r +
             " fusion(convert_reduce_fusion), kind=kLoop, calls=add_sqrt_computation\n  ROOT "
-            "divide_convert_fusion = " + f +
-            " fusion(x, add_sqrt_fusion), kind=kLoop, calls=divide_convert_computation\n}\n";
+            "divide_convert_fusion = " +
+            f + " fusion(x, add_sqrt_fusion), kind=kLoop, calls=divide_convert_computation\n}\n";
   }
   return {Header(m) + text, ""};
 }
@@ -305,9 +309,9 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
   if (op == "add" || op == "subtract" || op == "multiply" || op == "divide") {
     TPUSIM_RETURN_IF_ERROR(need(3));
     return Single(m, "",
-                  "  x = " + ShapeText(arrays[0]) + " parameter(0)\n  y = " +
-                      ShapeText(arrays[1]) + " parameter(1)\n  ROOT " + op + " = " +
-                      ShapeText(arrays[2]) + " " + op + "(x, y)\n",
+                  "  x = " + ShapeText(arrays[0]) + " parameter(0)\n  y = " + ShapeText(arrays[1]) +
+                      " parameter(1)\n  ROOT " + op + " = " + ShapeText(arrays[2]) + " " + op +
+                      "(x, y)\n",
                   op);
   }
   if (op == "copy" || op == "tanh") {
@@ -328,8 +332,8 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
     }
     const auto word = [&](size_t at) {
       size_t end = at;
-      while (end < m.shapes.size() && (std::isdigit(static_cast<unsigned char>(m.shapes[end])) ||
-                                       m.shapes[end] == 'x'))
+      while (end < m.shapes.size() &&
+             (std::isdigit(static_cast<unsigned char>(m.shapes[end])) || m.shapes[end] == 'x'))
         ++end;
       return m.shapes.substr(at, end - at);
     };
@@ -365,11 +369,11 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
       body = ActivationBody(JaxFunction(m.note), in, out);
     }
     if (body.empty()) return Unsupported(m, "'" + op + "' (" + JaxFunction(m.note) + ")");
-    return Single(m, "fused_computation {\n  param_0 = " + ShapeText(in) + " parameter(0)\n" +
-                         body + "}\n\n",
-                  "  x = " + ShapeText(in) + " parameter(0)\n  ROOT fusion = " + ShapeText(out) +
-                      " fusion(x), kind=kLoop, calls=fused_computation\n",
-                  "fusion");
+    return Single(
+        m, "fused_computation {\n  param_0 = " + ShapeText(in) + " parameter(0)\n" + body + "}\n\n",
+        "  x = " + ShapeText(in) + " parameter(0)\n  ROOT fusion = " + ShapeText(out) +
+            " fusion(x), kind=kLoop, calls=fused_computation\n",
+        "fusion");
   }
   return Unsupported(m, "op '" + op + "'");
 }

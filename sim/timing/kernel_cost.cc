@@ -615,11 +615,11 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   const HloInstruction* root = fused != nullptr ? fused->root() : &inst;
   const bool in_place = root != nullptr && root->opcode() == HloOpcode::kDynamicUpdateSlice &&
                         root->operand_count() >= 2;
-  const int64_t written =
-      in_place ? BufferBytes(root->operand(1)->shape()) : BufferBytes(inst.shape());
+  const Shape& written_shape = in_place ? root->operand(1)->shape() : inst.shape();
+  const int64_t written = BufferBytes(written_shape);
   hbm = SatAdd(hbm, written);
   vmem = SatAdd(vmem, PhysicalBytes(inst.shape()));
-  AddF16Conversions(inst, read, in_place ? root->operand(1)->shape() : inst.shape(), whole.vector);
+  AddF16Conversions(inst, read, written_shape, whole.vector);
   // A single matmul whose operands do not fit in VMEM re-reads them.
   if (matmuls.size() == 1 && !whole.matmuls.empty()) {
     const auto boundary_bytes = [&](const HloInstruction* operand) -> int64_t {

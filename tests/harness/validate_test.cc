@@ -144,8 +144,9 @@ TEST(ValidationSuiteFile, LocatedErrors) {
                   "    target_mape: 5%\n"),
             "s.validation.yaml:5:15: error: key path `families[0].max_mape`: expected a positive "
             "percentage such as '8%', got 'lots'");
-  EXPECT_EQ(error("families:\n  - name: mm\n    file: a.csv\n    max_mape: 1%\n    target_mape: 1%\n"),
-            "s.validation.yaml:2:5: error: key path `families[0]`: missing key 'chip'");
+  EXPECT_EQ(
+      error("families:\n  - name: mm\n    file: a.csv\n    max_mape: 1%\n    target_mape: 1%\n"),
+      "s.validation.yaml:2:5: error: key path `families[0]`: missing key 'chip'");
   EXPECT_EQ(error("families: []\n"),
             "s.validation.yaml:1:11: error: key path `families`: expected a non-empty list of "
             "families");
@@ -160,9 +161,10 @@ TEST(Workload, EveryPublishedKindBecomesAValidModule) {
   }
   ExpectValidModule(Row("copy", "bf16[1048576] -> bf16[1048576]"));
   ExpectValidModule(Row("tanh", "f16[896,896] -> f16[896,896]"));
-  for (const char* activation : {"relu", "sigmoid", "leaky_relu", "parametric_relu", "elu", "selu"}) {
-    ExpectValidModule(Row("fusion[f]", "f16[64,448] -> f16[64,448]",
-                          std::string("jnp ") + activation + ": ..."));
+  for (const char* activation :
+       {"relu", "sigmoid", "leaky_relu", "parametric_relu", "elu", "selu"}) {
+    ExpectValidModule(
+        Row("fusion[f]", "f16[64,448] -> f16[64,448]", std::string("jnp ") + activation + ": ..."));
   }
   ExpectValidModule(Row("fusion[compare_select_fusion]", "f16[256,256] -> f32[256,256]",
                         "jnp binary_step: where(x>0.0, 1.0, 0.0)"));
@@ -184,8 +186,9 @@ TEST(Workload, MatmulIsAnOutputFusionAroundAConvolution) {
                              "param_1), dim_labels=bf_io->bf"),
             std::string::npos)
       << w->hlo_text;
-  EXPECT_NE(w->hlo_text.find("ROOT convert = bf16[128,128]{1,0:T(8,128)(2,1)} convert(convolution)"),
-            std::string::npos);
+  EXPECT_NE(
+      w->hlo_text.find("ROOT convert = bf16[128,128]{1,0:T(8,128)(2,1)} convert(convolution)"),
+      std::string::npos);
   EXPECT_NE(w->hlo_text.find("kind=kOutput"), std::string::npos);
 }
 
@@ -209,7 +212,8 @@ TEST(Workload, UnknownKindsAndBadShapesAreNamed) {
   StatusOr<Workload> w = WorkloadFor(Row("all-gather", "f32[8] -> f32[64]"));
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(w.status().message(), "test.csv:2: error: row 'row-1': no HLO generator for op 'all-gather'");
+  EXPECT_EQ(w.status().message(),
+            "test.csv:2: error: row 'row-1': no HLO generator for op 'all-gather'");
   w = WorkloadFor(Row("fusion[x]", "f16[8] -> f16[8]", "jnp softplus: log(1+exp(x))"));
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.status().message(),

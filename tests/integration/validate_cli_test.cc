@@ -12,7 +12,8 @@
 namespace tpusim::test {
 namespace {
 
-const std::string kSuite = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/validation/tpu.validation.yaml";
+const std::string kSuite =
+    std::string(TPUSIM_SOURCE_DIR) + "/scenarios/validation/tpu.validation.yaml";
 
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -79,11 +80,13 @@ TEST(ValidateCli, ThePrintedModuleOfARowIsValidHlo) {
 
 TEST(ValidateCli, BadInputExitsTwoWithItsLocation) {
   ScratchDir dir;
-  WriteText(dir / "bad.csv",
-            "id,chip,devices,devices_per_chip,topology,op,dtype,shapes,groups,measured_us,"
-            "statistic,source,note\nx,tpu-v4,1,1,t,add,f16,\"f16[8],f16[8] -> f16[8]\",,soon,m,s,n\n");
-  WriteText(dir / "s.validation.yaml", "families:\n  - name: f\n    file: bad.csv\n    chip: tpu-v4\n"
-                                       "    max_mape: 5%\n    target_mape: 5%\n");
+  WriteText(
+      dir / "bad.csv",
+      "id,chip,devices,devices_per_chip,topology,op,dtype,shapes,groups,measured_us,"
+      "statistic,source,note\nx,tpu-v4,1,1,t,add,f16,\"f16[8],f16[8] -> f16[8]\",,soon,m,s,n\n");
+  WriteText(dir / "s.validation.yaml",
+            "families:\n  - name: f\n    file: bad.csv\n    chip: tpu-v4\n"
+            "    max_mape: 5%\n    target_mape: 5%\n");
   RunResult r = RunBinary(TPUSIM_BINARY, {"validate", dir / "s.validation.yaml"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir / "bad.csv" + ":2:51: error: column 'measured_us'"), std::string::npos)
