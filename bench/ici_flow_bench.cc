@@ -37,7 +37,7 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 
 /// TPU v5p-like links: 90 GB/s one-way, 1 us per hop, 6 links per chip.
 arch::IciConfig Ici() {
-  return arch::IciConfig{6, BytesPerSecond(90'000'000'000), Picoseconds(1'000'000)};
+  return arch::IciConfig{6, BytesPerSecond(90'000'000'000), Picoseconds(1'000'000), 100, {}};
 }
 
 Topology MustBuild(const std::string& text) {

@@ -7,21 +7,28 @@
 #                   debug info makes this build a third slower
 #   3. build-O0/    tpusim unoptimised; scripts/determinism_check.sh requires the
 #                   -O2, -O0 and ASan binaries to compute byte-identical outputs
-#   4. build-fuzz/  clang + libFuzzer; the HLO parser fuzzer for 60 s seeded with
-#                   the corpus and, beside it, the scenario loader fuzzer for
-#                   60 s seeded with scenarios/ and tests/harness/malformed_scenarios/
-#                   (clang is required: scripts/setup.sh installs it)
+#   4. build-fuzz/  clang + libFuzzer; the HLO parser fuzzer seeded with the
+#                   corpus and, beside it, the scenario loader fuzzer seeded with
+#                   scenarios/ and tests/harness/malformed_scenarios/, each for a
+#                   fixed number of inputs from a fixed random seed: a CI run is
+#                   reproducible, so what it finds (or does not) is the same on
+#                   any machine, and a finding fails the run that introduced it
+#                   rather than a later, unrelated one (clang is required:
+#                   scripts/setup.sh installs it)
 # Fails when the corpus of HLO modules is missing: it is the acceptance test.
 #
 # Environment: TPUSIM_CORPUS_DIR (default ../shared/corpus relative to the
-# repository root), TPUSIM_JOBS (default 2), TPUSIM_FUZZ_SECONDS (default 60).
+# repository root), TPUSIM_JOBS (default 2), TPUSIM_FUZZ_RUNS (inputs per fuzzer,
+# default 30000: about a minute each on 2 cores), TPUSIM_FUZZ_SEED (default 1; any
+# other value explores elsewhere, for a longer hunt by hand).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 jobs="${TPUSIM_JOBS:-2}"
-fuzz_seconds="${TPUSIM_FUZZ_SECONDS:-60}"
+fuzz_runs="${TPUSIM_FUZZ_RUNS:-30000}"
+fuzz_seed="${TPUSIM_FUZZ_SEED:-1}"
 corpus="${TPUSIM_CORPUS_DIR:-$root/../shared/corpus}"
 
 die() {
@@ -62,7 +69,7 @@ scripts/determinism_check.sh "$corpus" build/bin/tpusim build-O0/bin/tpusim buil
 
 command -v clang++ >/dev/null && command -v clang >/dev/null ||
 die "clang not found; the fuzzer step needs it (run scripts/setup.sh)"
-step "libFuzzer build (build-fuzz/), fuzz_hlo_parser and fuzz_scenario_loader for ${fuzz_seconds}s each"
+step "libFuzzer build (build-fuzz/), fuzz_hlo_parser and fuzz_scenario_loader, ${fuzz_runs} inputs each from seed ${fuzz_seed}"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPUSIM_FUZZ=ON -DTPUSIM_BENCH=OFF -DTPUSIM_RTL=OFF \
   -DTPUSIM_CORPUS_DIR="$corpus"
@@ -75,11 +82,12 @@ find scenarios tests/harness/malformed_scenarios -name '*.yaml' -exec cp --backu
 # The two fuzzers are single-threaded: they run side by side, each logging to
 # build-fuzz/NAME.log, whose end (or, on a failure, more of it) is shown.
 # New inputs go to the temporary copies; crash reproducers to build-fuzz/. An
-# input that takes over 10 s counts as a crash (a hang, in practice).
+# input that takes over 10 s counts as a crash (a hang, in practice); a run
+# that reaches 5 minutes stops there, however many inputs it has tried.
 fuzz() {
   local name="$1"
   shift
-  if "build-fuzz/bin/$name" -max_total_time="$fuzz_seconds" -timeout=10 -print_final_stats=1 "$@" \
+  if "build-fuzz/bin/$name" -seed="$fuzz_seed" -runs="$fuzz_runs" -max_total_time=300 -timeout=10 -print_final_stats=1 "$@" \
     >"build-fuzz/$name.log" 2>&1; then
     echo "--- $name passed; the end of build-fuzz/$name.log:"
     tail -n 12 "build-fuzz/$name.log"

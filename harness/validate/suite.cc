@@ -4,6 +4,7 @@
 #include <set>
 
 #include "harness/yaml_reader.h"
+#include "sim/arch/yaml_position.h"
 #include "sim/base/file.h"
 
 namespace tpusim::harness {
@@ -32,7 +33,7 @@ StatusOr<ValidationSuite> LoadValidationSuite(const std::string& path) {
   YamlReader reader(path);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    root = arch::LoadOneDocument(text);
   } catch (const YAML::Exception& e) {
     return InvalidArgument(reader.Where(e.mark) + ": error: " + e.msg);
   }

@@ -14,7 +14,9 @@
 
 #include "harness/validate/workload_hlo.h"
 #include "sim/arch/preset_loader.h"
+#include "sim/arch/topology_config.h"
 #include "sim/hlo/parser.h"
+#include "sim/ici/interconnect.h"
 #include "sim/hlo/verifier.h"
 #include "sim/timing/program.h"
 #include "sim/timing/timing.h"
@@ -44,6 +46,7 @@ std::vector<Prediction> PredictShard(const std::vector<ValidationRow>& all,
                                      const std::map<std::string, std::string>& family_chip) {
   std::vector<Prediction> out(rows.size());
   std::vector<std::unique_ptr<hlo::HloModule>> modules;
+  std::vector<std::unique_ptr<ici::Interconnect>> networks;  // the collective rows'
   std::vector<timing::SimulationJob> jobs;
   std::vector<size_t> job_row;     // jobs[j] times rows[job_row[j]]
   std::vector<std::string> timed;  // its timed instruction
@@ -63,19 +66,47 @@ std::vector<Prediction> PredictShard(const std::vector<ValidationRow>& all,
       out[i].skipped = "generated module: " + verified.message();
       continue;
     }
+    timing::TimingOptions options;
+    if (!row.measurement.groups.empty()) {
+      // A collective is timed on the row's network (a topology short form).
+      const StatusOr<arch::TopologyConfig> topology =
+          arch::ParseTopologyShortForm(row.measurement.topology);
+      StatusOr<std::unique_ptr<ici::Interconnect>> network =
+          topology.ok() ? ici::Interconnect::Create(*topology, chip)
+                        : StatusOr<std::unique_ptr<ici::Interconnect>>(topology.status());
+      if (!network.ok()) {
+        out[i].skipped = "topology '" + row.measurement.topology + "': " + network.status().message();
+        continue;
+      }
+      networks.push_back(std::move(*network));
+      options.interconnect = networks.back().get();
+    }
     modules.push_back(std::move(*module));
-    jobs.push_back({modules.back().get(), &chip, {}});
+    jobs.push_back({modules.back().get(), &chip, std::move(options)});
     job_row.push_back(i);
     timed.push_back(workload->timed_instruction);
   }
-  StatusOr<std::vector<timing::TimingResult>> results = timing::SimulateBatch(jobs);
+  // One SystemC run for the shard; when a job fails it, each job runs alone,
+  // so that only the failing rows go without a prediction.
+  StatusOr<std::vector<timing::TimingResult>> batch = timing::SimulateBatch(jobs);
+  std::vector<StatusOr<timing::TimingResult>> results;
   for (size_t j = 0; j < jobs.size(); ++j) {
-    Prediction& p = out[job_row[j]];
-    if (!results.ok()) {
-      p.skipped = "timing: " + results.status().message();
+    if (batch.ok()) {
+      results.push_back(std::move((*batch)[j]));
       continue;
     }
-    const timing::TimingResult& r = (*results)[j];
+    StatusOr<std::vector<timing::TimingResult>> alone =
+        timing::SimulateBatch(std::span<const timing::SimulationJob>(&jobs[j], 1));
+    results.push_back(alone.ok() ? StatusOr<timing::TimingResult>(std::move(alone->front()))
+                                 : StatusOr<timing::TimingResult>(alone.status()));
+  }
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    Prediction& p = out[job_row[j]];
+    if (!results[j].ok()) {
+      p.skipped = "timing: " + results[j].status().message();
+      continue;
+    }
+    const timing::TimingResult& r = *results[j];
     if (timed[j].empty()) {
       p.us = r.time_us;
       p.bound_by = "module";

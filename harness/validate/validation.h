@@ -54,6 +54,9 @@ struct FamilyStats {
   double max_mape = 0;
   double target_mape = 0;
   bool over_bound() const { return max_mape > 0 && rows > 0 && mape > max_mape; }
+  /// The gate: over its bound, or rows left untimed (a row that stops
+  /// running must not make the family's error look better than it is).
+  bool failed() const { return over_bound() || skipped > 0; }
 };
 
 struct ValidationResult {

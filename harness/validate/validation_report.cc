@@ -62,8 +62,11 @@ std::vector<std::vector<std::string>> FamilyTable(const ValidationResult& result
                                                   "TARGET", "STATUS"}};
   for (const FamilyStats& f : result.families) {
     const bool all = f.name == "all";
-    std::string status = all ? "" : f.over_bound() ? "FAIL (over bound)" : "ok";
-    if (!all && !f.over_bound() && f.mape > f.target_mape) status = "ok (above target)";
+    std::string status = all                ? ""
+                         : f.over_bound()   ? "FAIL (over bound)"
+                         : f.skipped > 0    ? "FAIL (rows skipped)"
+                         : f.mape > f.target_mape ? "ok (above target)"
+                                                  : "ok";
     table.push_back({f.name, all ? "" : f.chip, std::to_string(f.rows), std::to_string(f.skipped),
                      Percent(f.mape), Percent(f.median), Percent(f.max), Signed(f.bias),
                      Format("%.3f", f.r2), all ? "" : Percent(f.max_mape),
@@ -133,6 +136,7 @@ std::string ValidationJson(const ValidationResult& result) {
       j["max_mape_percent"] = f.max_mape;
       j["target_mape_percent"] = f.target_mape;
       j["over_bound"] = f.over_bound();
+      j["failed"] = f.failed();
     }
     doc["families"].push_back(std::move(j));
   }

@@ -129,7 +129,8 @@ std::string Iota(size_t n) {
 std::string Header(const Measurement& m) {
   std::string name;
   for (char c : m.id) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return "HloModule " + name + "\n\n";
+  return "HloModule " + name +
+         (m.devices > 1 ? ", num_partitions=" + std::to_string(m.devices) : "") + "\n\n";
 }
 
 constexpr char kAddF32[] =
@@ -320,6 +321,22 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
                   "  x = " + ShapeText(arrays[0]) + " parameter(0)\n  ROOT " + op + " = " +
                       ShapeText(arrays[1]) + " " + op + "(x)\n",
                   op);
+  }
+  if (op == "collective-permute") {
+    // jax.lax.ppermute under shard_map: one cross-partition permute of the
+    // device's payload to its target (the row's `groups` holds
+    // source_target_pairs); timed alone, as the slope of a loop of them is.
+    TPUSIM_RETURN_IF_ERROR(need(2));
+    if (m.groups.empty() || m.devices < 2) {
+      return InvalidArgument(m.where + ": error: row '" + m.id +
+                             "': a collective-permute needs devices >= 2 and its "
+                             "source_target_pairs in `groups`, e.g. {{0,1},{1,0}}");
+    }
+    return Single(m, "",
+                  "  x = " + ShapeText(arrays[0]) + " parameter(0)\n  ROOT collective-permute = " +
+                      ShapeText(arrays[1]) + " collective-permute(x), channel_id=1, "
+                      "source_target_pairs=" + m.groups + "\n",
+                  "collective-permute");
   }
   if (op == "reduce-window") {
     // Average pooling's window sum (the /4 is a separate fusion, not timed).

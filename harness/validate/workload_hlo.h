@@ -21,7 +21,7 @@ struct Workload {
 
 /// The module `m` timed: a matmul fusion, a standalone elementwise op, an
 /// activation fusion, batch/layer/RMS normalisation, a pooling reduce-window or
-/// an HBM copy, recognised from the row's op, shapes and note.
+/// an HBM copy or a collective-permute, recognised from the row's op, shapes and note.
 /// kUnimplemented ("FILE:LINE: error: no HLO generator for ...") for a row of
 /// another kind; kInvalidArgument for shapes that cannot be read.
 StatusOr<Workload> WorkloadFor(const Measurement& m);

@@ -89,6 +89,12 @@ struct IciConfig {
   int64_t links = 0;                                ///< ICI ports per chip
   BytesPerSecond bandwidth_per_link_per_direction;  ///< one-way bandwidth of one link
   Picoseconds hop_latency;                          ///< per chip-to-chip hop
+  /// The percentage of a link's bandwidth that collective payload reaches
+  /// (packet headers, flow control): links carry bandwidth x this / 100.
+  int64_t efficiency_percent = 100;
+  /// Fixed time of every collective beyond its transfers and hops: the
+  /// participants' synchronisation and the DMA descriptor set-up. 0: none.
+  Picoseconds collective_latency;
 };
 
 /// Published peak throughput of the whole chip, used to report the fraction

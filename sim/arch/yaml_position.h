@@ -8,7 +8,6 @@
 
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace tpusim::arch {
 
@@ -33,17 +32,13 @@ inline std::string_view NodeKind(const YAML::Node& node) {
   }
 }
 
-/// The one YAML document of `text`, as YAML::Load gives it; a second
-/// document (after `---`) throws YAML::ParserException at its start rather
-/// than being ignored, and so do the loaders' other syntax errors.
-inline YAML::Node LoadOneDocument(const std::string& text) {
-  std::vector<YAML::Node> documents = YAML::LoadAll(text);
-  if (documents.size() > 1) {
-    throw YAML::ParserException(documents[1].Mark(),
-                                "a second YAML document (after '---'); a file holds one");
-  }
-  return documents.empty() ? YAML::Node() : documents.front();
-}
+/// The one YAML document of `text`, as YAML::Load gives it. Throws
+/// YAML::ParserException, positioned, for what YAML::Load would pass over in
+/// silence or never return from: a NUL byte (yaml-cpp ends the stream there
+/// and drops the rest), a second document (after `---` or `...`), and a
+/// token no node can start with, such as a leading ',' (yaml-cpp 0.7's
+/// LoadAll then makes empty documents without end).
+YAML::Node LoadOneDocument(const std::string& text);
 
 }  // namespace tpusim::arch
 

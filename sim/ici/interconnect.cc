@@ -94,10 +94,12 @@ std::vector<int32_t> FlowsOnLink(const Topology& topology, std::span<const Flow>
 }
 
 /// The timing of the collective whose flows are batch[first, last), started
-/// at `start`, from the batch's run (algorithm left to the caller).
+/// at `start`, from the batch's run (algorithm left to the caller). Its flows
+/// waited `fixed` (the collective latency) before their first bytes.
 CollectiveTiming Summarize(const Topology& topology, std::span<const Flow> batch,
                            const FlowNetworkResult& result, size_t first, size_t last,
-                           Picoseconds start, const std::vector<int32_t>& flows_on_link) {
+                           Picoseconds start, Picoseconds fixed,
+                           const std::vector<int32_t>& flows_on_link) {
   CollectiveTiming timing;
   std::vector<int64_t> link_bytes(topology.links().size(), 0);
   int64_t on_chip_bytes = 0;
@@ -122,7 +124,7 @@ CollectiveTiming Summarize(const Topology& topology, std::span<const Flow> batch
     }
   }
   const Picoseconds latency =
-      LatencyPath(topology, batch.subspan(first, last - first), first);
+      fixed + LatencyPath(topology, batch.subspan(first, last - first), first);
   const std::string hops = "longest route " + std::to_string(timing.max_hops) + " hop" +
                            (timing.max_hops == 1 ? "" : "s");
   if (busiest < 0 && on_chip_bytes > 0) {
@@ -133,7 +135,7 @@ CollectiveTiming Summarize(const Topology& topology, std::span<const Flow> batch
   } else if (latency.value() * 2 >= timing.duration.value()) {
     timing.explanation = "latency-bound: " + FormatMicroseconds(latency) + " of " +
                          FormatMicroseconds(timing.duration) +
-                         " is per-hop and per-step latency; " + hops;
+                         " is fixed, per-hop and per-step latency; " + hops;
   } else {
     timing.explanation = "bandwidth-bound: busiest link " + topology.links()[busiest].label +
                          " carries " + FormatBytes(link_bytes[busiest]) + " in " +
@@ -177,8 +179,11 @@ struct Interconnect::Network {
   FlowNetwork flows;
 };
 
-Interconnect::Interconnect(arch::TopologyConfig config, BytesPerSecond device_hbm_bandwidth)
-    : config_(std::move(config)), device_hbm_bandwidth_(device_hbm_bandwidth) {}
+Interconnect::Interconnect(arch::TopologyConfig config, BytesPerSecond device_hbm_bandwidth,
+                           Picoseconds collective_latency)
+    : config_(std::move(config)),
+      device_hbm_bandwidth_(device_hbm_bandwidth),
+      collective_latency_(collective_latency) {}
 
 Interconnect::~Interconnect() = default;
 
@@ -188,7 +193,7 @@ StatusOr<std::unique_ptr<Interconnect>> Interconnect::Create(const arch::Topolog
   // chip::Hbm (sim/chip/memory.cc).
   const BytesPerSecond device_hbm(
       std::max<int64_t>(1, chip.hbm.bandwidth.value() / std::max<int64_t>(1, chip.tensorcores_per_chip)));
-  std::unique_ptr<Interconnect> interconnect(new Interconnect(topology, device_hbm));
+  std::unique_ptr<Interconnect> interconnect(new Interconnect(topology, device_hbm, chip.ici.collective_latency));
   // The time-0 network now: an impossible topology is an error of Create.
   TPUSIM_ASSIGN_OR_RETURN(Topology built, Topology::Build(topology, chip.ici));
   interconnect->networks_.emplace(0, std::make_unique<Network>(std::move(built)));
@@ -274,6 +279,9 @@ StatusOr<Algorithm> Interconnect::AppendFlows(const Network& network, const Coll
   const int32_t shift = static_cast<int32_t>(batch.size());
   for (Flow& flow : plan.flows) {
     for (int32_t& a : flow.after) a += shift;
+    // No byte moves before the participants have synchronised and set up
+    // their DMA descriptors.
+    flow.earliest = flow.earliest + collective_latency_;
     // Two devices of one chip: no link to cross. FlowNetwork finishes a
     // flow without a route once ready and its extra latency has passed, so
     // the copy time goes there.
@@ -307,7 +315,7 @@ StatusOr<std::vector<CollectiveTiming>> Interconnect::TimeConcurrent(
   const std::vector<int32_t> flows_on_link = FlowsOnLink(network->topology, batch);
   for (size_t i = 0; i < collectives.size(); ++i) {
     timings[i] = Summarize(network->topology, batch, result, first[i], first[i + 1],
-                           collectives[i].start, flows_on_link);
+                           collectives[i].start, collective_latency_, flows_on_link);
     timings[i].algorithm = algorithms[i];
   }
   return timings;
@@ -343,6 +351,7 @@ class Interconnect::Session final : public NetworkSession {
     const size_t first = members_.size() == 1 ? 0 : members_[members_.size() - 2].last;
     Joined joined;
     joined.timing = Summarize(network_->topology, batch_, result, first, batch_.size(), t,
+                              interconnect_.collective_latency_,
                               FlowsOnLink(network_->topology, batch_));
     joined.timing.algorithm = algorithm;
     size_t begin = 0;

@@ -166,7 +166,7 @@ class CollectiveTimer {
 /// collective algorithms.
 class Interconnect : public CollectiveTimer {
  public:
-  /// `chip` gives the ICI links (chip.ici) and the HBM bandwidth of one
+  /// `chip` gives the ICI links and the collective latency (chip.ici) and the HBM bandwidth of one
   /// device (chip.hbm.bandwidth / chip.tensorcores_per_chip), at which a
   /// transfer between two devices of one chip is an on-chip copy: read and
   /// write, no ICI (docs/interconnect.md, "Several devices per chip").
@@ -207,7 +207,8 @@ class Interconnect : public CollectiveTimer {
  private:
   struct Network;  // topology, router and flow network for one set of active faults
   class Session;
-  Interconnect(arch::TopologyConfig config, BytesPerSecond device_hbm_bandwidth);
+  Interconnect(arch::TopologyConfig config, BytesPerSecond device_hbm_bandwidth,
+               Picoseconds collective_latency);
   /// Time to copy `bytes` from one device's HBM to another's on the same chip.
   Picoseconds OnChipCopy(int64_t bytes) const;
   /// Appends the flows of `collective` on `network` to `batch` (their `after`
@@ -221,6 +222,8 @@ class Interconnect : public CollectiveTimer {
   /// One device's share of its chip's HBM bandwidth (reads and writes
   /// combined), the rate of on-chip copies.
   BytesPerSecond device_hbm_bandwidth_;
+  /// chip.ici.collective_latency: every flow of a collective starts this late.
+  Picoseconds collective_latency_;
   mutable std::mutex mutex_;  ///< guards networks_ (Time is const and may run on threads)
   /// By the number of faults that start after time 0 and are active.
   mutable std::map<size_t, std::unique_ptr<Network>> networks_;

@@ -58,7 +58,11 @@ class TopologyBuilder {
  public:
   TopologyBuilder(const arch::TopologyConfig& config, const arch::IciConfig& ici)
       : config_(config),
-        bandwidth_(config.link_bandwidth.value_or(ici.bandwidth_per_link_per_direction)),
+        raw_bandwidth_(config.link_bandwidth.value_or(ici.bandwidth_per_link_per_direction)),
+        efficiency_percent_(ici.efficiency_percent),
+        // Exact floor of raw x percent / 100, without the product's overflow.
+        bandwidth_(raw_bandwidth_.value() / 100 * efficiency_percent_ +
+                   raw_bandwidth_.value() % 100 * efficiency_percent_ / 100),
         hop_latency_(config.hop_latency.value_or(ici.hop_latency)),
         switch_latency_(config.switch_latency.value_or(hop_latency_)),
         injection_(bandwidth_ * std::max<int64_t>(ici.links, 1)) {}
@@ -102,7 +106,12 @@ class TopologyBuilder {
                          ? ""
                          : std::to_string(config_.devices_per_chip) + " devices per chip, ") +
                     std::to_string(t_.links_.size()) + " links, " + FormatBandwidth(bandwidth_) +
-                    "/link one-way, " + FormatLatency(hop_latency_) + "/hop";
+                    "/link one-way" +
+                    (efficiency_percent_ == 100
+                         ? ""
+                         : " (" + std::to_string(efficiency_percent_) + "% of " +
+                               FormatBandwidth(raw_bandwidth_) + ")") +
+                    ", " + FormatLatency(hop_latency_) + "/hop";
     return std::move(t_);
   }
 
@@ -321,7 +330,7 @@ class TopologyBuilder {
     }
     slice_config->link_bandwidth = bandwidth_;
     slice_config->hop_latency = hop_latency_;
-    TopologyBuilder inner(*slice_config, arch::IciConfig{1, bandwidth_, hop_latency_});
+    TopologyBuilder inner(*slice_config, arch::IciConfig{1, bandwidth_, hop_latency_, 100, {}});
     TPUSIM_RETURN_IF_ERROR(inner.BuildGrid());
     const Topology& slice = inner.t_;
     const int64_t per = slice.chip_count_;
@@ -485,7 +494,9 @@ class TopologyBuilder {
   }
 
   const arch::TopologyConfig& config_;
-  const BytesPerSecond bandwidth_;
+  const BytesPerSecond raw_bandwidth_;  ///< as the preset or topology states it
+  const int64_t efficiency_percent_;
+  const BytesPerSecond bandwidth_;      ///< what payload reaches: the links' bandwidth
   const Picoseconds hop_latency_;
   const Picoseconds switch_latency_;
   const BytesPerSecond injection_;  ///< a chip's links x per-link bandwidth, into a switch

@@ -24,7 +24,7 @@ using ::testing::HasSubstr;
 constexpr int64_t kHop = 1000;  // ps
 
 arch::IciConfig Ici() {
-  return arch::IciConfig{4, BytesPerSecond(1'000'000'000), Picoseconds(kHop)};
+  return arch::IciConfig{4, BytesPerSecond(1'000'000'000), Picoseconds(kHop), 100, {}};
 }
 
 Topology Build(arch::TopologyKind kind, std::vector<int64_t> dims,

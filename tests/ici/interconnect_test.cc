@@ -309,6 +309,31 @@ TEST(InterconnectLatencyTest, CrossoverSizeMatchesScalingBook) {
   ExpectWithin(static_cast<double>(hi) / kN, kWuni * kHopUs * 1e-6, 0.01);
 }
 
+// A neighbour permute of V bytes with 96% link efficiency and a 4 us
+// collective latency: 4 us before any byte moves, then V / (0.96 W_uni) and
+// the hop (the MARIN v5p fit's form, 4.55 us + V / 86.3 GB/s). The same
+// permute without them takes V / W_uni + 1 hop.
+TEST(InterconnectLatencyTest, CollectiveLatencyAndLinkEfficiencyAddToEveryCollective) {
+  Collective permute;
+  permute.kind = CollectiveKind::kCollectivePermute;
+  permute.pairs = {{0, 1}};
+  permute.bytes = 43'200'000;  // 1000 us at 0.96 x 45 GB/s
+  auto ideal = Make(Grid(arch::TopologyKind::kTorus, {4}));
+  EXPECT_EQ(TimeOf(*ideal, permute).duration, Picoseconds(961'000'000));
+  arch::IciConfig ici = Ici();
+  ici.efficiency_percent = 96;
+  ici.collective_latency = Picoseconds(4'000'000);
+  auto real = Make(Grid(arch::TopologyKind::kTorus, {4}), ici);
+  EXPECT_EQ(TimeOf(*real, permute).duration, Picoseconds(1'005'000'000));
+  EXPECT_THAT(real->Describe(), HasSubstr("43.2 GB/s/link one-way (96% of 45 GB/s)"));
+  // A small one is latency-bound, the fixed time counted as latency: 4 us,
+  // the hop, and 64 B at 43.2 GB/s (1481.5 ps, rounded up).
+  permute.bytes = 64;
+  const CollectiveTiming small = TimeOf(*real, permute);
+  EXPECT_EQ(small.duration, Picoseconds(5'001'482));
+  EXPECT_THAT(small.explanation, HasSubstr("latency-bound: 5.00 us of 5.00 us is fixed"));
+}
+
 // --- Point 3: contention, failures, topologies ----------------------------------
 
 // Two permutes on an 8-ring whose routes share link 1->2: alone each takes

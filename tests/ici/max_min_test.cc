@@ -50,7 +50,7 @@ std::vector<double> NaiveMaxMin(const Topology& t, const std::vector<std::vector
 class MaxMin : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MaxMin, EveryFlowSizedToItsMaxMinRateFinishesTogether) {
-  const arch::IciConfig ici{4, BytesPerSecond(1'000'000'000), Picoseconds(0)};
+  const arch::IciConfig ici{4, BytesPerSecond(1'000'000'000), Picoseconds(0), 100, {}};
   StatusOr<arch::TopologyConfig> config = arch::ParseTopologyShortForm(GetParam());
   ASSERT_TRUE(config.ok());
   StatusOr<Topology> topology = Topology::Build(*config, ici);

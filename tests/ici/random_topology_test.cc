@@ -58,7 +58,7 @@ std::string RandomText(Lcg& rng) {
 }
 
 TEST(RandomTopology, ParsesBuildsRoutesAndRunsWithoutCrashing) {
-  const arch::IciConfig ici{4, BytesPerSecond(1'000'000'000), Picoseconds(1000)};
+  const arch::IciConfig ici{4, BytesPerSecond(1'000'000'000), Picoseconds(1000), 100, {}};
   Lcg rng;
   int built = 0;
   for (int i = 0; i < 3000; ++i) {

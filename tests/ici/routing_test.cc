@@ -22,7 +22,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 arch::IciConfig Ici() {
-  return arch::IciConfig{4, BytesPerSecond(45'000'000'000), Picoseconds(1'000'000)};
+  return arch::IciConfig{4, BytesPerSecond(45'000'000'000), Picoseconds(1'000'000), 100, {}};
 }
 
 Topology Must(const std::string& text, std::vector<arch::LinkFault> faults = {},

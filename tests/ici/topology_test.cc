@@ -19,7 +19,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 arch::IciConfig Ici() {
-  return arch::IciConfig{4, BytesPerSecond(45'000'000'000), Picoseconds(1'000'000)};
+  return arch::IciConfig{4, BytesPerSecond(45'000'000'000), Picoseconds(1'000'000), 100, {}};
 }
 
 StatusOr<Topology> FromShortForm(const std::string& text) {

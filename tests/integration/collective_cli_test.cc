@@ -19,6 +19,17 @@ using ::testing::Not;
 
 RunResult Tpusim(const std::vector<std::string>& args) { return RunBinary(TPUSIM_BINARY, args); }
 
+/// `tpusim collective args...` on the links the scaling book's formulas
+/// assume: their full bandwidth, no fixed time per collective (the preset's
+/// calibrated ici.efficiency_percent and ici.collective_latency switched off).
+RunResult Formula(std::vector<std::string> args) {
+  for (const char* p : {"ici.efficiency_percent=100", "ici.collective_latency=0us"}) {
+    args.push_back("-p");
+    args.push_back(p);
+  }
+  return Tpusim(args);
+}
+
 /// A table row: size, time (us), algbw, busbw, algorithm.
 struct Row {
   int64_t size = 0;
@@ -45,7 +56,7 @@ std::vector<Row> Rows(const std::string& out) {
 // each max(8 hops, V/2 per direction at 45 GB/s) — the hops hide behind the
 // transfer (SB's step model): 2 x 2982.62 us.
 TEST(CollectiveCliTest, AllReduceOnARingMatchesTheFormula) {
-  const RunResult r = Tpusim({"collective", "--op", "all-reduce", "--bytes", "256MiB", "--chip",
+  const RunResult r = Formula({"collective", "--op", "all-reduce", "--bytes", "256MiB", "--chip",
                               "tpu-v5e", "--topology", "torus:16"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const std::vector<Row> rows = Rows(r.out);
@@ -64,7 +75,7 @@ TEST(CollectiveCliTest, AllReduceOnARingMatchesTheFormula) {
 // --algorithm ring forces a unidirectional ring over a 4-chip torus: each
 // chip sends 3V/4 to its neighbour: 3V/(4 x 45 GB/s), its 3 hops hidden.
 TEST(CollectiveCliTest, ForcedRingAllGather) {
-  const RunResult r = Tpusim({"collective", "--op", "all-gather", "--bytes", "45000000", "--chip",
+  const RunResult r = Formula({"collective", "--op", "all-gather", "--bytes", "45000000", "--chip",
                               "tpu-v5e", "--topology", "torus:4", "--algorithm", "ring"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const std::vector<Row> rows = Rows(r.out);
@@ -78,7 +89,7 @@ TEST(CollectiveCliTest, ForcedRingAllGather) {
 // Hamiltonian rings, each a bidirectional ring on V/2, load every link with
 // V/4: 22.5 MB at 45 GB/s = 500 us (the 8 hops hide behind it).
 TEST(CollectiveCliTest, ForcedHamiltonianRingsAllGather) {
-  const RunResult r = Tpusim({"collective", "--op", "all-gather", "--bytes", "90000000", "--chip",
+  const RunResult r = Formula({"collective", "--op", "all-gather", "--bytes", "90000000", "--chip",
                               "tpu-v5e", "--topology", "torus:4x4", "--algorithm",
                               "hamiltonian-rings"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
@@ -91,7 +102,7 @@ TEST(CollectiveCliTest, ForcedHamiltonianRingsAllGather) {
 // Small sizes are latency-bound at N/2 hops of 1 us on a 16-ring; the sweep
 // has one row per power of two.
 TEST(CollectiveCliTest, SweepShowsTheLatencyFloor) {
-  const RunResult r = Tpusim({"collective", "--op", "all-gather", "--sweep", "1KiB:8KiB", "--chip",
+  const RunResult r = Formula({"collective", "--op", "all-gather", "--sweep", "1KiB:8KiB", "--chip",
                               "tpu-v5e", "--topology", "torus:16"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const std::vector<Row> rows = Rows(r.out);
@@ -107,7 +118,7 @@ TEST(CollectiveCliTest, SweepShowsTheLatencyFloor) {
 // hidden).
 TEST(CollectiveCliTest, GroupsAlongAnAxis) {
   const RunResult r =
-      Tpusim({"collective", "--op", "all-gather", "--bytes", "90000000", "--chip", "tpu-v5e",
+      Formula({"collective", "--op", "all-gather", "--bytes", "90000000", "--chip", "tpu-v5e",
               "--topology", "torus:4x4", "--groups", "0,1,2,3;4,5,6,7;8,9,10,11;12,13,14,15"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const std::vector<Row> rows = Rows(r.out);
@@ -115,6 +126,20 @@ TEST(CollectiveCliTest, GroupsAlongAnAxis) {
   EXPECT_NEAR(rows[0].time_us, 1000.0, 0.01);
   EXPECT_EQ(rows[0].algorithm, "torus");
   EXPECT_THAT(r.out, HasSubstr("4 groups of 4 devices"));
+}
+
+// The v5e preset as it is: the all-reduce of AllReduceOnARingMatchesTheFormula
+// on links that carry 96% of 45 GB/s, 4.4 us after the last device arrives
+// (docs/validation.md, "Collectives"; docs/presets.md, A12).
+TEST(CollectiveCliTest, ThePresetsLinkEfficiencyAndCollectiveLatencyAddToTheFormula) {
+  const RunResult r = Tpusim({"collective", "--op", "all-reduce", "--bytes", "256MiB", "--chip",
+                              "tpu-v5e", "--topology", "torus:16"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::vector<Row> rows = Rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  const double v = 256.0 * 1024 * 1024;
+  EXPECT_NEAR(rows[0].time_us, 4.4 + 2 * (v / 2 / 43.2e9 * 1e6), 0.02);
+  EXPECT_THAT(r.out, HasSubstr("43.2 GB/s/link one-way (96% of 45 GB/s)"));
 }
 
 TEST(CollectiveCliTest, JsonHasTheRows) {
@@ -183,7 +208,9 @@ TEST(CollectiveCliTest, SizesOver1024TiBAreRefusedNotWrappedOrLoopedOn) {
     EXPECT_EQ(r.exit_code, 2) << Describe(r);
     EXPECT_THAT(r.err, HasSubstr("': at most 1024TiB (1125899906842624 bytes)")) << Describe(r);
   }
-  const RunResult largest = AllReduceOn4x4({"--sweep", "512TiB:1125899906842624"});
+  const RunResult largest = AllReduceOn4x4({"--sweep", "512TiB:1125899906842624", "-p",
+                                            "ici.efficiency_percent=100", "-p",
+                                            "ici.collective_latency=0us"});
   EXPECT_EQ(largest.exit_code, 0) << Describe(largest);
   EXPECT_THAT(largest.out, HasSubstr(" 1125899906842624 12509998964.92 ")) << Describe(largest);
 }

@@ -27,7 +27,7 @@ TEST(ValidateCli, TheShippedSuiteIsWithinItsBoundsOnEveryRow) {
       RunBinary(TPUSIM_BINARY, {"validate", kSuite, "-j", "2", "--json", dir / "v.json"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const nlohmann::json doc = nlohmann::json::parse(ReadText(dir / "v.json"));
-  EXPECT_EQ(doc["rows"].size(), 6669u);
+  EXPECT_EQ(doc["rows"].size(), 6675u);
   for (const auto& family : doc["families"]) {
     EXPECT_EQ(family["skipped"], 0) << family.dump();
     if (family["name"] != "all") {
@@ -38,7 +38,7 @@ TEST(ValidateCli, TheShippedSuiteIsWithinItsBoundsOnEveryRow) {
   for (const auto& family : doc["families"]) {
     EXPECT_NE(r.out.find(family["name"].get<std::string>()), std::string::npos) << family.dump();
   }
-  EXPECT_EQ(doc["families"].size(), 8u);  // and "all"
+  EXPECT_EQ(doc["families"].size(), 10u);  // and "all"
   EXPECT_NE(r.out.find("Worst 10 rows by |error|:"), std::string::npos);
 }
 
@@ -63,6 +63,28 @@ TEST(ValidateCli, AFamilyOverItsBoundExitsOne) {
   const RunResult r = RunBinary(TPUSIM_BINARY, {"validate", suite});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_NE(r.out.find("FAIL (over bound)"), std::string::npos) << r.out;
+}
+
+// A row the model cannot time fails its family, whatever the error of the
+// others: a row that stops running must not make the family look better.
+TEST(ValidateCli, AFamilyWithAnUntimedRowExitsOne) {
+  ScratchDir dir;
+  const std::string header =
+      "id,chip,devices,devices_per_chip,topology,op,dtype,shapes,groups,measured_us,statistic,"
+      "source,note\n";
+  WriteText(dir / "rows.csv",
+            header +
+                "ok-1,tpu-v7x,1,2,one core,copy,bf16,bf16[1048576] -> bf16[1048576],,3.04,one run,"
+                "test,a copy\n"
+                "odd-1,tpu-v7x,1,2,one core,sort,bf16,bf16[1024] -> bf16[1024],,9,one run,test,"
+                "no generator\n");
+  const std::string suite = dir / "s.validation.yaml";
+  WriteText(suite, "families:\n  - name: mixed\n    file: rows.csv\n    chip: tpu-v7x\n"
+                   "    max_mape: 50%\n    target_mape: 50%\n");
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"validate", suite});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.out.find("FAIL (rows skipped)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("odd-1: " + dir / "rows.csv"), std::string::npos) << r.out;
 }
 
 TEST(ValidateCli, ThePrintedModuleOfARowIsValidHlo) {

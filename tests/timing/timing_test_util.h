@@ -39,7 +39,8 @@ inline arch::ChipConfig IdealPreset(const std::string& name,
   std::vector<std::string> all = {"hbm.efficiency_percent=100", "vmem.pipeline_block=0B",
                                   "overhead.pipeline_step=0",      "overhead.program_launch=0",
                                   "vpu.f16_load_ops=0",            "vpu.f16_store_ops=0",
-                                  "mxu.f16_passes=0"};
+                                  "mxu.f16_passes=0",              "ici.efficiency_percent=100",
+                                  "ici.collective_latency=0us"};
   all.insert(all.end(), overrides.begin(), overrides.end());
   return Preset(name, all);
 }
