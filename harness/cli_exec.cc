@@ -19,6 +19,7 @@
 #include "sim/base/file.h"
 #include "sim/base/fingerprint.h"
 #include "sim/eval/evaluator.h"
+#include "sim/hlo/collective_groups.h"
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
 
@@ -89,13 +90,21 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
   const bool from_flags = options.replicas.has_value() || options.partitions.has_value();
   if (!from_flags && spmd.device_count() > eval::Evaluator::kMaxSpmdDevices) {
     // The module alone asks for it: its header or the device ids its
-    // collectives name.
-    return InvalidArgument(
-        options.file + ": error: the module needs " + std::to_string(spmd.replica_count) +
-        " replicas x " + std::to_string(spmd.partition_count) +
-        " partitions (its replica_count and num_partitions, or the largest device id its "
-        "collectives name), more than the " +
-        std::to_string(eval::Evaluator::kMaxSpmdDevices) + " devices tpusim runs");
+    // collectives name; point at the collective when it is the cause.
+    const std::string needs = "the module needs " + std::to_string(spmd.replica_count) +
+                              " replicas x " + std::to_string(spmd.partition_count) +
+                              " partitions, more than the " +
+                              std::to_string(eval::Evaluator::kMaxSpmdDevices) +
+                              " devices tpusim runs";
+    int64_t id = -1;
+    const hlo::HloInstruction* naming = hlo::CollectiveNamingLargestId(*module, id);
+    if (naming != nullptr && id >= eval::SpmdConfig::FromModule(*module).device_count()) {
+      return InvalidArgument(module->ErrorAt(
+          naming->location(), naming->OpcodeSpelling() + " " + naming->name() +
+                                  ": names device id " + std::to_string(id) + ": " + needs));
+    }
+    return InvalidArgument(options.file + ": error: " + needs +
+                           " (its replica_count and num_partitions)");
   }
   if (spmd.replica_count < 1 || spmd.partition_count < 1 ||
       spmd.device_count() > eval::Evaluator::kMaxSpmdDevices) {

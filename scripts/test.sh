@@ -18,9 +18,10 @@
 # Fails when the corpus of HLO modules is missing: it is the acceptance test.
 #
 # Environment: TPUSIM_CORPUS_DIR (default ../shared/corpus relative to the
-# repository root), TPUSIM_JOBS (default 2), TPUSIM_FUZZ_RUNS (inputs per fuzzer,
-# default 30000: about a minute each on 2 cores), TPUSIM_FUZZ_SEED (default 1; any
-# other value explores elsewhere, for a longer hunt by hand).
+# repository root), TPUSIM_JOBS (default 2), TPUSIM_FUZZ_RUNS (inputs for the
+# HLO parser fuzzer, default 30000, and ten times as many for the faster scenario
+# loader fuzzer: under a minute each on 2 cores), TPUSIM_FUZZ_SEED (default 1;
+# any other value explores elsewhere, for a longer hunt by hand).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -69,7 +70,7 @@ scripts/determinism_check.sh "$corpus" build/bin/tpusim build-O0/bin/tpusim buil
 
 command -v clang++ >/dev/null && command -v clang >/dev/null ||
 die "clang not found; the fuzzer step needs it (run scripts/setup.sh)"
-step "libFuzzer build (build-fuzz/), fuzz_hlo_parser and fuzz_scenario_loader, ${fuzz_runs} inputs each from seed ${fuzz_seed}"
+step "libFuzzer build (build-fuzz/), fuzz_hlo_parser (${fuzz_runs} inputs) and fuzz_scenario_loader ($((fuzz_runs * 10))), from seed ${fuzz_seed}"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPUSIM_FUZZ=ON -DTPUSIM_BENCH=OFF -DTPUSIM_RTL=OFF \
   -DTPUSIM_CORPUS_DIR="$corpus"
@@ -86,8 +87,9 @@ find scenarios tests/harness/malformed_scenarios -name '*.yaml' -exec cp --backu
 # that reaches 5 minutes stops there, however many inputs it has tried.
 fuzz() {
   local name="$1"
-  shift
-  if "build-fuzz/bin/$name" -seed="$fuzz_seed" -runs="$fuzz_runs" -max_total_time=300 -timeout=10 -print_final_stats=1 "$@" \
+  local runs="$2"
+  shift 2
+  if "build-fuzz/bin/$name" -seed="$fuzz_seed" -runs="$runs" -max_total_time=300 -timeout=10 -print_final_stats=1 "$@" \
     >"build-fuzz/$name.log" 2>&1; then
     echo "--- $name passed; the end of build-fuzz/$name.log:"
     tail -n 12 "build-fuzz/$name.log"
@@ -97,9 +99,9 @@ fuzz() {
     return 1
   fi
 }
-fuzz fuzz_hlo_parser -dict=tests/hlo/fuzz_hlo.dict -artifact_prefix="$root/build-fuzz/" "$seeds" &
+fuzz fuzz_hlo_parser "$fuzz_runs" -dict=tests/hlo/fuzz_hlo.dict -artifact_prefix="$root/build-fuzz/" "$seeds" &
 parser_fuzzer=$!
-fuzz fuzz_scenario_loader -artifact_prefix="$root/build-fuzz/scenario-" "$scenario_seeds" &
+fuzz fuzz_scenario_loader $((fuzz_runs * 10)) -artifact_prefix="$root/build-fuzz/scenario-" "$scenario_seeds" &
 loader_fuzzer=$!
 fuzz_failed=0
 wait "$parser_fuzzer" || fuzz_failed=1

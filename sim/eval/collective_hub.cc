@@ -182,6 +182,8 @@ void CollectiveHub::Finish(int64_t device, const Status& status) {
   devices_[device].running = false;
   --running_count_;
   if (!status.ok()) {
+    // A cancelled device fails with the abort's status; any other is its own.
+    if (!abort_ || abort_->message() != status.message()) devices_[device].failure = status;
     AbortLocked(status);
   } else {
     CheckDeadlockLocked();
@@ -190,6 +192,9 @@ void CollectiveHub::Finish(int64_t device, const Status& status) {
 
 Status CollectiveHub::error() const {
   std::lock_guard<std::mutex> lock(mutex_);
+  for (const DeviceState& device : devices_) {
+    if (device.failure) return *device.failure;
+  }
   return abort_.value_or(Status::Ok());
 }
 

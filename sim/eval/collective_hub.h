@@ -75,8 +75,9 @@ class CollectiveHub {
   /// Device `device` has stopped: finished, or failed with `status`, which
   /// cancels every other device (their waits return an error).
   void Finish(int64_t device, const Status& status);
-  /// The first error that stopped the evaluation (a device's failure or a
-  /// deadlock), or Ok.
+  /// What stopped the evaluation, or Ok: the failure of the lowest-numbered
+  /// device that failed on its own (several may, on threads in any order:
+  /// the report must not depend on which came first), else the deadlock.
   Status error() const;
 
  private:
@@ -117,6 +118,8 @@ class CollectiveHub {
     std::optional<MeetingKey> waiting_meeting;
     std::optional<MessageKey> waiting_message;
     const hlo::HloInstruction* waiting_at = nullptr;
+    /// Its own failure, not the cancellation another device's caused.
+    std::optional<Status> failure;
   };
 
   /// Blocks on `cv_` until `ready()` or the evaluation is aborted; counts the

@@ -288,11 +288,14 @@ SpmdConfig SpmdConfig::FromModule(const HloModule& module) {
           std::max<int64_t>(module.num_partitions(), 1)};
 }
 
-SpmdConfig SpmdConfig::CoveringModule(const HloModule& module) {
-  SpmdConfig config = FromModule(module);
-  // The largest id each op names, by what it names; an op whose attributes
-  // are malformed is left for the evaluation to report.
-  int64_t max_replica = -1, max_partition = -1, max_device = -1;
+namespace {
+
+/// Calls `visit(instruction, mode, largest id)` for each collective of
+/// `module` that names a device id (or whose empty groups imply a group
+/// size); an op whose attributes are malformed is left for the evaluation
+/// to report.
+template <typename Visit>
+void ForEachLargestId(const HloModule& module, Visit visit) {
   for (const auto& computation : module.computations()) {
     for (const auto& inst : computation->instructions()) {
       const std::optional<CollectiveSite> site = FindCollective(*inst);
@@ -320,27 +323,45 @@ SpmdConfig SpmdConfig::CoveringModule(const HloModule& module) {
         if (size == 0) continue;
         ids.push_back(size - 1);
       }
-      const int64_t max_id = *std::max_element(ids.begin(), ids.end());
-      switch (*mode) {
-        case GroupMode::kCrossReplica:
-        case GroupMode::kCrossReplicaAndPartition:
-          max_replica = std::max(max_replica, max_id);
-          break;
-        case GroupMode::kCrossPartition:
-          max_partition = std::max(max_partition, max_id);
-          break;
-        case GroupMode::kFlattenedId:
-          max_device = std::max(max_device, max_id);
-          break;
-      }
+      visit(carrier, *mode, *std::max_element(ids.begin(), ids.end()));
     }
   }
+}
+
+}  // namespace
+
+SpmdConfig SpmdConfig::CoveringModule(const HloModule& module) {
+  SpmdConfig config = FromModule(module);
+  int64_t max_replica = -1, max_partition = -1, max_device = -1;
+  ForEachLargestId(module, [&](const HloInstruction&, GroupMode mode, int64_t max_id) {
+    switch (mode) {
+      case GroupMode::kCrossReplica:
+      case GroupMode::kCrossReplicaAndPartition:
+        max_replica = std::max(max_replica, max_id);
+        break;
+      case GroupMode::kCrossPartition:
+        max_partition = std::max(max_partition, max_id);
+        break;
+      case GroupMode::kFlattenedId:
+        max_device = std::max(max_device, max_id);
+        break;
+    }
+  });
   config.replica_count = std::max(config.replica_count, max_replica + 1);
   config.partition_count = std::max(config.partition_count, max_partition + 1);
   if (max_device >= config.device_count()) {
     config.replica_count = (max_device + config.partition_count) / config.partition_count;
   }
   return config;
+}
+
+const HloInstruction* CollectiveNamingLargestId(const HloModule& module, int64_t& id) {
+  const HloInstruction* largest = nullptr;
+  id = -1;
+  ForEachLargestId(module, [&](const HloInstruction& inst, GroupMode, int64_t max_id) {
+    if (max_id > id) id = max_id, largest = &inst;
+  });
+  return largest;
 }
 
 }  // namespace tpusim::hlo

@@ -52,6 +52,11 @@ struct SpmdConfig {
   static SpmdConfig CoveringModule(const HloModule& module);
 };
 
+/// The collective that names the largest device id of `module` (what raises
+/// CoveringModule's counts), with that id in `id`; nullptr (id -1) when no
+/// collective names one. For errors that point at it.
+const HloInstruction* CollectiveNamingLargestId(const HloModule& module, int64_t& id);
+
 /// XLA's CollectiveOpGroupMode: what the ids of replica_groups name.
 enum class GroupMode : uint8_t {
   /// No channel_id: replica ids; a group is those replicas of this partition.

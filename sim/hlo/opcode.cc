@@ -10,10 +10,11 @@ namespace {
 struct OpcodeInfo {
   std::string_view name;
   int arity;
+  ElementwiseCost cost;
 };
 
 constexpr std::array<OpcodeInfo, kHloOpcodeCount> kOpcodeInfo = {{
-#define V(enumerator, name, arity) {name, arity},
+#define V(enumerator, name, arity, cost) {name, arity, ElementwiseCost::cost},
 #include "sim/hlo/opcode.def"
 #undef V
 }};
@@ -40,6 +41,10 @@ std::optional<HloOpcode> HloOpcodeFromName(std::string_view name) {
 }
 
 int HloOpcodeArity(HloOpcode opcode) { return kOpcodeInfo[static_cast<int>(opcode)].arity; }
+
+ElementwiseCost ElementwiseCostOf(HloOpcode opcode) {
+  return kOpcodeInfo[static_cast<int>(opcode)].cost;
+}
 
 bool IsElementwiseUnary(HloOpcode opcode) {
   switch (opcode) {

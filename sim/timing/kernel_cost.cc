@@ -22,74 +22,14 @@ using hlo::Shape;
 
 namespace {
 
-/// The VPU cost class of an elementwise opcode, or kNone for other opcodes.
-enum class OpClass : uint8_t { kNone, kCheap, kMedium, kTranscendental };
-
-OpClass ElementwiseClass(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAbs:
-    case HloOpcode::kAdd:
-    case HloOpcode::kAnd:
-    case HloOpcode::kCeil:
-    case HloOpcode::kClamp:
-    case HloOpcode::kClz:
-    case HloOpcode::kCompare:
-    case HloOpcode::kComplex:
-    case HloOpcode::kConvert:
-    case HloOpcode::kFloor:
-    case HloOpcode::kImag:
-    case HloOpcode::kIsFinite:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kNegate:
-    case HloOpcode::kNot:
-    case HloOpcode::kOr:
-    case HloOpcode::kPopulationCount:
-    case HloOpcode::kReal:
-    case HloOpcode::kReducePrecision:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kSelect:
-    case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSign:
-    case HloOpcode::kSubtract:
-    case HloOpcode::kXor:
-    case HloOpcode::kBitcastConvert:
-    case HloOpcode::kStochasticConvert:
-      return OpClass::kCheap;
-    case HloOpcode::kDivide:
-    case HloOpcode::kRemainder:
-    case HloOpcode::kExp:
-    case HloOpcode::kLog:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kTanh:
-    case HloOpcode::kPower:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kErf:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kRng:
-    case HloOpcode::kRngBitGenerator:
-      return OpClass::kMedium;
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAtan:
-    case HloOpcode::kSinh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAtanh:
-      return OpClass::kTranscendental;
-    default:
-      return OpClass::kNone;
+/// What one result element of `op` costs the VPU: opcode.def's class for an
+/// elementwise op; random number generation draws each element with a short
+/// sequence, as exp does.
+hlo::ElementwiseCost VpuCost(HloOpcode op) {
+  if (op == HloOpcode::kRng || op == HloOpcode::kRngBitGenerator) {
+    return hlo::ElementwiseCost::kMedium;
   }
+  return hlo::ElementwiseCostOf(op);
 }
 
 /// Opcodes that only move or produce data in vregs: one cheap op per result vreg.
@@ -315,20 +255,20 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
   const auto vregs = [&](const Shape& s) { return VregCount(s, sub, lanes); };
   const HloOpcode op = inst.opcode();
   chip::VectorWork& v = work.vector;
-  switch (ElementwiseClass(op)) {
-    case OpClass::kCheap:
+  switch (VpuCost(op)) {
+    case hlo::ElementwiseCost::kCheap:
       v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.shape()));
       flops = SatAdd(flops, ElementCount(inst.shape()));
       return Status::Ok();
-    case OpClass::kMedium:
+    case hlo::ElementwiseCost::kMedium:
       v.medium_ops = SatAdd(v.medium_ops, vregs(inst.shape()));
       flops = SatAdd(flops, ElementCount(inst.shape()));
       return Status::Ok();
-    case OpClass::kTranscendental:
+    case hlo::ElementwiseCost::kTranscendental:
       v.transcendental_ops = SatAdd(v.transcendental_ops, vregs(inst.shape()));
       flops = SatAdd(flops, ElementCount(inst.shape()));
       return Status::Ok();
-    case OpClass::kNone:
+    case hlo::ElementwiseCost::kNone:
       break;
   }
   if (IsDataMovement(op)) {

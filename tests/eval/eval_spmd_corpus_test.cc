@@ -156,6 +156,12 @@ std::vector<std::string> CollectiveModuleNames() {
   return names;
 }
 
+/// Modules whose values take tens of seconds even optimised (1.1 GB over 8
+/// devices): the sanitizer build, minutes on them, leaves them to Release.
+bool SkippedUnderSanitizers(const std::string& name) {
+  return TPUSIM_SANITIZED && name == "tpu_lhs_collective_permute_all_gather.hlo";
+}
+
 /// The run of corpus module `name`, evaluated on first use.
 const CorpusRun& RunOf(const std::string& name) {
   static std::map<std::string, CorpusRun> runs;
@@ -180,6 +186,7 @@ TEST(SpmdCorpus, AtLeastTwentyModulesHaveCollectives) {
 
 TEST(SpmdCorpus, ListedModulesRunOnAllTheirDevices) {
   for (const char* name : kMustRun) {
+    if (SkippedUnderSanitizers(name)) continue;
     const CorpusRun& run = RunOf(name);
     EXPECT_TRUE(run.skipped.empty()) << name << ": " << run.skipped;
     EXPECT_TRUE(run.results.ok()) << name << ": " << run.results.status().message();
@@ -190,6 +197,7 @@ class SpmdCorpusModule : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SpmdCorpusModule, RunsOnAllDevicesOrStopsAtAnUnimplementedOpcode) {
   const std::string& name = GetParam();
+  if (SkippedUnderSanitizers(name)) GTEST_SKIP() << name << ": the Release build runs it";
   const CorpusRun& run = RunOf(name);
   const bool must_run = std::find(std::begin(kMustRun), std::end(kMustRun), name) != std::end(kMustRun);
   if (!run.skipped.empty()) {
@@ -276,6 +284,9 @@ TEST(SpmdCorpus, InPlacePermutesChainAllGatheredBlocksThroughTheTiledBitcast) {
   // (1's), 2 (3's): blocks of 2128 rows hold 0 6 | 1 7 | 3 5 | 2 4, then 0.
   // The bitcast to f32[33708,1024] T(8,128) reads tile (R/8, C/128), so
   // result [R, C] is row (R/8)*8 + C/128.
+  if (SkippedUnderSanitizers("tpu_lhs_collective_permute_all_gather.hlo")) {
+    GTEST_SKIP() << "the Release build runs it";
+  }
   const CorpusRun& run = RunOf("tpu_lhs_collective_permute_all_gather.hlo");
   ASSERT_TRUE(run.results.ok()) << run.results.status().message();
   ASSERT_EQ(run.results->size(), 8u);

@@ -467,6 +467,20 @@ ENTRY e {
   EXPECT_THAT(results.status().message(), HasSubstr(":6:"));
 }
 
+// Six devices fail on their own at once, each on its thread: the error is the
+// lowest one's, every run, not whichever thread came first.
+TEST(SpmdAllReduce, DevicesInNoGroupGiveTheLowestDevicesErrorEveryRun) {
+  const std::string text = WithAdd("HloModule m, replica_count=8", R"(ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={{0,1}}, to_apply=add
+})");
+  for (int run = 0; run < 8; ++run) {
+    StatusOr<std::vector<Literal>> results = TrySpmd(text, ScalarDPlus1);
+    ASSERT_FALSE(results.ok());
+    EXPECT_THAT(results.status().message(), HasSubstr("replica 2 is in no replica group"));
+  }
+}
+
 // --- SPMD shape conversions (custom calls) ----------------------------------
 
 TEST(SpmdShardShape, FullToShardAndBackFollowAPermutedTileAssignment) {

@@ -492,6 +492,14 @@ ENTRY e {
   EXPECT_FALSE(Evaluator::IsOpcodeImplemented(hlo::HloOpcode::kGetDimensionSize));
   EXPECT_TRUE(Evaluator::IsOpcodeImplemented(hlo::HloOpcode::kDot));
   EXPECT_TRUE(Evaluator::IsOpcodeImplemented(hlo::HloOpcode::kParameter));
+  // Every elementwise opcode (opcode.def's cost column, which timing reads
+  // too) has the elementwise kernel.
+  for (int i = 0; i < hlo::kHloOpcodeCount; ++i) {
+    const auto opcode = static_cast<hlo::HloOpcode>(i);
+    if (hlo::IsElementwise(opcode)) {
+      EXPECT_TRUE(Evaluator::IsOpcodeImplemented(opcode)) << hlo::HloOpcodeName(opcode);
+    }
+  }
 }
 
 TEST(Evaluator, PublicCustomCallTargets) {

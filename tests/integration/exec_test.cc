@@ -429,7 +429,8 @@ ENTRY main {
 )");
   const RunResult r = Tpusim({"exec", module, "--inputs", "seed:1"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
-  EXPECT_THAT(r.err, HasSubstr(module + ": error: the module needs 5001 replicas x 1 partitions"));
+  EXPECT_THAT(r.err, HasSubstr(module + ":9:3: error: all-reduce ar: names device id 5000: the "
+                                        "module needs 5001 replicas x 1 partitions"));
   EXPECT_THAT(r.err, Not(HasSubstr("--replicas"))) << Describe(r);
 }
 

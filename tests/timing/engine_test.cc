@@ -3,11 +3,13 @@
 // own process (one SystemC run each).
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "sim/chip/work.h"
+#include "sim/hlo/opcode.h"
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
 #include "tests/timing/timing_test_util.h"
@@ -205,6 +207,99 @@ ENTRY e {
   EXPECT_NE(table.find("bound by"), std::string::npos);
   EXPECT_NE(table.find("MXU"), std::string::npos);
   EXPECT_LT(table.find("\nd "), table.find("\ne "));  // the dot takes longer: listed first
+}
+
+/// A module whose root `r` is one `opcode` over [256,128] operands of types it
+/// takes (opcode.def's elementwise ops).
+std::string ElementwiseModule(hlo::HloOpcode opcode) {
+  const std::string name(hlo::HloOpcodeName(opcode));
+  std::string in = "f32", out = "f32", attrs;
+  std::vector<std::string> operands(static_cast<size_t>(hlo::HloOpcodeArity(opcode)), "f32");
+  switch (opcode) {
+    case hlo::HloOpcode::kAnd:
+    case hlo::HloOpcode::kClz:
+    case hlo::HloOpcode::kNot:
+    case hlo::HloOpcode::kOr:
+    case hlo::HloOpcode::kPopulationCount:
+    case hlo::HloOpcode::kShiftLeft:
+    case hlo::HloOpcode::kShiftRightArithmetic:
+    case hlo::HloOpcode::kShiftRightLogical:
+    case hlo::HloOpcode::kXor:
+      in = out = "s32";
+      break;
+    case hlo::HloOpcode::kCompare:
+      out = "pred", attrs = ", direction=LT";
+      break;
+    case hlo::HloOpcode::kIsFinite:
+      out = "pred";
+      break;
+    case hlo::HloOpcode::kConvert:
+    case hlo::HloOpcode::kBitcastConvert:
+      out = "s32";
+      break;
+    case hlo::HloOpcode::kStochasticConvert:
+      operands = {"f32", "u32"}, out = "bf16";
+      break;
+    case hlo::HloOpcode::kSelect:
+      operands = {"pred", "f32", "f32"};
+      break;
+    case hlo::HloOpcode::kComplex:
+      out = "c64";
+      break;
+    case hlo::HloOpcode::kReal:
+    case hlo::HloOpcode::kImag:
+      in = "c64";
+      break;
+    case hlo::HloOpcode::kReducePrecision:
+      attrs = ", exponent_bits=5, mantissa_bits=10";
+      break;
+    default:
+      break;
+  }
+  std::string text = "HloModule m\nENTRY e {\n", args;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const std::string type = operands[i] == "f32" ? in : operands[i];
+    text += "  p" + std::to_string(i) + " = " + type + "[256,128] parameter(" + std::to_string(i) +
+            ")\n";
+    args += (i ? ", p" : "p") + std::to_string(i);
+  }
+  return text + "  ROOT r = " + out + "[256,128] " + name + "(" + args + ")" + attrs + "\n}\n";
+}
+
+// Every elementwise opcode of opcode.def costs VPU work and counts one FLOP
+// per element: exponential-minus-one and log-plus-one once cost nothing,
+// missing from timing's own list of elementwise ops.
+TEST(Engine, EveryElementwiseOpcodeCostsVectorWorkAndFlops) {
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
+  std::vector<std::unique_ptr<hlo::HloModule>> modules;
+  std::vector<std::string> names;
+  std::vector<SimulationJob> jobs;
+  for (int i = 0; i < hlo::kHloOpcodeCount; ++i) {
+    const auto opcode = static_cast<hlo::HloOpcode>(i);
+    if (!hlo::IsElementwise(opcode)) continue;
+    modules.push_back(Parse(ElementwiseModule(opcode)));
+    ASSERT_NE(modules.back(), nullptr) << ElementwiseModule(opcode);
+    names.emplace_back(hlo::HloOpcodeName(opcode));
+    jobs.push_back({modules.back().get(), &v5e, {}});
+  }
+  EXPECT_GE(jobs.size(), 55u);
+  auto r = SimulateBatch(jobs);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const OpRecord& op = Op((*r)[j].ops, "r");
+    EXPECT_EQ(op.flops, 256 * 128) << names[j];
+    EXPECT_GT(op.unit_cycles[Unit(chip::Unit::kVpu)], 0) << names[j];
+  }
+  // The cost classes differ: an exp's element costs more than an add's.
+  const auto vpu = [&](const std::string& name) {
+    for (size_t j = 0; j < names.size(); ++j) {
+      if (names[j] == name) return Op((*r)[j].ops, "r").unit_cycles[Unit(chip::Unit::kVpu)];
+    }
+    return int64_t{-1};
+  };
+  EXPECT_GT(vpu("exponential-minus-one"), vpu("add"));
+  EXPECT_EQ(vpu("exponential-minus-one"), vpu("exponential"));
+  EXPECT_GT(vpu("sine"), vpu("exponential"));
 }
 
 }  // namespace
