@@ -80,9 +80,11 @@ StatusOr<Literal> CollectiveHub::Rendezvous(const HloInstruction& inst, int64_t 
   if (meeting.arrived_count == static_cast<int64_t>(n)) {
     // Every participant is here and blocked: their contributions stay put
     // while the results are computed without holding the lock.
+    meeting.exchanging = true;
     lock.unlock();
     StatusOr<std::vector<Literal>> results = exchange(meeting.contributions);
     lock.lock();
+    meeting.exchanging = false;
     if (results.ok() && results->size() != 1 && results->size() != n) {
       results = Internal("a collective exchange returned the wrong number of results");
     }
@@ -102,7 +104,13 @@ StatusOr<Literal> CollectiveHub::Rendezvous(const HloInstruction& inst, int64_t 
   } else {
     devices_[device].waiting_meeting = key;
     devices_[device].waiting_at = &inst;
-    TPUSIM_RETURN_IF_ERROR(WaitLocked(lock, [&meeting] { return meeting.done; }));
+    if (Status waited = WaitLocked(lock, [&meeting] { return meeting.done; }); !waited.ok()) {
+      // Aborted by another device's failure. If the results are being
+      // computed, they read this device's operands: leaving now would free
+      // them under the exchange.
+      cv_.wait(lock, [&meeting] { return !meeting.exchanging; });
+      return waited;
+    }
   }
 
   const bool last = ++meeting.taken == static_cast<int64_t>(n);

@@ -90,6 +90,9 @@ class CollectiveHub {
     Contributions contributions;
     std::vector<bool> arrived;
     int64_t arrived_count = 0;
+    /// The last arrival is computing the results, unlocked, from the others'
+    /// operands: until it is done they must not leave, even on an abort.
+    bool exchanging = false;
     bool done = false;
     Status status;
     std::vector<value::Literal> results;
