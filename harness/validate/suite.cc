@@ -3,24 +3,20 @@
 #include <filesystem>
 #include <set>
 
-#include "harness/yaml_reader.h"
+#include "harness/suite/yaml_reader.h"
 #include "sim/arch/yaml_position.h"
 #include "sim/base/file.h"
+#include "sim/base/units.h"
 
 namespace tpusim::harness {
 namespace {
 
-/// "12%" or "12" (percent either way) as a number of percent.
+/// "12%" as a number of percent.
 StatusOr<double> Percent(const YamlReader& reader, const YAML::Node& node,
                          const std::string& path) {
   if (node.IsScalar()) {
-    std::string text = node.Scalar();
-    if (!text.empty() && text.back() == '%') text.pop_back();
-    double value = 0;
-    if (YAML::convert<double>::decode(YAML::Node(text), value) && std::isfinite(value) &&
-        value > 0) {
-      return value;
-    }
+    const StatusOr<double> percent = ParsePercentage(node.Scalar());
+    if (percent.ok() && *percent > 0) return percent;
   }
   return reader.Error(node, path,
                       "expected a positive percentage such as '8%', got " + YamlReader::Got(node));

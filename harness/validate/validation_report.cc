@@ -7,7 +7,7 @@
 #include <ostream>
 #include <vector>
 
-#include "harness/svg_chart.h"
+#include "harness/report/svg_chart.h"
 
 namespace tpusim::harness {
 namespace {

@@ -1,5 +1,5 @@
 // How the arch loaders (chip presets, topologies) and the harness's YAML
-// reader (harness/yaml_reader.h: scenarios, studies) point into YAML in their
+// reader (harness/suite/yaml_reader.h: scenarios, studies) point into YAML in their
 // error messages.
 #ifndef TPUSIM_SIM_ARCH_YAML_POSITION_H_
 #define TPUSIM_SIM_ARCH_YAML_POSITION_H_

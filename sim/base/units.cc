@@ -1,10 +1,12 @@
 #include "sim/base/units.h"
 
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <span>
 #include <string>
+#include <system_error>
 
 namespace tpusim {
 namespace {
@@ -159,6 +161,18 @@ StatusOr<FlopsPerSecond> ParseFlopsPerSecond(std::string_view text) {
 
 StatusOr<Cycles> ParseCycles(std::string_view text) {
   return Parse<Cycles>(text, {"cycle count", "cycles", kCycleUnits});
+}
+
+StatusOr<double> ParsePercentage(std::string_view text) {
+  double percent = -1;
+  const char* end = text.data() + text.size();
+  const auto [number_end, ec] = std::from_chars(text.data(), end, percent);
+  if (ec != std::errc() || number_end == text.data() || std::string_view(number_end, end) != "%" ||
+      !(percent >= 0) || percent == std::numeric_limits<double>::infinity()) {
+    return InvalidArgument("invalid percentage '" + std::string(text) +
+                           "': expected a non-negative number followed by %, e.g. 2% or 0.5%");
+  }
+  return percent;
 }
 
 }  // namespace tpusim

@@ -71,6 +71,12 @@ StatusOr<FlopsPerSecond> ParseFlopsPerSecond(std::string_view text);
 /// A bare whole number ("512") or one followed by "cycles" or "cycle".
 StatusOr<Cycles> ParseCycles(std::string_view text);
 
+/// A percentage: a non-negative decimal number followed by "%" ("2%", "0.5%",
+/// "1e-3%"), the one way tolerances and bounds are written (scenarios,
+/// `tpusim diff`, validation suites); a bare number is refused, so "2" can
+/// mean neither 2% nor 200%. Returns the number of percent: "2%" gives 2.
+StatusOr<double> ParsePercentage(std::string_view text);
+
 }  // namespace tpusim
 
 #endif  // TPUSIM_SIM_BASE_UNITS_H_

@@ -61,6 +61,20 @@ TEST(Units, ThroughputAndCycles) {
   EXPECT_EQ(ParseCycles("1cycle")->value(), 1);
 }
 
+TEST(Units, PercentageIsOneSyntaxWithOneMeaning) {
+  EXPECT_EQ(*ParsePercentage("2%"), 2.0);
+  EXPECT_EQ(*ParsePercentage("0.5%"), 0.5);
+  EXPECT_EQ(*ParsePercentage("0%"), 0.0);
+  EXPECT_EQ(*ParsePercentage("1e-3%"), 1e-3);
+  // A bare number could mean a fraction or a percentage: refused.
+  EXPECT_EQ(ErrorOf(ParsePercentage("2")),
+            "invalid percentage '2': expected a non-negative number followed by %, e.g. 2% or "
+            "0.5%");
+  for (const char* bad : {"0.02", "2 %", "%", "-1%", "2%%", "inf%", "nan%", "", "two%"}) {
+    EXPECT_FALSE(ParsePercentage(bad).ok()) << bad;
+  }
+}
+
 TEST(Units, NegativeExponentMustLeaveAWholeNumber) {
   EXPECT_EQ(ParseBytes("1500e-3KB")->value(), 1'500);
   EXPECT_EQ(ParseHertz("1.50GHz")->value(), 1'500'000'000);

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <string>
 
-#include "harness/checks.h"
-#include "harness/golden.h"
-#include "harness/scenario.h"
+#include "harness/suite/checks.h"
+#include "harness/suite/golden.h"
+#include "harness/suite/scenario.h"
 #include "sim/base/file.h"
 #include "sim/hlo/parser.h"
 
@@ -20,53 +20,59 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using value::Literal;
 
-TEST(CompareOutput, ExactByDefault) {
+value::ErrorSpec Exact() {
+  value::ErrorSpec exact;
+  exact.exact = true;
+  return exact;
+}
+
+TEST(CheckOutput, Exact) {
   const Literal a = Literal::CreateR1<float>({1.0f, 2.0f, 3.0f});
   const Literal b = Literal::CreateR1<float>({1.0f, 2.5f, 3.0f});
-  EXPECT_EQ(CompareOutput("out", a, a, {}), "");
-  EXPECT_EQ(CompareOutput("out", a, b, {}),
+  EXPECT_EQ(CheckOutput("out", a, a, Exact()), "");
+  EXPECT_EQ(CheckOutput("out", a, b, Exact()),
             "out: 1 of 3 elements differ (exact); first at flat index 1: got 2, golden 2.5");
 }
 
-TEST(CompareOutput, AtolAndRtol) {
+TEST(CheckOutput, AtolAndRtol) {
   const Literal a = Literal::CreateR1<float>({1.0f, 100.5f});
   const Literal g = Literal::CreateR1<float>({1.01f, 100.0f});
-  OutputTolerance t;
+  value::ErrorSpec t;
   t.atol = 0.02;
-  EXPECT_THAT(CompareOutput("o", a, g, t), HasSubstr("1 of 2 elements differ (atol 0.02)"));
+  EXPECT_THAT(CheckOutput("o", a, g, t), HasSubstr("1 of 2 elements differ (atol 0.02)"));
   t.rtol = 0.01;  // 0.02 + 0.01 * 100 covers 0.5
-  EXPECT_EQ(CompareOutput("o", a, g, t), "");
+  EXPECT_EQ(CheckOutput("o", a, g, t), "");
 }
 
-TEST(CompareOutput, Ulp) {
+TEST(CheckOutput, Ulp) {
   const float one = 1.0f;
   const float next = std::nextafter(one, 2.0f);
   const float next2 = std::nextafter(next, 2.0f);
-  OutputTolerance t;
+  value::ErrorSpec t;
   t.ulp = 1;
   EXPECT_EQ(
-      CompareOutput("o", Literal::CreateR1<float>({next}), Literal::CreateR1<float>({one}), t), "");
+      CheckOutput("o", Literal::CreateR1<float>({next}), Literal::CreateR1<float>({one}), t), "");
   EXPECT_THAT(
-      CompareOutput("o", Literal::CreateR1<float>({next2}), Literal::CreateR1<float>({one}), t),
+      CheckOutput("o", Literal::CreateR1<float>({next2}), Literal::CreateR1<float>({one}), t),
       HasSubstr("1 of 1 elements differ (ulp 1)"));
   // Across zero: -0 and +0 are 0 ulps apart.
   EXPECT_EQ(
-      CompareOutput("o", Literal::CreateR1<float>({-0.0f}), Literal::CreateR1<float>({0.0f}), t),
+      CheckOutput("o", Literal::CreateR1<float>({-0.0f}), Literal::CreateR1<float>({0.0f}), t),
       "");
 }
 
-TEST(CompareOutput, NanMustMatchNan) {
-  OutputTolerance t;
+TEST(CheckOutput, NanMustMatchNan) {
+  value::ErrorSpec t;
   t.atol = 1e9;
   const float nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_THAT(
-      CompareOutput("o", Literal::CreateR1<float>({nan}), Literal::CreateR1<float>({1.0f}), t),
+      CheckOutput("o", Literal::CreateR1<float>({nan}), Literal::CreateR1<float>({1.0f}), t),
       HasSubstr("1 of 1 elements differ"));
 }
 
-TEST(CompareOutput, ShapeMismatch) {
-  EXPECT_THAT(CompareOutput("o", Literal::CreateR1<float>({1.0f}),
-                            Literal::CreateR1<float>({1.0f, 2.0f}), {}),
+TEST(CheckOutput, ShapeMismatch) {
+  EXPECT_THAT(CheckOutput("o", Literal::CreateR1<float>({1.0f}),
+                          Literal::CreateR1<float>({1.0f, 2.0f}), Exact()),
               HasSubstr("o: shape f32[1]"));
 }
 

@@ -1,6 +1,6 @@
 // The structural matcher of `tpusim diff`: equivalent rewrites give no
 // change; each kind of real change is reported, named and located.
-#include "harness/module_diff.h"
+#include "harness/diff/module_diff.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The performance comparison of `tpusim diff`: per-instruction costs paired
 // through the structural matching, sorted by time change; totals including
 // collective bytes; percent changes.
-#include "harness/perf_diff.h"
+#include "harness/diff/perf_diff.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The process pool on small shell commands: exit codes, a child killed by a
 // signal, a timeout, and the limit on children alive at once.
-#include "harness/process_pool.h"
+#include "harness/suite/process_pool.h"
 
 #include <gtest/gtest.h>
 

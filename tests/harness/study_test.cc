@@ -1,7 +1,7 @@
 // The study loader (expansion, labels, keys, point scenarios), the results
 // directory (journal, CSV, torn lines, stamps) and the plots, without running
 // any point.
-#include "harness/study.h"
+#include "harness/sweep/study.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 #include <fstream>
 #include <string>
 
-#include "harness/sweep_plots.h"
-#include "harness/sweep_results.h"
+#include "harness/sweep/plots.h"
+#include "harness/sweep/results.h"
 #include "sim/base/file.h"
 
 namespace tpusim::harness {

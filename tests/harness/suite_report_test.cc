@@ -1,6 +1,6 @@
 // The HTML report's charts (harness/suite_report, harness/svg_chart) and the
 // scenario result JSON that carries what they draw.
-#include "harness/suite_report.h"
+#include "harness/suite/suite_report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/scenario_exec.h"
-#include "harness/svg_chart.h"
+#include "harness/suite/scenario_exec.h"
+#include "harness/report/svg_chart.h"
 
 namespace tpusim::harness {
 namespace {

@@ -117,7 +117,7 @@ TEST(Measurements, LocatedErrors) {
 TEST(ValidationSuiteFile, LoadsFamiliesRelativeToItself) {
   TempFile f("s.validation.yaml",
              "families:\n  - name: mm\n    file: mm.csv\n    chip: tpu-v4\n    max_mape: 12%\n"
-             "    target_mape: 8\n");
+             "    target_mape: 8%\n");
   StatusOr<ValidationSuite> suite = LoadValidationSuite(f.path());
   ASSERT_TRUE(suite.ok()) << suite.status().message();
   ASSERT_EQ(suite->families.size(), 1u);
@@ -144,6 +144,11 @@ TEST(ValidationSuiteFile, LocatedErrors) {
                   "    target_mape: 5%\n"),
             "s.validation.yaml:5:15: error: key path `families[0].max_mape`: expected a positive "
             "percentage such as '8%', got 'lots'");
+  // A bare number is refused: "8" could be 8% or 800%.
+  EXPECT_EQ(error("families:\n  - name: mm\n    file: a.csv\n    chip: tpu-v4\n    max_mape: 8\n"
+                  "    target_mape: 5%\n"),
+            "s.validation.yaml:5:15: error: key path `families[0].max_mape`: expected a positive "
+            "percentage such as '8%', got '8'");
   EXPECT_EQ(
       error("families:\n  - name: mm\n    file: a.csv\n    max_mape: 1%\n    target_mape: 1%\n"),
       "s.validation.yaml:2:5: error: key path `families[0]`: missing key 'chip'");

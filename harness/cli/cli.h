@@ -1,0 +1,224 @@
+// The `tpusim` command line: one Add*Command/Run* pair per subcommand.
+//
+// main.cc builds the CLI11 app, lets each subcommand register its options into
+// a plain options struct, parses, and calls Run* for the subcommand that was
+// given. Run* functions write only to the streams passed in and return an
+// ExitCode; they never exit the process.
+#ifndef TPUSIM_HARNESS_CLI_CLI_H_
+#define TPUSIM_HARNESS_CLI_CLI_H_
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/base/status.h"
+
+namespace CLI {
+class App;
+class Validator;
+}  // namespace CLI
+
+namespace tpusim::harness {
+
+/// Process exit codes, the same for every subcommand (DESIGN.md).
+enum ExitCode : int {
+  kExitOk = 0,           ///< success
+  kExitCheckFailed = 1,  ///< a check on the input failed (e.g. `fmt --check`)
+  kExitInputError = 2,   ///< bad usage, unreadable file, parse or verify error
+};
+
+/// `tpusim check FILE...`: parse and verify each module.
+struct CheckOptions {
+  std::vector<std::string> files;  ///< modules to check, in the order given
+  bool verbose = false;            ///< print "FILE: ok (...)" for each good module
+};
+/// Adds the `check` subcommand to `app`; parsing fills `options`.
+CLI::App* AddCheckCommand(CLI::App& app, CheckOptions& options);
+/// Checks every file even after an error; kExitInputError if any failed.
+int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim fmt FILE [-o OUT] [--check]`: print a module in canonical form.
+struct FmtOptions {
+  std::string file;    ///< module to format
+  std::string output;  ///< write here (atomically) instead of `out`; empty: `out`
+  bool check = false;  ///< only report whether `file` is already canonical
+};
+/// Adds the `fmt` subcommand to `app`; parsing fills `options`.
+CLI::App* AddFmtCommand(CLI::App& app, FmtOptions& options);
+/// kExitCheckFailed when `check` is set and the file is not canonical.
+int RunFmt(const FmtOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim presets [--models-dir DIR]`: list chip presets with headline figures.
+struct PresetsOptions {
+  std::string models_dir;  ///< where the *.yaml presets are; AddPresetsCommand sets the default
+};
+/// Adds the `presets` subcommand to `app`; parsing fills `options`.
+CLI::App* AddPresetsCommand(CLI::App& app, PresetsOptions& options);
+/// Prints one row per preset; kExitInputError if any failed to load (after the others).
+int RunPresets(const PresetsOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim exec FILE [--inputs seed:N|DIR] [--out DIR] [--chip NAME] [--mode M] ...`:
+/// run a module on every device and summarise (and optionally write) its
+/// outputs, and/or time it on a chip.
+struct ExecOptions {
+  std::string file;  ///< module to run
+  std::string mode;  ///< values | timing | full; empty: full with --chip, else values
+  std::string chip;  ///< preset name or YAML path; empty: no timing
+  std::vector<std::string> overrides;  ///< -p key.path=value, applied to the preset in order
+  std::string models_dir;  ///< where preset names resolve; AddExecCommand sets the default
+  std::string json;        ///< write the metrics as JSON here; empty: do not
+  std::string trace;       ///< write a Perfetto trace here; empty: do not
+  int64_t top = 20;        ///< rows of the op profile table
+  std::vector<std::string> trip_counts;  ///< NAME=N for while loops the program does not bound
+  int64_t default_trip_count = 1;        ///< for other loops of unknown trip count
+  int64_t branch = 0;                    ///< branch every conditional takes in timing
+  std::string inputs = "seed:0";         ///< "seed:N" or a directory of param_<N>.npy
+  std::string out;                       ///< write outputs as .npy here; empty: do not write
+  std::string numerics = "tpu";          ///< "tpu" or "ieee"
+  /// "analytic" (the fast C++ MXU kernel) or "rtl" (dot and convolution
+  /// products through the Verilated 128x128 array; builds with TPUSIM_RTL only)
+  std::string mxu = "analytic";
+  std::string max_memory;                   ///< a byte count ("8GiB"); empty: half the physical RAM
+  std::string elided_constants = "seeded";  ///< "seeded" or "error"
+  std::optional<int64_t> replicas;          ///< default: the module's replica_count
+  std::optional<int64_t> partitions;        ///< default: the module's num_partitions
+  /// Network that times collectives (short form or YAML file); empty: none,
+  /// collectives cost only their local work.
+  std::string topology;
+  std::string algorithm = "auto";  ///< ici::AlgorithmName spellings
+};
+/// Adds the `exec` subcommand to `app`; parsing fills `options`.
+CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options);
+/// kExitInputError for every failure: bad options or inputs, an unsupported
+/// operation, a run over the memory limit.
+int RunExec(const ExecOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim diff BEFORE AFTER --chip NAME [...]`: run two compilations of one
+/// program on the same inputs and chip and report what changed: structure,
+/// outputs, time and bytes.
+struct DiffOptions {
+  std::string before;                  ///< the reference module
+  std::string after;                   ///< the module compared against it
+  std::string mode = "full";           ///< full | timing (no values) | values (no timing)
+  std::string chip;                    ///< preset name or YAML path; required unless mode is values
+  std::vector<std::string> overrides;  ///< -p key.path=value, applied to the preset in order
+  std::string models_dir;          ///< where preset names resolve; AddDiffCommand sets the default
+  std::string inputs = "seed:0";   ///< "seed:N" or a directory of param_<N>.npy
+  std::string numerics = "tpu";    ///< "tpu" or "ieee"
+  std::string max_memory;          ///< a byte count ("8GiB"); empty: half the physical RAM
+  std::string json;                ///< write the whole comparison as JSON here; empty: do not
+  double rtol = 1e-3;              ///< relative tolerance of an output element
+  double atol = 1e-5;              ///< absolute tolerance of an output element
+  std::optional<int64_t> max_ulp;  ///< an element within this many ulps passes too
+  std::string time_tolerance = "2%";   ///< largest change of total time that passes
+  std::string bytes_tolerance = "1%";  ///< largest change of HBM bytes that passes
+  std::string structure = "fail";  ///< "fail": a structural change exits 1; "report": only listed
+  int64_t top = 10;                ///< instructions listed by time change
+  std::string topology;            ///< short form or YAML file; empty: device 0 alone
+  std::string topology_after;      ///< AFTER's network when it differs; empty: `topology`
+  std::string algorithm = "auto";  ///< collective algorithm on `topology`
+};
+/// Adds the `diff` subcommand to `app`; parsing fills `options`.
+CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options);
+/// kExitOk when nothing changed beyond the thresholds, kExitCheckFailed when
+/// something did, kExitInputError for bad options, files, modules or inputs.
+int RunDiff(const DiffOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim collective --op OP (--bytes N | --sweep LO:HI) --chip NAME --topology T ...`:
+/// time one collective on an interconnect and print an nccl-tests-like table.
+struct CollectiveOptions {
+  std::string op;                      ///< all-reduce, all-gather, ... (ici::CollectiveKindName)
+  std::string bytes;                   ///< V as a byte count ("64MiB"); or use `sweep`
+  std::string sweep;                   ///< "LO:HI": every power of two between
+  std::string chip;                    ///< preset name or YAML path (its ICI figures)
+  std::vector<std::string> overrides;  ///< -p key.path=value
+  std::string models_dir;              ///< AddCollectiveCommand sets the default
+  std::string topology;                ///< short form or YAML file
+  std::string algorithm = "auto";      ///< ici::AlgorithmName spellings
+  std::string groups;                  ///< "0,1;2,3"; empty: one group of every chip
+  std::string json;                    ///< write rows as JSON here; empty: do not
+};
+/// Adds the `collective` subcommand to `app`; parsing fills `options`.
+CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options);
+/// kExitInputError for bad options, presets, topologies or groups.
+int RunCollective(const CollectiveOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim run PATH... [-j N] [--filter GLOB] [--update-golden] [--json OUT]
+/// [--junit OUT] [--report DIR]`: run every scenario found, each in its own child process.
+struct RunOptions {
+  std::vector<std::string> paths;  ///< scenario files or directories searched recursively
+  int64_t jobs = 1;                ///< scenarios run at once
+  std::string filter;              ///< glob over scenario names; empty: all
+  bool update_golden = false;      ///< write goldens instead of comparing with them
+  std::string json;                ///< suite report as JSON here; empty: do not
+  std::string junit;               ///< JUnit XML here; empty: do not
+  std::string report;              ///< HTML report (and traces) into this directory; empty: do not
+  std::string golden_dir = "golden";  ///< the golden store's root
+  std::string models_dir;  ///< where preset names resolve; AddRunCommand sets the default
+  double timeout = 600;    ///< seconds per scenario unless it says `timeout`
+};
+/// Adds the `run` subcommand to `app`; parsing fills `options`.
+CLI::App* AddRunCommand(CLI::App& app, RunOptions& options);
+/// kExitCheckFailed when a scenario failed (a check, a stale golden, a crash
+/// or timeout); kExitInputError when one could not be loaded or run.
+int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim sweep STUDY --out DIR [-j N] [--resume]`: run every point of a
+/// study (docs/sweeps.md), each in its own child process like `tpusim run`,
+/// into DIR's results files, plots and index.html. Under an MPI launcher the
+/// ranks share the points and rank 0 writes the results.
+struct SweepOptions {
+  std::string study;       ///< the study file (*.study.yaml)
+  std::string out;         ///< the results directory
+  int64_t jobs = 1;        ///< points run at once (per rank)
+  bool resume = false;     ///< continue the sweep in `out`, skipping the points done
+  std::string models_dir;  ///< where preset names resolve; AddSweepCommand sets the default
+  double timeout = 600;    ///< seconds a point may run unless its scenario sets `timeout`
+};
+/// Adds the `sweep` subcommand to `app`; parsing fills `options`.
+CLI::App* AddSweepCommand(CLI::App& app, SweepOptions& options);
+/// kExitOk when every point ran, kExitCheckFailed when a point failed (an
+/// error, a crash, a timeout), kExitInputError for a bad study or results
+/// directory, 128 + N when signal N (SIGINT, SIGTERM) interrupted the sweep.
+int RunSweep(const SweepOptions& options, std::ostream& out, std::ostream& err);
+
+/// `tpusim validate [SUITE] [--family F] [--chip C] [-p K=V] [--json OUT] [--report DIR]`:
+/// time the workloads of published TPU measurements and report the error.
+struct ValidateOptions {
+  std::string suite;                   ///< the suite file; AddValidateCommand sets the default
+  std::vector<std::string> families;   ///< run only these families; empty: all
+  std::vector<std::string> chips;      ///< run only the families on these presets; empty: all
+  std::vector<std::string> overrides;  ///< -p key.path=value, applied to every preset
+  std::string json;                    ///< write rows and statistics as JSON here; empty: do not
+  std::string report;                  ///< write DIR/index.html here; empty: do not
+  int64_t worst = 10;                  ///< rows listed by largest |error|
+  int64_t jobs = 2;                    ///< timing processes at once
+  std::string models_dir;              ///< AddValidateCommand sets the default
+  std::string hlo;                     ///< print the module generated for this row id and stop
+};
+/// Adds the `validate` subcommand to `app`; parsing fills `options`.
+CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options);
+/// kExitCheckFailed when a family's MAPE is over its bound; kExitInputError for
+/// a bad suite, measurement file, preset or filter.
+int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream& err);
+
+struct ScenarioExecOptions;
+/// The hidden `scenario-exec` subcommand `tpusim run` starts per scenario.
+CLI::App* AddScenarioExecCommand(CLI::App& app, ScenarioExecOptions& options);
+
+/// The path of the running `tpusim` binary, for starting its child processes.
+std::string SelfPath();
+
+/// Writes a failed status's message to `err` verbatim, ending it with a newline.
+void PrintError(const Status& status, std::ostream& err);
+
+/// A check for options that must be above zero (--jobs, --top, --timeout):
+/// "must be positive, got 0". CLI::PositiveNumber names its range instead,
+/// the largest double in 300 digits.
+const CLI::Validator& PositiveNumber();
+
+}  // namespace tpusim::harness
+
+#endif  // TPUSIM_HARNESS_CLI_CLI_H_

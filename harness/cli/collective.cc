@@ -1,0 +1,320 @@
+// `tpusim collective`: time one collective on an interconnect, or a sweep of
+// sizes, and print a table like nccl-tests (size, time, algbw, busbw) with the
+// algorithm that ran and what bounded it — quick what-if questions without an
+// HLO module.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <cstdint>
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/cli/cli.h"
+#include "harness/cli/topology_option.h"
+#include "sim/arch/preset_loader.h"
+#include "sim/arch/topology_config.h"
+#include "sim/base/file.h"
+#include "sim/base/units.h"
+#include "sim/ici/interconnect.h"
+#include "sim/ici/topology.h"
+
+namespace tpusim::harness {
+namespace {
+
+constexpr std::string_view kCommand = "tpusim collective: error: ";
+
+struct OpName {
+  std::string_view name;
+  ici::CollectiveKind kind;
+};
+constexpr OpName kOps[] = {
+    {"all-reduce", ici::CollectiveKind::kAllReduce},
+    {"all-gather", ici::CollectiveKind::kAllGather},
+    {"reduce-scatter", ici::CollectiveKind::kReduceScatter},
+    {"all-to-all", ici::CollectiveKind::kAllToAll},
+    {"ragged-all-to-all", ici::CollectiveKind::kRaggedAllToAll},
+    {"collective-permute", ici::CollectiveKind::kCollectivePermute},
+    {"collective-broadcast", ici::CollectiveKind::kCollectiveBroadcast},
+    {"send-recv", ici::CollectiveKind::kSendRecv},
+};
+
+StatusOr<ici::CollectiveKind> ParseOp(const std::string& text) {
+  std::string names;
+  for (const OpName& op : kOps) {
+    if (op.name == text) return op.kind;
+    names += (names.empty() ? "" : ", ") + std::string(op.name);
+  }
+  return InvalidArgument(std::string(kCommand) + "--op '" + text + "': expected one of " + names);
+}
+
+/// nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): what each rank's
+/// links must carry relative to the algorithm bandwidth, so that busbw is
+/// comparable with the link speed whatever the group size n.
+double BusFactor(ici::CollectiveKind kind, int64_t n) {
+  const double ratio = n > 0 ? static_cast<double>(n - 1) / static_cast<double>(n) : 0.0;
+  switch (kind) {
+    case ici::CollectiveKind::kAllReduce: return 2 * ratio;
+    case ici::CollectiveKind::kAllGather:
+    case ici::CollectiveKind::kReduceScatter:
+    case ici::CollectiveKind::kAllToAll:
+    case ici::CollectiveKind::kRaggedAllToAll: return ratio;
+    default: return 1.0;  // permute, broadcast, send/recv
+  }
+}
+
+/// The largest collective size: 2^50 bytes (1 PiB), far beyond any real
+/// buffer, low enough that bytes times the group size and the picoseconds it
+/// takes cannot overflow the network model's 64-bit arithmetic.
+constexpr int64_t kMaxCollectiveBytes = int64_t{1} << 50;
+
+/// A byte count: "64MiB", "1GB", or bare bytes.
+StatusOr<int64_t> ParseSize(const std::string& what, const std::string& text) {
+  const bool bare = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  StatusOr<Bytes> bytes = ParseBytes(bare ? text + "B" : text);
+  if (!bytes.ok()) return InvalidArgument(std::string(kCommand) + what + ": " + bytes.status().message());
+  if (bytes->value() <= 0) return InvalidArgument(std::string(kCommand) + what + ": must be positive");
+  if (bytes->value() > kMaxCollectiveBytes) {
+    return InvalidArgument(std::string(kCommand) + what + " '" + text + "': at most 1024TiB (" +
+                           std::to_string(kMaxCollectiveBytes) + " bytes)");
+  }
+  return bytes->value();
+}
+
+/// The sizes to time: --bytes, or every power of two from LO to HI (--sweep).
+StatusOr<std::vector<int64_t>> Sizes(const CollectiveOptions& options) {
+  if (options.sweep.empty()) {
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, ParseSize("--bytes", options.bytes));
+    return std::vector<int64_t>{bytes};
+  }
+  const size_t colon = options.sweep.find(':');
+  if (colon == std::string::npos) {
+    return InvalidArgument(std::string(kCommand) + "--sweep '" + options.sweep +
+                           "': expected LO:HI, e.g. 1KiB:1GiB");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t lo, ParseSize("--sweep", options.sweep.substr(0, colon)));
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t hi, ParseSize("--sweep", options.sweep.substr(colon + 1)));
+  if (lo > hi) {
+    return InvalidArgument(std::string(kCommand) + "--sweep '" + options.sweep + "': LO exceeds HI");
+  }
+  // Both are at most kMaxCollectiveBytes, so doubling cannot overflow.
+  std::vector<int64_t> sizes;
+  for (int64_t s = lo; s <= hi; s *= 2) sizes.push_back(s);
+  return sizes;
+}
+
+/// --groups "0,1,2,3;4,5,6,7": groups of logical devices; empty: every chip.
+StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text, int64_t chips) {
+  std::vector<std::vector<int64_t>> groups;
+  if (text.empty()) {
+    groups.emplace_back();
+    for (int64_t d = 0; d < chips; ++d) groups.back().push_back(d);
+    return groups;
+  }
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(';', begin), text.size());
+    std::vector<int64_t>& group = groups.emplace_back();
+    size_t item = begin;
+    while (item < end) {
+      const size_t comma = std::min(text.find(',', item), end);
+      const std::string number = text.substr(item, comma - item);
+      if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos ||
+          number.size() > 9) {
+        return InvalidArgument(std::string(kCommand) + "--groups '" + text +
+                               "': expected device ids like 0,1,2,3;4,5,6,7");
+      }
+      group.push_back(std::stoll(number));
+      item = comma + 1;
+    }
+    if (group.empty()) {
+      return InvalidArgument(std::string(kCommand) + "--groups '" + text + "': an empty group");
+    }
+    begin = end + 1;
+  }
+  // A device takes part once: twice in a group, or in two groups, is a typo
+  // the network model would otherwise time as extra traffic.
+  std::map<int64_t, size_t> group_of;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (const int64_t device : groups[g]) {
+      const auto [at, inserted] = group_of.emplace(device, g);
+      if (inserted) continue;
+      return InvalidArgument(std::string(kCommand) + "--groups '" + text + "': device " +
+                             std::to_string(device) +
+                             (at->second == g ? " appears twice in group " + std::to_string(g)
+                                              : " is in groups " + std::to_string(at->second) +
+                                                    " and " + std::to_string(g)));
+    }
+  }
+  return groups;
+}
+
+std::string Fixed(double value, int decimals) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+/// `text` right-aligned in `width` columns, or after one space when wider
+/// (huge sizes and times must not run into the next column).
+std::string PadLeft(const std::string& text, size_t width) {
+  return text.size() >= width ? " " + text : std::string(width - text.size(), ' ') + text;
+}
+
+Status Execute(const CollectiveOptions& options, std::ostream& out) {
+  TPUSIM_ASSIGN_OR_RETURN(const ici::CollectiveKind kind, ParseOp(options.op));
+  StatusOr<ici::Algorithm> algorithm = ici::ParseAlgorithm(options.algorithm);
+  if (!algorithm.ok()) {
+    return algorithm.status().WithContext(std::string(kCommand) + "--algorithm");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, Sizes(options));
+  TPUSIM_ASSIGN_OR_RETURN(const arch::ChipConfig chip,
+                          arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
+  TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology, LoadTopologyOption(options.topology, kCommand));
+  // `wraparound=tpu` takes the chip's rule, as exec and run resolve it.
+  TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, chip));
+  TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<ici::Interconnect> interconnect,
+                          ici::Interconnect::Create(topology, chip));
+  const int64_t chips = interconnect->topology().chip_count();
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> groups,
+                          ParseGroups(options.groups, chips));
+
+  ici::Collective collective;
+  collective.kind = kind;
+  collective.algorithm = *algorithm;
+  if (kind == ici::CollectiveKind::kCollectivePermute || kind == ici::CollectiveKind::kSendRecv) {
+    // Each device sends to the next one of its group (a cyclic shift).
+    for (const std::vector<int64_t>& group : groups) {
+      for (size_t i = 0; i < group.size(); ++i) {
+        collective.pairs.emplace_back(group[i], group[(i + 1) % group.size()]);
+      }
+    }
+  } else {
+    collective.groups = groups;
+  }
+  const int64_t n = static_cast<int64_t>(groups.front().size());
+
+  out << "# tpusim collective: " << options.op << " on " << interconnect->Describe() << "\n";
+  out << "# chip " << chip.name << ", " << groups.size() << " group" << (groups.size() == 1 ? "" : "s")
+      << " of " << n << " device" << (n == 1 ? "" : "s") << ", algorithm " << options.algorithm
+      << "; busbw = algbw x " << Fixed(BusFactor(kind, n), 4) << " (nccl-tests)\n";
+  out << "#" << PadLeft("size (B)", 13) << PadLeft("time (us)", 14) << PadLeft("algbw (GB/s)", 14)
+      << PadLeft("busbw (GB/s)", 14) << "  algorithm           explanation\n";
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const int64_t size : sizes) {
+    collective.bytes = size;
+    StatusOr<ici::CollectiveTiming> timed = interconnect->Time(collective);
+    if (!timed.ok()) return timed.status().WithContext(std::string(kCommand) + options.op);
+    const double seconds = static_cast<double>(timed->duration.value()) * 1e-12;
+    const double algbw = seconds > 0 ? static_cast<double>(size) / seconds * 1e-9 : 0.0;
+    const double busbw = algbw * BusFactor(kind, n);
+    const std::string algorithm_name(ici::AlgorithmName(timed->algorithm));
+    out << PadLeft(std::to_string(size), 14) << PadLeft(Fixed(seconds * 1e6, 2), 14)
+        << PadLeft(Fixed(algbw, 2), 14) << PadLeft(Fixed(busbw, 2), 14) << "  " << algorithm_name
+        << std::string(algorithm_name.size() < 20 ? 20 - algorithm_name.size() : 1, ' ')
+        << timed->explanation << "\n";
+    nlohmann::ordered_json row;
+    row["bytes"] = size;
+    row["time_us"] = seconds * 1e6;
+    row["algbw_gbps"] = algbw;
+    row["busbw_gbps"] = busbw;
+    row["algorithm"] = algorithm_name;
+    row["max_hops"] = timed->max_hops;
+    row["ici_bytes"] = timed->ici_bytes;
+    row["explanation"] = timed->explanation;
+    rows.push_back(std::move(row));
+  }
+  if (!options.json.empty()) {
+    nlohmann::ordered_json json;
+    json["op"] = options.op;
+    json["chip"] = chip.name;
+    json["topology"] = interconnect->Describe();
+    json["group_size"] = n;
+    json["groups"] = groups.size();
+    json["bus_factor"] = BusFactor(kind, n);
+    json["rows"] = std::move(rows);
+    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.json, json.dump(2) + "\n"));
+  }
+  return Status();
+}
+
+}  // namespace
+
+CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "collective", "Time one collective (or a sweep of sizes) on an interconnect, like nccl-tests");
+  cmd->add_option("--op", options.op, "The collective")
+      ->required()
+      ->option_text("all-reduce|all-gather|reduce-scatter|all-to-all|ragged-all-to-all|"
+                    "collective-permute|collective-broadcast|send-recv");
+  cmd->add_option("--bytes", options.bytes,
+                  "V: all-gather the gathered result, reduce-scatter and all-reduce the operand, "
+                  "all-to-all one participant's operand, permute/broadcast/send what one source "
+                  "sends (e.g. 64MiB, 1GB, 4096)")
+      ->option_text("SIZE");
+  cmd->add_option("--sweep", options.sweep,
+                  "Time every power of two from LO to HI instead of --bytes (e.g. 1KiB:1GiB)")
+      ->option_text("LO:HI");
+  cmd->add_option("--chip", options.chip,
+                  "Chip preset whose ICI link bandwidth and hop latency apply: a name from "
+                  "'tpusim presets' or a YAML file")
+      ->required()
+      ->option_text("NAME|FILE");
+  cmd->add_option("-p,--param", options.overrides,
+                  "Override one preset field, e.g. -p ici.hop_latency=0.5us (repeatable)")
+      ->option_text("KEY=VALUE");
+  options.models_dir = TPUSIM_MODELS_DIR;
+  cmd->add_option("--models-dir", options.models_dir,
+                  "Where preset names are looked up; default: " + options.models_dir)
+      ->option_text("DIR");
+  cmd->add_option("--topology", options.topology,
+                  "The interconnect: a short form (torus:4x4x4, mesh:8x4, twisted:4x4x8, "
+                  "fattree:radix=32,levels=3, switch:64; add ,link_bandwidth=45GB/s,hop_latency=1us "
+                  "to override the chip) or a YAML file (docs/interconnect.md)")
+      ->required()
+      ->option_text("SHORTFORM|FILE.yaml");
+  cmd->add_option("--algorithm", options.algorithm,
+                  "auto (what a TPU runtime would use; docs/interconnect.md), ring, "
+                  "bidirectional-ring, torus, hamiltonian-rings, tree, halving-doubling, direct")
+      ->option_text("NAME")
+      ->capture_default_str();
+  cmd->add_option("--groups", options.groups,
+                  "Replica groups of logical devices, e.g. 0,1,2,3;4,5,6,7 (default: one group of "
+                  "every chip); permute and send-recv send from each device to the next of its group")
+      ->option_text("GROUPS");
+  cmd->add_option("--json", options.json, "Also write the rows as JSON to OUT (atomically)")
+      ->option_text("OUT");
+  cmd->footer(R"(Columns (as nccl-tests, doc/PERFORMANCE.md): size is --bytes; time is the
+simulated duration; algbw = size / time; busbw = algbw x factor with factor
+2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all,
+1 for permute, broadcast and send-recv (n: devices per group). The explanation
+says whether latency or bandwidth bounded the collective, the busiest link and
+how many flows share it, and the longest route in hops.
+
+Exit codes:
+  0  timed
+  2  usage error, unknown preset or topology, impossible topology or groups, an
+     algorithm that cannot run this collective)");
+  cmd->callback([&options]() {
+    if (options.bytes.empty() == options.sweep.empty()) {
+      throw CLI::ValidationError("give exactly one of --bytes and --sweep");
+    }
+  });
+  return cmd;
+}
+
+int RunCollective(const CollectiveOptions& options, std::ostream& out, std::ostream& err) {
+  const Status status = Execute(options, out);
+  if (!status.ok()) {
+    PrintError(status, err);
+    return kExitInputError;
+  }
+  out.flush();
+  return kExitOk;
+}
+
+}  // namespace tpusim::harness

@@ -1,0 +1,305 @@
+// `tpusim exec FILE`: run a compiled HLO module on seeded or .npy inputs on
+// every device, report (and optionally write) what it computes, and time it
+// on a chip preset.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/cli/cli.h"
+#include "harness/run/module_run.h"
+#include "harness/run/program_io.h"
+#include "harness/cli/topology_option.h"
+#include "sim/arch/preset_loader.h"
+#include "sim/base/file.h"
+#include "sim/base/fingerprint.h"
+#include "sim/eval/evaluator.h"
+#include "sim/hlo/collective_groups.h"
+#include "sim/timing/report.h"
+#include "sim/timing/timing.h"
+
+namespace tpusim::harness {
+namespace {
+
+using value::Literal;
+
+/// `OutputSummary` as JSON, for --json.
+nlohmann::ordered_json OutputsJson(const std::vector<OutputSummary>& outputs) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const OutputSummary& o : outputs) {
+    nlohmann::ordered_json entry;
+    entry["name"] = o.name;
+    entry["shape"] = o.shape;
+    entry["min"] = o.min.has_value() ? nlohmann::ordered_json(*o.min) : nullptr;
+    entry["max"] = o.max.has_value() ? nlohmann::ordered_json(*o.max) : nullptr;
+    entry["mean"] = o.mean.has_value() ? nlohmann::ordered_json(*o.mean) : nullptr;
+    entry["nan_count"] = o.nan_count;
+    entry["checksum"] = Hex16(o.checksum);
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+/// Writes and summarises the outputs of every device.
+StatusOr<std::vector<OutputSummary>> ReportValues(const ExecOptions& options,
+                                                  const std::vector<Literal>& results) {
+  std::vector<OutputSummary> outputs;
+  const size_t devices = results.size();
+  for (size_t d = 0; d < devices; ++d) {
+    const std::string prefix = devices > 1 ? "device_" + std::to_string(d) : "";
+    if (!options.out.empty()) {
+      TPUSIM_RETURN_IF_ERROR(WriteOutputs(
+          results[d], prefix.empty() ? options.out
+                                     : (std::filesystem::path(options.out) / prefix).string()));
+    }
+    for (const OutputLeaf& leaf : OutputLeaves(results[d])) {
+      outputs.push_back(
+          Summarize(prefix.empty() ? leaf.name : prefix + "/" + leaf.name, *leaf.value));
+    }
+  }
+  return outputs;
+}
+
+/// The run the command line asks for; --mode defaults to full with --chip, else values.
+StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
+  RunSpec spec;
+  TPUSIM_ASSIGN_OR_RETURN(spec.mode, ParseRunMode(!options.mode.empty() ? options.mode
+                                                  : options.chip.empty() ? "values"
+                                                                         : "full"));
+  if (spec.mode != RunMode::kValues && options.chip.empty()) {
+    return InvalidArgument("tpusim exec: error: --mode " + std::string(RunModeName(spec.mode)) +
+                           " times the module on a chip: give --chip NAME (see tpusim presets)");
+  }
+  if (!options.trace.empty() && spec.mode == RunMode::kValues) {
+    return InvalidArgument("tpusim exec: error: --trace needs timing: give --chip NAME");
+  }
+  EvaluationSpec& evaluation = spec.evaluation;
+  TPUSIM_ASSIGN_OR_RETURN(evaluation.inputs, ParseInputSource(options.inputs, "tpusim exec"));
+  evaluation.numerics = options.numerics == "ieee" ? eval::Numerics::kIeee : eval::Numerics::kTpu;
+  evaluation.mxu = options.mxu == "rtl" ? MxuEngine::kRtl : MxuEngine::kAnalytic;
+  TPUSIM_ASSIGN_OR_RETURN(evaluation.max_memory,
+                          ParseMaxMemory(options.max_memory, "tpusim exec"));
+  evaluation.elided_constants =
+      options.elided_constants == "error" ? ElidedConstantPolicy::kError : ElidedConstantPolicy::kSeeded;
+  TPUSIM_ASSIGN_OR_RETURN(spec.trip_counts, ParseTripCounts(options.trip_counts));
+  spec.default_trip_count = options.default_trip_count;
+  spec.branch = options.branch;
+  TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(options.algorithm));
+  return spec;
+}
+
+/// The whole run after the command line is parsed; errors are input errors.
+Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err) {
+  TPUSIM_ASSIGN_OR_RETURN(const RunSpec spec, ExecRunSpec(options));
+  // Everything the command line says is checked before the long part.
+  std::optional<arch::ChipConfig> chip;
+  if (!options.chip.empty()) {
+    TPUSIM_ASSIGN_OR_RETURN(chip,
+                            arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(options.file));
+  TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<hlo::HloModule> module,
+                          ParseAndVerifyModule(text, options.file));
+  eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(*module);
+  if (options.replicas.has_value()) spmd.replica_count = *options.replicas;
+  if (options.partitions.has_value()) spmd.partition_count = *options.partitions;
+  const bool from_flags = options.replicas.has_value() || options.partitions.has_value();
+  if (!from_flags && spmd.device_count() > eval::Evaluator::kMaxSpmdDevices) {
+    // The module alone asks for it: its header or the device ids its
+    // collectives name; point at the collective when it is the cause.
+    const std::string needs = "the module needs " + std::to_string(spmd.replica_count) +
+                              " replicas x " + std::to_string(spmd.partition_count) +
+                              " partitions, more than the " +
+                              std::to_string(eval::Evaluator::kMaxSpmdDevices) +
+                              " devices tpusim runs";
+    int64_t id = -1;
+    const hlo::HloInstruction* naming = hlo::CollectiveNamingLargestId(*module, id);
+    if (naming != nullptr && id >= eval::SpmdConfig::FromModule(*module).device_count()) {
+      return InvalidArgument(module->ErrorAt(
+          naming->location(), naming->OpcodeSpelling() + " " + naming->name() +
+                                  ": names device id " + std::to_string(id) + ": " + needs));
+    }
+    return InvalidArgument(options.file + ": error: " + needs +
+                           " (its replica_count and num_partitions)");
+  }
+  if (spmd.replica_count < 1 || spmd.partition_count < 1 ||
+      spmd.device_count() > eval::Evaluator::kMaxSpmdDevices) {
+    return InvalidArgument("tpusim exec: error: --replicas and --partitions must be at least 1, "
+                           "with at most " + std::to_string(eval::Evaluator::kMaxSpmdDevices) +
+                           " devices in all");
+  }
+  std::optional<arch::TopologyConfig> topology;
+  if (!options.topology.empty()) {
+    TPUSIM_ASSIGN_OR_RETURN(topology, LoadTopologyOption(options.topology, "tpusim exec: error: "));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const ModuleRun run,
+                          RunModule(spec, *module, spmd, chip, std::move(topology), err));
+
+  nlohmann::ordered_json json;
+  if (spec.mode != RunMode::kTiming) {
+    TPUSIM_ASSIGN_OR_RETURN(const std::vector<OutputSummary> outputs,
+                            ReportValues(options, run.results));
+    PrintSummaryTable(outputs, out);
+    json["outputs"] = OutputsJson(outputs);
+  }
+  if (run.timing.has_value()) {
+    if (spec.mode != RunMode::kTiming) out << '\n';
+    out << timing::FormatOpTable(*run.timing, options.top);
+    nlohmann::ordered_json metrics = nlohmann::ordered_json::parse(timing::TimingJson(*run.timing));
+    if (json.contains("outputs")) metrics["outputs"] = std::move(json["outputs"]);
+    json = std::move(metrics);
+    if (!options.trace.empty()) {
+      TPUSIM_RETURN_IF_ERROR(
+          WriteFileAtomically(options.trace, timing::TimingTraceJson(*run.timing)));
+    }
+  }
+  if (!options.json.empty()) {
+    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.json, json.dump(2) + "\n"));
+  }
+  return Status();
+}
+
+}  // namespace
+
+CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
+  CLI::App* exec = app.add_subcommand(
+      "exec", "Run an HLO module: what it computes, and how long it takes on a chip");
+  exec->add_option("FILE", options.file, "HLO text module to run")->required()->type_name("");
+  exec->add_option("--mode", options.mode,
+                   "values: compute the outputs; timing: time the module on --chip without "
+                   "computing values; full: both, with loop trip counts from the values run "
+                   "(default: full with --chip, else values)")
+      ->option_text("values|timing|full")
+      ->check(CLI::IsMember({"values", "timing", "full"}));
+  exec->add_option("--chip", options.chip,
+                   "Chip preset to time on: a name from 'tpusim presets' or a YAML file")
+      ->option_text("NAME|FILE");
+  exec->add_option("-p,--param", options.overrides,
+                   "Override one preset field, e.g. -p hbm.bandwidth=1TB/s -p mxu.count_per_core=2 "
+                   "(repeatable; docs/presets.md lists the fields)")
+      ->option_text("KEY=VALUE");
+  options.models_dir = TPUSIM_MODELS_DIR;  // the source tree's models/, set by CMake
+  exec->add_option("--models-dir", options.models_dir,
+                   "Where preset names are looked up; default: " + options.models_dir)
+      ->option_text("DIR");
+  exec->add_option("--json", options.json,
+                   "Write the metrics as JSON to OUT (atomically): chip, cycles, time_us, flops, "
+                   "hbm_bytes, ops[] per executed instruction, and outputs[] as in the table")
+      ->option_text("OUT");
+  exec->add_option("--trace", options.trace,
+                   "Write a Perfetto/Chrome trace to OUT (atomically): a track per unit per "
+                   "TensorCore; open it in ui.perfetto.dev")
+      ->option_text("OUT");
+  exec->add_option("--top", options.top, "Rows of the op profile table")
+      ->option_text("N")
+      ->check(PositiveNumber())
+      ->capture_default_str();
+  exec->add_option("--trip-count", options.trip_counts,
+                   "Iterations of the while loop named NAME for timing, overriding what the "
+                   "program shows and what the values run saw (repeatable)")
+      ->option_text("NAME=N");
+  exec->add_option("--default-trip-count", options.default_trip_count,
+                   "Iterations timed for a loop whose count is unknown (no constant bound, not "
+                   "run for values, no --trip-count)")
+      ->option_text("N")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  exec->add_option("--branch", options.branch,
+                   "Branch a conditional takes when timed (0: the true branch of a pred "
+                   "conditional), unless the values run of full mode saw which it took")
+      ->option_text("N")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  exec->add_option("--inputs", options.inputs,
+                   "Where the entry parameters come from: seed:N for seeded random values, or "
+                   "a directory of param_<N>.npy files")
+      ->option_text("seed:N|DIR")
+      ->capture_default_str();
+  exec->add_option("--out", options.out,
+                   "Write each result as .npy into DIR (created if missing): output.npy, or "
+                   "output_<i>.npy per leaf of a tuple result; device_<d>/ per device")
+      ->option_text("DIR");
+  exec->add_option("--numerics", options.numerics,
+                   "tpu: dot and convolution as the MXU computes them (bf16 passes, f32 "
+                   "accumulation in tile order); ieee: a full-precision reference")
+      ->option_text("tpu|ieee")
+      ->check(CLI::IsMember({"tpu", "ieee"}))
+      ->capture_default_str();
+  exec->add_option("--mxu", options.mxu,
+                   "analytic: the fast C++ MXU model; rtl: dot and convolution products tile by "
+                   "tile through the Verilated 128x128 RTL array (same values, much slower)")
+      ->option_text("analytic|rtl")
+      ->check(CLI::IsMember({"analytic", "rtl"}))
+      ->capture_default_str();
+  exec->add_option("--max-memory", options.max_memory,
+                   "Refuse, before allocating, a run whose values would need more than this "
+                   "(e.g. 8GiB, 512MB; default: half the physical memory)")
+      ->option_text("BYTES");
+  exec->add_option("--elided-constants", options.elided_constants,
+                   "Constants whose values the dump elided (`{...}`): seeded fills them with "
+                   "seeded values (the --inputs seed, else 0) and warns; error refuses to run")
+      ->option_text("seeded|error")
+      ->check(CLI::IsMember({"seeded", "error"}))
+      ->capture_default_str();
+  exec->add_option("--replicas", options.replicas,
+                   "Replicas to run (default: the module's replica_count, else 1)")
+      ->option_text("N");
+  exec->add_option("--partitions", options.partitions,
+                   "SPMD partitions to run (default: the module's num_partitions, else 1)")
+      ->option_text("N");
+  exec->add_option("--topology", options.topology,
+                   "Time every device with collectives on this network: a short form "
+                   "(torus:4x4, twisted:4x4x8, ...) or a YAML file (docs/interconnect.md); "
+                   "without it collectives cost only their local work")
+      ->option_text("SHORTFORM|FILE.yaml");
+  exec->add_option("--algorithm", options.algorithm,
+                   "Collective algorithm with --topology: auto, ring, bidirectional-ring, torus, "
+                   "tree, halving-doubling, direct")
+      ->option_text("NAME")
+      ->capture_default_str();
+  exec->footer(R"(Inputs:
+  seed:N   every parameter drawn deterministically from seed N: floats standard
+           normal, signed integers in [-8, 8], unsigned in [0, 16], pred a coin,
+           integers that feed gather/scatter/dynamic-slice indices within bounds;
+           each device gets its own draw, except scalars and replicated
+           parameters, which every device shares.
+  DIR      param_<N>.npy for parameter N; param_<N>_<i>.npy for leaf i of a tuple
+           parameter; with several devices, DIR/device_<d>/ files override the
+           shared ones. Types and shapes must match the parameters exactly.
+
+Values: one row per output: shape, min, max, mean (over non-NaN elements; complex:
+real parts), NaN count and an FNV-1a checksum of the stored bytes (equal checksums:
+bit-identical outputs). docs/values.md says how bf16 and f8 are stored in .npy.
+Every device of an SPMD program runs (replicas x partitions, default from the module
+header and its collectives), exchanging real data in its collectives.
+
+Timing (--chip): the op profile, the top instructions by time: cycles, microseconds,
+FLOPs, HBM bytes, fraction of peak, and the unit that bound each (MXU, VPU, transpose,
+HBM, VMEM, DMA, latency, ICI). docs/models.md explains every effect modelled.
+With --topology every device is timed, collectives meeting on the network (one device
+stands for all when their timelines are provably identical: "symmetry: used"), and a
+collective table follows: kind, executions, participants, bytes, time, algorithm.
+
+Exit codes:
+  0  the module ran
+  2  usage error; FILE unreadable, malformed or not verifiable; bad or missing
+     input files or preset; an unsupported operation; a run over --max-memory)");
+  return exec;
+}
+
+int RunExec(const ExecOptions& options, std::ostream& out, std::ostream& err) {
+  const Status status = Execute(options, out, err);
+  if (!status.ok()) {
+    PrintError(status, err);
+    return kExitInputError;
+  }
+  out.flush();
+  return kExitOk;
+}
+
+}  // namespace tpusim::harness

@@ -1,0 +1,301 @@
+// `tpusim run PATH...`: finds scenario files, runs each in its own child
+// process (`tpusim scenario-exec`, hidden) up to -j at once, and reports.
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "harness/cli/cli.h"
+#include "harness/suite/process_pool.h"
+#include "harness/suite/scenario.h"
+#include "harness/suite/scenario_exec.h"
+#include "harness/sweep/study.h"
+#include "harness/suite/suite_report.h"
+#include "harness/validate/suite.h"
+#include "sim/base/file.h"
+
+namespace tpusim::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A scenario file: *.yaml or *.yml, but not a study (*.study.yaml, run by
+/// `tpusim sweep`) nor a validation suite (*.validation.yaml, run by `tpusim
+/// validate`), so both may sit among the scenarios.
+bool IsScenarioFile(const fs::path& path) {
+  const std::string name = path.filename().string();
+  return (path.extension() == ".yaml" || path.extension() == ".yml") &&
+         !name.ends_with(kStudySuffix) && !name.ends_with(kValidationSuiteSuffix);
+}
+
+/// Every scenario file under `paths`, sorted within each directory.
+StatusOr<std::vector<std::string>> Discover(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec)) {
+      files.push_back(path);
+    } else if (fs::is_directory(path, ec)) {
+      std::vector<std::string> found;
+      for (auto it = fs::recursive_directory_iterator(path, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_regular_file() && IsScenarioFile(it->path()))
+          found.push_back(it->path().string());
+      }
+      if (ec) return InvalidArgument(path + ": error: cannot list directory: " + ec.message());
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      return InvalidArgument(path + ": error: no such file or directory");
+    }
+  }
+  return files;
+}
+
+/// The last `lines` lines of the file, for a crashed child's report.
+std::string Tail(const std::string& path, size_t lines) {
+  StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok() || text->empty()) return "";
+  std::string s = *text;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  size_t pos = s.size();
+  for (size_t n = 0; n < lines && pos != std::string::npos && pos > 0; ++n) {
+    pos = s.rfind('\n', pos - 1);
+  }
+  return pos == std::string::npos ? s : s.substr(pos + 1);
+}
+
+/// The result of a scenario whose child did not report one.
+ScenarioResult CrashedResult(const Scenario& scenario, const ProcessOutcome& outcome,
+                             double timeout, const std::string& log) {
+  ScenarioResult result;
+  result.name = scenario.name;
+  result.file = scenario.file;
+  result.status = "fail";
+  result.seconds = outcome.seconds;
+  result.messages.push_back("the simulator " + outcome.Describe(timeout) +
+                            " before reporting a result");
+  const std::string tail = Tail(log, 5);
+  if (!tail.empty()) result.messages.push_back("last output: " + tail);
+  return result;
+}
+
+}  // namespace
+
+CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
+  CLI::App* run = app.add_subcommand(
+      "run", "Run scenario files (docs/scenarios.md), each in its own process, and check them");
+  run->add_option("PATH", options.paths,
+                  "Scenario files, or directories searched recursively for *.yaml")
+      ->required()
+      ->type_name("");
+  run->add_option("-j,--jobs", options.jobs, "Scenarios run at once")
+      ->option_text("N")
+      ->check(PositiveNumber())
+      ->capture_default_str();
+  run->add_option("--filter", options.filter, "Run only scenarios whose name matches GLOB")
+      ->option_text("GLOB");
+  run->add_flag("--update-golden", options.update_golden,
+                "Write each scenario's golden (outputs, metrics, stamp) instead of comparing");
+  run->add_option("--json", options.json, "Write the suite report as JSON to OUT")
+      ->option_text("OUT");
+  run->add_option("--junit", options.junit, "Write a JUnit XML report to OUT")->option_text("OUT");
+  run->add_option("--report", options.report,
+                  "Write an HTML report (DIR/index.html, charts inline) and each timed "
+                  "scenario's Perfetto trace (DIR/traces/NAME.json) into DIR")
+      ->option_text("DIR");
+  run->add_option("--golden-dir", options.golden_dir, "Root of the golden store")
+      ->option_text("DIR")
+      ->capture_default_str();
+  options.models_dir = TPUSIM_MODELS_DIR;
+  run->add_option("--models-dir", options.models_dir,
+                  "Where preset names are looked up; default: " + options.models_dir)
+      ->option_text("DIR");
+  run->add_option("--timeout", options.timeout,
+                  "Seconds a scenario may run (unless it sets `timeout`) before it is killed "
+                  "and failed")
+      ->option_text("SECONDS")
+      ->check(PositiveNumber())
+      ->capture_default_str();
+  run->footer(R"(Exit codes:
+  0  every scenario passed
+  1  a scenario failed: a check, a stale or missing golden, a crash or a timeout
+  2  usage error, or a scenario or its module could not be loaded)");
+  return run;
+}
+
+CLI::App* AddScenarioExecCommand(CLI::App& app, ScenarioExecOptions& options) {
+  CLI::App* exec = app.add_subcommand("scenario-exec", "Run one scenario for 'tpusim run'");
+  exec->group("");  // internal: not listed in --help
+  exec->add_option("SCENARIO", options.scenario)->required();
+  exec->add_option("--result", options.result)->required();
+  exec->add_option("--golden-dir", options.golden_dir)->required();
+  exec->add_option("--models-dir", options.models_dir)->required();
+  exec->add_option("--trace", options.trace);
+  exec->add_flag("--update-golden", options.update_golden);
+  return exec;
+}
+
+int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
+  StatusOr<std::vector<std::string>> files = Discover(options.paths);
+  if (!files.ok()) {
+    PrintError(files.status(), err);
+    return kExitInputError;
+  }
+  // Load every scenario here first: malformed ones are reported precisely and
+  // not run; the others still run.
+  std::vector<ScenarioResult> results;
+  std::vector<Scenario> scenarios;
+  std::map<std::string, std::string> names;  // name -> file, to refuse duplicates
+  for (const std::string& file : *files) {
+    StatusOr<Scenario> scenario = LoadScenario(file, options.models_dir);
+    // One that does not load is filtered by its file stem, the default name.
+    const std::string name = scenario.ok() ? scenario->name : fs::path(file).stem().string();
+    if (!options.filter.empty() && fnmatch(options.filter.c_str(), name.c_str(), 0) != 0) {
+      continue;
+    }
+    if (scenario.ok()) {
+      if (auto [it, inserted] = names.emplace(scenario->name, file); !inserted) {
+        scenario =
+            InvalidArgument(file + ": error: key path `name`: scenario name '" + scenario->name +
+                            "' is also used by " + it->second + " (names the golden directory)");
+      }
+    }
+    if (!scenario.ok()) {
+      PrintError(scenario.status(), err);
+      ScenarioResult bad;
+      bad.name = fs::path(file).stem().string();
+      bad.file = file;
+      bad.status = "error";
+      bad.messages.push_back(scenario.status().message());
+      results.push_back(std::move(bad));
+      continue;
+    }
+    scenarios.push_back(std::move(*scenario));
+  }
+  // Nothing to run is a mistake (an empty directory, a mistyped --filter),
+  // never a passing suite.
+  if (scenarios.empty() && results.empty()) {
+    err << "tpusim run: error: no scenario to run: "
+        << (files->empty() ? "no *.yaml file found in the paths given"
+                           : "--filter '" + options.filter + "' matches none of the " +
+                                 std::to_string(files->size()) + " scenario file(s)")
+        << '\n';
+    return kExitInputError;
+  }
+
+  // Results and logs of the children; removed when the run ends.
+  const char* tmp = getenv("TMPDIR");
+  std::string scratch =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/tpusim_run.XXXXXX";
+  if (mkdtemp(scratch.data()) == nullptr) {
+    err << "tpusim run: error: cannot create a scratch directory " << scratch << '\n';
+    return kExitInputError;
+  }
+  const std::string self = SelfPath();
+  if (!options.report.empty()) {
+    std::error_code ec;
+    fs::create_directories(fs::path(options.report) / "traces", ec);
+    if (ec) {
+      err << options.report << ": error: cannot create directory: " << ec.message() << '\n';
+      return kExitInputError;
+    }
+  }
+  std::vector<ProcessJob> jobs;
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    ProcessJob job;
+    const std::string stem = scratch + "/" + std::to_string(i);
+    job.argv = {
+        self,           "scenario-exec",    scenarios[i].file, "--result",        stem + ".json",
+        "--golden-dir", options.golden_dir, "--models-dir",    options.models_dir};
+    if (options.update_golden) job.argv.push_back("--update-golden");
+    if (!options.report.empty()) {
+      job.argv.push_back("--trace");
+      job.argv.push_back(
+          (fs::path(options.report) / "traces" / (scenarios[i].name + ".json")).string());
+    }
+    job.log_file = stem + ".log";
+    job.timeout_seconds =
+        scenarios[i].timeout_seconds > 0 ? scenarios[i].timeout_seconds : options.timeout;
+    jobs.push_back(std::move(job));
+  }
+
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  std::set<size_t> active;
+  size_t finished = 0;
+  const auto draw = [&] {
+    if (!tty || active.empty()) return;
+    std::string names_running;
+    for (size_t i : active) names_running += " " + scenarios[i].name;
+    std::string line = "[" + std::to_string(finished) + "/" + std::to_string(jobs.size()) +
+                       "] running:" + names_running;
+    if (line.size() > 100) line = line.substr(0, 97) + "...";
+    err << "\r\033[K" << line << std::flush;
+  };
+  std::vector<ScenarioResult> ran(scenarios.size());
+  const auto on_start = [&](size_t i) {
+    active.insert(i);
+    draw();
+  };
+  const auto on_finish = [&](size_t i, const ProcessOutcome& outcome) {
+    active.erase(i);
+    ++finished;
+    StatusOr<std::string> text = ReadFile(jobs[i].argv[4]);
+    StatusOr<ScenarioResult> result = outcome.spawned && outcome.exit_code == 0 && text.ok()
+                                          ? ResultFromJson(*text, jobs[i].argv[4])
+                                          : StatusOr<ScenarioResult>(InvalidArgument("no result"));
+    if (result.ok()) {
+      result->seconds = outcome.seconds;
+      ran[i] = std::move(*result);
+    } else {
+      ran[i] = CrashedResult(scenarios[i], outcome, jobs[i].timeout_seconds, jobs[i].log_file);
+    }
+    if (tty) err << "\r\033[K";
+    err << "[" << finished << "/" << jobs.size() << "] " << ran[i].status << ' ' << ran[i].name
+        << '\n';
+    draw();
+  };
+  RunProcesses(jobs, static_cast<int>(options.jobs), on_start, on_finish);
+  if (tty) err << "\r\033[K" << std::flush;
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+
+  results.insert(results.end(), ran.begin(), ran.end());
+  PrintSuiteTable(results, out);
+  int code = kExitOk;
+  for (const ScenarioResult& r : results) {
+    if (r.status == "error") code = kExitInputError;
+    if (r.status != "pass" && code == kExitOk) code = kExitCheckFailed;
+  }
+  if (!options.json.empty()) {
+    if (Status s = WriteFileAtomically(options.json, SuiteJson(results)); !s.ok()) {
+      PrintError(s, err);
+      code = kExitInputError;
+    }
+  }
+  if (!options.report.empty()) {
+    const std::string index = (fs::path(options.report) / "index.html").string();
+    if (Status s = WriteFileAtomically(index, SuiteHtml(results, "traces")); !s.ok()) {
+      PrintError(s, err);
+      code = kExitInputError;
+    }
+  }
+  if (!options.junit.empty()) {
+    if (Status s = WriteFileAtomically(options.junit, SuiteJUnit(results)); !s.ok()) {
+      PrintError(s, err);
+      code = kExitInputError;
+    }
+  }
+  return code;
+}
+
+}  // namespace tpusim::harness

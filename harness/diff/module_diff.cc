@@ -1,0 +1,494 @@
+#include "harness/diff/module_diff.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "sim/hlo/printer.h"
+
+namespace tpusim::harness {
+namespace {
+
+using hlo::AttrId;
+using hlo::AttrKind;
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloModule;
+
+/// Attributes that say nothing about what an instruction computes: compiler
+/// bookkeeping that changes between releases for the same program. Their
+/// effect on time, if any, shows in the performance comparison.
+bool IgnoredAttribute(AttrId id) {
+  return id == AttrId::kMetadata || id == AttrId::kBackendConfig || id == AttrId::kChannelId ||
+         id == AttrId::kFrontendAttributes;
+}
+
+/// Attributes naming computations; their signatures stand in for the names.
+bool IsComputationAttribute(const hlo::Attribute& attribute) {
+  return attribute.kind() == AttrKind::kComputation ||
+         attribute.kind() == AttrKind::kComputationList;
+}
+
+/// Interns signature strings of both modules into shared dense ids, so equal
+/// ids mean equal structure (exactly: no hashing, no collisions).
+class SignatureTable {
+ public:
+  int64_t Intern(std::string key) {
+    const auto [it, inserted] = ids_.emplace(std::move(key), static_cast<int64_t>(ids_.size()));
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, int64_t> ids_;
+};
+
+/// The signatures of one module's instructions (by unique id) and computations.
+class ModuleSignatures {
+ public:
+  ModuleSignatures(SignatureTable& table, const HloModule& module)
+      : table_(table),
+        local_(static_cast<size_t>(module.instruction_count()), -1),
+        full_(static_cast<size_t>(module.instruction_count()), -1),
+        expanded_(static_cast<size_t>(module.instruction_count()), false) {
+    for (const auto& computation : module.computations()) Computation(*computation);
+  }
+
+  /// The instruction alone: opcode, shape with layout, parameter number,
+  /// constant values and attributes (called computations by signature).
+  int64_t local(const HloInstruction& inst) const { return local_[inst.unique_id()]; }
+  /// The instruction with everything it depends on (operands, recursively).
+  int64_t full(const HloInstruction& inst) const { return full_[inst.unique_id()]; }
+  int64_t computation(const HloComputation* c) const {
+    const auto it = computations_.find(c);
+    return it == computations_.end() ? -1 : it->second;
+  }
+
+  /// Attribute spelling -> value text (computations as signatures), sorted by
+  /// spelling so that attribute order in the text does not matter.
+  std::map<std::string, std::string> Attributes(const HloInstruction& inst) {
+    std::map<std::string, std::string> attributes;
+    for (const hlo::Attribute& attribute : inst.attributes()) {
+      if (IgnoredAttribute(attribute.id)) continue;
+      std::string value;
+      if (IsComputationAttribute(attribute)) {
+        for (const HloComputation* callee : CalledBy(attribute)) {
+          value += 'c' + std::to_string(Computation(*callee)) + ' ';
+        }
+      } else {
+        value = hlo::PrintAttributeValue(attribute);
+      }
+      attributes.emplace(std::string(attribute.spelling()), std::move(value));
+    }
+    return attributes;
+  }
+
+ private:
+  static std::vector<const HloComputation*> CalledBy(const hlo::Attribute& attribute) {
+    if (const auto* one = std::get_if<HloComputation*>(&attribute.value)) return {*one};
+    if (const auto* list = std::get_if<hlo::ComputationList>(&attribute.value)) {
+      return {list->computations.begin(), list->computations.end()};
+    }
+    return {};
+  }
+
+  int64_t Computation(const HloComputation& c) {
+    const auto it = computations_.find(&c);
+    if (it != computations_.end()) return it->second;
+    // A call cycle (which the verifier rejects) must still end.
+    computations_[&c] = table_.Intern("cycle");
+    for (const auto& inst : c.instructions()) {
+      std::string key = inst->OpcodeSpelling() + ' ';
+      hlo::AppendShape(inst->shape(), /*print_layout=*/true, key);
+      if (inst->opcode() == hlo::HloOpcode::kParameter) {
+        key += " param=" + std::to_string(inst->parameter_number());
+      }
+      if (inst->has_literal()) key += " value=" + hlo::PrintConstantLiteral(inst->literal(), inst->shape());
+      for (const auto& [name, value] : Attributes(*inst)) key += ' ' + name + '=' + value;
+      local_[inst->unique_id()] = table_.Intern(std::move(key));
+    }
+    for (const auto& inst : c.instructions()) FullSignatures(*inst);
+    std::string key = "computation params=" + std::to_string(c.parameter_count());
+    for (const HloInstruction* p : c.parameters()) {
+      key += ' ' + std::to_string(p == nullptr ? -1 : local_[p->unique_id()]);
+    }
+    key += " root=" + std::to_string(c.root() == nullptr ? -1 : full_[c.root()->unique_id()]);
+    const int64_t id = table_.Intern(std::move(key));
+    computations_[&c] = id;
+    return id;
+  }
+
+  /// Full signatures of `start` and its operands, depth first without
+  /// recursion (chains of thousands of instructions are common).
+  void FullSignatures(const HloInstruction& start) {
+    std::vector<const HloInstruction*> stack{&start};
+    while (!stack.empty()) {
+      const HloInstruction* top = stack.back();
+      if (full_[top->unique_id()] >= 0) {
+        stack.pop_back();
+        continue;
+      }
+      expanded_[top->unique_id()] = true;
+      bool pending = false;
+      for (const HloInstruction* operand : top->operands()) {
+        // Expanded but unfinished means it reaches `top`: a cycle, which the
+        // verifier rejects; skip it rather than loop.
+        if (full_[operand->unique_id()] < 0 && !expanded_[operand->unique_id()]) {
+          stack.push_back(operand);
+          pending = true;
+        }
+      }
+      if (pending) continue;
+      std::string key = "L" + std::to_string(local_[top->unique_id()]) + '(';
+      for (const HloInstruction* operand : top->operands()) {
+        key += std::to_string(full_[operand->unique_id()]) + ',';
+      }
+      key += ')';
+      full_[top->unique_id()] = table_.Intern(std::move(key));
+      stack.pop_back();
+    }
+  }
+
+  SignatureTable& table_;
+  std::vector<int64_t> local_;  ///< by unique id
+  std::vector<int64_t> full_;   ///< by unique id; -1 until computed
+  std::vector<bool> expanded_;  ///< by unique id: its operands were pushed
+  /// Looked up only, never iterated, so pointer order cannot reach the output.
+  std::map<const HloComputation*, int64_t> computations_;
+};
+
+/// "op_name@file:line", or "" for an instruction without metadata.
+std::string MetadataKey(const HloInstruction& inst) {
+  const std::string_view op_name = inst.metadata_field("op_name");
+  const std::string_view line = inst.metadata_field("source_line");
+  if (op_name.empty() && line.empty()) return "";
+  return std::string(op_name) + '@' + std::string(inst.metadata_field("source_file")) + ':' +
+         std::string(line);
+}
+
+std::string Location(const HloInstruction& inst) {
+  const HloModule* module = inst.parent() ? inst.parent()->parent() : nullptr;
+  return (module ? module->filename() : std::string("<input>")) + ':' +
+         std::to_string(inst.location().line) + ':' + std::to_string(inst.location().column);
+}
+
+std::string LayoutText(const hlo::Shape& shape) {
+  std::string text;
+  if (shape.IsArray() && shape.has_layout()) hlo::AppendLayout(shape.layout(), text);
+  return text.empty() ? "{}" : text;
+}
+
+/// "(relayout {1,0} -> {0,1} of %p)", "(transpose dimensions={1,0} of %p)",
+/// "(of %a, %b)": what an added or removed instruction reads.
+std::string OperandNote(const HloInstruction& inst) {
+  if (inst.operand_count() == 0) return "";
+  const HloInstruction& first = *inst.operand(0);
+  if (inst.opcode() == hlo::HloOpcode::kCopy && first.shape().Compatible(inst.shape()) &&
+      !(first.shape() == inst.shape())) {
+    return " (relayout " + LayoutText(first.shape()) + " -> " + LayoutText(inst.shape()) +
+           " of %" + first.name() + ")";
+  }
+  std::string note = " (";
+  if (inst.opcode() == hlo::HloOpcode::kTranspose) {
+    std::string dims;
+    for (const int64_t d : inst.dimensions()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+    note += "transpose dimensions={" + dims + "} ";
+  }
+  note += "of ";
+  for (int64_t i = 0; i < inst.operand_count() && i < 3; ++i) {
+    note += (i ? ", %" : "%") + inst.operand(i)->name();
+  }
+  if (inst.operand_count() > 3) note += ", ...";
+  return note + ")";
+}
+
+/// "copy f32[8,4]{0,1}": opcode and shape.
+std::string OpAndShape(const HloInstruction& inst) {
+  return inst.OpcodeSpelling() + ' ' + inst.shape().ToString(true);
+}
+
+/// Where a computation pair sits, for descriptions: "" for the entries.
+struct Context {
+  std::string where;  ///< e.g. " in fusion %fusion.2", " in %body.3"
+  bool fused = false;  ///< a fusion's body
+};
+
+class Matcher {
+ public:
+  Matcher(const HloModule& before, const HloModule& after)
+      : before_(before), after_(after), sig_a_(table_, before), sig_b_(table_, after) {}
+
+  ModuleDiff Run() {
+    if (before_.entry() != nullptr && after_.entry() != nullptr) {
+      work_.push_back({before_.entry(), after_.entry(), Context{}});
+    }
+    while (!work_.empty()) {
+      const Work w = work_.front();
+      work_.pop_front();
+      DiffComputations(*w.a, *w.b, w.context);
+    }
+    MergeFusionMoves();
+    return std::move(diff_);
+  }
+
+ private:
+  struct Work {
+    const HloComputation* a;
+    const HloComputation* b;
+    Context context;
+  };
+
+  void DiffComputations(const HloComputation& a, const HloComputation& b, const Context& context) {
+    std::vector<const HloInstruction*> as, bs;
+    for (const auto& inst : a.instructions()) as.push_back(inst.get());
+    for (const auto& inst : b.instructions()) bs.push_back(inst.get());
+    std::vector<int64_t> match_a(as.size(), -1), match_b(bs.size(), -1);
+
+    // Each pass pairs still-unmatched instructions with equal keys, in text
+    // order; an instruction without a key (nullopt) sits the pass out.
+    const auto pass = [&](auto key_of) {
+      std::map<std::string, std::deque<size_t>> free_b;
+      for (size_t j = 0; j < bs.size(); ++j) {
+        if (match_b[j] >= 0) continue;
+        if (std::optional<std::string> key = key_of(*bs[j], sig_b_)) free_b[*key].push_back(j);
+      }
+      for (size_t i = 0; i < as.size(); ++i) {
+        if (match_a[i] >= 0) continue;
+        const std::optional<std::string> key = key_of(*as[i], sig_a_);
+        if (!key) continue;
+        const auto it = free_b.find(*key);
+        if (it == free_b.end() || it->second.empty()) continue;
+        const size_t j = it->second.front();
+        it->second.pop_front();
+        match_a[i] = static_cast<int64_t>(j);
+        match_b[j] = static_cast<int64_t>(i);
+      }
+    };
+    using Sig = const ModuleSignatures&;
+    using Key = std::optional<std::string>;
+    // 1. Identical graphs beneath: nothing changed here or upstream.
+    pass([](const HloInstruction& x, Sig s) -> Key { return std::to_string(s.full(x)); });
+    // 2-3. The same instruction, fed by changed operands: metadata breaks ties.
+    pass([](const HloInstruction& x, Sig s) -> Key {
+      return std::to_string(s.local(x)) + '|' + MetadataKey(x);
+    });
+    pass([](const HloInstruction& x, Sig s) -> Key { return std::to_string(s.local(x)); });
+    // 4-7. Changed instructions: same parameter, same source op, same shape.
+    pass([](const HloInstruction& x, Sig) -> Key {
+      if (x.opcode() != hlo::HloOpcode::kParameter) return std::nullopt;
+      return std::to_string(x.parameter_number());
+    });
+    pass([](const HloInstruction& x, Sig) -> Key {
+      const std::string meta = MetadataKey(x);
+      if (meta.empty()) return std::nullopt;
+      return x.OpcodeSpelling() + '|' + meta;
+    });
+    pass([](const HloInstruction& x, Sig) -> Key {
+      const std::string meta = MetadataKey(x);
+      if (meta.empty()) return std::nullopt;
+      return meta;
+    });
+    pass([](const HloInstruction& x, Sig) -> Key {
+      return x.OpcodeSpelling() + '|' + x.shape().ToString(/*print_layout=*/false);
+    });
+
+    // Parameters of called computations mirror their callers' operands,
+    // where any change is reported already.
+    const bool report_parameters = a.IsEntry();
+    for (size_t j = 0; j < bs.size(); ++j) {
+      const HloInstruction& y = *bs[j];
+      const bool hidden = !report_parameters && y.opcode() == hlo::HloOpcode::kParameter;
+      if (match_b[j] < 0) {
+        if (!hidden) {
+          Add(ChangeKind::kAdded, nullptr, &y,
+              "added: " + OpAndShape(y) + OperandNote(y) + " at " + Location(y) + context.where,
+              context);
+        }
+        continue;
+      }
+      const HloInstruction& x = *as[match_b[j]];
+      diff_.matched.emplace(x.name(), y.name());
+      if (!hidden) ComparePair(x, y, context);
+    }
+    for (size_t i = 0; i < as.size(); ++i) {
+      const HloInstruction& x = *as[i];
+      if (match_a[i] >= 0) continue;
+      if (!report_parameters && x.opcode() == hlo::HloOpcode::kParameter) continue;
+      Add(ChangeKind::kRemoved, &x, nullptr,
+          "removed: " + OpAndShape(x) + OperandNote(x) + " at " + Location(x) + context.where,
+          context);
+    }
+  }
+
+  /// Reports what differs between two matched instructions, and queues the
+  /// computations they call.
+  void ComparePair(const HloInstruction& x, const HloInstruction& y, const Context& context) {
+    const bool collective = hlo::IsCollective(x.opcode()) || hlo::IsCollective(y.opcode());
+    if (sig_a_.local(x) != sig_b_.local(y)) {
+      const std::string head = "%" + x.name() + " -> %" + y.name() + " (" + y.OpcodeSpelling() + ") ";
+      const std::string at = " at " + Location(y) + context.where;
+      if (x.OpcodeSpelling() != y.OpcodeSpelling()) {
+        const ChangeKind kind = collective ? ChangeKind::kCollective : ChangeKind::kOpcode;
+        Add(kind, &x, &y,
+            std::string(ChangeKindName(kind)) + ": %" + x.name() + " -> %" + y.name() + " " +
+                x.OpcodeSpelling() + " -> " + y.OpcodeSpelling() + at,
+            context);
+      }
+      if (!(x.shape() == y.shape())) {
+        const ChangeKind kind =
+            x.shape().Compatible(y.shape()) ? ChangeKind::kLayout : ChangeKind::kShape;
+        Add(kind, &x, &y,
+            std::string(ChangeKindName(kind)) + ": " + head + x.shape().ToString(true) + " -> " +
+                y.shape().ToString(true) + at,
+            context);
+      }
+      if (x.has_literal() && y.has_literal() && !(x.literal() == y.literal())) {
+        Add(ChangeKind::kAttribute, &x, &y, "attribute: " + head + "constant values changed" + at,
+            context);
+      }
+      CompareAttributes(x, y, collective, head, at, context);
+    }
+    // Bodies of fusions, loops, branches and reductions: paired by position.
+    const std::vector<HloComputation*> ca = x.called_computations();
+    const std::vector<HloComputation*> cb = y.called_computations();
+    if (ca.size() != cb.size() || collective) return;  // collectives: reduction compared above
+    for (size_t k = 0; k < ca.size(); ++k) {
+      if (!visited_.insert({ca[k], cb[k]}).second) continue;
+      Context inner;
+      inner.fused = x.opcode() == hlo::HloOpcode::kFusion;
+      inner.where = (inner.fused ? " in fusion %" : " in %") +
+                    (inner.fused ? y.name() : cb[k]->name()) + context.where;
+      work_.push_back({ca[k], cb[k], inner});
+    }
+  }
+
+  void CompareAttributes(const HloInstruction& x, const HloInstruction& y, bool collective,
+                         const std::string& head, const std::string& at, const Context& context) {
+    const std::map<std::string, std::string> ax = sig_a_.Attributes(x);
+    const std::map<std::string, std::string> ay = sig_b_.Attributes(y);
+    std::set<std::string> names;
+    for (const auto& [name, value] : ax) names.insert(name);
+    for (const auto& [name, value] : ay) names.insert(name);
+    for (const std::string& name : names) {
+      const auto ix = ax.find(name);
+      const auto iy = ay.find(name);
+      const std::string vx = ix == ax.end() ? "(none)" : ix->second;
+      const std::string vy = iy == ay.end() ? "(none)" : iy->second;
+      if (vx == vy) continue;
+      const AttrId id = hlo::AttrIdFromName(name);
+      ChangeKind kind = ChangeKind::kAttribute;
+      std::string what = name + "=" + vx + " -> " + vy;
+      if (id == AttrId::kOperandPrecision || id == AttrId::kAlgorithm) {
+        kind = ChangeKind::kPrecision;
+      } else if (id == AttrId::kFusionKind && x.opcode() == hlo::HloOpcode::kFusion) {
+        kind = ChangeKind::kFusion;
+      } else if (collective && (id == AttrId::kReplicaGroups || id == AttrId::kSourceTargetPairs ||
+                                id == AttrId::kUseGlobalDeviceIds || id == AttrId::kDimensions)) {
+        kind = ChangeKind::kCollective;
+      } else if (collective && id == AttrId::kToApply) {
+        kind = ChangeKind::kCollective;
+        what = "reduction " + RootOpcode(x.to_apply()) + " -> " + RootOpcode(y.to_apply());
+      } else if (hlo::AttrKindOf(id) == AttrKind::kComputation ||
+                 hlo::AttrKindOf(id) == AttrKind::kComputationList) {
+        continue;  // called computations are diffed themselves
+      }
+      Add(kind, &x, &y, std::string(ChangeKindName(kind)) + ": " + head + what + at, context);
+    }
+  }
+
+  static std::string RootOpcode(const HloComputation* c) {
+    return c && c->root() ? c->root()->OpcodeSpelling() : std::string("(none)");
+  }
+
+  void Add(ChangeKind kind, const HloInstruction* a, const HloInstruction* b, std::string text,
+           const Context& context) {
+    diff_.changes.push_back({kind, std::move(text), a, b});
+    fused_.push_back(context.fused);
+  }
+
+  /// An instruction removed outside fusions and added inside one (or the
+  /// reverse) moved across a fusion boundary: one change, not two.
+  void MergeFusionMoves() {
+    std::vector<StructuralChange>& changes = diff_.changes;
+    // Removals by (fused, opcode, shape without layout), in order: a lookup
+    // per addition rather than a scan of every change.
+    const auto key = [](bool fused, const HloInstruction& inst) {
+      return std::string(fused ? "F " : "U ") + inst.OpcodeSpelling() + ' ' +
+             inst.shape().ToString(/*print_layout=*/false);
+    };
+    std::map<std::string, std::deque<size_t>> removals;
+    for (size_t j = 0; j < changes.size(); ++j) {
+      if (changes[j].kind == ChangeKind::kRemoved) {
+        removals[key(fused_[j], *changes[j].before)].push_back(j);
+      }
+    }
+    std::vector<bool> drop(changes.size(), false);
+    for (size_t i = 0; i < changes.size(); ++i) {
+      if (changes[i].kind != ChangeKind::kAdded) continue;
+      const HloInstruction& added = *changes[i].after;
+      const auto it = removals.find(key(!fused_[i], added));
+      if (it == removals.end() || it->second.empty()) continue;
+      const size_t j = it->second.front();
+      it->second.pop_front();
+      const HloInstruction& removed = *changes[j].before;
+      const bool into = fused_[i];
+      const std::string suffix =
+          FusionSuffix(into ? changes[i].description : changes[j].description);
+      changes[i].kind = into ? ChangeKind::kMovedIntoFusion : ChangeKind::kMovedOutOfFusion;
+      changes[i].before = &removed;
+      changes[i].description = std::string(ChangeKindName(changes[i].kind)) + ": " +
+                               OpAndShape(added) + " %" + removed.name() + " at " +
+                               Location(removed) + " -> %" + added.name() + " at " +
+                               Location(added) + suffix;
+      drop[j] = true;
+    }
+    std::vector<StructuralChange> kept;
+    for (size_t i = 0; i < changes.size(); ++i) {
+      if (!drop[i]) kept.push_back(std::move(changes[i]));
+    }
+    changes = std::move(kept);
+  }
+
+  /// The " in fusion %f ..." tail of a description, or "".
+  static std::string FusionSuffix(const std::string& description) {
+    const size_t at = description.find(" in fusion %");
+    return at == std::string::npos ? "" : description.substr(at);
+  }
+
+  const HloModule& before_;
+  const HloModule& after_;
+  SignatureTable table_;
+  ModuleSignatures sig_a_;
+  ModuleSignatures sig_b_;
+  std::deque<Work> work_;
+  /// Computation pairs already queued; membership only, never iterated.
+  std::set<std::pair<const HloComputation*, const HloComputation*>> visited_;
+  ModuleDiff diff_;
+  std::vector<bool> fused_;  ///< per change: found inside a fusion body
+};
+
+}  // namespace
+
+std::string_view ChangeKindName(ChangeKind kind) {
+  switch (kind) {
+    case ChangeKind::kAdded: return "added";
+    case ChangeKind::kRemoved: return "removed";
+    case ChangeKind::kMovedIntoFusion: return "moved into fusion";
+    case ChangeKind::kMovedOutOfFusion: return "moved out of fusion";
+    case ChangeKind::kLayout: return "layout";
+    case ChangeKind::kShape: return "shape";
+    case ChangeKind::kPrecision: return "precision";
+    case ChangeKind::kCollective: return "collective";
+    case ChangeKind::kFusion: return "fusion";
+    case ChangeKind::kOpcode: return "opcode";
+    case ChangeKind::kAttribute: return "attribute";
+  }
+  return "change";
+}
+
+ModuleDiff DiffModules(const hlo::HloModule& before, const hlo::HloModule& after) {
+  return Matcher(before, after).Run();
+}
+
+}  // namespace tpusim::harness

@@ -1,0 +1,126 @@
+#include "harness/diff/perf_diff.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <set>
+#include <tuple>
+
+#include "sim/value/literal.h"
+
+namespace tpusim::harness {
+namespace {
+
+/// Cycles, HBM bytes and opcode of each executed instruction, by name.
+struct Cost {
+  std::string opcode;
+  int64_t cycles = 0;
+  int64_t hbm_bytes = 0;
+};
+
+std::map<std::string, Cost> CostsByName(const timing::TimingResult& timed) {
+  std::map<std::string, Cost> costs;
+  for (const timing::OpRecord& op : timed.ops) {
+    Cost& cost = costs[op.name];
+    cost.opcode = op.opcode;
+    cost.cycles += op.cycles;
+    cost.hbm_bytes += op.hbm_bytes;
+  }
+  return costs;
+}
+
+/// What a collective delivers: its result; for a `*-start` whose shape is a
+/// tuple (operands, results, ...), element 1.
+int64_t CollectiveResultBytes(const hlo::HloInstruction& inst) {
+  const hlo::Shape& shape = inst.shape();
+  const hlo::Shape& result =
+      shape.IsTuple() && shape.tuple_size() >= 2 ? shape.tuple_shapes(1) : shape;
+  const StatusOr<int64_t> bytes = value::Literal::ByteSizeOf(result);
+  return bytes.ok() ? *bytes : 0;
+}
+
+double Abs(double x) { return x < 0 ? -x : x; }
+
+}  // namespace
+
+RunTotals Totals(const timing::TimingResult& timed, const hlo::HloModule& module) {
+  RunTotals totals;
+  totals.cycles = timed.cycles;
+  totals.time_us = timed.time_us;
+  totals.hbm_bytes = timed.hbm_bytes;
+  totals.flops = timed.flops;
+  std::map<std::string, const hlo::HloInstruction*> collectives;
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (hlo::IsCollective(inst->opcode())) collectives.emplace(inst->name(), inst.get());
+    }
+  }
+  for (const timing::OpRecord& op : timed.ops) {
+    const auto it = collectives.find(op.name);
+    if (it != collectives.end()) totals.collective_bytes += CollectiveResultBytes(*it->second);
+  }
+  if (!timed.interconnect.empty()) {
+    totals.ici_bytes = 0;
+    for (const timing::CollectiveRecord& c : timed.collectives) *totals.ici_bytes += c.ici_bytes;
+  }
+  return totals;
+}
+
+PerformanceDiff ComparePerformance(const timing::TimingResult& before,
+                                   const hlo::HloModule& before_module,
+                                   const timing::TimingResult& after,
+                                   const hlo::HloModule& after_module,
+                                   const std::map<std::string, std::string>& matched) {
+  PerformanceDiff diff;
+  diff.before = Totals(before, before_module);
+  diff.after = Totals(after, after_module);
+  const std::map<std::string, Cost> costs_before = CostsByName(before);
+  const std::map<std::string, Cost> costs_after = CostsByName(after);
+  std::set<std::string> paired_after;
+  for (const auto& [name, cost] : costs_before) {
+    InstructionDelta delta;
+    delta.before = name;
+    delta.opcode = cost.opcode;
+    delta.before_cycles = cost.cycles;
+    delta.before_hbm_bytes = cost.hbm_bytes;
+    const auto match = matched.find(name);
+    if (match != matched.end()) {
+      const auto other = costs_after.find(match->second);
+      if (other != costs_after.end()) {
+        delta.after = match->second;
+        delta.opcode = other->second.opcode;
+        delta.after_cycles = other->second.cycles;
+        delta.after_hbm_bytes = other->second.hbm_bytes;
+        paired_after.insert(match->second);
+      }
+    }
+    diff.instructions.push_back(std::move(delta));
+  }
+  for (const auto& [name, cost] : costs_after) {
+    if (paired_after.count(name)) continue;
+    InstructionDelta delta;
+    delta.after = name;
+    delta.opcode = cost.opcode;
+    delta.after_cycles = cost.cycles;
+    delta.after_hbm_bytes = cost.hbm_bytes;
+    diff.instructions.push_back(std::move(delta));
+  }
+  std::stable_sort(diff.instructions.begin(), diff.instructions.end(),
+                   [](const InstructionDelta& a, const InstructionDelta& b) {
+                     const int64_t ca = std::abs(a.delta_cycles()), cb = std::abs(b.delta_cycles());
+                     if (ca != cb) return ca > cb;
+                     const int64_t ha = std::abs(a.delta_hbm_bytes());
+                     const int64_t hb = std::abs(b.delta_hbm_bytes());
+                     if (ha != hb) return ha > hb;
+                     return std::tie(a.after, a.before) < std::tie(b.after, b.before);
+                   });
+  return diff;
+}
+
+double PercentChange(double before, double after) {
+  if (before == after) return 0;
+  if (before == 0) return std::numeric_limits<double>::infinity();
+  return (after - before) / Abs(before) * 100;
+}
+
+}  // namespace tpusim::harness

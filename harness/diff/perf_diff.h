@@ -1,0 +1,72 @@
+// Performance comparison of two timed runs for `tpusim diff`: totals (time,
+// HBM bytes, FLOPs, collective bytes) and the instructions that account for
+// the difference, paired through the structural matching.
+#ifndef TPUSIM_HARNESS_DIFF_PERF_DIFF_H_
+#define TPUSIM_HARNESS_DIFF_PERF_DIFF_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/hlo/module.h"
+#include "sim/timing/timing.h"
+
+namespace tpusim::harness {
+
+/// Totals of one timed run.
+struct RunTotals {
+  int64_t cycles = 0;
+  double time_us = 0;
+  int64_t hbm_bytes = 0;
+  int64_t flops = 0;
+  /// Result bytes of every executed collective (a `*-start` counts its
+  /// result, not its operands), from the shapes: what the collectives
+  /// deliver, not the traffic on the links.
+  int64_t collective_bytes = 0;
+  /// Bytes the collectives put on the inter-chip links, summed over links;
+  /// unset when the run had no network (`tpusim diff` without --topology).
+  std::optional<int64_t> ici_bytes;
+};
+
+/// One instruction's cost in both runs (summed over its executions); an
+/// instruction only in one run has zeros on the other side.
+struct InstructionDelta {
+  std::string before;  ///< name in `before`; empty when added
+  std::string after;   ///< name in `after`; empty when removed
+  std::string opcode;  ///< as spelled in the text (after's when both)
+  int64_t before_cycles = 0;
+  int64_t after_cycles = 0;
+  int64_t before_hbm_bytes = 0;
+  int64_t after_hbm_bytes = 0;
+  int64_t delta_cycles() const { return after_cycles - before_cycles; }
+  int64_t delta_hbm_bytes() const { return after_hbm_bytes - before_hbm_bytes; }
+};
+
+struct PerformanceDiff {
+  RunTotals before;
+  RunTotals after;
+  /// Every instruction that executed in either run, largest |delta cycles|
+  /// first (ties: larger |delta HBM bytes|, then names).
+  std::vector<InstructionDelta> instructions;
+};
+
+/// The totals of `timed`, a run of `module`.
+RunTotals Totals(const timing::TimingResult& timed, const hlo::HloModule& module);
+
+/// Compares two runs; `matched` pairs instruction names before -> after
+/// (ModuleDiff::matched).
+PerformanceDiff ComparePerformance(const timing::TimingResult& before,
+                                   const hlo::HloModule& before_module,
+                                   const timing::TimingResult& after,
+                                   const hlo::HloModule& after_module,
+                                   const std::map<std::string, std::string>& matched);
+
+/// (after - before) / before in percent; 0 when both are 0; +infinity when
+/// only `before` is 0.
+double PercentChange(double before, double after);
+
+}  // namespace tpusim::harness
+
+#endif  // TPUSIM_HARNESS_DIFF_PERF_DIFF_H_

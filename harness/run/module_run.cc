@@ -1,0 +1,242 @@
+#include "harness/run/module_run.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "harness/run/program_io.h"
+#include "harness/report/progress.h"
+#include "sim/arch/topology_config.h"
+#include "sim/eval/program_inputs.h"
+#include "sim/hlo/parser.h"
+#include "sim/hlo/verifier.h"
+#include "sim/ici/interconnect.h"
+#if TPUSIM_HAVE_RTL
+#include "sim/rtl/rtl_mxu_tile.h"
+#endif
+
+namespace tpusim::harness {
+namespace {
+
+using value::Literal;
+
+/// "123 B", "4.00 KiB", ... "281.93 GiB": sizes in messages.
+std::string FormatBytes(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.2f %s", value, kUnits[unit]);
+  return buffer;
+}
+
+/// Constants whose values the dump elided, in text order.
+std::vector<const hlo::HloInstruction*> ElidedConstants(const hlo::HloModule& module) {
+  std::vector<const hlo::HloInstruction*> elided;
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() == hlo::HloOpcode::kConstant && inst->has_literal() &&
+          inst->literal().elided) {
+        elided.push_back(inst.get());
+      }
+    }
+  }
+  return elided;
+}
+
+}  // namespace
+
+namespace {
+
+/// Refuses, before allocating, a run whose values would exceed the limit:
+/// every device holds its own values.
+Status CheckMemory(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
+                   int64_t max_memory) {
+  const int64_t devices = spmd.device_count();
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, eval::Evaluator::EstimatePeakBytes(module));
+  if (peak > max_memory / devices) {
+    return ResourceExhausted(module.filename() + ": error: running it needs about " +
+                             FormatBytes(peak) + " per device x " + std::to_string(devices) +
+                             " device(s), more than --max-memory " + FormatBytes(max_memory) +
+                             "; raise --max-memory or run fewer devices");
+  }
+  return Status();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
+                                                               std::string_view filename) {
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module,
+                          hlo::ParseHloModule(text, filename));
+  TPUSIM_RETURN_IF_ERROR(hlo::VerifyModule(*module));
+  return module;
+}
+
+StatusOr<std::vector<std::vector<Literal>>> LoadInputs(const hlo::HloModule& module,
+                                                       const eval::SpmdConfig& spmd,
+                                                       const EvaluationSpec& spec) {
+  const int64_t max_memory = spec.max_memory;
+  TPUSIM_RETURN_IF_ERROR(CheckMemory(module, spmd, max_memory));
+  const auto* seeded = std::get_if<SeededInputs>(&spec.inputs);
+  const int64_t devices = spmd.device_count();
+  std::vector<std::vector<Literal>> args(static_cast<size_t>(devices));
+  for (int64_t d = 0; d < devices; ++d) {
+    if (seeded != nullptr) {
+      TPUSIM_ASSIGN_OR_RETURN(args[d], eval::SeededInputs(module, seeded->seed, d, max_memory));
+    } else {
+      TPUSIM_ASSIGN_OR_RETURN(
+          args[d], ReadInputs(module, std::get<InputDirectory>(spec.inputs).path,
+                              devices > 1 ? std::optional<int64_t>(d) : std::nullopt, max_memory));
+    }
+  }
+  return args;
+}
+
+StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
+                                    const EvaluationSpec& spec,
+                                    std::vector<std::vector<Literal>> inputs, std::ostream& err) {
+  TPUSIM_RETURN_IF_ERROR(CheckMemory(module, spmd, spec.max_memory));
+  eval::EvaluatorOptions eval_options;
+  eval_options.numerics = spec.numerics;
+#if TPUSIM_HAVE_RTL
+  // The largest Verilated array (128x128, the real MXU's, in a default
+  // build); any size gives the analytic kernel's values.
+  std::unique_ptr<rtl::RtlMxuTile> rtl_mxu;
+  if (spec.mxu == MxuEngine::kRtl) {
+    rtl_mxu = std::make_unique<rtl::RtlMxuTile>(rtl::MxuArraySizes().back());
+    eval_options.mxu_engine = rtl_mxu.get();
+  }
+#else
+  if (spec.mxu == MxuEngine::kRtl) {
+    return InvalidArgument(spec.command + ": error: --mxu rtl: this tpusim was built without "
+                           "TPUSIM_RTL");
+  }
+#endif
+  eval_options.max_bytes = spec.max_memory;
+
+  const std::vector<const hlo::HloInstruction*> elided = ElidedConstants(module);
+  if (!elided.empty()) {
+    if (spec.elided_constants == ElidedConstantPolicy::kError) {
+      return InvalidArgument(module.ErrorAt(
+          elided.front()->location(),
+          "constant " + elided.front()->name() +
+              ": the dump elided its values (`{...}`); --elided-constants seeded fills them"));
+    }
+    const auto* seeded = std::get_if<SeededInputs>(&spec.inputs);
+    eval_options.elided_constant_seed = seeded != nullptr ? seeded->seed : 0;
+    const hlo::SourceLocation at = elided.front()->location();
+    err << module.filename() << ':' << at.line << ':' << at.column
+        << ": warning: the dump elided the values of " << elided.size() << " constant(s), first "
+        << elided.front()->name()
+        << "; they hold seeded values, so outputs differ from the real program's\n";
+  }
+
+  Evaluation evaluation;
+  eval_options.control_flow = &evaluation.control_flow;
+  std::atomic<int64_t> executed{0};
+  eval_options.progress = &executed;
+  const eval::Evaluator evaluator(eval_options);
+  std::optional<ProgressLine> progress;
+  progress.emplace("evaluating " + module.name() + " on " + std::to_string(spmd.device_count()) +
+                       " device(s)",
+                   &executed);
+  StatusOr<std::vector<Literal>> evaluated = evaluator.EvaluateSpmd(module, spmd, inputs);
+  progress.reset();  // erases the line before anything else is printed
+  TPUSIM_ASSIGN_OR_RETURN(evaluation.results, std::move(evaluated));
+  return evaluation;
+}
+
+namespace {
+
+/// An error for each --trip-count naming no while loop of `module`: a typo
+/// would otherwise time the loop once, silently.
+Status CheckTripCountNames(const hlo::HloModule& module,
+                           const std::map<std::string, int64_t>& counts) {
+  if (counts.empty()) return Status();
+  std::set<std::string> loops;
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() == hlo::HloOpcode::kWhile) loops.insert(inst->name());
+    }
+  }
+  for (const auto& [name, count] : counts) {
+    if (loops.contains(name)) continue;
+    std::string known;
+    for (const std::string& loop : loops) {
+      if (known.size() > 200) {
+        known += ", ...";
+        break;
+      }
+      known += (known.empty() ? "" : ", ") + loop;
+    }
+    return InvalidArgument("tpusim exec: error: --trip-count '" + name + "=" +
+                           std::to_string(count) + "': " + module.filename() +
+                           " has no while loop named '" + name + "' (" +
+                           (loops.empty() ? std::string("it has no while loops")
+                                          : "its loops: " + known) +
+                           ")");
+  }
+  return Status();
+}
+
+}  // namespace
+
+StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
+                              const eval::SpmdConfig& spmd,
+                              const std::optional<arch::ChipConfig>& chip,
+                              std::optional<arch::TopologyConfig> topology, std::ostream& err) {
+  std::map<std::string, int64_t> trip_counts = spec.trip_counts;
+  TPUSIM_RETURN_IF_ERROR(CheckTripCountNames(module, trip_counts));
+  // The network that times collectives, with the topology's per-device slowdowns.
+  std::unique_ptr<ici::Interconnect> interconnect;
+  std::map<int64_t, double> slowdowns;
+  if (topology.has_value() || spec.algorithm != ici::Algorithm::kAuto) {
+    if (!chip.has_value() || !topology.has_value()) {
+      return InvalidArgument("tpusim exec: error: --topology and --algorithm time collectives on "
+                             "a network: give --chip NAME and --topology SHORTFORM|FILE");
+    }
+    TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(*topology, *chip));
+    for (const arch::SlowDevice& slow : topology->slow_devices) slowdowns[slow.device] = slow.factor;
+    TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(*topology, *chip));
+  }
+  ModuleRun run;
+  if (spec.mode != RunMode::kTiming) {
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
+                            LoadInputs(module, spmd, spec.evaluation));
+    TPUSIM_ASSIGN_OR_RETURN(Evaluation evaluation, EvaluateModule(module, spmd, spec.evaluation,
+                                                                  std::move(inputs), err));
+    run.results = std::move(evaluation.results);
+    run.control_flow = std::move(evaluation.control_flow);
+    // What the program really did wins over the timing model's static guess,
+    // and the user's word over both: merge keeps the entries already present.
+    trip_counts.merge(run.control_flow.trip_counts);
+  }
+  if (spec.mode != RunMode::kValues && chip.has_value()) {
+    timing::TimingOptions timing_options;
+    timing_options.trip_counts = std::move(trip_counts);
+    timing_options.default_trip_count = spec.default_trip_count;
+    timing_options.conditional_branch = spec.branch;
+    timing_options.branches = run.control_flow.branches;
+    timing_options.spmd = spmd;
+    timing_options.interconnect = interconnect.get();
+    timing_options.algorithm = spec.algorithm;
+    timing_options.device_slowdown = std::move(slowdowns);
+    TPUSIM_ASSIGN_OR_RETURN(run.timing, timing::SimulateModule(module, *chip, timing_options));
+  }
+  return run;
+}
+
+}  // namespace tpusim::harness

@@ -1,0 +1,79 @@
+// Running a module the way the CLI does, without printing: inputs from a seed
+// or a directory, a memory limit checked before allocating, elided constants,
+// every SPMD device, and the timing on a chip. `tpusim exec` prints and writes
+// what this returns, `tpusim run` checks it against a scenario's goldens, and
+// `tpusim diff` feeds two modules the same inputs.
+#ifndef TPUSIM_HARNESS_RUN_MODULE_RUN_H_
+#define TPUSIM_HARNESS_RUN_MODULE_RUN_H_
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/run/run_spec.h"
+#include "sim/arch/chip_config.h"
+#include "sim/arch/topology_config.h"
+#include "sim/base/status.h"
+#include "sim/eval/evaluator.h"
+#include "sim/hlo/module.h"
+#include "sim/timing/timing.h"
+#include "sim/value/literal.h"
+
+namespace tpusim::harness {
+
+/// ParseHloModule then VerifyModule; `filename` appears in error messages.
+StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
+                                                               std::string_view filename);
+
+/// What evaluating a module gave.
+struct Evaluation {
+  std::vector<value::Literal> results;  ///< one result per device
+  /// Loop trip counts and conditional branches device 0 saw, for timing.
+  eval::ControlFlowRecord control_flow;
+};
+
+/// The entry parameters of every device of `spmd` (outer index: device),
+/// drawn from the seed or read from the directory of `spec.inputs`.
+/// Refuses first, before allocating, a module whose run would exceed the
+/// memory limit (kResourceExhausted).
+StatusOr<std::vector<std::vector<value::Literal>>> LoadInputs(const hlo::HloModule& module,
+                                                              const eval::SpmdConfig& spmd,
+                                                              const EvaluationSpec& spec);
+
+/// Evaluates `module` on every device of `spmd` with `inputs` (from
+/// LoadInputs, possibly of another module with the same parameters). Checks
+/// the memory limit, and warns on `err` about elided constants filled with
+/// seeded values. Every failure is an input error.
+StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
+                                    const EvaluationSpec& spec,
+                                    std::vector<std::vector<value::Literal>> inputs,
+                                    std::ostream& err);
+
+/// What one run of a module produced.
+struct ModuleRun {
+  std::vector<value::Literal> results;  ///< one result per device; empty in timing mode
+  /// Loop trip counts and branches the values run saw on device 0.
+  eval::ControlFlowRecord control_flow;
+  std::optional<timing::TimingResult> timing;  ///< set unless the mode is values
+};
+
+/// Runs `module` as `spec` says (mode, inputs, numerics, memory limit,
+/// elided constants, trip counts, branch, collective algorithm) on the
+/// devices of `spmd`, timing it on `chip` unless the mode is values, with its
+/// collectives on `topology`'s network when one is given (else device 0 alone,
+/// collectives costing their local bytes).
+/// Warnings go to `err`. Errors are input errors (bad inputs, unsupported
+/// operations, over the memory limit, an impossible topology). Times at most
+/// once per process (SystemC).
+StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
+                              const eval::SpmdConfig& spmd,
+                              const std::optional<arch::ChipConfig>& chip,
+                              std::optional<arch::TopologyConfig> topology, std::ostream& err);
+
+}  // namespace tpusim::harness
+
+#endif  // TPUSIM_HARNESS_RUN_MODULE_RUN_H_

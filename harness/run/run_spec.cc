@@ -1,0 +1,96 @@
+#include "harness/run/run_spec.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <system_error>
+
+#include "sim/base/units.h"
+
+namespace tpusim::harness {
+namespace {
+
+/// Half of the machine's physical memory: the default memory limit.
+int64_t DefaultMaxMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return int64_t{4} << 30;  // unknown: a modest 4 GiB
+  return static_cast<int64_t>(pages) / 2 * page_size;
+}
+
+}  // namespace
+
+std::string_view RunModeName(RunMode mode) {
+  switch (mode) {
+    case RunMode::kValues:
+      return "values";
+    case RunMode::kTiming:
+      return "timing";
+    case RunMode::kFull:
+      return "full";
+  }
+  return "unknown";
+}
+
+StatusOr<RunMode> ParseRunMode(std::string_view text) {
+  for (const RunMode mode : {RunMode::kValues, RunMode::kTiming, RunMode::kFull}) {
+    if (text == RunModeName(mode)) return mode;
+  }
+  return InvalidArgument("expected full, timing or values, got '" + std::string(text) + "'");
+}
+
+StatusOr<InputSource> ParseInputSource(const std::string& text, const std::string& command) {
+  if (text.rfind("seed:", 0) == 0) {
+    const std::string digits = text.substr(5);
+    uint64_t seed = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seed);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
+      return InvalidArgument(command + ": error: --inputs '" + text +
+                             "': expected seed:N with N a non-negative integer below 2^64");
+    }
+    return SeededInputs{seed};
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(text, ec)) {
+    return InvalidArgument(text + ": error: --inputs expects seed:N or a directory of "
+                                  "param_<N>.npy files; this is not a directory");
+  }
+  return InputDirectory{text};
+}
+
+StatusOr<int64_t> ParseMaxMemory(const std::string& text, const std::string& command) {
+  if (text.empty()) return DefaultMaxMemory();
+  const bool bare = std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+  StatusOr<Bytes> bytes = ParseBytes(bare ? text + "B" : text);
+  if (!bytes.ok()) {
+    return InvalidArgument(command + ": error: --max-memory: " + bytes.status().message());
+  }
+  return bytes->value();
+}
+
+StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& texts) {
+  std::map<std::string, int64_t> counts;
+  for (const std::string& text : texts) {
+    const size_t eq = text.find('=');
+    int64_t n = -1;
+    if (eq != std::string::npos && eq > 0) {
+      const char* begin = text.data() + eq + 1;
+      const char* end = text.data() + text.size();
+      const auto [ptr, ec] = std::from_chars(begin, end, n);
+      if (ec != std::errc() || ptr != end || begin == end) n = -1;
+    }
+    if (n < 0) {
+      return InvalidArgument("tpusim exec: error: --trip-count '" + text +
+                             "': expected WHILE_NAME=N with N a non-negative integer");
+    }
+    counts[text.substr(0, eq)] = n;
+  }
+  return counts;
+}
+
+}  // namespace tpusim::harness

@@ -1,0 +1,85 @@
+// What one run of a module is asked to do, typed: the command line of `tpusim
+// exec` and `tpusim diff`, and a scenario, each become one RunSpec, parsed
+// once with its errors; module_run.h runs it without reading a string again.
+#ifndef TPUSIM_HARNESS_RUN_RUN_SPEC_H_
+#define TPUSIM_HARNESS_RUN_RUN_SPEC_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/eval/evaluator.h"
+#include "sim/ici/interconnect.h"
+
+namespace tpusim::harness {
+
+/// What a run computes: the outputs, the time on a chip, or both (the timing
+/// then takes loop trip counts and branches from the values run).
+enum class RunMode : uint8_t { kValues, kTiming, kFull };
+
+/// "values", "timing" or "full": the spelling of --mode and a scenario's `mode`.
+std::string_view RunModeName(RunMode mode);
+/// Parses RunModeName's spellings.
+StatusOr<RunMode> ParseRunMode(std::string_view text);
+
+/// Seeded random entry parameters (`--inputs seed:N`, a scenario's `inputs.seed`).
+struct SeededInputs {
+  uint64_t seed = 0;
+};
+/// Entry parameters read from param_<N>.npy files in a directory.
+struct InputDirectory {
+  std::string path;
+};
+using InputSource = std::variant<SeededInputs, InputDirectory>;
+
+/// How the dot and convolution products of a values run are computed.
+enum class MxuEngine : uint8_t {
+  kAnalytic,  ///< the fast C++ MXU kernel
+  kRtl,       ///< through the Verilated array (builds with TPUSIM_RTL only)
+};
+
+/// What a values run does with constants whose values the dump elided (`{...}`).
+enum class ElidedConstantPolicy : uint8_t {
+  kSeeded,  ///< fill them with seeded values and warn
+  kError,   ///< refuse to run
+};
+
+/// How to evaluate a module.
+struct EvaluationSpec {
+  std::string command = "tpusim exec";  ///< prefix of error messages
+  InputSource inputs = SeededInputs{};
+  eval::Numerics numerics = eval::Numerics::kTpu;
+  MxuEngine mxu = MxuEngine::kAnalytic;
+  int64_t max_memory = 0;  ///< bytes the values may take; ParseMaxMemory gives the default
+  ElidedConstantPolicy elided_constants = ElidedConstantPolicy::kSeeded;
+};
+
+/// Everything a run of one module needs besides the module, its devices, the
+/// chip and the network.
+struct RunSpec {
+  RunMode mode = RunMode::kValues;
+  EvaluationSpec evaluation;
+  /// Iterations timed for while loops, by name, over what the program shows
+  /// (the values run's counts fill the loops not named here).
+  std::map<std::string, int64_t> trip_counts;
+  int64_t default_trip_count = 1;  ///< for other loops of unknown trip count
+  int64_t branch = 0;              ///< branch every conditional takes in timing
+  /// The collective algorithm on the network; anything but kAuto needs one.
+  ici::Algorithm algorithm = ici::Algorithm::kAuto;
+};
+
+/// `--inputs`: "seed:N" or an existing directory. `command` prefixes errors.
+StatusOr<InputSource> ParseInputSource(const std::string& text, const std::string& command);
+/// `--max-memory`: a byte count with a unit ("8GiB", "512MB") or bare bytes;
+/// empty: half of the machine's physical memory.
+StatusOr<int64_t> ParseMaxMemory(const std::string& text, const std::string& command);
+/// `--trip-count NAME=N`, each N a non-negative integer.
+StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& texts);
+
+}  // namespace tpusim::harness
+
+#endif  // TPUSIM_HARNESS_RUN_RUN_SPEC_H_

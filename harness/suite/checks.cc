@@ -1,0 +1,170 @@
+#include "harness/suite/checks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "sim/hlo/opcode.h"
+#include "sim/hlo/primitive_type.h"
+
+namespace tpusim::harness {
+namespace {
+
+/// "%g" of a value, for messages.
+std::string Num(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  return buffer;
+}
+
+}  // namespace
+
+std::string CheckOutput(const std::string& name, const value::Literal& actual,
+                        const value::Literal& golden, const value::ErrorSpec& tolerance) {
+  if (actual.shape().ToString() != golden.shape().ToString()) {
+    return name + ": shape " + actual.shape().ToString() + " differs from the golden's " +
+           golden.shape().ToString();
+  }
+  const value::LiteralComparison c = value::CompareLiterals(golden, actual, tolerance);
+  if (c.beyond_tolerance == 0) return "";
+  std::string what = tolerance.exact ? "exact" : "";
+  if (tolerance.atol > 0) what += "atol " + Num(tolerance.atol);
+  if (tolerance.rtol > 0) what += (what.empty() ? "" : ", ") + ("rtol " + Num(tolerance.rtol));
+  if (tolerance.ulp) what += (what.empty() ? "" : ", ") + ("ulp " + std::to_string(*tolerance.ulp));
+  const int64_t first = c.first_beyond_index;
+  std::string message = name + ": " + std::to_string(c.beyond_tolerance) + " of " +
+                        std::to_string(c.elements) + " elements differ (" + what +
+                        "); first at flat index " + std::to_string(first) + ": got " +
+                        Num(actual.GetAsDouble(first)) + ", golden " +
+                        Num(golden.GetAsDouble(first));
+  if (!tolerance.exact) message += "; largest absolute difference " + Num(c.max_abs_error);
+  return message;
+}
+
+std::map<std::string, double> TimingMetrics(const timing::TimingResult& result) {
+  // On a network, the collective timeline says how long each collective took
+  // (start to last transfer); without one, the collective instructions' own
+  // records, async `-done` waits included.
+  int64_t collective_cycles = 0;
+  for (const timing::CollectiveRecord& c : result.collectives) collective_cycles += c.cycles;
+  if (result.collectives.empty()) {
+    for (const timing::OpRecord& op : result.ops) {
+      const std::optional<hlo::HloOpcode> opcode = hlo::HloOpcodeFromName(op.opcode);
+      if (!opcode.has_value()) continue;
+      const bool done = *opcode == hlo::HloOpcode::kAllReduceDone ||
+                        *opcode == hlo::HloOpcode::kAllGatherDone ||
+                        *opcode == hlo::HloOpcode::kCollectivePermuteDone;
+      if (done || hlo::IsCollective(*opcode)) collective_cycles += op.cycles;
+    }
+  }
+  const double seconds = result.time_us * 1e-6;
+  std::map<std::string, double> metrics;
+  metrics["cycles"] = static_cast<double>(result.cycles);
+  metrics["time_us"] = result.time_us;
+  metrics["flops"] = static_cast<double>(result.flops);
+  metrics["hbm_bytes"] = static_cast<double>(result.hbm_bytes);
+  metrics["collective_time_us"] =
+      result.clock_hz > 0
+          ? static_cast<double>(collective_cycles) * 1e6 / static_cast<double>(result.clock_hz)
+          : 0;
+  metrics["utilisation"] = seconds > 0 && result.peak_flops > 0
+                               ? static_cast<double>(result.flops) / (result.peak_flops * seconds)
+                               : 0;
+  // The interconnect's share (zero without a topology): bytes on every link
+  // summed, and the busiest link's fraction of its bandwidth over the run.
+  int64_t ici_bytes = 0;
+  for (const timing::CollectiveRecord& c : result.collectives) ici_bytes += c.ici_bytes;
+  double link_utilisation = 0;
+  for (const timing::LinkUse& link : result.links) {
+    link_utilisation = std::max(link_utilisation, link.utilisation);
+  }
+  metrics["ici_bytes"] = static_cast<double>(ici_bytes);
+  metrics["link_utilisation"] = link_utilisation;
+  return metrics;
+}
+
+std::vector<std::string> CheckMetrics(const Scenario& scenario,
+                                      const std::map<std::string, double>& actual,
+                                      const std::map<std::string, double>* golden) {
+  std::vector<std::string> failures;
+  for (const auto& [name, check] : scenario.metrics) {
+    const auto it = actual.find(name);
+    if (it == actual.end()) {
+      failures.push_back(name + ": not measured");
+      continue;
+    }
+    const double value = it->second;
+    if (check.min && value < *check.min) {
+      failures.push_back(name + ": " + Num(value) + " is below the minimum " + Num(*check.min));
+    }
+    if (check.max && value > *check.max) {
+      failures.push_back(name + ": " + Num(value) + " is above the maximum " + Num(*check.max));
+    }
+    if (check.golden && golden != nullptr) {
+      const auto g = golden->find(name);
+      if (g == golden->end()) {
+        failures.push_back(name + ": the golden has no value for it (run --update-golden)");
+        continue;
+      }
+      const double diff = std::fabs(value - g->second);
+      if (diff > check.tolerance * std::fabs(g->second)) {
+        const double percent = g->second != 0 ? diff / std::fabs(g->second) * 100 : INFINITY;
+        failures.push_back(name + ": " + Num(value) + " differs from the golden " + Num(g->second) +
+                           " by " + Num(percent) + "% (tolerance " + Num(check.tolerance * 100) +
+                           "%)");
+      }
+    }
+  }
+  return failures;
+}
+
+std::string NetworkExplanation(const timing::TimingResult& result) {
+  const timing::CollectiveRecord* slowest = nullptr;
+  for (const timing::CollectiveRecord& c : result.collectives) {
+    if (slowest == nullptr || c.cycles > slowest->cycles) slowest = &c;
+  }
+  if (slowest == nullptr) return "";
+  return "why: on " + result.interconnect + ", the slowest collective " + slowest->name + " (" +
+         slowest->kind + ", " + slowest->algorithm + ") was " + slowest->explanation;
+}
+
+std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule& module) {
+  const auto find = [&module](const OpMatcher& m) -> const hlo::HloInstruction* {
+    for (const auto& computation : module.computations()) {
+      if (m.entry_only && computation.get() != module.entry()) continue;
+      for (const auto& inst : computation->instructions()) {
+        if (hlo::HloOpcodeName(inst->opcode()) != m.opcode) continue;
+        const std::span<const int64_t> permutation = inst->dimensions();
+        const bool moves_minor = !permutation.empty() &&
+                                 permutation.back() != static_cast<int64_t>(permutation.size()) - 1;
+        if (!m.minor_dims || moves_minor) return inst.get();
+      }
+    }
+    return nullptr;
+  };
+  std::vector<std::string> failures;
+  for (const OpMatcher& m : scenario.forbid_ops) {
+    if (const hlo::HloInstruction* inst = find(m)) {
+      const hlo::SourceLocation at = inst->location();
+      failures.push_back(
+          "forbidden op " + m.opcode + (m.minor_dims ? " of the minor dimension" : "") +
+          (m.entry_only ? " (entry)" : "") + " found: " + inst->name() + " at " +
+          module.filename() + ":" + std::to_string(at.line) + ":" + std::to_string(at.column));
+    }
+  }
+  for (const OpMatcher& m : scenario.require_ops) {
+    if (find(m) == nullptr) {
+      failures.push_back("required op " + m.opcode +
+                         (m.minor_dims ? " of the minor dimension" : "") + " not found" +
+                         (m.entry_only ? " in the entry computation" : ""));
+    }
+  }
+  return failures;
+}
+
+}  // namespace tpusim::harness

@@ -1,0 +1,106 @@
+// Scenario files (docs/scenarios.md): one YAML file names a module, a chip,
+// inputs, a mode and the checks a run must pass. The loader rejects every
+// unknown key, wrong type and missing file with "FILE:LINE:COL: error: key path
+// `checks.outputs.rtol`: ...".
+#ifndef TPUSIM_HARNESS_SUITE_SCENARIO_H_
+#define TPUSIM_HARNESS_SUITE_SCENARIO_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/arch/chip_config.h"
+#include "sim/arch/topology_config.h"
+#include "sim/base/status.h"
+#include "sim/value/compare.h"
+
+namespace tpusim::harness {
+
+/// `checks.outputs`: compare every output with its golden.
+struct OutputsCheck {
+  bool golden = false;
+  /// How close every output must be to its golden (value::ErrorSpec's rule);
+  /// a tolerance that sets nothing is exact.
+  value::ErrorSpec tolerance;
+  std::map<std::string, value::ErrorSpec> per_output;  ///< by output name ("output_1")
+  /// "FILE:LINE:COL" of each per_output key, for "no output named ...".
+  std::map<std::string, std::string> per_output_where;
+};
+
+/// One metric's check: within `tolerance` (a fraction, `2%` = 0.02) of the
+/// golden value, and/or within [min, max].
+struct MetricCheck {
+  bool golden = false;
+  double tolerance = 0;
+  std::optional<double> min;
+  std::optional<double> max;
+};
+
+/// `forbid_ops`/`require_ops` entry: an opcode, in the entry computation only
+/// or anywhere (fusion bodies, loop bodies, ...).
+struct OpMatcher {
+  std::string opcode;
+  bool entry_only = false;
+  /// Transposes only: match just those that move the minor (last) dimension,
+  /// the expensive kind on a TPU (lanes change), not batch-dimension swaps.
+  bool minor_dims = false;
+};
+
+/// The metric names checks may bound, in report order.
+const std::vector<std::string>& MetricNames();
+
+struct Scenario {
+  std::string file;    ///< the scenario file as given
+  std::string name;    ///< `name`, default the file stem
+  /// `golden`: whose golden the checks compare with, default `name`. A
+  /// scenario that names another's (e.g. a release's regression checked
+  /// against the previous release's golden) reads it and never writes it.
+  std::string golden;
+  std::string module;  ///< module path, resolved against the scenario's directory
+  std::string chip;    ///< preset name or path; empty: no timing
+  /// `chip.overrides` as "key.path=value", with where each was written.
+  std::vector<std::string> overrides;
+  std::vector<std::string> override_where;
+  /// `topology` with `device_assignment` in it: the network collectives run on.
+  std::optional<arch::TopologyConfig> topology_config;
+  /// Its canonical text (arch::CanonicalTopologyText, after the chip's
+  /// wraparound rule), stamped into goldens; "" without a topology.
+  std::string topology;
+  std::string algorithm = "auto";  ///< collective algorithm (ici::AlgorithmName spellings)
+  std::optional<uint64_t> seed;            ///< seeded inputs; unset with `inputs_dir`
+  std::string inputs_dir;                  ///< a directory of param_<N>.npy, resolved
+  std::string mode = "full";               ///< full | timing | values
+  std::string numerics = "tpu";            ///< tpu | ieee
+  double timeout_seconds = 0;              ///< 0: the suite's --timeout
+  OutputsCheck outputs;
+  std::map<std::string, MetricCheck> metrics;  ///< by MetricNames() entry
+  std::vector<OpMatcher> forbid_ops;
+  std::vector<OpMatcher> require_ops;
+  bool expect_fail = false;                       ///< a negative scenario: the run must fail ...
+  std::string expect_reason;                      ///< ... with a message containing this
+  std::optional<arch::ChipConfig> resolved_chip;  ///< set by ResolveScenario
+  /// "FILE:LINE:COL" of the values ResolveScenario checks, for its messages.
+  std::string topology_where;
+  std::string module_where, inputs_where, chip_where;
+};
+
+/// Parses scenario text: structure, types and values only (no file access).
+/// `file` names the scenario in messages and anchors relative paths.
+StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file);
+
+/// Checks what the scenario refers to: the module and inputs directory exist,
+/// the chip preset loads with its overrides (errors point at the override).
+Status ResolveScenario(Scenario& scenario, const std::string& models_dir);
+
+/// Reads, parses and resolves the scenario at `file`.
+StatusOr<Scenario> LoadScenario(const std::string& file, const std::string& models_dir);
+
+/// Parses "5s", "250ms", "2min" or "5" into seconds.
+StatusOr<double> ParseSeconds(std::string_view text);
+
+}  // namespace tpusim::harness
+
+#endif  // TPUSIM_HARNESS_SUITE_SCENARIO_H_

@@ -1,0 +1,318 @@
+#include "harness/suite/scenario_exec.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "harness/run/module_run.h"
+#include "harness/run/program_io.h"
+#include "harness/run/run_spec.h"
+#include "harness/suite/checks.h"
+#include "harness/suite/golden.h"
+#include "harness/suite/scenario.h"
+#include "sim/base/file.h"
+#include "sim/ici/interconnect.h"
+#include "sim/timing/report.h"
+
+namespace tpusim::harness {
+namespace {
+
+using nlohmann::ordered_json;
+
+/// The tolerance for output `name` ("device_1/output_0"): its own entry (by
+/// full name, then leaf name), else the scenario-wide one.
+const value::ErrorSpec& ToleranceFor(const OutputsCheck& check, const std::string& name) {
+  if (auto it = check.per_output.find(name); it != check.per_output.end()) return it->second;
+  const size_t slash = name.rfind('/');
+  if (slash != std::string::npos) {
+    if (auto it = check.per_output.find(name.substr(slash + 1)); it != check.per_output.end()) {
+      return it->second;
+    }
+  }
+  return check.tolerance;
+}
+
+/// The scenario's checks against a finished run; fills result.status/messages.
+void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
+                 const hlo::HloModule& module, const ModuleRun& run, ScenarioResult& result) {
+  std::vector<std::string>& failures = result.messages;
+  for (std::string& f : CheckOps(scenario, module)) failures.push_back(std::move(f));
+  if (run.timing.has_value()) {
+    const timing::TimingResult& timing = *run.timing;
+    result.metrics = TimingMetrics(timing);
+    for (const timing::OpRecord& op : timing.ops) {
+      result.op_time_us[op.opcode] += static_cast<double>(op.cycles) * 1e6 / static_cast<double>(timing.clock_hz);
+    }
+    result.network_nodes = timing.nodes;
+    for (const timing::LinkUse& link : timing.links) {
+      if (link.from >= 0 && link.to >= 0) result.links.push_back({link.from, link.to, link.utilisation});
+    }
+  }
+
+  std::vector<GoldenOutput> outputs;
+  const size_t devices = run.results.size();
+  for (size_t d = 0; d < devices; ++d) {
+    const std::string prefix = devices > 1 ? "device_" + std::to_string(d) + "/" : "";
+    for (const OutputLeaf& leaf : OutputLeaves(run.results[d])) {
+      outputs.push_back({prefix + leaf.name, *leaf.value});
+    }
+  }
+  // A tolerance for an output the program does not have is a typo that
+  // would leave the real output on the default tolerance.
+  for (const auto& [name, where] : scenario.outputs.per_output_where) {
+    const bool known = std::any_of(outputs.begin(), outputs.end(), [&](const GoldenOutput& o) {
+      return o.name == name || o.name.ends_with("/" + name);
+    });
+    if (known) continue;
+    std::string names;
+    for (size_t i = 0; i < outputs.size() && i < 8; ++i) {
+      names += (i == 0 ? "" : ", ") + outputs[i].name;
+    }
+    if (outputs.size() > 8) names += ", ...";
+    result.status = "error";
+    failures.push_back(where + ": error: key path `checks.outputs.per_output." + name +
+                       "`: the program has no output named '" + name + "' (its outputs: " +
+                       (names.empty() ? "none" : names) + ")");
+    return;
+  }
+  bool uses_golden = scenario.outputs.golden;
+  for (const auto& [name, check] : scenario.metrics) uses_golden = uses_golden || check.golden;
+  const std::string dir = GoldenDir(options.golden_dir, scenario.golden);
+  // A scenario that reads another's golden (`golden: NAME`) never writes it.
+  const bool writes_golden = options.update_golden && scenario.golden == scenario.name;
+
+  if (!uses_golden) {
+    for (std::string& f : CheckMetrics(scenario, result.metrics, nullptr)) {
+      failures.push_back(std::move(f));
+    }
+  } else if (writes_golden) {
+    Golden golden{StampOf(scenario), result.metrics, std::move(outputs)};
+    const Status written = WriteGolden(dir, golden);
+    if (!written.ok()) {
+      result.status = "error";
+      failures.push_back(written.message());
+      return;
+    }
+    for (std::string& f : CheckMetrics(scenario, result.metrics, nullptr)) {
+      failures.push_back(std::move(f));
+    }
+  } else {
+    StatusOr<std::optional<Golden>> golden = ReadGolden(dir);
+    if (!golden.ok()) {
+      result.status = "fail";
+      failures.push_back(golden.status().message());
+      return;
+    }
+    if (!golden->has_value()) {
+      result.status = "fail";
+      failures.push_back("no golden in " + dir + "; run tpusim run --update-golden");
+      return;
+    }
+    const GoldenStamp stamp = StampOf(scenario);
+    if (!((*golden)->stamp == stamp)) {
+      result.status = "stale";
+      failures.push_back("stale golden in " + dir + ": made by tpusim " + (*golden)->stamp.version +
+                         ", chip hash '" + (*golden)->stamp.chip_hash + "', topology '" +
+                         (*golden)->stamp.topology + "'; this run is tpusim " + stamp.version +
+                         ", chip hash '" + stamp.chip_hash + "', topology '" + stamp.topology +
+                         "'; check and run --update-golden");
+      return;
+    }
+    result.golden_metrics = (*golden)->metrics;
+    for (std::string& f : CheckMetrics(scenario, result.metrics, &(*golden)->metrics)) {
+      failures.push_back(std::move(f));
+    }
+    if (scenario.outputs.golden) {
+      const std::vector<GoldenOutput>& expected = (*golden)->outputs;
+      if (expected.size() != outputs.size()) {
+        failures.push_back("the run has " + std::to_string(outputs.size()) +
+                           " outputs, the golden " + std::to_string(expected.size()));
+      } else {
+        for (size_t i = 0; i < outputs.size(); ++i) {
+          if (outputs[i].name != expected[i].name) {
+            failures.push_back("output " + outputs[i].name + " is " + expected[i].name +
+                               " in the golden");
+            continue;
+          }
+          std::string diff = CheckOutput(outputs[i].name, outputs[i].value, expected[i].value,
+                                           ToleranceFor(scenario.outputs, outputs[i].name));
+          if (!diff.empty()) failures.push_back(std::move(diff));
+        }
+      }
+    }
+  }
+  // A network metric that failed comes with what bounded the collectives.
+  const bool network_failed = std::any_of(failures.begin(), failures.end(), [](const auto& f) {
+    return f.starts_with("collective_time_us:") || f.starts_with("ici_bytes:") ||
+           f.starts_with("link_utilisation:");
+  });
+  if (network_failed && run.timing.has_value()) {
+    std::string why = NetworkExplanation(*run.timing);
+    if (!why.empty()) failures.push_back(std::move(why));
+  }
+  result.status = failures.empty() ? "pass" : "fail";
+}
+
+/// Loads, runs and checks; an input error leaves status "error" (or, for a
+/// negative scenario, is the failure it expects).
+/// The run a loaded scenario asks for (the loader checked its values and
+/// reported them with their positions).
+StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
+  RunSpec spec;
+  TPUSIM_ASSIGN_OR_RETURN(spec.mode, ParseRunMode(scenario.mode));
+  if (scenario.seed.has_value()) {
+    spec.evaluation.inputs = SeededInputs{*scenario.seed};
+  } else {
+    spec.evaluation.inputs = InputDirectory{scenario.inputs_dir};
+  }
+  spec.evaluation.numerics =
+      scenario.numerics == "ieee" ? eval::Numerics::kIeee : eval::Numerics::kTpu;
+  TPUSIM_ASSIGN_OR_RETURN(spec.evaluation.max_memory, ParseMaxMemory("", spec.evaluation.command));
+  TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(scenario.algorithm));
+  return spec;
+}
+
+void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::ostream& err) {
+  StatusOr<Scenario> loaded = LoadScenario(options.scenario, options.models_dir);
+  if (!loaded.ok()) {
+    result.status = "error";
+    result.messages.push_back(loaded.status().message());
+    return;
+  }
+  const Scenario& scenario = *loaded;
+  result.name = scenario.name;
+  // A failure of the run itself: an input error, unless the scenario expects it.
+  const auto run_failed = [&](const Status& status) {
+    if (!scenario.expect_fail) {
+      result.status = "error";
+      result.messages.push_back(status.message());
+    } else if (status.message().find(scenario.expect_reason) == std::string::npos) {
+      result.status = "fail";
+      result.messages.push_back("expected a failure mentioning '" + scenario.expect_reason +
+                                "', got: " + status.message());
+    } else {
+      result.status = "pass";
+    }
+  };
+  StatusOr<std::string> text = ReadFile(scenario.module);
+  if (!text.ok()) return run_failed(text.status());
+  StatusOr<std::unique_ptr<hlo::HloModule>> module = ParseAndVerifyModule(*text, scenario.module);
+  if (!module.ok()) return run_failed(module.status());
+
+  StatusOr<RunSpec> spec = ScenarioRunSpec(scenario);
+  if (!spec.ok()) return run_failed(spec.status());
+  const eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(**module);
+  StatusOr<ModuleRun> run =
+      RunModule(*spec, **module, spmd, scenario.resolved_chip,
+                scenario.resolved_chip.has_value() ? scenario.topology_config : std::nullopt, err);
+  if (!run.ok()) return run_failed(run.status());
+  if (!options.trace.empty() && run->timing.has_value()) {
+    const Status written =
+        WriteFileAtomically(options.trace, timing::TimingTraceJson(*run->timing));
+    if (!written.ok()) {
+      result.status = "error";
+      result.messages.push_back(written.message());
+      return;
+    }
+  }
+  ApplyChecks(scenario, options, **module, *run, result);
+  if (!scenario.expect_fail || result.status == "error") return;
+  // A negative scenario: a regression its checks must catch, for its reason.
+  const auto caught =
+      result.status != "fail"
+          ? result.messages.end()
+          : std::find_if(result.messages.begin(), result.messages.end(), [&](const auto& m) {
+              return m.find(scenario.expect_reason) != std::string::npos;
+            });
+  if (caught != result.messages.end()) {
+    // The caught failure first, then the rest (e.g. why a network metric failed).
+    std::vector<std::string> messages = {"failed as expected: " + *caught};
+    for (auto it = result.messages.begin(); it != result.messages.end(); ++it) {
+      if (it != caught) messages.push_back(std::move(*it));
+    }
+    result.status = "pass";
+    result.messages = std::move(messages);
+    return;
+  }
+  std::vector<std::string> seen = std::move(result.messages);
+  result.status = "fail";
+  result.messages = {"expected the run or its checks to fail" +
+                     (scenario.expect_reason.empty()
+                          ? std::string()
+                          : " with '" + scenario.expect_reason + "'") +
+                     (seen.empty() ? ", but everything passed" : ", but:")};
+  for (std::string& message : seen) result.messages.push_back(std::move(message));
+}
+
+}  // namespace
+
+std::string ResultToJson(const ScenarioResult& result) {
+  ordered_json json;
+  json["name"] = result.name;
+  json["file"] = result.file;
+  json["status"] = result.status;
+  json["messages"] = result.messages;
+  json["metrics"] = ordered_json::object();
+  for (const auto& [name, value] : result.metrics) json["metrics"][name] = value;
+  json["golden_metrics"] = ordered_json::object();
+  for (const auto& [name, value] : result.golden_metrics) json["golden_metrics"][name] = value;
+  json["op_time_us"] = ordered_json::object();
+  for (const auto& [opcode, us] : result.op_time_us) json["op_time_us"][opcode] = us;
+  json["network"] = {{"nodes", result.network_nodes}, {"links", ordered_json::array()}};
+  for (const LinkLoad& link : result.links) {
+    json["network"]["links"].push_back({link.from, link.to, link.utilisation});
+  }
+  json["seconds"] = result.seconds;
+  return json.dump(2) + "\n";
+}
+
+StatusOr<ScenarioResult> ResultFromJson(const std::string& text, const std::string& source) {
+  ScenarioResult result;
+  try {
+    const ordered_json json = ordered_json::parse(text);
+    result.name = json.at("name").get<std::string>();
+    result.file = json.at("file").get<std::string>();
+    result.status = json.at("status").get<std::string>();
+    result.messages = json.at("messages").get<std::vector<std::string>>();
+    for (const auto& [name, value] : json.at("metrics").items()) {
+      result.metrics[name] = value.get<double>();
+    }
+    for (const auto& [name, value] : json.at("golden_metrics").items()) {
+      result.golden_metrics[name] = value.get<double>();
+    }
+    for (const auto& [opcode, us] : json.at("op_time_us").items()) {
+      result.op_time_us[opcode] = us.get<double>();
+    }
+    const ordered_json& network = json.at("network");
+    result.network_nodes = network.at("nodes").get<std::vector<std::string>>();
+    for (const ordered_json& link : network.at("links")) {
+      result.links.push_back(
+          {link.at(0).get<int64_t>(), link.at(1).get<int64_t>(), link.at(2).get<double>()});
+    }
+    result.seconds = json.at("seconds").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(source + ": error: malformed scenario result: " + e.what());
+  }
+  return result;
+}
+
+int RunScenarioExec(const ScenarioExecOptions& options, std::ostream& err) {
+  const auto start = std::chrono::steady_clock::now();
+  ScenarioResult result;
+  result.file = options.scenario;
+  result.name = std::filesystem::path(options.scenario).stem().string();
+  Execute(options, result, err);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const Status written = WriteFileAtomically(options.result, ResultToJson(result));
+  if (!written.ok()) {
+    err << written.message() << '\n';
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace tpusim::harness

@@ -1,0 +1,273 @@
+#include "harness/suite/suite_report.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "harness/report/svg_chart.h"
+#include "harness/version.h"
+
+namespace tpusim::harness {
+namespace {
+
+std::string Seconds(double s) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3f", s);
+  return buffer;
+}
+
+int Count(const std::vector<ScenarioResult>& results, const std::string& status) {
+  int n = 0;
+  for (const ScenarioResult& r : results) n += r.status == status ? 1 : 0;
+  return n;
+}
+
+std::string Join(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  return text;
+}
+
+}  // namespace
+
+void PrintSuiteTable(const std::vector<ScenarioResult>& results, std::ostream& out) {
+  size_t width = 8;
+  for (const ScenarioResult& r : results) width = std::max(width, r.name.size());
+  out << "status  seconds  " << std::string("scenario") << std::string(width - 8, ' ')
+      << "  detail\n";
+  double total = 0;
+  for (const ScenarioResult& r : results) {
+    std::string status = r.status;
+    for (char& c : status) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string seconds = Seconds(r.seconds);
+    out << status << std::string(8 - std::min<size_t>(8, status.size()), ' ')
+        << std::string(7 - std::min<size_t>(7, seconds.size()), ' ') << seconds << "  " << r.name
+        << std::string(width - r.name.size(), ' ') << "  "
+        << (r.messages.empty() ? "" : r.messages.front()) << '\n';
+    for (size_t i = 1; i < r.messages.size(); ++i) {
+      out << std::string(19 + width, ' ') << r.messages[i] << '\n';
+    }
+    total += r.seconds;
+  }
+  out << results.size() << " scenario(s): " << Count(results, "pass") << " passed, "
+      << Count(results, "fail") << " failed, " << Count(results, "stale") << " stale, "
+      << Count(results, "error") << " error(s)\n";
+}
+
+std::string SuiteJson(const std::vector<ScenarioResult>& results) {
+  nlohmann::ordered_json json;
+  json["tpusim_version"] = std::string(kVersion);
+  json["passed"] = Count(results, "pass");
+  json["failed"] = Count(results, "fail");
+  json["stale"] = Count(results, "stale");
+  json["errors"] = Count(results, "error");
+  json["scenarios"] = nlohmann::ordered_json::array();
+  for (const ScenarioResult& r : results) {
+    json["scenarios"].push_back(nlohmann::ordered_json::parse(ResultToJson(r)));
+  }
+  return json.dump(2) + "\n";
+}
+
+std::string SuiteJUnit(const std::vector<ScenarioResult>& results) {
+  double total = 0;
+  for (const ScenarioResult& r : results) total += r.seconds;
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += "<testsuites name=\"tpusim run\" tests=\"" + std::to_string(results.size()) +
+         "\" failures=\"" + std::to_string(Count(results, "fail") + Count(results, "stale")) +
+         "\" errors=\"" + std::to_string(Count(results, "error")) + "\" time=\"" + Seconds(total) +
+         "\">\n";
+  xml += "  <testsuite name=\"tpusim\" tests=\"" + std::to_string(results.size()) +
+         "\" failures=\"" + std::to_string(Count(results, "fail") + Count(results, "stale")) +
+         "\" errors=\"" + std::to_string(Count(results, "error")) + "\" skipped=\"0\" time=\"" +
+         Seconds(total) + "\">\n";
+  for (const ScenarioResult& r : results) {
+    xml += "    <testcase name=\"" + XmlEscape(r.name) + "\" classname=\"" + XmlEscape(r.file) +
+           "\" time=\"" + Seconds(r.seconds) + "\"";
+    if (r.status == "pass") {
+      xml += "/>\n";
+      continue;
+    }
+    const std::string tag = r.status == "error" ? "error" : "failure";
+    const std::string first = r.messages.empty() ? r.status : r.messages.front();
+    xml += ">\n      <" + tag + " message=\"" + XmlEscape(first) + "\" type=\"" + r.status + "\">" +
+           XmlEscape(Join(r.messages)) + "</" + tag + ">\n    </testcase>\n";
+  }
+  xml += "  </testsuite>\n</testsuites>\n";
+  return xml;
+}
+
+namespace {
+
+/// Bar colours by scenario status, and the golden's.
+std::string StatusFill(const std::string& status) {
+  if (status == "pass") return "#4caf50";
+  if (status == "fail") return "#e53935";
+  if (status == "stale") return "#fb8c00";
+  return "#8e24aa";
+}
+constexpr char kGoldenFill[] = "#9e9e9e";
+
+double MetricValue(const std::map<std::string, double>& metrics, const std::string& name) {
+  const auto it = metrics.find(name);
+  return it != metrics.end() ? it->second : 0;
+}
+
+/// One bar per scenario of `metric`; with `against_golden`, the golden's
+/// value under it where the scenario was checked against one.
+std::string MetricChart(const std::string& title, const std::vector<ScenarioResult>& results,
+                        const std::string& metric,
+                        const std::string& unit, bool against_golden) {
+  std::vector<BarRow> rows;
+  bool any_golden = false;
+  for (const ScenarioResult& r : results) {
+    BarRow row{r.name, {{MetricValue(r.metrics, metric), StatusFill(r.status)}}};
+    if (against_golden && r.golden_metrics.count(metric) != 0) {
+      row.bars.push_back({r.golden_metrics.at(metric), kGoldenFill});
+      any_golden = true;
+    }
+    rows.push_back(std::move(row));
+  }
+  std::vector<LegendEntry> legend;
+  if (any_golden) legend = {{StatusFill("pass"), "this run (colour: status)"}, {kGoldenFill, "golden"}};
+  return HorizontalBarChart(title, rows, unit, legend);
+}
+
+/// Simulated time by opcode, per scenario: the seven opcodes that take the
+/// most time over the suite, then the rest as "other".
+std::string OpTimeChart(const std::vector<ScenarioResult>& results) {
+  std::map<std::string, double> totals;
+  for (const ScenarioResult& r : results) {
+    for (const auto& [opcode, us] : r.op_time_us) totals[opcode] += us;
+  }
+  std::vector<std::pair<std::string, double>> ranked(totals.begin(), totals.end());
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  constexpr size_t kShown = 7;
+  std::vector<LegendEntry> legend;
+  for (size_t i = 0; i < ranked.size() && i < kShown; ++i) {
+    legend.push_back({PaletteColour(i), ranked[i].first});
+  }
+  if (ranked.size() > kShown) legend.push_back({"#bdbdbd", "other"});
+  std::vector<std::string> labels;
+  std::vector<std::vector<double>> values;
+  for (const ScenarioResult& r : results) {
+    labels.push_back(r.name);
+    std::vector<double> row(legend.size(), 0.0);
+    for (const auto& [opcode, us] : r.op_time_us) {
+      size_t segment = kShown;
+      for (size_t i = 0; i < ranked.size() && i < kShown; ++i) {
+        if (ranked[i].first == opcode) segment = i;
+      }
+      if (segment < row.size()) row[segment] += us;
+    }
+    values.push_back(std::move(row));
+  }
+  return StackedBarChart("Simulated time by opcode", labels, values, legend, "us");
+}
+
+/// The scenario's link utilisation as a from-node x to-node heatmap; networks
+/// of more than kMaxCells nodes are shown in blocks of consecutive nodes, each
+/// cell the busiest link between two blocks.
+std::string LinkHeatmap(const ScenarioResult& r) {
+  constexpr size_t kMaxCells = 64;
+  const size_t nodes = r.network_nodes.size();
+  if (nodes == 0) return "";
+  const size_t block = (nodes + kMaxCells - 1) / kMaxCells;
+  const size_t cells = (nodes + block - 1) / block;
+  std::vector<std::string> labels;
+  for (size_t c = 0; c < cells; ++c) {
+    const size_t first = c * block, last = std::min(nodes, first + block) - 1;
+    labels.push_back(first == last ? r.network_nodes[first]
+                                   : r.network_nodes[first] + " .. " + r.network_nodes[last]);
+  }
+  std::vector<std::vector<std::optional<double>>> values(cells, std::vector<std::optional<double>>(cells));
+  for (const LinkLoad& link : r.links) {
+    if (link.from < 0 || link.to < 0 || static_cast<size_t>(link.from) >= nodes ||
+        static_cast<size_t>(link.to) >= nodes) {
+      continue;
+    }
+    std::optional<double>& cell = values[static_cast<size_t>(link.from) / block][static_cast<size_t>(link.to) / block];
+    cell = std::max(cell.value_or(0), link.utilisation);
+  }
+  return HeatmapChart("Link utilisation: " + r.name, "to", labels, "from", labels, values);
+}
+
+std::string Metric(const ScenarioResult& r, const std::string& name) {
+  const auto it = r.metrics.find(name);
+  if (it == r.metrics.end()) return "";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", it->second);
+  return buffer;
+}
+
+}  // namespace
+
+std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::string& trace_dir) {
+  std::string html =
+      "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+      "<meta charset=\"utf-8\"/>\n<title>tpusim run</title>\n<style>\n"
+      "body { font-family: sans-serif; margin: 2em; }\n"
+      "table { border-collapse: collapse; }\n"
+      "td, th { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; "
+      "}\n"
+      "td.pass { color: #2e7d32; } td.fail, td.error { color: #c62828; } td.stale { color: "
+      "#ef6c00; }\n"
+      "</style>\n</head>\n<body>\n";
+  html += "<h1>tpusim run (tpusim " + std::string(kVersion) + ")</h1>\n<p>" +
+          std::to_string(results.size()) +
+          " scenario(s): " + std::to_string(Count(results, "pass")) + " passed, " +
+          std::to_string(Count(results, "fail")) + " failed, " +
+          std::to_string(Count(results, "stale")) + " stale, " +
+          std::to_string(Count(results, "error")) + " error(s).</p>\n";
+  std::vector<BarRow> wall;
+  for (const ScenarioResult& r : results) wall.push_back({r.name, {{r.seconds, StatusFill(r.status)}}});
+  html += "<h2>Charts</h2>\n" + HorizontalBarChart("Wall time per scenario", wall, "s");
+  html += MetricChart("Simulated time against golden", results, "time_us", "us", true);
+  html += OpTimeChart(results);
+  html += MetricChart("HBM bytes against golden", results, "hbm_bytes", "B", true);
+  std::vector<ScenarioResult> networked;
+  std::copy_if(results.begin(), results.end(), std::back_inserter(networked),
+               [](const ScenarioResult& r) { return !r.links.empty(); });
+  if (!networked.empty()) {
+    html += MetricChart("ICI bytes against golden (multi-chip scenarios)", networked, "ici_bytes",
+                        "B", true);
+    for (const ScenarioResult& r : networked) {
+      char busiest[32];
+      std::snprintf(busiest, sizeof busiest, "%.1f%%",
+                    100 * MetricValue(r.metrics, "link_utilisation"));
+      html += "<p>" + XmlEscape(r.name) + ": each cell is the link from a row's node to a column's; "
+              "the darkest is the busiest link, busy " + std::string(busiest) +
+              " of the run at its full bandwidth.</p>\n" + LinkHeatmap(r);
+    }
+  }
+  html +=
+      "<h2>Scenarios</h2>\n<table>\n<tr><th>status</th><th>scenario</th><th>wall s</th>"
+      "<th>cycles</th><th>time us</th><th>HBM bytes</th><th>utilisation</th>"
+      "<th>trace</th><th>details</th></tr>\n";
+  for (const ScenarioResult& r : results) {
+    const bool timed = r.metrics.count("cycles") != 0;
+    html += "<tr><td class=\"" + r.status + "\">" + r.status + "</td><td>" + XmlEscape(r.name) +
+            "<br/><small>" + XmlEscape(r.file) + "</small></td><td>" + Seconds(r.seconds) +
+            "</td><td>" + Metric(r, "cycles") + "</td><td>" + Metric(r, "time_us") + "</td><td>" +
+            Metric(r, "hbm_bytes") + "</td><td>" + Metric(r, "utilisation") + "</td><td>";
+    if (timed) {
+      html += "<a href=\"" + XmlEscape(trace_dir + "/" + r.name + ".json") +
+              "\" title=\"open in ui.perfetto.dev\">trace</a>";
+    }
+    html += "</td><td>";
+    for (const std::string& m : r.messages) html += XmlEscape(m) + "<br/>";
+    html += "</td></tr>\n";
+  }
+  html +=
+      "</table>\n<p>Traces are Chrome/Perfetto JSON: open them in "
+      "<a href=\"https://ui.perfetto.dev\">ui.perfetto.dev</a>.</p>\n</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace tpusim::harness

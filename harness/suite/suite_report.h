@@ -1,0 +1,34 @@
+// Reports of a `tpusim run` suite: the terminal summary table, JSON and JUnit
+// XML (the Ant/Jenkins format CI systems read; tests/harness/junit.xsd).
+#ifndef TPUSIM_HARNESS_SUITE_SUITE_REPORT_H_
+#define TPUSIM_HARNESS_SUITE_SUITE_REPORT_H_
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "harness/suite/scenario_exec.h"
+
+namespace tpusim::harness {
+
+/// One row per scenario (status, seconds, name, first message) and a totals line.
+void PrintSuiteTable(const std::vector<ScenarioResult>& results, std::ostream& out);
+
+/// {"tpusim_version", "passed", "failed", "stale", "errors", "scenarios": [result...]}.
+std::string SuiteJson(const std::vector<ScenarioResult>& results);
+
+/// One <testsuite name="tpusim"> with one <testcase> per scenario: <failure>
+/// for fail and stale, <error> for error, each carrying every message.
+std::string SuiteJUnit(const std::vector<ScenarioResult>& results);
+
+/// A self-contained XHTML page: the counts; inline SVG charts of each
+/// scenario's wall time, simulated time against its golden, simulated time by
+/// opcode, HBM bytes against golden, and for multi-chip scenarios ICI bytes and
+/// a link-utilisation heatmap; and a table of every scenario (status, metrics,
+/// messages) linking `TRACE_DIR/NAME.json`, its Perfetto trace, when it was
+/// timed.
+std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::string& trace_dir);
+
+}  // namespace tpusim::harness
+
+#endif  // TPUSIM_HARNESS_SUITE_SUITE_REPORT_H_
