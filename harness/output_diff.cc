@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-#include "sim/eval/det_math.h"
+#include "sim/det_math/det_math.h"
 
 namespace tpusim::harness {
 namespace {
@@ -110,8 +110,8 @@ OutputComparison CompareOutput(const std::string& name, const value::Literal& be
       nan_after = y != y;
       identical = x == y;
       const double dr = y.real() - x.real(), di = y.imag() - x.imag();
-      abs_error = eval::detmath::Sqrt(dr * dr + di * di);
-      magnitude = eval::detmath::Sqrt(x.real() * x.real() + x.imag() * x.imag());
+      abs_error = detmath::Sqrt(dr * dr + di * di);
+      magnitude = detmath::Sqrt(x.real() * x.real() + x.imag() * x.imag());
     } else {
       const double x = before.GetAsDouble(i), y = after.GetAsDouble(i);
       nan_before = x != x;
