@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "sim/eval/det_math.h"
+#include "sim/det_math/det_math.h"
 #include "sim/eval/kernels.h"
 
 namespace tpusim::eval {

@@ -14,7 +14,7 @@
 #include <string>
 #include <type_traits>
 
-#include "sim/eval/det_math.h"
+#include "sim/det_math/det_math.h"
 #include "sim/eval/kernels.h"
 #include "sim/value/element_type.h"
 

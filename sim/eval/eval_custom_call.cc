@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/det_math/det_math.h"
 #include "sim/eval/collective_hub.h"
-#include "sim/eval/det_math.h"
 #include "sim/eval/kernels.h"
 
 namespace tpusim::eval {

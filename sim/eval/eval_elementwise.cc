@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "sim/eval/det_math.h"
+#include "sim/det_math/det_math.h"
 #include "sim/eval/kernels.h"
 #include "sim/value/element_type.h"
 #include "sim/value/float_formats.h"

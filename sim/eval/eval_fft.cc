@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/eval/det_math.h"
+#include "sim/det_math/det_math.h"
 #include "sim/eval/kernels.h"
 
 namespace tpusim::eval {

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/eval/det_math.h"
+#include "sim/det_math/det_math.h"
 #include "sim/eval/kernels.h"
 
 namespace tpusim::eval {

@@ -1,7 +1,9 @@
 // Collective algorithms: each turns one collective, resolved to physical
 // chips, into a batch of ici::Flow with `after` dependencies (every group at
-// once, concurrently), which FlowNetwork then runs. docs/interconnect.md
-// ("Collective algorithms") derives every byte count and latency used here.
+// once, concurrently), which FlowNetwork then runs. Each algorithm is a file
+// of sim/ici/algorithms/ (collective_algorithm.h), the auto rule is
+// algorithms/auto_rule.cc. docs/interconnect.md ("Collective algorithms")
+// derives every byte count and latency used there.
 //
 // Pipelined phases. A ring phase over N chips is not expanded into N-1 steps
 // of chunk flows (N·2(N-1) flows for a 4096-chip ring); it is one flow per

@@ -4,7 +4,8 @@
 // phase's floor accounts for it: Flow::route_latency_in_floor). Scales to thousands
 // of chips because it never simulates packets or cycles.
 //
-// CONTRACT shared with sim/ici/collectives.
+// CONTRACT shared with the collective algorithms (sim/ici/collectives,
+// sim/ici/algorithms).
 #ifndef TPUSIM_SIM_ICI_FLOW_NETWORK_H_
 #define TPUSIM_SIM_ICI_FLOW_NETWORK_H_
 
@@ -50,7 +51,7 @@ struct Flow {
   /// section 5): each ring hop costs T_hop = max(T_min, bytes_per_hop / W),
   /// so a phase costs max(T_min x steps, V/W) — latency hides behind transfer
   /// instead of being added after the last byte. Set it only on the data
-  /// flows of a phase that has such a floor (sim/ici/collectives.cc).
+  /// flows of a phase that has such a floor (sim/ici/algorithms/flow_builder.h).
   bool route_latency_in_floor = false;
 };
 

@@ -2,7 +2,8 @@
 // tori and meshes, up/down with ECMP on fat trees, shortest paths (Boost.Graph)
 // on arbitrary graphs; failed links are routed around.
 //
-// CONTRACT shared with sim/ici/flow_network and sim/ici/collectives.
+// CONTRACT shared with sim/ici/flow_network and the collective algorithms
+// (sim/ici/collectives, sim/ici/algorithms).
 #ifndef TPUSIM_SIM_ICI_ROUTING_H_
 #define TPUSIM_SIM_ICI_ROUTING_H_
 

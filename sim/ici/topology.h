@@ -3,8 +3,9 @@
 // an arch::TopologyConfig (torus, mesh, twisted torus, fat tree, switch,
 // multi-slice, edge list). docs/interconnect.md describes every kind.
 //
-// CONTRACT shared by sim/ici/routing, sim/ici/flow_network and
-// sim/ici/collectives: change it only together with all of them.
+// CONTRACT shared by sim/ici/routing, sim/ici/flow_network and the collective
+// algorithms (sim/ici/collectives, sim/ici/algorithms): change it only together
+// with all of them.
 #ifndef TPUSIM_SIM_ICI_TOPOLOGY_H_
 #define TPUSIM_SIM_ICI_TOPOLOGY_H_
 

@@ -8,16 +8,10 @@
 // is no clocked process.
 //
 // SPMD: with an interconnect, every simulated device has its own TensorCores
-// running the one lowered program, all in the same SystemC run. A collective
-// is a rendezvous of its group (Rendezvous): the last participant to arrive
-// puts the instance on the shared network (SharedNetwork), which times it
-// with the collectives still in flight and may move their ends; a sync
-// collective's participants continue when the transfer ends, an async one's
-// *-done waits for it, each woken by its rendezvous' event at the end as it
-// stands.
+// running the one lowered program, all in the same SystemC run; their leaders
+// meet at collectives in SpmdRendezvous (spmd_rendezvous.h).
 //
-// Time base: one SystemC nanosecond is one TensorCore cycle of the job's
-// chip; cycles are exact integers and time_us = cycles / clock.
+// Time base: systemc_time.h.
 #include <tlm.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -39,7 +33,8 @@
 #include "sim/chip/core_cost.h"
 #include "sim/timing/collective_plan.h"
 #include "sim/timing/program.h"
-#include "sim/timing/shared_network.h"
+#include "sim/timing/spmd_rendezvous.h"
+#include "sim/timing/systemc_time.h"
 #include "sim/timing/timing.h"
 
 // libsystemc's own main() calls sc_main; tpusim has its own main and starts
@@ -50,11 +45,6 @@ namespace tpusim::timing {
 namespace {
 
 using chip::Unit;
-
-sc_core::sc_time CyclesToTime(int64_t cycles) {
-  return sc_core::sc_time(static_cast<double>(cycles), sc_core::SC_NS);
-}
-int64_t TimeToCycles(const sc_core::sc_time& t) { return static_cast<int64_t>(t.value() / 1000); }
 
 /// A unit of one TensorCore as a TLM target: the payload's data pointer is the
 /// instruction's chip::CoreWork; the answer is the unit's busy time, added to
@@ -97,192 +87,6 @@ struct CoreBarrier {
   sc_core::sc_event all_arrived;
 };
 
-/// One group (for send/recv: one pair) of one instance of a collective:
-/// complete when each of its simulated participants has made the arrivals it
-/// owes (ArrivalsOwed).
-struct Rendezvous {
-  const CollectivePlan* plan = nullptr;
-  int64_t execution = 0;
-  int32_t group = 0;
-  std::string name;  ///< the instance's report name (the send's, once it arrived)
-  int64_t expected = 0;
-  std::map<int64_t, int64_t> owed;      ///< device -> arrivals it owes
-  std::map<int64_t, int64_t> arrivals;  ///< device -> arrivals so far
-  int64_t arrived = 0;
-  bool complete = false;
-  int64_t start = 0;  ///< cycle the last participant arrived
-  /// Cycle its transfer ends, as the network stands: a collective joining
-  /// later may move it until it has passed.
-  int64_t end = 0;
-  /// Notified at `end` (again whenever `end` moves) and on an interconnect error.
-  sc_core::sc_event done;
-};
-
-/// The collectives of one job's SPMD run: rendezvous, the collective
-/// timeline and the link totals. SystemC runs its processes one at a time,
-/// so no locking.
-class SpmdState {
- public:
-  SpmdState(const ici::CollectiveTimer& timer, ici::Algorithm algorithm, int64_t clock_hz,
-            CollectivePlans plans, std::vector<bool> simulated, TimingResult& result)
-      : network_(timer, clock_hz),
-        algorithm_(algorithm),
-        plans_(std::move(plans)),
-        simulated_(std::move(simulated)),
-        result_(result) {}
-
-  /// The plan of `inst` when `device` takes part in it, else nullptr.
-  const CollectivePlan* PlanFor(const hlo::HloInstruction& inst, int64_t device) const {
-    const CollectivePlan* plan = plans_[inst.unique_id()].get();
-    return plan != nullptr && plan->group_of_device[device] >= 0 ? plan : nullptr;
-  }
-
-  /// `device` arrives at rendezvous `group` of its `execution`-th execution
-  /// of `plan`'s instance at cycle `now`; the last arrival completes it and
-  /// times it.
-  Rendezvous& Arrive(const CollectivePlan& plan, int64_t execution, int32_t group, int64_t device,
-                     int64_t now) {
-    std::unique_ptr<Rendezvous>& slot = rendezvous_[{plan.key, execution, group}];
-    if (slot == nullptr) {
-      slot = std::make_unique<Rendezvous>();
-      slot->plan = &plan;
-      slot->execution = execution;
-      slot->group = group;
-      slot->owed = ArrivalsOwed(plan, group, simulated_);
-      for (const auto& [member, n] : slot->owed) slot->expected += n;
-    }
-    Rendezvous& r = *slot;
-    if (r.name.empty() || plan.inst->opcode() == hlo::HloOpcode::kSend) r.name = plan.name;
-    ++r.arrivals[device];
-    if (++r.arrived == r.expected) {
-      r.complete = true;
-      r.start = now;
-      Transfer(plan, execution, now, r);
-    }
-    return r;
-  }
-
-  const Status& error() const { return error_; }
-
-  /// Why the run stopped with devices still waiting: each incomplete group
-  /// with the devices that never arrived.
-  Status Deadlock(const hlo::HloModule& module) const {
-    for (const auto& [key, r] : rendezvous_) {
-      if (r->complete) continue;
-      std::string arrived, missing;
-      for (const auto& [member, owed] : r->owed) {
-        const auto it = r->arrivals.find(member);
-        const int64_t n = it == r->arrivals.end() ? 0 : it->second;
-        std::string& list = n < owed ? missing : arrived;
-        list += (list.empty() ? "" : ",") + std::to_string(member);
-      }
-      const std::string both =
-          r->plan->point_to_point
-              ? " (a transfer needs its source's send and its target's recv)"
-              : "";
-      return InvalidArgument(module.ErrorAt(
-          r->plan->inst->location(),
-          r->plan->kind_name + " " + r->name + " (execution " +
-              std::to_string(r->execution) + ") never completes: devices {" + missing +
-              "} do not reach it" + both + (arrived.empty() ? "" : ", devices {" + arrived + "} wait") +
-              "; a deadlock: mismatched channels, or a collective in a branch or loop that "
-              "some participants do not run" +
-              (std::count(simulated_.begin(), simulated_.end(), true) == 1 &&
-                       simulated_.size() > 1
-                   ? " (symmetry: device 0 simulated for all)"
-                   : "")));
-    }
-    return InvalidArgument(module.filename() + ": error: the simulation stopped with devices "
-                                               "still waiting");
-  }
-
- private:
-  /// Rendezvous `r` completed at `now`: the first group of its instance
-  /// puts the instance (every group) on the network, which may move the ends
-  /// of the instances in flight; a later group (a straggler) takes the
-  /// instance's network time from its own start.
-  void Transfer(const CollectivePlan& plan, int64_t execution, int64_t now, Rendezvous& r) {
-    const auto [it, added] =
-        instances_.try_emplace({plan.key, execution}, result_.collectives.size());
-    if (added) Join(plan, execution, now, r.name);
-    const size_t record = it->second;
-    instance_rendezvous_[record].push_back(&r);
-    if (network_index_[record] == kUntimed) {
-      r.end = now;  // the error stops every waiting device at its next wake-up
-      r.done.notify(sc_core::SC_ZERO_TIME);
-      return;
-    }
-    if (!added) return Refresh(record, now);
-    for (const size_t index : network_.in_flight()) Refresh(record_of_[index], now);
-  }
-
-  /// Records a new instance and puts it on the network at `now`.
-  void Join(const CollectivePlan& plan, int64_t execution, int64_t now, const std::string& name) {
-    CollectiveRecord& record = result_.collectives.emplace_back();
-    record.name = name;
-    record.kind = plan.kind_name;
-    record.execution = execution;
-    record.start_cycle = now;
-    record.bytes = plan.bytes;
-    record.groups = plan.participants.groups;
-    instance_rendezvous_.emplace_back();
-    network_index_.push_back(kUntimed);
-    ici::Collective collective;
-    collective.kind = plan.kind;
-    collective.groups = plan.participants.groups;
-    collective.pairs = plan.participants.pairs;
-    collective.bytes = plan.bytes;
-    collective.algorithm = algorithm_;
-    const StatusOr<size_t> joined = network_.Join(std::move(collective), now);
-    if (!joined.ok()) {
-      // Recorded for SimulateBatch; the run ends without the SystemC stop banner.
-      if (error_.ok()) {
-        error_ = Status(joined.status().code(), name + ": the interconnect cannot time this " +
-                                                    plan.kind_name + ": " +
-                                                    joined.status().message());
-      }
-      return;
-    }
-    network_index_.back() = *joined;
-    record_of_.push_back(result_.collectives.size() - 1);  // network indices follow joins
-  }
-
-  /// Copies instance `record`'s network answer into its record and moves the
-  /// ends of its rendezvous (and their events) to match.
-  void Refresh(size_t record, int64_t now) {
-    const NetworkInstance& instance = network_.instance(network_index_[record]);
-    CollectiveRecord& out = result_.collectives[record];
-    const ici::CollectiveTiming& timing = instance.timing;
-    out.ici_bytes = timing.ici_bytes;
-    out.algorithm = std::string(ici::AlgorithmName(timing.algorithm));
-    out.explanation = timing.explanation;
-    out.links = timing.links;
-    out.contention_cycles = instance.cycles - instance.alone_cycles;
-    out.cycles = 0;
-    for (Rendezvous* r : instance_rendezvous_[record]) {
-      r->end = chip::SatAdd(r->start, instance.cycles);
-      out.cycles = std::max(out.cycles, r->end - out.start_cycle);
-      if (r->end < now) continue;  // passed: nobody waits for it
-      r->done.cancel();
-      r->done.notify(CyclesToTime(r->end - now));
-    }
-  }
-
-  SharedNetwork network_;
-  ici::Algorithm algorithm_;
-  CollectivePlans plans_;
-  std::vector<bool> simulated_;  ///< by device number
-  TimingResult& result_;
-  std::map<std::tuple<int64_t, int64_t, int32_t>, std::unique_ptr<Rendezvous>> rendezvous_;
-  std::map<std::pair<int64_t, int64_t>, size_t> instances_;  ///< (key, execution) -> record
-  static constexpr size_t kUntimed = SIZE_MAX;  ///< the interconnect could not time it
-  std::vector<size_t> network_index_;  ///< by record: its SharedNetwork index, or kUntimed
-  std::vector<size_t> record_of_;      ///< by SharedNetwork index: its record
-  /// By record: its completed rendezvous, whose ends follow its network time.
-  std::vector<std::vector<Rendezvous*>> instance_rendezvous_;
-  Status error_;
-};
-
 /// What one TensorCore of an SPMD device needs beyond its program.
 struct CoreRole {
   int64_t device = 0;
@@ -290,7 +94,7 @@ struct CoreRole {
   /// reports; the device's other cores follow it through the barrier.
   bool leader = true;
   double slowdown = 1;
-  SpmdState* spmd = nullptr;            ///< nullptr: no interconnect
+  SpmdRendezvous* spmd = nullptr;       ///< nullptr: no interconnect
   std::vector<OpRecord>* records = nullptr;  ///< where to record, or nullptr
   DeviceTiming* timing = nullptr;       ///< the leader's end and waits
 };
@@ -356,22 +160,12 @@ class TensorCore : public sc_core::sc_module {
     const int64_t now = TimeToCycles(sc_core::sc_time_stamp());
     waited = {now, now};
     for (Rendezvous* r : met) {
-      if (!AwaitEnd(*r)) return false;
+      if (!role_.spmd->AwaitEnd(*r)) return false;
       waited.completed = std::max(waited.completed, r->start);
       waited.end = std::max(waited.end, r->end);
     }
     role_.timing->collective_wait_cycles += waited.completed - now;
     return true;
-  }
-
-  /// Waits (the kernel synchronised) until `r` is complete and its end has
-  /// passed; false when the run was stopped.
-  bool AwaitEnd(const Rendezvous& r) {
-    while (!r.complete || TimeToCycles(sc_core::sc_time_stamp()) < r.end) {
-      sc_core::wait(r.done);
-      if (!role_.spmd->error().ok()) return false;
-    }
-    return role_.spmd->error().ok();
   }
 
   void Run() {
@@ -485,7 +279,7 @@ class TensorCore : public sc_core::sc_module {
     for (const auto& started : async_rendezvous_) {
       // A *-start whose done never ran: its transfer's end is final once passed.
       for (const Rendezvous* r : started) {
-        if (r->complete && !AwaitEnd(*r)) return;
+        if (r->complete && !role_.spmd->AwaitEnd(*r)) return;
         end = std::max(end, r->end);
       }
     }
@@ -521,7 +315,7 @@ struct JobModel {
   std::vector<std::unique_ptr<CoreBarrier>> barriers;  ///< one per simulated device
   std::vector<std::unique_ptr<TensorCore>> cores;
   std::vector<std::unique_ptr<UnitTarget>> units;
-  std::unique_ptr<SpmdState> spmd;
+  std::unique_ptr<SpmdRendezvous> spmd;
   const hlo::HloModule* module = nullptr;
   const SimulationJob* job = nullptr;
   TimingResult result;
@@ -596,9 +390,9 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
     m.simulated.push_back(d);
     simulated[d] = true;
   }
-  m.spmd = std::make_unique<SpmdState>(*job.options.interconnect, job.options.algorithm,
-                                       m.result.clock_hz, std::move(plans), std::move(simulated),
-                                       m.result);
+  m.spmd = std::make_unique<SpmdRendezvous>(*job.options.interconnect, job.options.algorithm,
+                                            m.result.clock_hz, std::move(plans),
+                                            std::move(simulated), m.result);
   return Status::Ok();
 }
 

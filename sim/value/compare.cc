@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "sim/eval/det_math.h"
+#include "sim/det_math/det_math.h"
 
 namespace tpusim::value {
 namespace {
@@ -92,8 +92,8 @@ LiteralComparison CompareLiterals(const Literal& reference, const Literal& actua
       nan_reference = x != x;
       nan_actual = y != y;
       const double dr = y.real() - x.real(), di = y.imag() - x.imag();
-      abs_error = eval::detmath::Sqrt(dr * dr + di * di);
-      magnitude = eval::detmath::Sqrt(x.real() * x.real() + x.imag() * x.imag());
+      abs_error = detmath::Sqrt(dr * dr + di * di);
+      magnitude = detmath::Sqrt(x.real() * x.real() + x.imag() * x.imag());
     } else {
       const double x = reference.GetAsDouble(i), y = actual.GetAsDouble(i);
       nan_reference = x != x;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/eval/det_math.h"
+#include "sim/det_math/det_math.h"
 #include "tests/eval/eval_test_util.h"
 
 namespace tpusim::eval {

@@ -4,22 +4,22 @@
 // Only det_math*.cc include this header, and they are compiled with
 // -ffp-contract=off: the error-free transformations below (TwoSum, TwoProd)
 // are exact only when every operation is rounded separately, never fused.
-#ifndef TPUSIM_SIM_EVAL_DET_MATH_INTERNAL_H_
-#define TPUSIM_SIM_EVAL_DET_MATH_INTERNAL_H_
+#ifndef TPUSIM_SIM_DET_MATH_DET_MATH_INTERNAL_H_
+#define TPUSIM_SIM_DET_MATH_DET_MATH_INTERNAL_H_
 
 #include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 
-#include "sim/eval/det_math_tables.h"
+#include "sim/det_math/det_math_tables.h"
 
 #if defined(__FAST_MATH__)
 #error "det_math must not be compiled with -ffast-math: it relies on exact IEEE arithmetic"
 #endif
 static_assert(FLT_EVAL_METHOD == 0, "det_math needs SSE2 arithmetic, not x87 excess precision");
 
-namespace tpusim::eval::detmath::internal {
+namespace tpusim::detmath::internal {
 
 // ---------------------------------------------------------------------------
 // IEEE bit access.
@@ -203,6 +203,6 @@ inline DD LogOfDD(DD w) {
 /// also when the result is subnormal; overflow gives inf.
 double ScaleRound(DD y, int k);
 
-}  // namespace tpusim::eval::detmath::internal
+}  // namespace tpusim::detmath::internal
 
-#endif  // TPUSIM_SIM_EVAL_DET_MATH_INTERNAL_H_
+#endif  // TPUSIM_SIM_DET_MATH_DET_MATH_INTERNAL_H_

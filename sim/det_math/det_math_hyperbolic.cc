@@ -3,10 +3,10 @@
 // written in a form without cancellation (expm1 for small arguments, the
 // positive terms of log1p-like expressions), evaluated in DD arithmetic and
 // rounded once.
-#include "sim/eval/det_math.h"
-#include "sim/eval/det_math_internal.h"
+#include "sim/det_math/det_math.h"
+#include "sim/det_math/det_math_internal.h"
 
-namespace tpusim::eval::detmath {
+namespace tpusim::detmath {
 
 using namespace internal;
 
@@ -106,4 +106,4 @@ double Atanh(double x) {
   return CopySign(0.5 * LogOfDD(q).hi, x);
 }
 
-}  // namespace tpusim::eval::detmath
+}  // namespace tpusim::detmath

@@ -1,15 +1,15 @@
 // erf, the roots, rounding to integers, and the f32 entry points of the
 // deterministic math library (see det_math.h and docs/numerics-math.md).
-#include "sim/eval/det_math.h"
+#include "sim/det_math/det_math.h"
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 
-#include "sim/eval/det_math_internal.h"
+#include "sim/det_math/det_math_internal.h"
 
-namespace tpusim::eval::detmath {
+namespace tpusim::detmath {
 namespace {
 
 using namespace internal;
@@ -348,4 +348,4 @@ float RoundNearestAfz(float x) { return RoundIntegral<float, RoundMode::kNearest
 float Floor(float x) { return RoundIntegral<float, RoundMode::kFloor>(x); }
 float Ceil(float x) { return RoundIntegral<float, RoundMode::kCeil>(x); }
 
-}  // namespace tpusim::eval::detmath
+}  // namespace tpusim::detmath

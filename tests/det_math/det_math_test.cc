@@ -1,4 +1,4 @@
-// Tests for the deterministic math library (sim/eval/det_math.h).
+// Tests for the deterministic math library (sim/det_math/det_math.h).
 //
 // Accuracy is measured against the host libm's long double functions, used
 // here as an oracle only (64-bit significands: their own error is about 2^-11
@@ -7,7 +7,7 @@
 // IEEE-rounded operations (this file is compiled with -ffp-contract=off too),
 // so every machine tests the same arguments. Each accuracy test prints the
 // largest error it saw; docs/numerics-math.md quotes those numbers.
-#include "sim/eval/det_math.h"
+#include "sim/det_math/det_math.h"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +26,7 @@
 
 #include "sim/base/fingerprint.h"
 
-namespace tpusim::eval::detmath {
+namespace tpusim::detmath {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -752,4 +752,4 @@ TEST(DetMathPins, ChecksumOfAllFunctions) {
 }
 
 }  // namespace
-}  // namespace tpusim::eval::detmath
+}  // namespace tpusim::detmath

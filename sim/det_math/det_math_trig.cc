@@ -15,10 +15,10 @@
 #include <bit>
 #include <cstdint>
 
-#include "sim/eval/det_math.h"
-#include "sim/eval/det_math_internal.h"
+#include "sim/det_math/det_math.h"
+#include "sim/det_math/det_math_internal.h"
 
-namespace tpusim::eval::detmath {
+namespace tpusim::detmath {
 namespace {
 
 using namespace internal;
@@ -314,4 +314,4 @@ double Acos(double x) {
   return (SignBit(x) ? Sub(ToDD(kPiDD), base) : base).hi;
 }
 
-}  // namespace tpusim::eval::detmath
+}  // namespace tpusim::detmath

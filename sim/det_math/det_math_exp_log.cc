@@ -10,10 +10,10 @@
 #include <bit>
 #include <cstdint>
 
-#include "sim/eval/det_math.h"
-#include "sim/eval/det_math_internal.h"
+#include "sim/det_math/det_math.h"
+#include "sim/det_math/det_math_internal.h"
 
-namespace tpusim::eval::detmath {
+namespace tpusim::detmath {
 namespace internal {
 namespace {
 
@@ -252,4 +252,4 @@ double Pow(double x, double y) {
   return SignBit(x) && odd ? -mag : mag;
 }
 
-}  // namespace tpusim::eval::detmath
+}  // namespace tpusim::detmath

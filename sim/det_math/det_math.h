@@ -16,10 +16,10 @@
 // is returned quietened with its sign and payload kept (for two arguments, the
 // first NaN); an invalid operation on non-NaN arguments returns the canonical
 // quiet NaN 0x7ff8000000000000 (f32: 0x7fc00000).
-#ifndef TPUSIM_SIM_EVAL_DET_MATH_H_
-#define TPUSIM_SIM_EVAL_DET_MATH_H_
+#ifndef TPUSIM_SIM_DET_MATH_DET_MATH_H_
+#define TPUSIM_SIM_DET_MATH_DET_MATH_H_
 
-namespace tpusim::eval::detmath {
+namespace tpusim::detmath {
 
 // Exponentials and logarithms.
 double Exp(double x);
@@ -99,6 +99,6 @@ float Floor(float x);
 double Ceil(double x);
 float Ceil(float x);
 
-}  // namespace tpusim::eval::detmath
+}  // namespace tpusim::detmath
 
-#endif  // TPUSIM_SIM_EVAL_DET_MATH_H_
+#endif  // TPUSIM_SIM_DET_MATH_DET_MATH_H_

@@ -1,0 +1,50 @@
+// The direct algorithm: every pair of participants talks over its own route.
+#include <utility>
+#include <vector>
+
+#include "sim/ici/algorithms/collective_algorithm.h"
+
+namespace tpusim::ici::algorithms {
+
+/// Every pair talks directly over its route (FlowBuilder::Spread): all-to-all (each participant
+/// sends V/N to every other), all-gather and reduce-scatter (each sends its
+/// V/N shard or partial sum to every other), all-reduce (reduce-scatter then
+/// all-gather), broadcast (the first chip sends V to each), permute and
+/// send/recv (each pair, V).
+Status DirectAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
+  if (c.kind == CollectiveKind::kCollectivePermute || c.kind == CollectiveKind::kSendRecv) {
+    // src == dst: two devices of one chip (Interconnect drops a device's
+    // pair with itself), an on-chip copy.
+    for (const auto& [src, dst] : c.pairs) {
+      TPUSIM_RETURN_IF_ERROR(builder.Spread(src, dst, c.bytes, {}).status());
+    }
+    return Status();
+  }
+  for (const std::vector<NodeId>& group : c.groups) {
+    const int64_t n = static_cast<int64_t>(group.size());
+    if (n < 2) continue;
+    if (c.kind == CollectiveKind::kCollectiveBroadcast) {
+      for (int64_t i = 1; i < n; ++i) {
+        TPUSIM_RETURN_IF_ERROR(builder.Spread(group[0], group[i], c.bytes, {}).status());
+      }
+      continue;
+    }
+    const int rounds = c.kind == CollectiveKind::kAllReduce ? 2 : 1;
+    std::vector<int32_t> deps;
+    for (int round = 0; round < rounds; ++round) {
+      std::vector<int32_t> phase;
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          if (i == j) continue;
+          TPUSIM_ASSIGN_OR_RETURN(const std::vector<int32_t> flows,
+                                  builder.Spread(group[i], group[j], Scale(c.bytes, 1, n), deps));
+          phase.insert(phase.end(), flows.begin(), flows.end());
+        }
+      }
+      deps = {builder.Marker(group[0], std::move(phase), Picoseconds())};
+    }
+  }
+  return Status();
+}
+
+}  // namespace tpusim::ici::algorithms

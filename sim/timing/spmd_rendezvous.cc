@@ -1,0 +1,148 @@
+// The SPMD rendezvous: arrivals, completion, the instances on the shared
+// network and the deadlock report; spmd_rendezvous.h.
+#include "sim/timing/spmd_rendezvous.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "sim/chip/arith.h"
+#include "sim/timing/systemc_time.h"
+
+namespace tpusim::timing {
+
+SpmdRendezvous::SpmdRendezvous(const ici::CollectiveTimer& timer, ici::Algorithm algorithm,
+                               int64_t clock_hz, CollectivePlans plans, std::vector<bool> simulated,
+                               TimingResult& result)
+    : network_(timer, clock_hz),
+      algorithm_(algorithm),
+      plans_(std::move(plans)),
+      simulated_(std::move(simulated)),
+      result_(result) {}
+
+Rendezvous& SpmdRendezvous::Arrive(const CollectivePlan& plan, int64_t execution, int32_t group,
+                                   int64_t device, int64_t now) {
+  std::unique_ptr<Rendezvous>& slot = rendezvous_[{plan.key, execution, group}];
+  if (slot == nullptr) {
+    slot = std::make_unique<Rendezvous>();
+    slot->plan = &plan;
+    slot->execution = execution;
+    slot->group = group;
+    slot->owed = ArrivalsOwed(plan, group, simulated_);
+    for (const auto& [member, n] : slot->owed) slot->expected += n;
+  }
+  Rendezvous& r = *slot;
+  if (r.name.empty() || plan.inst->opcode() == hlo::HloOpcode::kSend) r.name = plan.name;
+  ++r.arrivals[device];
+  if (++r.arrived == r.expected) {
+    r.complete = true;
+    r.start = now;
+    Transfer(plan, execution, now, r);
+  }
+  return r;
+}
+
+bool SpmdRendezvous::AwaitEnd(const Rendezvous& r) const {
+  while (!r.complete || TimeToCycles(sc_core::sc_time_stamp()) < r.end) {
+    sc_core::wait(r.done);
+    if (!error_.ok()) return false;
+  }
+  return error_.ok();
+}
+
+Status SpmdRendezvous::Deadlock(const hlo::HloModule& module) const {
+  for (const auto& [key, r] : rendezvous_) {
+    if (r->complete) continue;
+    std::string arrived, missing;
+    for (const auto& [member, owed] : r->owed) {
+      const auto it = r->arrivals.find(member);
+      const int64_t n = it == r->arrivals.end() ? 0 : it->second;
+      std::string& list = n < owed ? missing : arrived;
+      list += (list.empty() ? "" : ",") + std::to_string(member);
+    }
+    const std::string both = r->plan->point_to_point
+                                 ? " (a transfer needs its source's send and its target's recv)"
+                                 : "";
+    return InvalidArgument(module.ErrorAt(
+        r->plan->inst->location(),
+        r->plan->kind_name + " " + r->name + " (execution " + std::to_string(r->execution) +
+            ") never completes: devices {" + missing + "} do not reach it" + both +
+            (arrived.empty() ? "" : ", devices {" + arrived + "} wait") +
+            "; a deadlock: mismatched channels, or a collective in a branch or loop that "
+            "some participants do not run" +
+            (std::count(simulated_.begin(), simulated_.end(), true) == 1 && simulated_.size() > 1
+                 ? " (symmetry: device 0 simulated for all)"
+                 : "")));
+  }
+  return InvalidArgument(module.filename() +
+                         ": error: the simulation stopped with devices "
+                         "still waiting");
+}
+
+void SpmdRendezvous::Transfer(const CollectivePlan& plan, int64_t execution, int64_t now,
+                              Rendezvous& r) {
+  const auto [it, added] =
+      instances_.try_emplace({plan.key, execution}, result_.collectives.size());
+  if (added) Join(plan, execution, now, r.name);
+  const size_t record = it->second;
+  instance_rendezvous_[record].push_back(&r);
+  if (network_index_[record] == kUntimed) {
+    r.end = now;  // the error stops every waiting device at its next wake-up
+    r.done.notify(sc_core::SC_ZERO_TIME);
+    return;
+  }
+  if (!added) return Refresh(record, now);
+  for (const size_t index : network_.in_flight()) Refresh(record_of_[index], now);
+}
+
+void SpmdRendezvous::Join(const CollectivePlan& plan, int64_t execution, int64_t now,
+                          const std::string& name) {
+  CollectiveRecord& record = result_.collectives.emplace_back();
+  record.name = name;
+  record.kind = plan.kind_name;
+  record.execution = execution;
+  record.start_cycle = now;
+  record.bytes = plan.bytes;
+  record.groups = plan.participants.groups;
+  instance_rendezvous_.emplace_back();
+  network_index_.push_back(kUntimed);
+  ici::Collective collective;
+  collective.kind = plan.kind;
+  collective.groups = plan.participants.groups;
+  collective.pairs = plan.participants.pairs;
+  collective.bytes = plan.bytes;
+  collective.algorithm = algorithm_;
+  const StatusOr<size_t> joined = network_.Join(std::move(collective), now);
+  if (!joined.ok()) {
+    // Recorded for SimulateBatch; the run ends without the SystemC stop banner.
+    if (error_.ok()) {
+      error_ =
+          Status(joined.status().code(), name + ": the interconnect cannot time this " +
+                                             plan.kind_name + ": " + joined.status().message());
+    }
+    return;
+  }
+  network_index_.back() = *joined;
+  record_of_.push_back(result_.collectives.size() - 1);  // network indices follow joins
+}
+
+void SpmdRendezvous::Refresh(size_t record, int64_t now) {
+  const NetworkInstance& instance = network_.instance(network_index_[record]);
+  CollectiveRecord& out = result_.collectives[record];
+  const ici::CollectiveTiming& timing = instance.timing;
+  out.ici_bytes = timing.ici_bytes;
+  out.algorithm = std::string(ici::AlgorithmName(timing.algorithm));
+  out.explanation = timing.explanation;
+  out.links = timing.links;
+  out.contention_cycles = instance.cycles - instance.alone_cycles;
+  out.cycles = 0;
+  for (Rendezvous* r : instance_rendezvous_[record]) {
+    r->end = chip::SatAdd(r->start, instance.cycles);
+    out.cycles = std::max(out.cycles, r->end - out.start_cycle);
+    if (r->end < now) continue;  // passed: nobody waits for it
+    r->done.cancel();
+    r->done.notify(CyclesToTime(r->end - now));
+  }
+}
+
+}  // namespace tpusim::timing
