@@ -28,6 +28,10 @@ struct MxuConfig {
   /// input: an f16 value is the exact sum of two bf16 pieces); 0 or 1: the
   /// precision config alone decides.
   int64_t f16_passes = 0;
+  /// Percentage of a matmul kernel's f16 conversions (the VPU widening its
+  /// operands and rounding its result) that the MXUs wait for instead of
+  /// overlapping; 0: conversions overlap the MXU fully.
+  int64_t convert_exposed_percent = 0;
 };
 
 /// The vector unit of one TensorCore: a 2D SIMD array of (sublane, lane) slots.

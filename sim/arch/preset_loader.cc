@@ -56,8 +56,8 @@ struct Field {
 
 constexpr int64_t kTenGHz = 10'000'000'000;
 
-const std::array<Field, 37>& Schema() {
-  static const std::array<Field, 37> kSchema = {{
+const std::array<Field, 38>& Schema() {
+  static const std::array<Field, 38> kSchema = {{
       TPUSIM_FIELD("description", description, 0, 0, false),
       TPUSIM_FIELD("clock", clock, 1, kTenGHz, true),
       TPUSIM_FIELD("tensorcores_per_chip", tensorcores_per_chip, 1, 16, true),
@@ -68,6 +68,7 @@ const std::array<Field, 37>& Schema() {
       TPUSIM_FIELD("mxu.int8_rate", mxu.int8_rate, 0, 16, true),
       TPUSIM_FIELD("mxu.fp8_rate", mxu.fp8_rate, 0, 16, true),
       TPUSIM_FIELD("mxu.f16_passes", mxu.f16_passes, 0, 6, false),
+      TPUSIM_FIELD("mxu.convert_exposed_percent", mxu.convert_exposed_percent, 0, 100, false),
       TPUSIM_FIELD("vpu.sublanes", vpu.sublanes, 1, 1024, true),
       TPUSIM_FIELD("vpu.lanes", vpu.lanes, 1, 1024, true),
       TPUSIM_FIELD("vpu.alus_per_slot", vpu.alus_per_slot, 1, 64, true),

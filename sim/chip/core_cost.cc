@@ -34,7 +34,8 @@ CoreCost::CoreCost(const arch::ChipConfig& chip)
       kernel_start_(chip.overhead.kernel_start.value()),
       program_launch_(chip.overhead.program_launch.value()),
       pipeline_block_(chip.vmem.pipeline_block.value()),
-      pipeline_step_(chip.overhead.pipeline_step.value()) {}
+      pipeline_step_(chip.overhead.pipeline_step.value()),
+      convert_exposed_percent_(chip.mxu.convert_exposed_percent) {}
 
 int64_t CoreCost::PipelineCycles(const CoreWork& work) const {
   if (pipeline_block_ <= 0 || work.hbm_bytes <= 0) return 0;
@@ -50,7 +51,13 @@ int64_t CoreCost::UnitBusy(Unit unit, const CoreWork& work) const {
     case Unit::kMxu: {
       int64_t total = 0;
       for (const MatmulWork& m : work.matmuls) total = SatAdd(total, mxu_.MatmulCycles(m));
-      return total;
+      // The MXUs wait for the share of the kernel's f16 conversions that
+      // does not overlap them: operands widened before they are pushed,
+      // results rounded after they are popped.
+      if (total == 0 || convert_exposed_percent_ == 0) return total;
+      VectorWork convert;
+      convert.cheap_ops = work.vector.convert_ops;
+      return SatAdd(total, MulDivCeil(vpu_.Cycles(convert), convert_exposed_percent_, 100));
     }
     case Unit::kVpu:
       return vpu_.Cycles(work.vector);

@@ -17,7 +17,9 @@ class CoreCost {
  public:
   explicit CoreCost(const arch::ChipConfig& chip);
 
-  /// Busy cycles of one unit for `work` (matmuls run one after another on the MXUs).
+  /// Busy cycles of one unit for `work` (matmuls run one after another on the
+  /// MXUs, which also wait for `mxu.convert_exposed_percent` of the f16
+  /// conversions of a kernel that has matmuls).
   int64_t UnitBusy(Unit unit, const CoreWork& work) const;
   /// UnitBusy for every unit.
   UnitCycles Busy(const CoreWork& work) const;
@@ -47,6 +49,7 @@ class CoreCost {
   int64_t program_launch_;
   int64_t pipeline_block_;
   int64_t pipeline_step_;
+  int64_t convert_exposed_percent_;
 };
 
 }  // namespace tpusim::chip

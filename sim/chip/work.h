@@ -41,6 +41,7 @@ struct VectorWork {
   int64_t medium_ops = 0;          ///< divide, exp, log, tanh, power, sqrt
   int64_t transcendental_ops = 0;  ///< sin, cos, tan and the inverse/hyperbolic ones
   int64_t xlu_vregs = 0;  ///< vregs through the transpose unit (minor transposes, lane reductions)
+  int64_t convert_ops = 0;  ///< of cheap_ops, those widening f16 inputs and rounding f16 results
 };
 
 /// Everything one instruction asks of one TensorCore.

@@ -456,14 +456,14 @@ void KernelCoster::AddF16Conversions(const HloInstruction& kernel, std::span<con
     if (!s.IsArray() || s.element_type() != hlo::PrimitiveType::kF16 || InVmem(s)) return 0;
     return VregCount(s, vpu.sublanes(), vpu.lanes());
   };
-  for (int64_t i = 0; i < kernel.operand_count(); ++i) {
-    if (read[i] > 0) {
-      v.cheap_ops = SatAdd(v.cheap_ops, SatMul(vpu.f16_load_ops(), f16_vregs(kernel.operand(i)->shape())));
-    }
-  }
-  const auto store = [&](const Shape& s) {
-    v.cheap_ops = SatAdd(v.cheap_ops, SatMul(vpu.f16_store_ops(), f16_vregs(s)));
+  const auto add = [&](int64_t ops) {
+    v.cheap_ops = SatAdd(v.cheap_ops, ops);
+    v.convert_ops = SatAdd(v.convert_ops, ops);
   };
+  for (int64_t i = 0; i < kernel.operand_count(); ++i) {
+    if (read[i] > 0) add(SatMul(vpu.f16_load_ops(), f16_vregs(kernel.operand(i)->shape())));
+  }
+  const auto store = [&](const Shape& s) { add(SatMul(vpu.f16_store_ops(), f16_vregs(s))); };
   if (written.IsTuple()) {
     for (const Shape& e : written.tuple_shapes()) store(e);
   } else {
@@ -487,7 +487,8 @@ chip::CoreWork KernelCoster::Split(const chip::CoreWork& whole) const {
     part.matmuls.push_back(m);
   }
   part.vector = {share(whole.vector.cheap_ops), share(whole.vector.medium_ops),
-                 share(whole.vector.transcendental_ops), share(whole.vector.xlu_vregs)};
+                 share(whole.vector.transcendental_ops), share(whole.vector.xlu_vregs),
+                 share(whole.vector.convert_ops)};
   part.hbm_bytes = share(whole.hbm_bytes);
   part.hbm_write_bytes = share(whole.hbm_write_bytes);
   part.vmem_bytes = share(whole.vmem_bytes);

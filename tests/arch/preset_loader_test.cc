@@ -171,6 +171,7 @@ TEST(PresetLoader, CanonicalDumpListsHardwareFieldsInSchemaOrder) {
             "mxu.int8_rate=2\n"
             "mxu.fp8_rate=1\n"
       "mxu.f16_passes=0\n"
+      "mxu.convert_exposed_percent=0\n"
             "vpu.sublanes=2\n"
             "vpu.lanes=4\n"
             "vpu.alus_per_slot=1\n"
@@ -205,7 +206,7 @@ TEST(PresetLoader, HashIsStableAndIgnoresNamesAndDescriptions) {
   ASSERT_TRUE(c.ok());
   // Pinned (cross-checked with an independent FNV-1a in Python): a change here
   // means every golden file's preset hash changes.
-  EXPECT_EQ(ConfigHash(*c), 0xe5ba01522a086668ULL) << std::hex << ConfigHash(*c);
+  EXPECT_EQ(ConfigHash(*c), 0x4d292b9bfe1e3237ULL) << std::hex << ConfigHash(*c);
   ChipConfig renamed = *c;
   renamed.name = "other";
   renamed.description = "reworded";
@@ -241,13 +242,13 @@ TEST(PresetLoader, BadOverridesNameTheOverride) {
   };
   EXPECT_EQ(error("mxu.rowz=3"),
             "override 'mxu.rowz=3': error: unknown key 'mxu.rowz' (known: rows, cols, "
-            "count_per_core, int8_rate, fp8_rate, f16_passes)");
+            "count_per_core, int8_rate, fp8_rate, f16_passes, convert_exposed_percent)");
   EXPECT_EQ(error("mxu.rows=x"),
             "override 'mxu.rows=x': error: mxu.rows: expected a whole number, got 'x'");
   EXPECT_EQ(error("clock"), "override 'clock': error: expected KEY=VALUE, e.g. mxu.rows=256");
   EXPECT_EQ(error("mxu=3"),
             "override 'mxu=3': error: 'mxu' is a group; set one of its keys (rows, cols, "
-            "count_per_core, int8_rate, fp8_rate, f16_passes)");
+            "count_per_core, int8_rate, fp8_rate, f16_passes, convert_exposed_percent)");
   EXPECT_THAT(error("gpu.rows=3"), HasSubstr("unknown key 'gpu.rows' (known: inherits, "
                                              "description, clock,"));
   EXPECT_EQ(error("hbm.bandwidth=819GBps"),
@@ -321,7 +322,7 @@ TEST_F(MalformedPreset, UnknownNestedKeyGivesLineColumnAndKnownKeys) {
   Write("base", kBase);
   EXPECT_EQ(ErrorOf("bad", "inherits: base\nmxu:\n  rows: 4\n  rowz: 4\n"),
             "DIR/bad.yaml:4:3: error: unknown key 'mxu.rowz' (known: rows, cols, count_per_core, "
-            "int8_rate, fp8_rate, f16_passes)");
+            "int8_rate, fp8_rate, f16_passes, convert_exposed_percent)");
 }
 
 TEST_F(MalformedPreset, UnknownTopLevelKey) {

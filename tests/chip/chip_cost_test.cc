@@ -129,6 +129,21 @@ TEST(Vmem, MatmulThatFitsMovesEachByteOnce) {
   EXPECT_EQ(vmem.Cycles(64), 1);
 }
 
+TEST(CoreCost, MxuWaitsForTheExposedShareOfAMatmulKernelsF16Conversions) {
+  arch::ChipConfig chip = Tiny();  // 1 ALU: one vreg op per cycle
+  CoreWork work;
+  work.matmuls.push_back({.batch = 1, .m = 2, .k = 2, .n = 2});  // 2 + 4 cycles
+  work.vector = {.cheap_ops = 120, .convert_ops = 100};
+  EXPECT_EQ(CoreCost(chip).UnitBusy(Unit::kMxu, work), 6);  // percent 0: fully overlapped
+  chip.mxu.convert_exposed_percent = 30;
+  EXPECT_EQ(CoreCost(chip).UnitBusy(Unit::kMxu, work), 6 + 30);
+  EXPECT_EQ(CoreCost(chip).UnitBusy(Unit::kVpu, work), 120);  // the VPU still does them all
+  chip.mxu.convert_exposed_percent = 100;
+  EXPECT_EQ(CoreCost(chip).UnitBusy(Unit::kMxu, work), 6 + 100);
+  work.matmuls.clear();  // a kernel without a matmul: nothing waits
+  EXPECT_EQ(CoreCost(chip).UnitBusy(Unit::kMxu, work), 0);
+}
+
 TEST(CoreCost, EachUnitAnswersForItsOwnWork) {
   CoreCost cost(Tiny());
   CoreWork work;

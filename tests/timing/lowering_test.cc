@@ -223,6 +223,26 @@ ENTRY e {
   EXPECT_EQ(cost.per_core.hbm_bytes * 2, cost.hbm_bytes);
 }
 
+TEST(KernelCost, F16ConversionsAreCountedApartForTheMxuToWaitOn) {
+  arch::ChipConfig v4 = Preset("tpu-v4");
+  const std::string text = R"(HloModule m
+ENTRY e {
+  a = f16[1024,1024]{1,0:T(8,128)(2,1)} parameter(0)
+  b = f16[1024,1024]{1,0:T(8,128)(2,1)} parameter(1)
+  ROOT d = f16[1024,1024]{1,0:T(8,128)(2,1)} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+  const KernelCost cost = RootCost(text, v4);
+  // Two operands widened, one result rounded: 1024 vregs each, split over 2 TCs.
+  const int64_t expected = (v4.vpu.f16_load_ops * 2 + v4.vpu.f16_store_ops) * 1024 / 2;
+  EXPECT_EQ(cost.per_core.vector.convert_ops, expected);
+  EXPECT_EQ(cost.per_core.vector.cheap_ops, expected + 1024 / 2);  // plus the result pops
+  v4.mxu.convert_exposed_percent = 0;
+  const int64_t overlapped = chip::CoreCost(v4).UnitBusy(chip::Unit::kMxu, cost.per_core);
+  v4.mxu.convert_exposed_percent = 50;
+  const int64_t half = chip::CoreCost(v4).UnitBusy(chip::Unit::kMxu, cost.per_core);
+  EXPECT_EQ(half - overlapped, (expected / v4.vpu.alus_per_slot + 1) / 2);
+}
+
 TEST(TripCount, CountedLoopWithConstantBounds) {
   auto module = Parse(R"(HloModule m
 cond {
