@@ -35,7 +35,7 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 #include "sim/chip/core_cost.h"
 #include "sim/timing/collective_plan.h"
 #include "sim/timing/program.h"
@@ -76,7 +76,7 @@ class UnitTarget : public sc_core::sc_module {
     if (unit_ == Unit::kDma) {
       const int64_t issue = TimeToCycles(sc_core::sc_time_stamp() + delay);
       const int64_t begin = std::max(issue, dma_free_at_);
-      dma_free_at_ = chip::SatAdd(begin, busy);
+      dma_free_at_ = SatAdd(begin, busy);
       delay += CyclesToTime(dma_free_at_ - issue);
     } else {
       delay += CyclesToTime(busy);
@@ -260,7 +260,7 @@ class SpmdState {
     out.contention_cycles = instance.cycles - instance.alone_cycles;
     out.cycles = 0;
     for (Rendezvous* r : instance_rendezvous_[record]) {
-      r->end = chip::SatAdd(r->start, instance.cycles);
+      r->end = SatAdd(r->start, instance.cycles);
       out.cycles = std::max(out.cycles, r->end - out.start_cycle);
       if (r->end < now) continue;  // passed: nobody waits for it
       r->done.cancel();
@@ -418,15 +418,15 @@ class TensorCore : public sc_core::sc_module {
           }
           // The fixed start-up and the pipeline's exposed prologue,
           // epilogue and per-block steps add to the slowest unit.
-          const int64_t fixed = chip::SatAdd(cost_.kernel_start(), cost_.PipelineCycles(cost.per_core));
+          const int64_t fixed = SatAdd(cost_.kernel_start(), cost_.PipelineCycles(cost.per_core));
           record.overhead_cycles = fixed;
           if (longest < fixed) record.bound_by = BoundBy::kLatency;
-          cycles = Slowed(chip::SatAdd(longest, fixed));
+          cycles = Slowed(SatAdd(longest, fixed));
           if (network.has_value()) {
             // The local part (the adds of a reduction) overlaps the transfer,
             // which started when the group completed; the thread has waited
             // until the transfer ended.
-            const int64_t local_end = chip::SatAdd(network->completed, cycles);
+            const int64_t local_end = SatAdd(network->completed, cycles);
             if (network->end > local_end) record.bound_by = BoundBy::kIci;
             cycles = std::max(local_end, network->end) - TimeToCycles(keeper.get_current_time());
           }
@@ -435,7 +435,7 @@ class TensorCore : public sc_core::sc_module {
         case StepKind::kAsyncStart: {
           const int64_t until_done = Ask(Unit::kDma, cost.per_core, keeper.get_local_time());
           record.unit_cycles[static_cast<int>(Unit::kDma)] = until_done;
-          async_done_at_[step.async_id] = chip::SatAdd(start, until_done);
+          async_done_at_[step.async_id] = SatAdd(start, until_done);
           async_rendezvous_[step.async_id] = std::move(met);
           record.bound_by = BoundBy::kDma;
           break;
@@ -606,7 +606,7 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
 void SumLinks(const ici::CollectiveTimer& timer, TimingResult& r) {
   std::map<int32_t, int64_t> bytes;
   for (const CollectiveRecord& c : r.collectives) {
-    for (const ici::LinkBytes& l : c.links) bytes[l.link] = chip::SatAdd(bytes[l.link], l.bytes);
+    for (const ici::LinkBytes& l : c.links) bytes[l.link] = SatAdd(bytes[l.link], l.bytes);
   }
   const double seconds = static_cast<double>(r.cycles) / static_cast<double>(r.clock_hz);
   for (const auto& [link, total] : bytes) {
@@ -731,8 +731,8 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
     for (const DeviceTiming& d : r.devices) r.cycles = std::max(r.cycles, d.end_cycle);
     r.time_us = static_cast<double>(r.cycles) * 1e6 / static_cast<double>(r.clock_hz);
     for (const OpRecord& op : r.ops) {
-      r.flops = chip::SatAdd(r.flops, op.flops);
-      r.hbm_bytes = chip::SatAdd(r.hbm_bytes, op.hbm_bytes);
+      r.flops = SatAdd(r.flops, op.flops);
+      r.hbm_bytes = SatAdd(r.hbm_bytes, op.hbm_bytes);
     }
     std::stable_sort(r.collectives.begin(), r.collectives.end(),
                      [](const CollectiveRecord& a, const CollectiveRecord& b) {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/dot_precision.h"
 #include "sim/hlo/primitive_type.h"
@@ -13,9 +13,6 @@
 
 namespace tpusim::timing {
 
-using chip::CeilDiv;
-using chip::SatAdd;
-using chip::SatMul;
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::Shape;
