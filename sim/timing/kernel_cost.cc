@@ -6,6 +6,7 @@
 
 #include "sim/base/arith.h"
 #include "sim/hlo/computation.h"
+#include "sim/hlo/dot_dimensions.h"
 #include "sim/hlo/dot_precision.h"
 #include "sim/hlo/primitive_type.h"
 #include "sim/timing/hlo_helpers.h"
@@ -52,19 +53,6 @@ int64_t Product(const Shape& s, const std::vector<int64_t>& dims) {
   int64_t p = 1;
   for (int64_t d : dims) p = SatMul(p, s.dimensions(d));
   return p;
-}
-
-/// Dimensions of `s` not in `a` or `b`, in order.
-std::vector<int64_t> OtherDims(const Shape& s, const std::vector<int64_t>& a,
-                               const std::vector<int64_t>& b) {
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < s.rank(); ++d) {
-    if (std::find(a.begin(), a.end(), d) == a.end() &&
-        std::find(b.begin(), b.end(), d) == b.end()) {
-      out.push_back(d);
-    }
-  }
-  return out;
 }
 
 const std::vector<int64_t>& IntList(const HloInstruction& inst, hlo::AttrId id) {
@@ -121,8 +109,8 @@ StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
   chip::MatmulWork w;
   w.batch = Product(lhs, lb);
   w.k = Product(lhs, lc);
-  w.m = Product(lhs, OtherDims(lhs, lb, lc));
-  w.n = Product(rhs, OtherDims(rhs, rb, rc));
+  w.m = Product(lhs, hlo::DotFreeDimensions(lhs.rank(), lb, lc));
+  w.n = Product(rhs, hlo::DotFreeDimensions(rhs.rank(), rb, rc));
   TPUSIM_ASSIGN_OR_RETURN(w.passes, EffectivePasses(dot));
   w.input = MxuInputOf(lhs.element_type(), rhs.element_type());
   return w;
