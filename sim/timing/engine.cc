@@ -555,9 +555,9 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
   m.config = job.options.spmd.value_or(hlo::SpmdConfig::CoveringModule(*job.module));
   const int64_t devices = m.config.device_count();
   if (m.config.replica_count < 1 || m.config.partition_count < 1 ||
-      (job.options.interconnect != nullptr && devices > kMaxSpmdDevices)) {
+      (job.options.interconnect != nullptr && devices > hlo::kMaxSpmdDevices)) {
     return InvalidArgument(job.module->filename() + ": error: the SPMD program needs 1 to " +
-                           std::to_string(kMaxSpmdDevices) + " devices, got " +
+                           std::to_string(hlo::kMaxSpmdDevices) + " devices, got " +
                            std::to_string(m.config.replica_count) + " replicas x " +
                            std::to_string(m.config.partition_count) + " partitions");
   }

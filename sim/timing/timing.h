@@ -119,9 +119,6 @@ struct DeviceTiming {
   std::vector<OpRecord> ops;
 };
 
-/// The most devices an SPMD timing run simulates.
-inline constexpr int64_t kMaxSpmdDevices = 4096;
-
 /// Devices whose per-instruction records a run keeps (for the trace).
 inline constexpr int64_t kTracedDevices = 8;
 
