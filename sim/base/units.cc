@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
+#include <iterator>
 #include <limits>
 #include <span>
 #include <string>
@@ -159,6 +161,21 @@ StatusOr<FlopsPerSecond> ParseFlopsPerSecond(std::string_view text) {
 
 StatusOr<Cycles> ParseCycles(std::string_view text) {
   return Parse<Cycles>(text, {"cycle count", "cycles", kCycleUnits});
+}
+
+std::string FormatBytes(int64_t bytes, BinaryByteUnit largest) {
+  // Indexed by BinaryByteUnit.
+  static constexpr const char* kNames[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  static_assert(std::size(kNames) == static_cast<size_t>(BinaryByteUnit::kEiB) + 1);
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit < static_cast<size_t>(largest)) {
+    value /= 1024;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.2f %s", value, kNames[unit]);
+  return buffer;
 }
 
 }  // namespace tpusim
