@@ -515,10 +515,7 @@ StatusOr<Shape> InferConditional(const Rule& r) {
 }
 
 StatusOr<Shape> InferCalledRoot(const Rule& r, AttrId id) {
-  if (id == AttrId::kToApply) return r.RootOf(r.in().to_apply(), "to_apply");
-  const auto* list = r.in().GetAttr<ComputationList>(id);
-  return r.RootOf(list && !list->computations.empty() ? list->computations[0] : nullptr,
-                  AttrName(id));
+  return r.RootOf(r.in().called_computation(id), AttrName(id));
 }
 
 // ---------------------------------------------------------------------------

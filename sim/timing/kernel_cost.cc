@@ -203,7 +203,7 @@ int64_t KernelCoster::OperandReadBytes(const HloInstruction& kernel, int64_t i) 
       if (i == 0) return 0;
       break;
     case HloOpcode::kFusion: {
-      const hlo::HloComputation* fused = CalledComputation(kernel, hlo::AttrId::kCalls);
+      const hlo::HloComputation* fused = kernel.called_computation(hlo::AttrId::kCalls);
       if (fused == nullptr || i >= fused->parameter_count() || fused->parameters()[i] == nullptr)
         break;
       const HloInstruction& param = *fused->parameters()[i];
@@ -515,7 +515,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   chip::CoreWork whole;
   int64_t flops = 0;
   const hlo::HloComputation* fused =
-      op == HloOpcode::kFusion ? CalledComputation(inst, hlo::AttrId::kCalls) : nullptr;
+      op == HloOpcode::kFusion ? inst.called_computation(hlo::AttrId::kCalls) : nullptr;
   std::vector<const HloInstruction*> matmuls;
   int64_t vmem = 0;
   if (fused != nullptr) {
