@@ -635,8 +635,6 @@ Status ConvertKernel(const Literal& in, Literal& out) {
   });
 }
 
-/// Reinterprets the bits of each element as the result type, which has the
-/// same bit width (the width-changing form is not supported yet).
 /// bitcast-convert between types of different widths, as XLA defines it:
 /// to a narrower type a new minor dimension of size ratio appears, from a
 /// narrower type that minor dimension goes away, and the bytes are the same
@@ -664,6 +662,8 @@ Status WidthChangingBitcastConvert(const Literal& in, Literal& out) {
   return Status::Ok();
 }
 
+/// Reinterprets the bits of each element as the result type; a change of
+/// width goes to WidthChangingBitcastConvert.
 Status BitcastConvertKernel(const Literal& in, Literal& out) {
   const PrimitiveType from = in.element_type();
   const PrimitiveType to = out.element_type();
