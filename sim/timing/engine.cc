@@ -413,7 +413,7 @@ class TensorCore : public sc_core::sc_module {
             record.unit_cycles[u] = busy;
             if (busy > longest) {
               longest = busy;
-              record.bound_by = static_cast<BoundBy>(u);
+              record.bound_by = BoundByUnit(static_cast<Unit>(u));
             }
           }
           // The fixed start-up and the pipeline's exposed prologue,
@@ -622,28 +622,6 @@ void SumLinks(const ici::CollectiveTimer& timer, TimingResult& r) {
 bool g_simulated = false;  ///< the SystemC kernel has been started in this process
 
 }  // namespace
-
-std::string_view BoundByName(BoundBy bound) {
-  switch (bound) {
-    case BoundBy::kMxu:
-      return "MXU";
-    case BoundBy::kVpu:
-      return "VPU";
-    case BoundBy::kTranspose:
-      return "transpose";
-    case BoundBy::kHbm:
-      return "HBM";
-    case BoundBy::kVmem:
-      return "VMEM";
-    case BoundBy::kDma:
-      return "DMA";
-    case BoundBy::kLatency:
-      return "latency";
-    case BoundBy::kIci:
-      return "ICI";
-  }
-  return "?";
-}
 
 StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob> jobs) {
   if (g_simulated) {
