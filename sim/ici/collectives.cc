@@ -257,11 +257,16 @@ StatusOr<Stage> StageOf(CollectiveKind kind, Algorithm algorithm) {
     case CollectiveKind::kAllReduce: return Stage::kAllReduce;
     case CollectiveKind::kAllGather: return Stage::kAllGather;
     case CollectiveKind::kReduceScatter: return Stage::kReduceScatter;
-    default:
-      return InvalidArgument("algorithm " + std::string(AlgorithmName(algorithm)) + " cannot run " +
-                             std::string(CollectiveKindName(kind)) +
-                             " (it runs all-reduce, all-gather and reduce-scatter)");
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kRaggedAllToAll:
+    case CollectiveKind::kCollectivePermute:
+    case CollectiveKind::kCollectiveBroadcast:
+    case CollectiveKind::kSendRecv:
+      break;
   }
+  return InvalidArgument("algorithm " + std::string(AlgorithmName(algorithm)) + " cannot run " +
+                         std::string(CollectiveKindName(kind)) +
+                         " (it runs all-reduce, all-gather and reduce-scatter)");
 }
 
 /// Ring (unidirectional or bidirectional) over each group in group order.
