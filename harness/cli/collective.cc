@@ -63,8 +63,11 @@ double BusFactor(ici::CollectiveKind kind, int64_t n) {
     case ici::CollectiveKind::kReduceScatter:
     case ici::CollectiveKind::kAllToAll:
     case ici::CollectiveKind::kRaggedAllToAll: return ratio;
-    default: return 1.0;  // permute, broadcast, send/recv
+    case ici::CollectiveKind::kCollectivePermute:
+    case ici::CollectiveKind::kCollectiveBroadcast:
+    case ici::CollectiveKind::kSendRecv: return 1.0;
   }
+  return 1.0;  // unreachable: every CollectiveKind returns above
 }
 
 /// The largest collective size: 2^50 bytes (1 PiB), far beyond any real

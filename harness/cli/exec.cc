@@ -109,13 +109,13 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
   if (options.replicas.has_value()) spmd.replica_count = *options.replicas;
   if (options.partitions.has_value()) spmd.partition_count = *options.partitions;
   const bool from_flags = options.replicas.has_value() || options.partitions.has_value();
-  if (!from_flags && spmd.device_count() > eval::Evaluator::kMaxSpmdDevices) {
+  if (!from_flags && spmd.device_count() > hlo::kMaxSpmdDevices) {
     // The module alone asks for it: its header or the device ids its
     // collectives name; point at the collective when it is the cause.
     const std::string needs = "the module needs " + std::to_string(spmd.replica_count) +
                               " replicas x " + std::to_string(spmd.partition_count) +
                               " partitions, more than the " +
-                              std::to_string(eval::Evaluator::kMaxSpmdDevices) +
+                              std::to_string(hlo::kMaxSpmdDevices) +
                               " devices tpusim runs";
     int64_t id = -1;
     const hlo::HloInstruction* naming = hlo::CollectiveNamingLargestId(*module, id);
@@ -128,9 +128,9 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
                            " (its replica_count and num_partitions)");
   }
   if (spmd.replica_count < 1 || spmd.partition_count < 1 ||
-      spmd.device_count() > eval::Evaluator::kMaxSpmdDevices) {
+      spmd.device_count() > hlo::kMaxSpmdDevices) {
     return InvalidArgument("tpusim exec: error: --replicas and --partitions must be at least 1, "
-                           "with at most " + std::to_string(eval::Evaluator::kMaxSpmdDevices) +
+                           "with at most " + std::to_string(hlo::kMaxSpmdDevices) +
                            " devices in all");
   }
   std::optional<arch::TopologyConfig> topology;

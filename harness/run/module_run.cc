@@ -15,6 +15,7 @@
 #include "harness/run/program_io.h"
 #include "harness/report/progress.h"
 #include "sim/arch/topology_config.h"
+#include "sim/base/units.h"
 #include "sim/eval/program_inputs.h"
 #include "sim/hlo/parser.h"
 #include "sim/hlo/verifier.h"
@@ -27,20 +28,6 @@ namespace tpusim::harness {
 namespace {
 
 using value::Literal;
-
-/// "123 B", "4.00 KiB", ... "281.93 GiB": sizes in messages.
-std::string FormatBytes(int64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.2f %s", value, kUnits[unit]);
-  return buffer;
-}
 
 /// Constants whose values the dump elided, in text order.
 std::vector<const hlo::HloInstruction*> ElidedConstants(const hlo::HloModule& module) {

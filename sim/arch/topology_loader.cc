@@ -17,6 +17,7 @@
 
 #include "sim/arch/topology_config.h"
 #include "sim/arch/yaml_position.h"
+#include "sim/base/arith.h"
 
 namespace tpusim::arch {
 namespace {
@@ -207,12 +208,6 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
   return Status::Ok();
 }
 
-/// `a * b`, saturating at INT64_MAX (a, b >= 1).
-int64_t ChipProduct(int64_t a, int64_t b) {
-  int64_t product = 0;
-  return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
-}
-
 /// At most kMaxChips chips, or an error prefixed by the key that sets the size.
 Status CheckChipCount(std::string_view key, const std::string& what, int64_t chips) {
   if (chips <= kMaxChips) return Status::Ok();
@@ -234,13 +229,13 @@ Status CheckSize(const TopologyConfig& c) {
     case TopologyKind::kTwistedTorus: {
       std::string dims;
       for (const int64_t d : c.dims) {
-        chips = ChipProduct(chips, d);
+        chips = SatMul(chips, d);
         dims += (dims.empty() ? "" : "x") + std::to_string(d);
       }
       return CheckChipCount("dims", kind + " " + dims, chips);
     }
     case TopologyKind::kFatTree:
-      for (int64_t l = 0; l < c.fat_tree_levels; ++l) chips = ChipProduct(chips, c.fat_tree_radix / 2);
+      for (int64_t l = 0; l < c.fat_tree_levels; ++l) chips = SatMul(chips, c.fat_tree_radix / 2);
       return CheckChipCount("levels", "a fat tree of radix " + std::to_string(c.fat_tree_radix) +
                                           " and " + std::to_string(c.fat_tree_levels) + " levels",
                             chips);
@@ -249,10 +244,10 @@ Status CheckSize(const TopologyConfig& c) {
     case TopologyKind::kMultiSlice: {
       StatusOr<TopologyConfig> slice = ParseTopologyShortForm(c.slice_topology_text);
       if (!slice.ok()) return InvalidArgument("slice: " + slice.status().message());
-      for (const int64_t d : slice->dims) chips = ChipProduct(chips, d);
+      for (const int64_t d : slice->dims) chips = SatMul(chips, d);
       return CheckChipCount("slices",
                             std::to_string(c.slices) + " slices of " + c.slice_topology_text,
-                            ChipProduct(chips, c.slices));
+                            SatMul(chips, c.slices));
     }
     case TopologyKind::kGraph:
       return CheckChipCount("chips", "the graph", c.graph_chips);

@@ -27,9 +27,11 @@ inline std::string_view NodeKind(const YAML::Node& node) {
       return "a sequence";
     case YAML::NodeType::Scalar:
       return "a scalar";
-    default:
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
       return "nothing";
   }
+  return "nothing";  // unreachable: every NodeType returns above
 }
 
 /// The one YAML document of `text`, as YAML::Load gives it. Throws

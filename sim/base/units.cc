@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
+#include <iterator>
 #include <limits>
 #include <span>
 #include <string>
@@ -173,6 +175,21 @@ StatusOr<double> ParsePercentage(std::string_view text) {
                            "': expected a non-negative number followed by %, e.g. 2% or 0.5%");
   }
   return percent;
+}
+
+std::string FormatBytes(int64_t bytes, BinaryByteUnit largest) {
+  // Indexed by BinaryByteUnit.
+  static constexpr const char* kNames[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  static_assert(std::size(kNames) == static_cast<size_t>(BinaryByteUnit::kEiB) + 1);
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit < static_cast<size_t>(largest)) {
+    value /= 1024;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.2f %s", value, kNames[unit]);
+  return buffer;
 }
 
 }  // namespace tpusim

@@ -1,7 +1,7 @@
 // Physical quantities as distinct types, so that a byte count can never be
 // passed where a frequency is expected (style.md rule 4), plus exact parsing of
 // the unit strings that presets and scenarios use ("1.6GHz", "819GB/s",
-// "16GiB", "1.5us").
+// "16GiB", "1.5us"), and sizes formatted for messages ("1.50 MiB").
 //
 // Every quantity holds a signed 64-bit integer count of its base unit (cycles,
 // bytes, picoseconds, hertz, bytes per second, FLOP per second). Integers keep
@@ -12,6 +12,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "sim/base/status.h"
@@ -76,6 +77,14 @@ StatusOr<Cycles> ParseCycles(std::string_view text);
 /// `tpusim diff`, validation suites); a bare number is refused, so "2" can
 /// mean neither 2% nor 200%. Returns the number of percent: "2%" gives 2.
 StatusOr<double> ParsePercentage(std::string_view text);
+
+/// The binary units FormatBytes prints a size in, smallest first.
+enum class BinaryByteUnit : uint8_t { kB, kKiB, kMiB, kGiB, kTiB, kPiB, kEiB };
+
+/// `bytes` (>= 0) for people: in the largest unit up to `largest` that it is
+/// at least one of, whole bytes or two decimals: "512 B", "4.00 KiB",
+/// "281.93 GiB", "1024.00 TiB" with `largest` kTiB. Not parsed back.
+std::string FormatBytes(int64_t bytes, BinaryByteUnit largest = BinaryByteUnit::kEiB);
 
 }  // namespace tpusim
 

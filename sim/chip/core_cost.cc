@@ -2,26 +2,19 @@
 
 #include <algorithm>
 
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 
 namespace tpusim::chip {
 
 std::string_view UnitName(Unit unit) {
   switch (unit) {
-    case Unit::kMxu:
-      return "MXU";
-    case Unit::kVpu:
-      return "VPU";
-    case Unit::kXlu:
-      return "transpose";
-    case Unit::kHbm:
-      return "HBM";
-    case Unit::kVmem:
-      return "VMEM";
-    case Unit::kDma:
-      return "DMA";
+#define V(enumerator, name) \
+  case Unit::enumerator:    \
+    return name;
+#include "sim/chip/unit.def"
+#undef V
   }
-  return "?";
+  return "?";  // unreachable: every Unit returns above
 }
 
 CoreCost::CoreCost(const arch::ChipConfig& chip)

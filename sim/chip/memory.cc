@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 
 namespace tpusim::chip {
 

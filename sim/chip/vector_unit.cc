@@ -1,6 +1,6 @@
 #include "sim/chip/vector_unit.h"
 
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 
 namespace tpusim::chip {
 

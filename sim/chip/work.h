@@ -14,10 +14,18 @@ namespace tpusim::chip {
 /// The units of a TensorCore that an instruction can occupy. kDma carries the
 /// asynchronous copies of `copy-start`/`*-start`; the others overlap within an
 /// instruction, which takes as long as the slowest of them.
-enum class Unit : uint8_t { kMxu, kVpu, kXlu, kHbm, kVmem, kDma };
-inline constexpr int kUnitCount = 6;
+enum class Unit : uint8_t {
+#define V(enumerator, name) enumerator,
+#include "sim/chip/unit.def"
+#undef V
+};
+inline constexpr int kUnitCount = 0
+#define V(enumerator, name) +1
+#include "sim/chip/unit.def"
+#undef V
+    ;
 
-/// "MXU", "VPU", "transpose", "HBM", "VMEM", "DMA".
+/// unit.def's display name: "MXU", "VPU", "transpose", "HBM", "VMEM", "DMA".
 std::string_view UnitName(Unit unit);
 
 /// The operand format the MXU runs a matmul at. kF16: f16 operands, which the

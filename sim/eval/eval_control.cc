@@ -18,15 +18,6 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 using value::Literal;
 
-/// The computation named by `id` (a single computation or the first of a list).
-const HloComputation* CalledComputation(const HloInstruction& inst, AttrId id) {
-  if (const auto* c = inst.GetAttr<HloComputation*>(id)) return *c;
-  if (const auto* list = inst.GetAttr<hlo::ComputationList>(id)) {
-    if (!list->computations.empty()) return list->computations.front();
-  }
-  return nullptr;
-}
-
 /// Where device (0, 0) records its control flow; nullptr on other devices
 /// (so that threads never share a writer) or when nobody asked.
 ControlFlowRecord* DeviceZeroRecord(const EvalContext& ctx) {
@@ -35,8 +26,8 @@ ControlFlowRecord* DeviceZeroRecord(const EvalContext& ctx) {
 }
 
 StatusOr<Literal> While(EvalContext& ctx, const HloInstruction& inst, const Literal& init) {
-  const HloComputation* condition = CalledComputation(inst, AttrId::kCondition);
-  const HloComputation* body = CalledComputation(inst, AttrId::kBody);
+  const HloComputation* condition = inst.called_computation(AttrId::kCondition);
+  const HloComputation* body = inst.called_computation(AttrId::kBody);
   if (condition == nullptr || body == nullptr) {
     return ctx.Error(inst, StatusCode::kInvalidArgument, "needs condition= and body=");
   }
@@ -87,7 +78,7 @@ StatusOr<Literal> Conditional(EvalContext& ctx, const HloInstruction& inst, Oper
   int64_t operand = 0;  // the branch's argument; the branch number is operand - 1
   if (selector.element_type() == hlo::PrimitiveType::kPred) {
     const bool taken = selector.data<uint8_t>()[0] != 0;
-    branch = CalledComputation(inst, taken ? AttrId::kTrueComputation : AttrId::kFalseComputation);
+    branch = inst.called_computation(taken ? AttrId::kTrueComputation : AttrId::kFalseComputation);
     operand = taken ? 1 : 2;
   } else if (const auto* list = inst.GetAttr<hlo::ComputationList>(AttrId::kBranchComputations)) {
     const int64_t count = static_cast<int64_t>(list->computations.size());
@@ -151,7 +142,7 @@ StatusOr<Literal> CopyStart(EvalContext& ctx, const HloInstruction& inst, const 
 /// `X-start` spelling (e.g. reduce-scatter-start) wraps no computation: the
 /// instruction itself carries X's attributes.
 StatusOr<Literal> AsyncStart(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
-  const HloComputation* wrapped = CalledComputation(inst, AttrId::kCalls);
+  const HloComputation* wrapped = inst.called_computation(AttrId::kCalls);
   StatusOr<Literal> started = Literal();
   if (wrapped != nullptr) {
     started = ctx.Call(*wrapped, ops);
@@ -206,7 +197,7 @@ StatusOr<Literal> EvalControl(EvalContext& ctx, const HloInstruction& inst, Oper
       // call names its callee with to_apply= (older dumps: calls=); fusion
       // with calls=.
       const HloComputation* callee = inst.to_apply();
-      if (callee == nullptr) callee = CalledComputation(inst, AttrId::kCalls);
+      if (callee == nullptr) callee = inst.called_computation(AttrId::kCalls);
       if (callee == nullptr) {
         return ctx.Error(inst, StatusCode::kInvalidArgument, "names no computation to call");
       }

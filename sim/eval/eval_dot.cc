@@ -33,6 +33,7 @@
 #include "sim/eval/kernels.h"
 #include "sim/eval/mxu_matmul.h"
 #include "sim/eval/mxu_tile.h"
+#include "sim/hlo/dot_dimensions.h"
 #include "sim/hlo/dot_precision.h"
 #include "sim/value/element_type.h"
 #include "sim/value/float_formats.h"
@@ -66,19 +67,6 @@ std::vector<int64_t> Offsets(const hlo::Shape& shape, const std::vector<int64_t>
   return offsets;
 }
 
-/// The dimensions of `shape` in neither list, in increasing order.
-std::vector<int64_t> FreeDims(const hlo::Shape& shape, const std::vector<int64_t>& batch,
-                              const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
-}
-
 StatusOr<DotIndex> BuildIndex(const HloInstruction& inst, const hlo::Shape& lhs,
                               const hlo::Shape& rhs) {
   auto list = [&](AttrId id) {
@@ -107,11 +95,11 @@ StatusOr<DotIndex> BuildIndex(const HloInstruction& inst, const hlo::Shape& lhs,
   }
   DotIndex index;
   index.lhs_b = Offsets(lhs, lb);
-  index.lhs_m = Offsets(lhs, FreeDims(lhs, lb, lc));
+  index.lhs_m = Offsets(lhs, hlo::DotFreeDimensions(lhs.rank(), lb, lc));
   index.lhs_k = Offsets(lhs, lc);
   index.rhs_b = Offsets(rhs, rb);
   index.rhs_k = Offsets(rhs, rc);
-  index.rhs_n = Offsets(rhs, FreeDims(rhs, rb, rc));
+  index.rhs_n = Offsets(rhs, hlo::DotFreeDimensions(rhs.rank(), rb, rc));
   return index;
 }
 

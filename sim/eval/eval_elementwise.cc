@@ -75,9 +75,18 @@ constexpr int IntBits() {
     case PrimitiveType::kS4:
     case PrimitiveType::kU4:
       return 4;
-    default:
+    case PrimitiveType::kS8: case PrimitiveType::kS16: case PrimitiveType::kS32:
+    case PrimitiveType::kS64: case PrimitiveType::kU8: case PrimitiveType::kU16:
+    case PrimitiveType::kU32: case PrimitiveType::kU64: case PrimitiveType::kF16:
+    case PrimitiveType::kBF16: case PrimitiveType::kF32: case PrimitiveType::kF64:
+    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3: case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kF8E4M3B11FNUZ: case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4: case PrimitiveType::kF8E8M0FNU:
+    case PrimitiveType::kF4E2M1FN: case PrimitiveType::kC64: case PrimitiveType::kC128:
+    case PrimitiveType::kToken: case PrimitiveType::kOpaque:
       return 8 * sizeof(NativeType<kType>);
   }
+  return 8 * sizeof(NativeType<kType>);  // unreachable: every PrimitiveType returns above
 }
 template <PrimitiveType kType>
 constexpr int kIntBits = IntBits<kType>();
@@ -635,13 +644,12 @@ Status ConvertKernel(const Literal& in, Literal& out) {
   });
 }
 
-/// Reinterprets the bits of each element as the result type, which has the
-/// same bit width (the width-changing form is not supported yet).
 /// bitcast-convert between types of different widths, as XLA defines it:
 /// to a narrower type a new minor dimension of size ratio appears, from a
 /// narrower type that minor dimension goes away, and the bytes are the same
 /// in little-endian order. Our literals store every element of 8 bits or
 /// more as its raw little-endian bits, row-major, so the bytes carry over.
+/// pred and sub-byte types (stored one element a byte) are kUnimplemented.
 Status WidthChangingBitcastConvert(const Literal& in, Literal& out) {
   const int from_bits = hlo::PrimitiveTypeBitWidth(in.element_type());
   const int to_bits = hlo::PrimitiveTypeBitWidth(out.element_type());
@@ -664,6 +672,8 @@ Status WidthChangingBitcastConvert(const Literal& in, Literal& out) {
   return Status::Ok();
 }
 
+/// Reinterprets the bits of each element as the result type; a change of
+/// width goes to WidthChangingBitcastConvert.
 Status BitcastConvertKernel(const Literal& in, Literal& out) {
   const PrimitiveType from = in.element_type();
   const PrimitiveType to = out.element_type();

@@ -67,31 +67,58 @@ void DftAxis(std::vector<Cx>& data, const std::vector<int64_t>& dims, size_t axi
   }
 }
 
+/// How an FFT operand or result holds its elements: one list of the element
+/// types for both Load and Store.
+enum class FftStorage : uint8_t { kReal, kC64, kC128 };
+
+FftStorage StorageOf(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kC64:
+      return FftStorage::kC64;
+    case PrimitiveType::kC128:
+      return FftStorage::kC128;
+    case PrimitiveType::kPred: case PrimitiveType::kS1: case PrimitiveType::kS2:
+    case PrimitiveType::kS4: case PrimitiveType::kS8: case PrimitiveType::kS16:
+    case PrimitiveType::kS32: case PrimitiveType::kS64: case PrimitiveType::kU1:
+    case PrimitiveType::kU2: case PrimitiveType::kU4: case PrimitiveType::kU8:
+    case PrimitiveType::kU16: case PrimitiveType::kU32: case PrimitiveType::kU64:
+    case PrimitiveType::kF16: case PrimitiveType::kBF16: case PrimitiveType::kF32:
+    case PrimitiveType::kF64: case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3:
+    case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kF8E8M0FNU: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kToken:
+    case PrimitiveType::kOpaque:
+      return FftStorage::kReal;
+  }
+  return FftStorage::kReal;  // unreachable: every PrimitiveType returns above
+}
+
 /// Element `i` of a real or complex array as a complex f64.
 Cx Load(const Literal& in, int64_t i) {
-  switch (in.element_type()) {
-    case PrimitiveType::kC64: {
+  switch (StorageOf(in.element_type())) {
+    case FftStorage::kC64: {
       const auto v = in.data<std::complex<float>>()[i];
       return {v.real(), v.imag()};
     }
-    case PrimitiveType::kC128: {
+    case FftStorage::kC128: {
       const auto v = in.data<std::complex<double>>()[i];
       return {v.real(), v.imag()};
     }
-    default:
-      return {in.GetAsDouble(i), 0.0};
+    case FftStorage::kReal:
+      break;
   }
+  return {in.GetAsDouble(i), 0.0};
 }
 
 void Store(Literal& out, int64_t i, Cx v) {
-  switch (out.element_type()) {
-    case PrimitiveType::kC64:
+  switch (StorageOf(out.element_type())) {
+    case FftStorage::kC64:
       out.data<std::complex<float>>()[i] = {static_cast<float>(v.re), static_cast<float>(v.im)};
       return;
-    case PrimitiveType::kC128:
+    case FftStorage::kC128:
       out.data<std::complex<double>>()[i] = {v.re, v.im};
       return;
-    default:
+    case FftStorage::kReal:
       out.SetFromDouble(i, v.re);
   }
 }

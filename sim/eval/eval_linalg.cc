@@ -181,7 +181,16 @@ void ByType(PrimitiveType t, Fn fn) {
       return fn(double{});
     case PrimitiveType::kC64:
       return fn(std::complex<float>{});
-    default:
+    case PrimitiveType::kPred: case PrimitiveType::kS1: case PrimitiveType::kS2:
+    case PrimitiveType::kS4: case PrimitiveType::kS8: case PrimitiveType::kS16:
+    case PrimitiveType::kS32: case PrimitiveType::kS64: case PrimitiveType::kU1:
+    case PrimitiveType::kU2: case PrimitiveType::kU4: case PrimitiveType::kU8:
+    case PrimitiveType::kU16: case PrimitiveType::kU32: case PrimitiveType::kU64:
+    case PrimitiveType::kF16: case PrimitiveType::kBF16: case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kF8E8M0FNU: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kC128:
+    case PrimitiveType::kToken: case PrimitiveType::kOpaque:
       return fn(std::complex<double>{});
   }
 }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/base/arith.h"
 #include "sim/eval/collective_hub.h"
 #include "sim/eval/kernels.h"
 #include "sim/value/element_type.h"
@@ -358,10 +359,6 @@ StatusOr<Literal> EvaluateOnDevice(const hlo::HloModule& module, const Evaluator
 
 namespace {
 
-/// a + b for non-negative sizes, saturating at INT64_MAX: an absurd program
-/// must read as "too big", never wrap to a small number.
-int64_t AddBytes(int64_t a, int64_t b) { return b > INT64_MAX - a ? INT64_MAX : a + b; }
-
 /// Peak bytes while `computation` runs, its parameters' copies included;
 /// memoised per computation in `peaks`.
 StatusOr<int64_t> ComputationPeakBytes(const hlo::HloModule& module,
@@ -384,8 +381,8 @@ StatusOr<int64_t> ComputationPeakBytes(const hlo::HloModule& module,
       callee_peak = std::max(callee_peak, p);
     }
     TPUSIM_ASSIGN_OR_RETURN(bytes[plan->order[pos]], Literal::ByteSizeOf(inst.shape()));
-    live = AddBytes(live, bytes[plan->order[pos]]);
-    peak = std::max(peak, AddBytes(live, callee_peak));
+    live = SatAdd(live, bytes[plan->order[pos]]);
+    peak = std::max(peak, SatAdd(live, callee_peak));
     for (const HloInstruction* operand : inst.operands()) {
       const int64_t o = operand->unique_id() - plan->base_id;
       if (o != root && plan->last_use[o] == static_cast<int64_t>(pos)) {
@@ -406,11 +403,11 @@ StatusOr<int64_t> Evaluator::EstimatePeakBytes(const hlo::HloModule& module) {
   int64_t arguments = 0;
   for (const HloInstruction* parameter : entry->parameters()) {
     TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, Literal::ByteSizeOf(parameter->shape()));
-    arguments = AddBytes(arguments, bytes);
+    arguments = SatAdd(arguments, bytes);
   }
   std::map<const HloComputation*, int64_t> peaks;
   TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, ComputationPeakBytes(module, *entry, peaks, 0));
-  return AddBytes(arguments, peak);
+  return SatAdd(arguments, peak);
 }
 
 bool Evaluator::IsOpcodeImplemented(HloOpcode opcode) {

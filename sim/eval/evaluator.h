@@ -83,9 +83,6 @@ using hlo::SpmdConfig;
 
 class Evaluator {
  public:
-  /// The most devices EvaluateSpmd runs (one thread each).
-  static constexpr int64_t kMaxSpmdDevices = 4096;
-
   explicit Evaluator(EvaluatorOptions options = {}) : options_(options) {}
 
   /// Evaluates the entry computation of `module` on device (replica 0,

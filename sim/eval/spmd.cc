@@ -21,13 +21,14 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
     const hlo::HloModule& module, SpmdConfig config,
     std::span<const std::vector<value::Literal>> args) const {
   if (config.replica_count < 1 || config.partition_count < 1 ||
-      config.replica_count > kMaxSpmdDevices || config.partition_count > kMaxSpmdDevices ||
-      config.device_count() > kMaxSpmdDevices) {
+      config.replica_count > hlo::kMaxSpmdDevices ||
+      config.partition_count > hlo::kMaxSpmdDevices ||
+      config.device_count() > hlo::kMaxSpmdDevices) {
     return InvalidArgument(module.filename() + ": SPMD config of " +
                            std::to_string(config.replica_count) + " replicas x " +
                            std::to_string(config.partition_count) +
                            " partitions: each count must be at least 1 and the devices at most " +
-                           std::to_string(kMaxSpmdDevices));
+                           std::to_string(hlo::kMaxSpmdDevices));
   }
   const int64_t n = config.device_count();
   if (static_cast<int64_t>(args.size()) != n) {

@@ -27,6 +27,11 @@ struct DeviceId {
   int64_t partition_id = 0;
 };
 
+/// The most devices tpusim runs an SPMD program on: the evaluator runs one
+/// thread per device and the timing runtime simulates each; one bound for
+/// both, so a program that evaluates also times.
+inline constexpr int64_t kMaxSpmdDevices = 4096;
+
 /// The devices of an SPMD program: replica_count x partition_count of them.
 /// Device d is replica d / partition_count, partition d % partition_count
 /// (d = replica * partition_count + partition), XLA's default device

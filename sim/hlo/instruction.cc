@@ -106,9 +106,14 @@ std::string_view HloInstruction::string_attr(AttrId id) const {
   return v ? std::string_view(*v) : std::string_view();
 }
 
-HloComputation* HloInstruction::to_apply() const {
-  const auto* v = GetAttr<HloComputation*>(AttrId::kToApply);
-  return v ? *v : nullptr;
+HloComputation* HloInstruction::to_apply() const { return called_computation(AttrId::kToApply); }
+
+HloComputation* HloInstruction::called_computation(AttrId id) const {
+  if (const auto* c = GetAttr<HloComputation*>(id)) return *c;
+  if (const auto* list = GetAttr<ComputationList>(id)) {
+    if (!list->computations.empty()) return list->computations.front();
+  }
+  return nullptr;
 }
 
 std::vector<HloComputation*> HloInstruction::called_computations() const {

@@ -129,6 +129,9 @@ class HloInstruction {
   std::string_view string_attr(AttrId id) const;
   /// `to_apply=` (reduce, map, sort, all-reduce, scatter, ...) or nullptr.
   HloComputation* to_apply() const;
+  /// The computation attribute `id` names (`body=`, `condition=`, `calls=`,
+  /// ...): a single one or the first of a list; nullptr when absent or empty.
+  HloComputation* called_computation(AttrId id) const;
   /// Every computation this instruction calls, in attribute order.
   std::vector<HloComputation*> called_computations() const;
   const Window* window() const;

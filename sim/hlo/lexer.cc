@@ -365,10 +365,12 @@ Status Lexer::BalancedScanError(size_t start, size_t position, int stop) {
     case BalancedScan::Stop::kTooDeep:
       pos_ = position;
       return ErrorAt(Location(), "brackets nested more than 256 deep");
-    default:
-      pos_ = start;
-      return ErrorAt(Location(), "unclosed bracket, expected a matching closing bracket");
+    case BalancedScan::Stop::kEnd:  // callers pass only the stops that are errors
+    case BalancedScan::Stop::kUnclosed:
+      break;
   }
+  pos_ = start;
+  return ErrorAt(Location(), "unclosed bracket, expected a matching closing bracket");
 }
 
 StatusOr<std::string_view> Lexer::ReadRawValue() {

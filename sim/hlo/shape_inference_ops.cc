@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/hlo/computation.h"
+#include "sim/hlo/dot_dimensions.h"
 #include "sim/hlo/shape_inference_rule.h"
 
 namespace tpusim::hlo::shape_inference_internal {
@@ -161,15 +162,8 @@ StatusOr<Shape> InferDot(const Rule& r) {
     dynamic.push_back(s.is_dynamic_dimension(d));
   };
   for (int64_t d : lb) add(lhs, d);
-  auto used = [](const std::vector<int64_t>& v, int64_t d) {
-    return std::find(v.begin(), v.end(), d) != v.end();
-  };
-  for (int64_t d = 0; d < lhs.rank(); ++d) {
-    if (!used(lhs_used, d)) add(lhs, d);
-  }
-  for (int64_t d = 0; d < rhs.rank(); ++d) {
-    if (!used(rhs_used, d)) add(rhs, d);
-  }
+  for (int64_t d : DotFreeDimensions(lhs.rank(), lb, lc)) add(lhs, d);
+  for (int64_t d : DotFreeDimensions(rhs.rank(), rb, rc)) add(rhs, d);
   // The result type follows the lhs; the text may ask for another one
   // (preferred element type), which the verifier accepts.
   Shape out(lhs.element_type(), std::move(sizes));
@@ -521,10 +515,7 @@ StatusOr<Shape> InferConditional(const Rule& r) {
 }
 
 StatusOr<Shape> InferCalledRoot(const Rule& r, AttrId id) {
-  if (id == AttrId::kToApply) return r.RootOf(r.in().to_apply(), "to_apply");
-  const auto* list = r.in().GetAttr<ComputationList>(id);
-  return r.RootOf(list && !list->computations.empty() ? list->computations[0] : nullptr,
-                  AttrName(id));
+  return r.RootOf(r.in().called_computation(id), AttrName(id));
 }
 
 // ---------------------------------------------------------------------------

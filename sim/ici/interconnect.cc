@@ -19,19 +19,10 @@ namespace tpusim::ici {
 
 namespace {
 
-/// "512 B", "1.50 MiB": sizes in explanations.
-std::string FormatBytes(int64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.2f %s", value, kUnits[unit]);
-  return buffer;
-}
+/// Sizes in explanations. They stop at TiB (tpusim collective's largest
+/// size, 1 PiB, reads "1024.00 TiB"), where messages go on to EiB; kept so
+/// that explanations stay as they were.
+std::string FormatLinkBytes(int64_t bytes) { return FormatBytes(bytes, BinaryByteUnit::kTiB); }
 
 std::string FormatMicroseconds(Picoseconds t) {
   char buffer[32];
@@ -128,7 +119,7 @@ CollectiveTiming Summarize(const Topology& topology, std::span<const Flow> batch
   const std::string hops = "longest route " + std::to_string(timing.max_hops) + " hop" +
                            (timing.max_hops == 1 ? "" : "s");
   if (busiest < 0 && on_chip_bytes > 0) {
-    timing.explanation = "on-chip copies only: " + FormatBytes(on_chip_bytes) +
+    timing.explanation = "on-chip copies only: " + FormatLinkBytes(on_chip_bytes) +
                          " between devices of one chip at HBM bandwidth, no ICI";
   } else if (busiest < 0) {
     timing.explanation = "no data moves (groups of one chip or empty)";
@@ -138,7 +129,7 @@ CollectiveTiming Summarize(const Topology& topology, std::span<const Flow> batch
                          " is fixed, per-hop and per-step latency; " + hops;
   } else {
     timing.explanation = "bandwidth-bound: busiest link " + topology.links()[busiest].label +
-                         " carries " + FormatBytes(link_bytes[busiest]) + " in " +
+                         " carries " + FormatLinkBytes(link_bytes[busiest]) + " in " +
                          std::to_string(flows_on_link[busiest]) + " flow" +
                          (flows_on_link[busiest] == 1 ? "" : "s") + "; " + hops;
   }

@@ -29,7 +29,7 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 #include "sim/chip/core_cost.h"
 #include "sim/timing/collective_plan.h"
 #include "sim/timing/program.h"
@@ -66,7 +66,7 @@ class UnitTarget : public sc_core::sc_module {
     if (unit_ == Unit::kDma) {
       const int64_t issue = TimeToCycles(sc_core::sc_time_stamp() + delay);
       const int64_t begin = std::max(issue, dma_free_at_);
-      dma_free_at_ = chip::SatAdd(begin, busy);
+      dma_free_at_ = SatAdd(begin, busy);
       delay += CyclesToTime(dma_free_at_ - issue);
     } else {
       delay += CyclesToTime(busy);
@@ -207,20 +207,20 @@ class TensorCore : public sc_core::sc_module {
             record.unit_cycles[u] = busy;
             if (busy > longest) {
               longest = busy;
-              record.bound_by = static_cast<BoundBy>(u);
+              record.bound_by = BoundByUnit(static_cast<Unit>(u));
             }
           }
           // The fixed start-up and the pipeline's exposed prologue,
           // epilogue and per-block steps add to the slowest unit.
-          const int64_t fixed = chip::SatAdd(cost_.kernel_start(), cost_.PipelineCycles(cost.per_core));
+          const int64_t fixed = SatAdd(cost_.kernel_start(), cost_.PipelineCycles(cost.per_core));
           record.overhead_cycles = fixed;
           if (longest < fixed) record.bound_by = BoundBy::kLatency;
-          cycles = Slowed(chip::SatAdd(longest, fixed));
+          cycles = Slowed(SatAdd(longest, fixed));
           if (network.has_value()) {
             // The local part (the adds of a reduction) overlaps the transfer,
             // which started when the group completed; the thread has waited
             // until the transfer ended.
-            const int64_t local_end = chip::SatAdd(network->completed, cycles);
+            const int64_t local_end = SatAdd(network->completed, cycles);
             if (network->end > local_end) record.bound_by = BoundBy::kIci;
             cycles = std::max(local_end, network->end) - TimeToCycles(keeper.get_current_time());
           }
@@ -229,7 +229,7 @@ class TensorCore : public sc_core::sc_module {
         case StepKind::kAsyncStart: {
           const int64_t until_done = Ask(Unit::kDma, cost.per_core, keeper.get_local_time());
           record.unit_cycles[static_cast<int>(Unit::kDma)] = until_done;
-          async_done_at_[step.async_id] = chip::SatAdd(start, until_done);
+          async_done_at_[step.async_id] = SatAdd(start, until_done);
           async_rendezvous_[step.async_id] = std::move(met);
           record.bound_by = BoundBy::kDma;
           break;
@@ -349,9 +349,9 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
   m.config = job.options.spmd.value_or(hlo::SpmdConfig::CoveringModule(*job.module));
   const int64_t devices = m.config.device_count();
   if (m.config.replica_count < 1 || m.config.partition_count < 1 ||
-      (job.options.interconnect != nullptr && devices > kMaxSpmdDevices)) {
+      (job.options.interconnect != nullptr && devices > hlo::kMaxSpmdDevices)) {
     return InvalidArgument(job.module->filename() + ": error: the SPMD program needs 1 to " +
-                           std::to_string(kMaxSpmdDevices) + " devices, got " +
+                           std::to_string(hlo::kMaxSpmdDevices) + " devices, got " +
                            std::to_string(m.config.replica_count) + " replicas x " +
                            std::to_string(m.config.partition_count) + " partitions");
   }
@@ -400,7 +400,7 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
 void SumLinks(const ici::CollectiveTimer& timer, TimingResult& r) {
   std::map<int32_t, int64_t> bytes;
   for (const CollectiveRecord& c : r.collectives) {
-    for (const ici::LinkBytes& l : c.links) bytes[l.link] = chip::SatAdd(bytes[l.link], l.bytes);
+    for (const ici::LinkBytes& l : c.links) bytes[l.link] = SatAdd(bytes[l.link], l.bytes);
   }
   const double seconds = static_cast<double>(r.cycles) / static_cast<double>(r.clock_hz);
   for (const auto& [link, total] : bytes) {
@@ -416,28 +416,6 @@ void SumLinks(const ici::CollectiveTimer& timer, TimingResult& r) {
 bool g_simulated = false;  ///< the SystemC kernel has been started in this process
 
 }  // namespace
-
-std::string_view BoundByName(BoundBy bound) {
-  switch (bound) {
-    case BoundBy::kMxu:
-      return "MXU";
-    case BoundBy::kVpu:
-      return "VPU";
-    case BoundBy::kTranspose:
-      return "transpose";
-    case BoundBy::kHbm:
-      return "HBM";
-    case BoundBy::kVmem:
-      return "VMEM";
-    case BoundBy::kDma:
-      return "DMA";
-    case BoundBy::kLatency:
-      return "latency";
-    case BoundBy::kIci:
-      return "ICI";
-  }
-  return "?";
-}
 
 StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob> jobs) {
   if (g_simulated) {
@@ -525,8 +503,8 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
     for (const DeviceTiming& d : r.devices) r.cycles = std::max(r.cycles, d.end_cycle);
     r.time_us = static_cast<double>(r.cycles) * 1e6 / static_cast<double>(r.clock_hz);
     for (const OpRecord& op : r.ops) {
-      r.flops = chip::SatAdd(r.flops, op.flops);
-      r.hbm_bytes = chip::SatAdd(r.hbm_bytes, op.hbm_bytes);
+      r.flops = SatAdd(r.flops, op.flops);
+      r.hbm_bytes = SatAdd(r.hbm_bytes, op.hbm_bytes);
     }
     std::stable_sort(r.collectives.begin(), r.collectives.end(),
                      [](const CollectiveRecord& a, const CollectiveRecord& b) {

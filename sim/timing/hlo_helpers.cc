@@ -9,14 +9,6 @@ namespace tpusim::timing {
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 
-const hlo::HloComputation* CalledComputation(const HloInstruction& inst, hlo::AttrId id) {
-  if (const auto* c = inst.GetAttr<hlo::HloComputation*>(id)) return *c;
-  if (const auto* list = inst.GetAttr<hlo::ComputationList>(id)) {
-    if (!list->computations.empty()) return list->computations.front();
-  }
-  return nullptr;
-}
-
 StepKind StepKindOf(const HloInstruction& inst) {
   switch (inst.opcode()) {
     case HloOpcode::kParameter:
@@ -101,8 +93,8 @@ std::optional<int64_t> BackendTripCount(const HloInstruction& w) {
 
 std::optional<int64_t> KnownTripCount(const HloInstruction& w) {
   if (std::optional<int64_t> n = BackendTripCount(w)) return n;
-  const hlo::HloComputation* cond = CalledComputation(w, hlo::AttrId::kCondition);
-  const hlo::HloComputation* body = CalledComputation(w, hlo::AttrId::kBody);
+  const hlo::HloComputation* cond = w.called_computation(hlo::AttrId::kCondition);
+  const hlo::HloComputation* body = w.called_computation(hlo::AttrId::kBody);
   if (cond == nullptr || body == nullptr || w.operand_count() != 1) return std::nullopt;
   const HloInstruction* compare = cond->root();
   if (compare == nullptr || compare->opcode() != HloOpcode::kCompare ||

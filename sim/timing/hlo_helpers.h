@@ -1,6 +1,5 @@
-// Small questions timing asks of the HLO graph: which computation an
-// instruction calls, how an instruction occupies a core, and how many times a
-// while loop runs when its bounds are constants.
+// Small questions timing asks of the HLO graph: how an instruction occupies a
+// core, and how many times a while loop runs when its bounds are constants.
 #ifndef TPUSIM_SIM_TIMING_HLO_HELPERS_H_
 #define TPUSIM_SIM_TIMING_HLO_HELPERS_H_
 
@@ -13,10 +12,6 @@
 #include "sim/timing/kernel_cost.h"
 
 namespace tpusim::timing {
-
-/// The computation named by attribute `id` (a single one or the first of a
-/// list), or nullptr.
-const hlo::HloComputation* CalledComputation(const hlo::HloInstruction& inst, hlo::AttrId id);
 
 /// kFree for instructions that do no work of their own (parameter, constant,
 /// tuple, get-tuple-element, bitcast, token and id ops, control flow handled

@@ -4,8 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 #include "sim/hlo/computation.h"
+#include "sim/hlo/dot_dimensions.h"
 #include "sim/hlo/dot_precision.h"
 #include "sim/hlo/primitive_type.h"
 #include "sim/timing/hlo_helpers.h"
@@ -13,9 +14,6 @@
 
 namespace tpusim::timing {
 
-using chip::CeilDiv;
-using chip::SatAdd;
-using chip::SatMul;
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::Shape;
@@ -55,19 +53,6 @@ int64_t Product(const Shape& s, const std::vector<int64_t>& dims) {
   int64_t p = 1;
   for (int64_t d : dims) p = SatMul(p, s.dimensions(d));
   return p;
-}
-
-/// Dimensions of `s` not in `a` or `b`, in order.
-std::vector<int64_t> OtherDims(const Shape& s, const std::vector<int64_t>& a,
-                               const std::vector<int64_t>& b) {
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < s.rank(); ++d) {
-    if (std::find(a.begin(), a.end(), d) == a.end() &&
-        std::find(b.begin(), b.end(), d) == b.end()) {
-      out.push_back(d);
-    }
-  }
-  return out;
 }
 
 const std::vector<int64_t>& IntList(const HloInstruction& inst, hlo::AttrId id) {
@@ -124,8 +109,8 @@ StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
   chip::MatmulWork w;
   w.batch = Product(lhs, lb);
   w.k = Product(lhs, lc);
-  w.m = Product(lhs, OtherDims(lhs, lb, lc));
-  w.n = Product(rhs, OtherDims(rhs, rb, rc));
+  w.m = Product(lhs, hlo::DotFreeDimensions(lhs.rank(), lb, lc));
+  w.n = Product(rhs, hlo::DotFreeDimensions(rhs.rank(), rb, rc));
   TPUSIM_ASSIGN_OR_RETURN(w.passes, EffectivePasses(dot));
   w.input = MxuInputOf(lhs.element_type(), rhs.element_type());
   return w;
@@ -218,7 +203,7 @@ int64_t KernelCoster::OperandReadBytes(const HloInstruction& kernel, int64_t i) 
       if (i == 0) return 0;
       break;
     case HloOpcode::kFusion: {
-      const hlo::HloComputation* fused = CalledComputation(kernel, hlo::AttrId::kCalls);
+      const hlo::HloComputation* fused = kernel.called_computation(hlo::AttrId::kCalls);
       if (fused == nullptr || i >= fused->parameter_count() || fused->parameters()[i] == nullptr)
         break;
       const HloInstruction& param = *fused->parameters()[i];
@@ -531,7 +516,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   chip::CoreWork whole;
   int64_t flops = 0;
   const hlo::HloComputation* fused =
-      op == HloOpcode::kFusion ? CalledComputation(inst, hlo::AttrId::kCalls) : nullptr;
+      op == HloOpcode::kFusion ? inst.called_computation(hlo::AttrId::kCalls) : nullptr;
   std::vector<const HloInstruction*> matmuls;
   int64_t vmem = 0;
   if (fused != nullptr) {

@@ -3,14 +3,10 @@
 #include <algorithm>
 #include <span>
 
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 #include "sim/hlo/primitive_type.h"
 
 namespace tpusim::timing {
-
-using chip::CeilDiv;
-using chip::RoundUp;
-using chip::SatMul;
 
 std::vector<int64_t> MajorToMinor(const hlo::Shape& array) {
   std::vector<int64_t> order;
@@ -64,7 +60,7 @@ int64_t PhysicalBytes(const hlo::Shape& shape) {
   if (shape.IsTuple()) {
     int64_t total = 0;
     for (const hlo::Shape& element : shape.tuple_shapes())
-      total = chip::SatAdd(total, PhysicalBytes(element));
+      total = SatAdd(total, PhysicalBytes(element));
     return total;
   }
   if (shape.IsBuffer()) return PhysicalBytes(shape.tuple_shapes(0));

@@ -44,7 +44,7 @@ class Lowerer {
           TPUSIM_RETURN_IF_ERROR(WalkConditional(inst, depth));
           continue;
         case HloOpcode::kCall:
-          if (const HloComputation* callee = CalledComputation(inst, hlo::AttrId::kToApply)) {
+          if (const HloComputation* callee = inst.to_apply()) {
             TPUSIM_RETURN_IF_ERROR(Walk(*callee, depth + 1));
           }
           continue;
@@ -90,8 +90,8 @@ class Lowerer {
   }
 
   Status WalkWhile(const HloInstruction& inst, int depth) {
-    const HloComputation* cond = CalledComputation(inst, hlo::AttrId::kCondition);
-    const HloComputation* body = CalledComputation(inst, hlo::AttrId::kBody);
+    const HloComputation* cond = inst.called_computation(hlo::AttrId::kCondition);
+    const HloComputation* body = inst.called_computation(hlo::AttrId::kBody);
     if (cond == nullptr || body == nullptr) {
       return Error(inst, StatusCode::kInvalidArgument, "while needs condition= and body=");
     }
@@ -115,8 +115,8 @@ class Lowerer {
     if (const auto* list = inst.GetAttr<hlo::ComputationList>(hlo::AttrId::kBranchComputations)) {
       branches.assign(list->computations.begin(), list->computations.end());
     } else {
-      branches.push_back(CalledComputation(inst, hlo::AttrId::kTrueComputation));
-      branches.push_back(CalledComputation(inst, hlo::AttrId::kFalseComputation));
+      branches.push_back(inst.called_computation(hlo::AttrId::kTrueComputation));
+      branches.push_back(inst.called_computation(hlo::AttrId::kFalseComputation));
     }
     if (branches.empty() ||
         std::find(branches.begin(), branches.end(), nullptr) != branches.end()) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 
 namespace tpusim::timing {
 
@@ -16,12 +16,12 @@ SharedNetwork::SharedNetwork(const ici::CollectiveTimer& timer, int64_t clock_hz
 
 int64_t SharedNetwork::CyclesOf(Picoseconds duration) const {
   // Whole cycles, rounded up: a transfer never ends early.
-  return chip::MulDivCeil(std::max<int64_t>(0, duration.value()), clock_hz_,
+  return MulDivCeil(std::max<int64_t>(0, duration.value()), clock_hz_,
                           kPicosecondsPerSecond);
 }
 
 StatusOr<size_t> SharedNetwork::Join(ici::Collective collective, int64_t now) {
-  collective.start = Picoseconds(chip::MulDivCeil(now, kPicosecondsPerSecond, clock_hz_));
+  collective.start = Picoseconds(MulDivCeil(now, kPicosecondsPerSecond, clock_hz_));
   StatusOr<ici::NetworkSession::Joined> joined = session_->Join(collective);
   if (!joined.ok() && joined.status().code() == StatusCode::kInvalidArgument &&
       collective.algorithm != ici::Algorithm::kAuto) {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 #include "sim/timing/systemc_time.h"
 
 namespace tpusim::timing {
@@ -137,7 +137,7 @@ void SpmdRendezvous::Refresh(size_t record, int64_t now) {
   out.contention_cycles = instance.cycles - instance.alone_cycles;
   out.cycles = 0;
   for (Rendezvous* r : instance_rendezvous_[record]) {
-    r->end = chip::SatAdd(r->start, instance.cycles);
+    r->end = SatAdd(r->start, instance.cycles);
     out.cycles = std::max(out.cycles, r->end - out.start_cycle);
     if (r->end < now) continue;  // passed: nobody waits for it
     r->done.cancel();

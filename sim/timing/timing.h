@@ -65,9 +65,20 @@ struct TimingOptions {
 /// What limited an instruction: the unit with the most busy cycles, the
 /// fixed start-up when every unit finished within it, or the interconnect
 /// (a collective waiting for its group and its transfer).
-enum class BoundBy : uint8_t { kMxu, kVpu, kTranspose, kHbm, kVmem, kDma, kLatency, kIci };
+/// The units are chip::Unit's, from the same list (sim/chip/unit.def).
+enum class BoundBy : uint8_t {
+#define V(enumerator, name) enumerator,
+#include "sim/chip/unit.def"
+#undef V
+  kLatency,
+  kIci,
+};
 
-/// "MXU", "VPU", "transpose", "HBM", "VMEM", "DMA", "latency", "ICI".
+/// The member of BoundBy that names `unit`.
+BoundBy BoundByUnit(chip::Unit unit);
+
+/// A unit's display name (chip::UnitName: "MXU", "VPU", "transpose", ...),
+/// "latency" or "ICI".
 std::string_view BoundByName(BoundBy bound);
 
 /// One executed instruction (an instruction inside a loop body appears once
@@ -118,9 +129,6 @@ struct DeviceTiming {
   /// (device 0's are TimingResult::ops).
   std::vector<OpRecord> ops;
 };
-
-/// The most devices an SPMD timing run simulates.
-inline constexpr int64_t kMaxSpmdDevices = 4096;
 
 /// Devices whose per-instruction records a run keeps (for the trace).
 inline constexpr int64_t kTracedDevices = 8;

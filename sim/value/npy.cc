@@ -50,9 +50,17 @@ std::string_view MlDtypesName(PrimitiveType type) {
       return "float8_e8m0fnu";
     case PrimitiveType::kF4E2M1FN:
       return "float4_e2m1fn";
-    default:
+    case PrimitiveType::kPred: case PrimitiveType::kS1: case PrimitiveType::kS2:
+    case PrimitiveType::kS4: case PrimitiveType::kS8: case PrimitiveType::kS16:
+    case PrimitiveType::kS32: case PrimitiveType::kS64: case PrimitiveType::kU1:
+    case PrimitiveType::kU2: case PrimitiveType::kU4: case PrimitiveType::kU8:
+    case PrimitiveType::kU16: case PrimitiveType::kU32: case PrimitiveType::kU64:
+    case PrimitiveType::kF16: case PrimitiveType::kF32: case PrimitiveType::kF64:
+    case PrimitiveType::kC64: case PrimitiveType::kC128: case PrimitiveType::kToken:
+    case PrimitiveType::kOpaque:
       return {};
   }
+  return {};  // unreachable: every PrimitiveType returns above
 }
 
 /// The numpy type string of a type numpy has, e.g. "<f4"; empty otherwise.

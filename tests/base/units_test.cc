@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace tpusim {
@@ -110,6 +112,21 @@ TEST(Units, ValuesBeyondInt64AreRejected) {
             "invalid size '123456789012345678901B': too many digits");
   EXPECT_EQ(ErrorOf(ParseBytes("1e999B")), "invalid size '1e999B': exponent out of range");
   EXPECT_EQ(ParseBytes("9223372036854775807B")->value(), INT64_MAX);
+}
+
+TEST(Units, FormatBytesGivesWholeBytesThenTwoDecimalsInTheLargestUnitThatFits) {
+  EXPECT_EQ(FormatBytes(0), "0 B");
+  EXPECT_EQ(FormatBytes(1023), "1023 B");
+  EXPECT_EQ(FormatBytes(1024), "1.00 KiB");
+  EXPECT_EQ(FormatBytes(3 * 512 * 1024), "1.50 MiB");
+  EXPECT_EQ(FormatBytes(int64_t{1} << 50), "1.00 PiB");
+  EXPECT_EQ(FormatBytes(std::numeric_limits<int64_t>::max()), "8.00 EiB");
+}
+
+TEST(Units, FormatBytesStopsAtTheLargestUnitAskedFor) {
+  EXPECT_EQ(FormatBytes(int64_t{1} << 50, BinaryByteUnit::kTiB), "1024.00 TiB");
+  EXPECT_EQ(FormatBytes(int64_t{1} << 40, BinaryByteUnit::kTiB), "1.00 TiB");
+  EXPECT_EQ(FormatBytes(2048, BinaryByteUnit::kB), "2048 B");
 }
 
 TEST(Units, QuantitiesOfOneUnitAddAndCompare) {

@@ -23,6 +23,7 @@
 #include "sim/hlo/verifier.h"
 #include "sim/value/literal.h"
 #include "sim/value/random.h"
+#include "tests/corpus/corpus_modules.h"
 
 namespace tpusim::eval {
 namespace {
@@ -138,24 +139,6 @@ CorpusRun RunModule(const fs::path& path) {
   return run;
 }
 
-/// The corpus modules that contain a collective, by file name, sorted.
-std::vector<std::string> CollectiveModuleNames() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(TPUSIM_CORPUS_DIR, ec)) {
-    if (entry.path().extension() != ".hlo") continue;
-    auto module = hlo::ParseHloModule(ReadFile(entry.path()), entry.path().string());
-    if (!module.ok()) continue;
-    bool has_collective = false;
-    for (const auto& computation : (*module)->computations()) {
-      for (const auto& inst : computation->instructions()) has_collective |= hlo::FindCollective(*inst).has_value();
-    }
-    if (has_collective) names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 /// Modules whose values take tens of seconds even optimised (1.1 GB over 8
 /// devices): the sanitizer build, minutes on them, leaves them to Release.
 bool SkippedUnderSanitizers(const std::string& name) {
@@ -181,7 +164,8 @@ const std::map<std::string, std::string> kKnownFailures = {
 };
 
 TEST(SpmdCorpus, AtLeastTwentyModulesHaveCollectives) {
-  EXPECT_GE(CollectiveModuleNames().size(), 20u) << "corpus at " << TPUSIM_CORPUS_DIR;
+  EXPECT_GE(test::CollectiveModuleNames(TPUSIM_CORPUS_DIR).size(), 20u)
+      << "corpus at " << TPUSIM_CORPUS_DIR;
 }
 
 TEST(SpmdCorpus, ListedModulesRunOnAllTheirDevices) {
@@ -230,7 +214,8 @@ std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, SpmdCorpusModule, ::testing::ValuesIn(CollectiveModuleNames()),
+INSTANTIATE_TEST_SUITE_P(Corpus, SpmdCorpusModule,
+                         ::testing::ValuesIn(test::CollectiveModuleNames(TPUSIM_CORPUS_DIR)),
                          TestName);
 
 TEST(SpmdCorpus, ReplicatedCollectivesGiveTheIdsSumsGatherAndSwap) {

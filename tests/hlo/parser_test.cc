@@ -979,6 +979,37 @@ ENTRY e {
   EXPECT_EQ(called->computations[0]->name(), "id");
 }
 
+TEST(ParseAttributes, CalledComputationIsTheOneNamedOrTheFirstOfAList) {
+  auto m = Parse(R"(HloModule m
+cond {
+  c = (s32[]) parameter(0)
+  ROOT f = pred[] constant(false)
+}
+id {
+  ROOT x = (s32[]) parameter(0)
+}
+ENTRY e {
+  p = (s32[]) parameter(0)
+  w = (s32[]) while(p), condition=cond, body=id
+  j = s32[] parameter(1)
+  ROOT branch = (s32[]) conditional(j, w, w), branch_computations={id, cond}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* w = Find(*m, "w");
+  const HloComputation* condition = w->called_computation(AttrId::kCondition);
+  const HloComputation* body = w->called_computation(AttrId::kBody);
+  const HloComputation* first_branch =
+      Find(*m, "branch")->called_computation(AttrId::kBranchComputations);
+  ASSERT_NE(condition, nullptr);
+  ASSERT_NE(body, nullptr);
+  ASSERT_NE(first_branch, nullptr);
+  EXPECT_EQ(condition->name(), "cond");
+  EXPECT_EQ(body->name(), "id");
+  EXPECT_EQ(first_branch->name(), "id");
+  EXPECT_EQ(w->called_computation(AttrId::kToApply), nullptr);
+}
+
 TEST(ParseAttributes, FusionCallsMayBeBareOrBraced) {
   auto m = Parse(R"(HloModule m
 f1 {

@@ -51,6 +51,7 @@
 #include "sim/value/literal.h"
 #include "sim/value/npy.h"
 #include "sim/value/random.h"
+#include "tests/corpus/corpus_modules.h"
 #include "tests/integration/integration_util.h"
 #include "tests/integration/run_binary.h"
 
@@ -114,24 +115,6 @@ const std::map<std::string, std::string> kNoReference = {
      "scheduler test snippet: send and recv on different channels without source-target pairs, "
      "so the peer is unknown, and the while loop's predicate never changes"},
 };
-
-/// The corpus modules that contain a collective, by file name, sorted.
-std::vector<std::string> CollectiveModuleNames() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(TPUSIM_CORPUS_DIR, ec)) {
-    if (entry.path().extension() != ".hlo") continue;
-    auto module = hlo::ParseHloModule(ReadText(entry.path()), entry.path().string());
-    if (!module.ok()) continue;
-    bool has_collective = false;
-    for (const auto& computation : (*module)->computations()) {
-      for (const auto& inst : computation->instructions()) has_collective |= hlo::FindCollective(*inst).has_value();
-    }
-    if (has_collective) names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 /// The reference files, by file name, sorted.
 std::vector<std::string> ReferenceFileNames() {
@@ -411,7 +394,7 @@ TEST(SpmdReference, EveryCollectiveModuleIsClassified) {
         << "a reference is named after its module";
     referenced[header.module] = file;
   }
-  const std::vector<std::string> modules = CollectiveModuleNames();
+  const std::vector<std::string> modules = CollectiveModuleNames(TPUSIM_CORPUS_DIR);
   ASSERT_GE(modules.size(), 20u) << "corpus at " << TPUSIM_CORPUS_DIR;
   for (const std::string& name : modules) {
     const bool has_reference = referenced.contains(name);

@@ -61,7 +61,7 @@ ENTRY e {
   ASSERT_NE(swap, nullptr);
   auto r = SimulateModule(*swap, fast, {});
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->ops.at(0).bound_by, BoundBy::kTranspose);
+  EXPECT_EQ(r->ops.at(0).bound_by, BoundBy::kXlu);
 }
 
 TEST(Engine, AsyncCopyOverlapsTheKernelsScheduledBetweenStartAndDone) {

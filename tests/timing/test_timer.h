@@ -13,7 +13,7 @@
 
 #include "sim/base/status.h"
 #include "sim/base/units.h"
-#include "sim/chip/arith.h"
+#include "sim/base/arith.h"
 #include "sim/ici/interconnect.h"
 
 namespace tpusim::timing {
@@ -75,7 +75,7 @@ class TestTimer : public ici::CollectiveTimer {
 
 /// Cycles of `ps` picoseconds at `clock_hz`, rounded up (as the runtime does).
 inline int64_t CyclesOf(int64_t ps, int64_t clock_hz) {
-  return chip::MulDivCeil(ps, clock_hz, 1'000'000'000'000);
+  return MulDivCeil(ps, clock_hz, 1'000'000'000'000);
 }
 
 }  // namespace tpusim::timing

@@ -1,12 +1,14 @@
-// Integer helpers for cost formulas: exact, saturating at INT64_MAX instead of
-// overflowing (a pathological shape must give a huge cost, not a wrapped one).
-#ifndef TPUSIM_SIM_CHIP_ARITH_H_
-#define TPUSIM_SIM_CHIP_ARITH_H_
+// Integer helpers for sizes and costs: exact, saturating at INT64_MAX instead
+// of overflowing (a pathological shape must give a huge cost or size, not a
+// wrapped one). One home for the chip cost formulas, timing's lowering, the
+// evaluator's memory estimate and the topology loader's chip counts.
+#ifndef TPUSIM_SIM_BASE_ARITH_H_
+#define TPUSIM_SIM_BASE_ARITH_H_
 
 #include <cstdint>
 #include <limits>
 
-namespace tpusim::chip {
+namespace tpusim {
 
 inline constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
@@ -31,6 +33,6 @@ inline int64_t MulDivCeil(int64_t a, int64_t b, int64_t c) {
   return q > static_cast<unsigned __int128>(kInt64Max) ? kInt64Max : static_cast<int64_t>(q);
 }
 
-}  // namespace tpusim::chip
+}  // namespace tpusim
 
-#endif  // TPUSIM_SIM_CHIP_ARITH_H_
+#endif  // TPUSIM_SIM_BASE_ARITH_H_
