@@ -502,11 +502,9 @@ Status Execute(const DiffOptions& options, std::ostream& out, std::ostream& err,
                           ParseTolerance(options.time_tolerance, "--time-tolerance"));
   TPUSIM_ASSIGN_OR_RETURN(const double bytes_tolerance,
                           ParseTolerance(options.bytes_tolerance, "--bytes-tolerance"));
-  EvaluationSpec evaluation;
-  evaluation.command = kCommand;
-  TPUSIM_ASSIGN_OR_RETURN(evaluation.inputs, ParseInputSource(options.inputs, kCommand));
-  evaluation.numerics = options.numerics == "ieee" ? eval::Numerics::kIeee : eval::Numerics::kTpu;
-  TPUSIM_ASSIGN_OR_RETURN(evaluation.max_memory, ParseMaxMemory(options.max_memory, kCommand));
+  TPUSIM_ASSIGN_OR_RETURN(
+      const EvaluationSpec evaluation,
+      ParseEvaluationSpec(kCommand, options.inputs, options.numerics, options.max_memory));
   std::optional<arch::ChipConfig> chip;
   if (options.mode != "values") {
     if (options.chip.empty()) {

@@ -78,12 +78,10 @@ StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
   if (!options.trace.empty() && spec.mode == RunMode::kValues) {
     return InvalidArgument("tpusim exec: error: --trace needs timing: give --chip NAME");
   }
+  TPUSIM_ASSIGN_OR_RETURN(spec.evaluation, ParseEvaluationSpec("tpusim exec", options.inputs,
+                                                              options.numerics, options.max_memory));
   EvaluationSpec& evaluation = spec.evaluation;
-  TPUSIM_ASSIGN_OR_RETURN(evaluation.inputs, ParseInputSource(options.inputs, "tpusim exec"));
-  evaluation.numerics = options.numerics == "ieee" ? eval::Numerics::kIeee : eval::Numerics::kTpu;
   evaluation.mxu = options.mxu == "rtl" ? MxuEngine::kRtl : MxuEngine::kAnalytic;
-  TPUSIM_ASSIGN_OR_RETURN(evaluation.max_memory,
-                          ParseMaxMemory(options.max_memory, "tpusim exec"));
   evaluation.elided_constants =
       options.elided_constants == "error" ? ElidedConstantPolicy::kError : ElidedConstantPolicy::kSeeded;
   TPUSIM_ASSIGN_OR_RETURN(spec.trip_counts, ParseTripCounts(options.trip_counts));

@@ -73,6 +73,21 @@ StatusOr<int64_t> ParseMaxMemory(const std::string& text, const std::string& com
   return bytes->value();
 }
 
+eval::Numerics NumericsNamed(std::string_view name) {
+  return name == "ieee" ? eval::Numerics::kIeee : eval::Numerics::kTpu;
+}
+
+StatusOr<EvaluationSpec> ParseEvaluationSpec(const std::string& command, const std::string& inputs,
+                                             std::string_view numerics,
+                                             const std::string& max_memory) {
+  EvaluationSpec spec;
+  spec.command = command;
+  TPUSIM_ASSIGN_OR_RETURN(spec.inputs, ParseInputSource(inputs, command));
+  spec.numerics = NumericsNamed(numerics);
+  TPUSIM_ASSIGN_OR_RETURN(spec.max_memory, ParseMaxMemory(max_memory, command));
+  return spec;
+}
+
 StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& texts) {
   std::map<std::string, int64_t> counts;
   for (const std::string& text : texts) {

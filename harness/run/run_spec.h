@@ -77,6 +77,14 @@ StatusOr<InputSource> ParseInputSource(const std::string& text, const std::strin
 /// `--max-memory`: a byte count with a unit ("8GiB", "512MB") or bare bytes;
 /// empty: half of the machine's physical memory.
 StatusOr<int64_t> ParseMaxMemory(const std::string& text, const std::string& command);
+/// "ieee" is eval::Numerics::kIeee, anything else kTpu: the spelling of
+/// --numerics and a scenario's `numerics`, which their parsers check.
+eval::Numerics NumericsNamed(std::string_view name);
+/// The evaluation `--inputs`, `--numerics` and `--max-memory` describe (the
+/// rest as EvaluationSpec's defaults); `command` prefixes errors.
+StatusOr<EvaluationSpec> ParseEvaluationSpec(const std::string& command, const std::string& inputs,
+                                             std::string_view numerics,
+                                             const std::string& max_memory);
 /// `--trip-count NAME=N`, each N a non-negative integer.
 StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& texts);
 

@@ -169,8 +169,7 @@ StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
   } else {
     spec.evaluation.inputs = InputDirectory{scenario.inputs_dir};
   }
-  spec.evaluation.numerics =
-      scenario.numerics == "ieee" ? eval::Numerics::kIeee : eval::Numerics::kTpu;
+  spec.evaluation.numerics = NumericsNamed(scenario.numerics);
   TPUSIM_ASSIGN_OR_RETURN(spec.evaluation.max_memory, ParseMaxMemory("", spec.evaluation.command));
   TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(scenario.algorithm));
   return spec;
