@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <iterator>
 
+#include "sim/base/units.h"
+
 namespace tpusim::harness {
 namespace {
 
@@ -13,12 +15,6 @@ constexpr int kPlotWidth = 420;   ///< the longest bar
 constexpr int kBarHeight = 12;
 constexpr int kRowGap = 6;
 constexpr int kLegendRow = 18;
-
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", value);
-  return text;
-}
 
 std::string Px(double value) {
   char text[32];
@@ -122,7 +118,7 @@ std::string HorizontalBarChart(const std::string& title, const std::vector<BarRo
     for (const Bar& bar : row.bars) {
       const double width = most > 0 ? std::max(bar.value / most * kPlotWidth, 1.0) : 1.0;
       body += Rect(kLabelWidth, y, width, kBarHeight - 2, bar.fill);
-      body += Text(kLabelWidth + width + 4, y + kBarHeight - 2, Number(bar.value) + " " + unit);
+      body += Text(kLabelWidth + width + 4, y + kBarHeight - 2, FormatSignificant(bar.value) + " " + unit);
       y += kBarHeight;
     }
     if (row.bars.empty()) y += kBarHeight;
@@ -151,10 +147,10 @@ std::string StackedBarChart(const std::string& title, const std::vector<std::str
       if (row[s] <= 0 || most <= 0) continue;
       const double width = row[s] / most * kPlotWidth;
       body += Rect(x, y, width, kBarHeight, legend[s].fill,
-                   legend[s].text + ": " + Number(row[s]) + " " + unit);
+                   legend[s].text + ": " + FormatSignificant(row[s]) + " " + unit);
       x += width;
     }
-    body += Text(x + 4, y + kBarHeight, Number(total) + " " + unit);
+    body += Text(x + 4, y + kBarHeight, FormatSignificant(total) + " " + unit);
     y += kBarHeight + kRowGap;
   }
   return SvgOpen(kLabelWidth + kPlotWidth + 140, y + 4, title) + body + "</svg>\n";
@@ -186,7 +182,7 @@ std::string LineChart(const std::string& title, const std::string& x_name,
   for (int q = 0; q <= 4; ++q) {
     const double v = most * q / 4;
     body += line(kLeft, y_at(v), kLeft + kPlotW, y_at(v), "#ddd");
-    body += Text(kLeft - 6, y_at(v) + 4, Number(v), " text-anchor=\"end\"");
+    body += Text(kLeft - 6, y_at(v) + 4, FormatSignificant(v), " text-anchor=\"end\"");
   }
   body += line(kLeft, kTop + kPlotH, kLeft + kPlotW, kTop + kPlotH, "#000");
   for (size_t i = 0; i < x_labels.size(); ++i) {
@@ -202,7 +198,7 @@ std::string LineChart(const std::string& title, const std::string& x_name,
       const double x = x_at(i), y = y_at(*values[s][i]);
       points += Px(x) + "," + Px(y) + " ";
       body += "  <circle cx=\"" + Px(x) + "\" cy=\"" + Px(y) + "\" r=\"3\" fill=\"" + colour +
-              "\"><title>" + XmlEscape(series[s] + ", " + x_labels[i] + ": " + Number(*values[s][i])) +
+              "\"><title>" + XmlEscape(series[s] + ", " + x_labels[i] + ": " + FormatSignificant(*values[s][i])) +
               "</title></circle>\n";
     }
     body += "  <polyline fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"2\" points=\"" +
@@ -257,9 +253,9 @@ std::string HeatmapChart(const std::string& title, const std::string& x_name,
       }
       const double fraction = most > 0 ? *v / most : 0;
       body += Rect(cell_left, row_top, cell_w - 1, cell_h - 1, Shade(fraction),
-                   y_labels[y] + " \u2192 " + x_labels[x] + ": " + Number(*v));
+                   y_labels[y] + " \u2192 " + x_labels[x] + ": " + FormatSignificant(*v));
       if (wide) {
-        body += Text(cell_left + cell_w / 2.0, row_top + 17, Number(*v),
+        body += Text(cell_left + cell_w / 2.0, row_top + 17, FormatSignificant(*v),
                      std::string(" text-anchor=\"middle\"") + (fraction > 0.6 ? " fill=\"#fff\"" : ""));
       }
     }
@@ -268,7 +264,7 @@ std::string HeatmapChart(const std::string& title, const std::string& x_name,
   const int scale_y = top + static_cast<int>(y_labels.size()) * cell_h + 12;
   for (int i = 0; i < 10; ++i) body += Rect(left + i * 20, scale_y, 20, 10, Shade((i + 0.5) / 10));
   body += Text(left, scale_y + 24, "0");
-  body += Text(left + 200, scale_y + 24, Number(most), " text-anchor=\"end\"");
+  body += Text(left + 200, scale_y + 24, FormatSignificant(most), " text-anchor=\"end\"");
   return SvgOpen(std::max(left + columns * cell_w + 20, left + 220), scale_y + 32, title) + body +
          "</svg>\n";
 }
@@ -304,8 +300,8 @@ std::string LogLogScatterChart(const std::string& title, const std::string& x_na
     const double v = std::pow(10.0, d);
     body += line(x_at(v), kTop, x_at(v), kTop + kPlot, "stroke=\"#ddd\"");
     body += line(kLeft, y_at(v), kLeft + kPlot, y_at(v), "stroke=\"#ddd\"");
-    body += Text(x_at(v), kTop + kPlot + 16, Number(v), " text-anchor=\"middle\"");
-    body += Text(kLeft - 6, y_at(v) + 4, Number(v), " text-anchor=\"end\"");
+    body += Text(x_at(v), kTop + kPlot + 16, FormatSignificant(v), " text-anchor=\"middle\"");
+    body += Text(kLeft - 6, y_at(v) + 4, FormatSignificant(v), " text-anchor=\"end\"");
   }
   const double lo = std::pow(10.0, first), hi = std::pow(10.0, last);
   body += line(x_at(lo), y_at(lo), x_at(hi), y_at(hi), "stroke=\"#000\" stroke-dasharray=\"4 3\"");

@@ -1,13 +1,13 @@
 #include "harness/run/program_io.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <ostream>
 #include <system_error>
 #include <utility>
 
 #include "sim/base/fingerprint.h"
+#include "sim/base/units.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/instruction.h"
 #include "sim/value/element_type.h"
@@ -90,12 +90,9 @@ void CollectLeaves(const Literal& value, std::vector<OutputLeaf>& leaves, int64_
   if (value.shape().IsArray()) leaves.push_back({"output_" + std::to_string(number), &value});
 }
 
-/// A double in the table: shortest form that is still readable (%.6g).
+/// A double in the table, or "-" for none.
 std::string FormatNumber(std::optional<double> v) {
-  if (!v.has_value()) return "-";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", *v);
-  return buffer;
+  return v.has_value() ? FormatSignificant(*v) : "-";
 }
 
 }  // namespace

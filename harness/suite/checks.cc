@@ -3,24 +3,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <span>
 #include <string>
 
+#include "sim/base/units.h"
 #include "sim/hlo/opcode.h"
 #include "sim/hlo/primitive_type.h"
 
 namespace tpusim::harness {
 namespace {
 
-/// "%g" of a value, for messages.
-std::string Num(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.9g", value);
-  return buffer;
-}
+/// A value in a message, to 9 significant digits.
+std::string Num(double value) { return FormatSignificant(value, 9); }
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 
 #include "harness/report/svg_chart.h"
 #include "harness/version.h"
+#include "sim/base/units.h"
 
 namespace tpusim::harness {
 namespace {
@@ -201,9 +202,7 @@ std::string LinkHeatmap(const ScenarioResult& r) {
 std::string Metric(const ScenarioResult& r, const std::string& name) {
   const auto it = r.metrics.find(name);
   if (it == r.metrics.end()) return "";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", it->second);
-  return buffer;
+  return FormatSignificant(it->second);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "harness/sweep/plots.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -13,6 +12,7 @@
 #include "harness/report/svg_chart.h"
 #include "harness/version.h"
 #include "sim/base/file.h"
+#include "sim/base/units.h"
 
 namespace tpusim::harness {
 namespace {
@@ -43,12 +43,6 @@ std::optional<double> MetricOf(const PointResult& r, const std::string& metric) 
   const auto it = r.metrics.find(metric);
   if (r.status != "ok" || it == r.metrics.end()) return std::nullopt;
   return it->second;
-}
-
-std::string Num(double value) {
-  char buffer[48];
-  std::snprintf(buffer, sizeof buffer, "%.6g", value);
-  return buffer;
 }
 
 }  // namespace
@@ -141,7 +135,7 @@ Status WriteSweepReport(const std::string& dir, const Study& study,
         std::string("<td") + (r.status == "ok" ? "" : " class=\"bad\"") + ">" + r.status + "</td>";
     for (const std::string& metric : MetricNames()) {
       const auto it = r.metrics.find(metric);
-      html += "<td>" + (it == r.metrics.end() ? std::string() : Num(it->second)) + "</td>";
+      html += "<td>" + (it == r.metrics.end() ? std::string() : FormatSignificant(it->second)) + "</td>";
     }
     html += "<td>" + XmlEscape(r.message) + "</td></tr>\n";
   }

@@ -192,4 +192,10 @@ std::string FormatBytes(int64_t bytes, BinaryByteUnit largest) {
   return buffer;
 }
 
+std::string FormatSignificant(double value, int significant) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.*g", significant, value);
+  return text;
+}
+
 }  // namespace tpusim

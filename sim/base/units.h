@@ -86,6 +86,12 @@ enum class BinaryByteUnit : uint8_t { kB, kKiB, kMiB, kGiB, kTiB, kPiB, kEiB };
 /// "281.93 GiB", "1024.00 TiB" with `largest` kTiB. Not parsed back.
 std::string FormatBytes(int64_t bytes, BinaryByteUnit largest = BinaryByteUnit::kEiB);
 
+/// `value` with at most `significant` significant digits, in printf's %g
+/// form ("0.1875", "1.5e+06", "inf"): 6 for tables and charts, which people
+/// read; 9 for messages that quote a measured value against a bound, so two
+/// values that differ are never printed the same.
+std::string FormatSignificant(double value, int significant = 6);
+
 }  // namespace tpusim
 
 #endif  // TPUSIM_SIM_BASE_UNITS_H_

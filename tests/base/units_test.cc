@@ -129,6 +129,14 @@ TEST(Units, FormatBytesStopsAtTheLargestUnitAskedFor) {
   EXPECT_EQ(FormatBytes(2048, BinaryByteUnit::kB), "2048 B");
 }
 
+TEST(Units, FormatSignificantKeepsTheDigitsAskedFor) {
+  EXPECT_EQ(FormatSignificant(0.1875), "0.1875");
+  EXPECT_EQ(FormatSignificant(1234567.0), "1.23457e+06");
+  EXPECT_EQ(FormatSignificant(1234567.0, 9), "1234567");
+  EXPECT_EQ(FormatSignificant(2.0 / 3.0, 9), "0.666666667");
+  EXPECT_EQ(FormatSignificant(-0.5), "-0.5");
+}
+
 TEST(Units, QuantitiesOfOneUnitAddAndCompare) {
   const Bytes a(3);
   const Bytes b(4);
