@@ -30,13 +30,16 @@ CoreCost::CoreCost(const arch::ChipConfig& chip)
       pipeline_step_(chip.overhead.pipeline_step.value()),
       convert_exposed_percent_(chip.mxu.convert_exposed_percent) {}
 
-int64_t CoreCost::PipelineCycles(const CoreWork& work) const {
+int64_t CoreCost::PipelineEdgeCycles(const CoreWork& work) const {
   if (pipeline_block_ <= 0 || work.hbm_bytes <= 0) return 0;
   const int64_t written = std::min(work.hbm_write_bytes, work.hbm_bytes);
   const int64_t read = work.hbm_bytes - written;
-  const int64_t exposed = SatAdd(std::min(read, pipeline_block_), std::min(written, pipeline_block_));
-  const int64_t steps = CeilDiv(work.hbm_bytes, pipeline_block_);
-  return SatAdd(hbm_.Cycles(exposed), SatMul(steps, pipeline_step_));
+  return hbm_.Cycles(SatAdd(std::min(read, pipeline_block_), std::min(written, pipeline_block_)));
+}
+
+int64_t CoreCost::PipelineStepCycles(const CoreWork& work) const {
+  if (pipeline_block_ <= 0 || work.hbm_bytes <= 0) return 0;
+  return SatMul(CeilDiv(work.hbm_bytes, pipeline_block_), pipeline_step_);
 }
 
 int64_t CoreCost::UnitBusy(Unit unit, const CoreWork& work) const {

@@ -33,10 +33,15 @@ class CoreCost {
   /// Fixed cycles before a program's first kernel (`overhead.program_launch`).
   int64_t program_launch() const { return program_launch_; }
   /// Cycles of `work`'s HBM stream that no unit's work hides: the first
-  /// input block loaded before compute starts, the last output block stored
-  /// after it ends, and `overhead.pipeline_step` per block
-  /// (`vmem.pipeline_block` bytes). 0 when pipeline_block is 0.
-  int64_t PipelineCycles(const CoreWork& work) const;
+  /// input block loaded before compute starts and the last output block
+  /// stored after it ends (`vmem.pipeline_block` bytes each). 0 when
+  /// pipeline_block is 0.
+  int64_t PipelineEdgeCycles(const CoreWork& work) const;
+  /// `overhead.pipeline_step` per block of `work`'s HBM stream: the
+  /// TensorCore's wait on each block's DMA and issue of the next. It delays
+  /// the TensorCore's units, not the stream, which the DMA engines keep
+  /// going meanwhile. 0 when pipeline_block is 0.
+  int64_t PipelineStepCycles(const CoreWork& work) const;
 
  private:
   Mxu mxu_;

@@ -199,20 +199,29 @@ class TensorCore : public sc_core::sc_module {
       }
       switch (cost.kind) {
         case StepKind::kKernel: {
+          // The per-block pipeline steps hold up the TensorCore's units,
+          // not the HBM stream, which runs on under the DMA engines.
+          const int64_t steps = cost_.PipelineStepCycles(cost.per_core);
           int64_t longest = 0;
+          int64_t longest_busy = 0;
           record.bound_by = BoundBy::kLatency;
           for (int u = 0; u < chip::kUnitCount; ++u) {
-            if (static_cast<Unit>(u) == Unit::kDma) continue;
-            const int64_t busy = Ask(static_cast<Unit>(u), cost.per_core, keeper.get_local_time());
+            const Unit unit = static_cast<Unit>(u);
+            if (unit == Unit::kDma) continue;
+            const int64_t busy = Ask(unit, cost.per_core, keeper.get_local_time());
             record.unit_cycles[u] = busy;
-            if (busy > longest) {
-              longest = busy;
-              record.bound_by = BoundByUnit(static_cast<Unit>(u));
+            longest_busy = std::max(longest_busy, busy);
+            const int64_t paced = unit == Unit::kHbm ? busy : SatAdd(busy, steps);
+            if (paced > longest) {
+              longest = paced;
+              record.bound_by = busy > 0 ? BoundByUnit(unit) : BoundBy::kLatency;
             }
           }
-          // The fixed start-up and the pipeline's exposed prologue,
-          // epilogue and per-block steps add to the slowest unit.
-          const int64_t fixed = SatAdd(cost_.kernel_start(), cost_.PipelineCycles(cost.per_core));
+          // The fixed start-up and the pipeline's exposed prologue and
+          // epilogue add to the slowest unit.
+          const int64_t fixed = SatAdd(SatAdd(cost_.kernel_start(), cost_.PipelineEdgeCycles(cost.per_core)),
+                                       longest - longest_busy);
+          longest = longest_busy;
           record.overhead_cycles = fixed;
           if (longest < fixed) record.bound_by = BoundBy::kLatency;
           cycles = Slowed(SatAdd(longest, fixed));

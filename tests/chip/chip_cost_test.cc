@@ -104,16 +104,19 @@ TEST(CoreCost, PipelineExposesTheFirstAndLastBlockAndChargesEachStep) {
   CoreWork work;
   work.hbm_bytes = 16'000;
   work.hbm_write_bytes = 4'000;
-  EXPECT_EQ(CoreCost(chip).PipelineCycles(work), 0);  // pipeline_block 0: fully overlapped
+  EXPECT_EQ(CoreCost(chip).PipelineEdgeCycles(work), 0);  // pipeline_block 0: fully overlapped
+  EXPECT_EQ(CoreCost(chip).PipelineStepCycles(work), 0);
   chip.vmem.pipeline_block = Bytes(1'600);
   chip.overhead.pipeline_step = Cycles(10);
   // Exposed: one 1600 B input block and one 1600 B output block = 200 cycles;
   // 16000 / 1600 = 10 steps of 10 cycles.
-  EXPECT_EQ(CoreCost(chip).PipelineCycles(work), 200 + 100);
-  // A kernel smaller than a block exposes all of it.
+  EXPECT_EQ(CoreCost(chip).PipelineEdgeCycles(work), 200);
+  EXPECT_EQ(CoreCost(chip).PipelineStepCycles(work), 100);
+  // A kernel smaller than a block exposes all of it, in one step.
   work.hbm_bytes = 800;
   work.hbm_write_bytes = 160;
-  EXPECT_EQ(CoreCost(chip).PipelineCycles(work), 800 / 16 + 10);
+  EXPECT_EQ(CoreCost(chip).PipelineEdgeCycles(work), 800 / 16);
+  EXPECT_EQ(CoreCost(chip).PipelineStepCycles(work), 10);
 }
 
 TEST(Vmem, MatmulThatFitsMovesEachByteOnce) {
