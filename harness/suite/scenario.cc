@@ -285,7 +285,6 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     // The interconnect's own parser: every kind, fault and link override,
     // with FILE:LINE:COL and key path (docs/interconnect.md).
     TPUSIM_ASSIGN_OR_RETURN(s.topology_config, arch::ParseTopologyYaml(root["topology"], r.file()));
-    s.topology_where = r.Where(root["topology"]);
   }
   if (const YAML::Node da = root["device_assignment"]) {
     if (!s.topology_config.has_value()) {
@@ -298,8 +297,12 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     // Each chip holds devices_per_chip devices (the topology's key, 1 by default).
     const int64_t per_chip = s.topology_config->devices_per_chip;
     std::map<int64_t, int64_t> held;
+    // Topology::Build's errors about the assignment point here.
+    std::map<std::string, std::string>& where = s.topology_config->where;
+    where["device_assignment"] = r.Where(da) + ": error: key path `device_assignment`";
     for (size_t i = 0; i < da.size(); ++i) {
       const std::string path = "device_assignment[" + std::to_string(i) + "]";
+      where[path] = r.Where(da[i]) + ": error: key path `" + path + "`";
       TPUSIM_ASSIGN_OR_RETURN(const int64_t id, r.Integer(da[i], path, 0));
       if (++held[id] > per_chip) {
         return r.Error(da[i], path,
@@ -444,10 +447,8 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
     Status checked = arch::ApplyTpuWraparound(topology, *scenario.resolved_chip);
     if (checked.ok())
       checked = ici::Topology::Build(topology, scenario.resolved_chip->ici).status();
-    if (!checked.ok()) {
-      return InvalidArgument(scenario.topology_where +
-                             ": error: key path `topology`: " + checked.message());
-    }
+    // Both point into the scenario where the topology wrote what they refuse.
+    TPUSIM_RETURN_IF_ERROR(checked);
     scenario.topology = arch::CanonicalTopologyText(topology);
   }
   return Status::Ok();
