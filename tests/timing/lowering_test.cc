@@ -1,5 +1,6 @@
 // Lowering without the engine: buffer sizes from layouts, what each
 // instruction asks of each unit, loop trip counts.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,6 +14,7 @@
 #include "sim/timing/layout_bytes.h"
 #include "sim/timing/program.h"
 #include "tests/timing/timing_test_util.h"
+#include "tests/hlo/nested_module.h"
 
 namespace tpusim::timing {
 namespace {
@@ -430,6 +432,24 @@ ENTRY e {
   three.trip_counts["w"] = 3;
   program = LowerModule(*loop, Preset("tpu-v5e"), three);
   EXPECT_TRUE(program.ok()) << program.status().message();
+}
+
+TEST(Lowering, ComputationsNested100000DeepAreALocatedErrorNotAStackOverflow) {
+  // Calls and loops are walked into; a fusion is costed from its own
+  // computation's instructions, one level, so any depth of them lowers.
+  for (const std::string how : {"call", "while", "fusion"}) {
+    auto module = Parse(test::NestedModule(100'000, how));
+    ASSERT_NE(module, nullptr);
+    auto program = LowerModule(*module, Preset("tpu-v5e"), TimingOptions{});
+    if (how == "fusion") {
+      EXPECT_TRUE(program.ok()) << program.status().message();
+      continue;
+    }
+    EXPECT_EQ(program.status().code(), StatusCode::kInvalidArgument) << how;
+    EXPECT_THAT(FirstLine(program.status()), ::testing::HasSubstr(": calls nest too deeply"))
+        << how;
+    EXPECT_TRUE(FirstLine(program.status()).starts_with("test.hlo:")) << how;
+  }
 }
 
 }  // namespace
