@@ -14,6 +14,7 @@
 #include "harness/suite/yaml_reader.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/arch/topology_config.h"
+#include "sim/arch/yaml_position.h"
 #include "sim/base/file.h"
 #include "sim/base/units.h"
 #include "sim/hlo/opcode.h"
@@ -415,12 +416,13 @@ StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file)
 Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
   std::error_code ec;
   if (!fs::is_regular_file(scenario.module, ec)) {
-    return InvalidArgument(scenario.module_where +
-                           ": error: key path `module`: " + scenario.module + ": no such file");
+    return InvalidArgument(arch::Printable(scenario.module_where + ": error: key path `module`: " +
+                                           scenario.module + ": no such file"));
   }
   if (!scenario.inputs_dir.empty() && !fs::is_directory(scenario.inputs_dir, ec)) {
-    return InvalidArgument(scenario.inputs_where + ": error: key path `inputs.dir`: " +
-                           scenario.inputs_dir + ": no such directory");
+    return InvalidArgument(arch::Printable(scenario.inputs_where +
+                                           ": error: key path `inputs.dir`: " +
+                                           scenario.inputs_dir + ": no such directory"));
   }
   if (scenario.chip.empty()) return Status::Ok();
   std::string chip = scenario.chip;
@@ -431,12 +433,16 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
   if (!config.ok()) {
     const std::string& message = config.status().message();
     for (size_t i = 0; i < scenario.overrides.size(); ++i) {
-      const std::string prefix = "override '" + scenario.overrides[i] + "': error: ";
+      // The preset loader's messages are Printable, and so is what they quote.
+      const std::string prefix =
+          arch::Printable("override '" + scenario.overrides[i] + "': error: ");
       if (message.rfind(prefix, 0) == 0) {
-        return InvalidArgument(scenario.override_where[i] + ": " + message.substr(prefix.size()));
+        return InvalidArgument(
+            arch::Printable(scenario.override_where[i] + ": " + message.substr(prefix.size())));
       }
     }
-    return InvalidArgument(scenario.chip_where + ": error: key path `chip`: " + message);
+    return InvalidArgument(
+        arch::Printable(scenario.chip_where + ": error: key path `chip`: " + message));
   }
   scenario.resolved_chip = std::move(*config);
   if (scenario.topology_config.has_value()) {

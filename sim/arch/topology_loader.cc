@@ -332,8 +332,8 @@ std::string ErrorAtTopology(std::string_view file, const YAML::Node& node) {
 /// "FILE:LINE:COL: error: topology.KEY.PATH: what". `message` starts with the
 /// key path below `topology`, or with ": " for the mapping itself.
 Status ErrorAt(std::string_view file, const YAML::Node& node, const std::string& message) {
-  return InvalidArgument(ErrorAtTopology(file, node) + (message.starts_with(": ") ? "" : ".") +
-                         message);
+  return InvalidArgument(Printable(ErrorAtTopology(file, node) +
+                                   (message.starts_with(": ") ? "" : ".") + message));
 }
 
 /// A sequence of whole numbers, e.g. dims or a device assignment.
@@ -592,8 +592,7 @@ StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_v
   if (node.IsScalar()) {
     StatusOr<TopologyConfig> config = ParseTopologyShortForm(node.Scalar());
     if (!config.ok()) {
-      return InvalidArgument(Where(file, node.Mark()) +
-                             ": error: topology: " + config.status().message());
+      return ErrorAt(file, node, ": " + config.status().message());
     }
     Place(*config, "", file, node, "");
     return config;

@@ -249,6 +249,16 @@ TEST(TopologyYaml, RecordsWhereEachPartWasWrittenForLaterErrors) {
             "faults[0].link: m");
 }
 
+TEST(TopologyYaml, ControlCharactersInKeysAndValuesAreEscaped) {
+  EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [4]\n  \"li\\enk\": 3\n"),
+            "s.yaml:4:3: error: topology: unknown key 'li\\x1bnk' (known: kind, dims, wraparound, "
+            "link_bandwidth, hop_latency, devices_per_chip, device_assignment, faults, "
+            "slow_devices)");
+  EXPECT_EQ(YamlError("topology: \"torus:4\\ex4\"\n"),
+            "s.yaml:1:11: error: topology: invalid topology 'torus:4\\x1bx4': dims: expected "
+            "dimensions like 4x4x8, got '4\\x1bx4'");
+}
+
 TEST(TopologyTpuWraparound, FollowsEachGenerationsRule) {
   ChipConfig chip;
   chip.name = "tpu-v5e";
