@@ -14,6 +14,7 @@
 #include "harness/suite/yaml_reader.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/arch/topology_config.h"
+#include "sim/arch/yaml_position.h"
 #include "sim/base/file.h"
 #include "sim/base/units.h"
 #include "sim/hlo/opcode.h"
@@ -285,7 +286,6 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     // The interconnect's own parser: every kind, fault and link override,
     // with FILE:LINE:COL and key path (docs/interconnect.md).
     TPUSIM_ASSIGN_OR_RETURN(s.topology_config, arch::ParseTopologyYaml(root["topology"], r.file()));
-    s.topology_where = r.Where(root["topology"]);
   }
   if (const YAML::Node da = root["device_assignment"]) {
     if (!s.topology_config.has_value()) {
@@ -298,8 +298,12 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     // Each chip holds devices_per_chip devices (the topology's key, 1 by default).
     const int64_t per_chip = s.topology_config->devices_per_chip;
     std::map<int64_t, int64_t> held;
+    // Topology::Build's errors about the assignment point here.
+    std::map<std::string, std::string>& where = s.topology_config->where;
+    where["device_assignment"] = r.Where(da) + ": error: key path `device_assignment`";
     for (size_t i = 0; i < da.size(); ++i) {
       const std::string path = "device_assignment[" + std::to_string(i) + "]";
+      where[path] = r.Where(da[i]) + ": error: key path `" + path + "`";
       TPUSIM_ASSIGN_OR_RETURN(const int64_t id, r.Integer(da[i], path, 0));
       if (++held[id] > per_chip) {
         return r.Error(da[i], path,
@@ -412,12 +416,13 @@ StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file)
 Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
   std::error_code ec;
   if (!fs::is_regular_file(scenario.module, ec)) {
-    return InvalidArgument(scenario.module_where +
-                           ": error: key path `module`: " + scenario.module + ": no such file");
+    return InvalidArgument(arch::Printable(scenario.module_where + ": error: key path `module`: " +
+                                           scenario.module + ": no such file"));
   }
   if (!scenario.inputs_dir.empty() && !fs::is_directory(scenario.inputs_dir, ec)) {
-    return InvalidArgument(scenario.inputs_where + ": error: key path `inputs.dir`: " +
-                           scenario.inputs_dir + ": no such directory");
+    return InvalidArgument(arch::Printable(scenario.inputs_where +
+                                           ": error: key path `inputs.dir`: " +
+                                           scenario.inputs_dir + ": no such directory"));
   }
   if (scenario.chip.empty()) return Status::Ok();
   std::string chip = scenario.chip;
@@ -428,12 +433,16 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
   if (!config.ok()) {
     const std::string& message = config.status().message();
     for (size_t i = 0; i < scenario.overrides.size(); ++i) {
-      const std::string prefix = "override '" + scenario.overrides[i] + "': error: ";
+      // The preset loader's messages are Printable, and so is what they quote.
+      const std::string prefix =
+          arch::Printable("override '" + scenario.overrides[i] + "': error: ");
       if (message.rfind(prefix, 0) == 0) {
-        return InvalidArgument(scenario.override_where[i] + ": " + message.substr(prefix.size()));
+        return InvalidArgument(
+            arch::Printable(scenario.override_where[i] + ": " + message.substr(prefix.size())));
       }
     }
-    return InvalidArgument(scenario.chip_where + ": error: key path `chip`: " + message);
+    return InvalidArgument(
+        arch::Printable(scenario.chip_where + ": error: key path `chip`: " + message));
   }
   scenario.resolved_chip = std::move(*config);
   if (scenario.topology_config.has_value()) {
@@ -444,10 +453,8 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
     Status checked = arch::ApplyTpuWraparound(topology, *scenario.resolved_chip);
     if (checked.ok())
       checked = ici::Topology::Build(topology, scenario.resolved_chip->ici).status();
-    if (!checked.ok()) {
-      return InvalidArgument(scenario.topology_where +
-                             ": error: key path `topology`: " + checked.message());
-    }
+    // Both point into the scenario where the topology wrote what they refuse.
+    TPUSIM_RETURN_IF_ERROR(checked);
     scenario.topology = arch::CanonicalTopologyText(topology);
   }
   return Status::Ok();

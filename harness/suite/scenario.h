@@ -83,7 +83,6 @@ struct Scenario {
   std::string expect_reason;                      ///< ... with a message containing this
   std::optional<arch::ChipConfig> resolved_chip;  ///< set by ResolveScenario
   /// "FILE:LINE:COL" of the values ResolveScenario checks, for its messages.
-  std::string topology_where;
   std::string module_where, inputs_where, chip_where;
 };
 

@@ -31,7 +31,8 @@ class YamlReader {
   std::string Where(const YAML::Node& node) const { return Where(node.Mark()); }
   std::string Where(const YAML::Mark& mark) const { return arch::Where(file_, mark); }
   Status Error(const YAML::Node& node, const std::string& path, const std::string& message) const {
-    return InvalidArgument(Where(node) + ": error: key path `" + path + "`: " + message);
+    return InvalidArgument(
+        arch::Printable(Where(node) + ": error: key path `" + path + "`: " + message));
   }
 
   /// What a node is, for "expected X, got Y": a scalar quoted when short,

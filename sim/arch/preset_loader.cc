@@ -260,7 +260,7 @@ struct PresetFile {
 };
 
 Status ErrorAt(const std::string& where, const std::string& message) {
-  return InvalidArgument(where + ": error: " + message);
+  return InvalidArgument(Printable(where + ": error: " + message));
 }
 
 /// Walks the mapping `node` found at key path `group` ("" at the top level),
@@ -377,7 +377,8 @@ Status ResolveChain(const std::string& file, const std::string& models_dir,
         ResolvePreset(preset.inherits, fs::path(file).parent_path(), models_dir);
     if (!parent.ok()) {
       return Status(parent.status().code(),
-                    preset.inherits_where + ": error: inherits: " + parent.status().message());
+                    ErrorAt(preset.inherits_where, "inherits: " + parent.status().message())
+                        .message());
     }
     std::error_code ec;
     const std::string id = fs::weakly_canonical(*parent, ec).string();

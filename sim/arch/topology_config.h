@@ -7,6 +7,7 @@
 #define TPUSIM_SIM_ARCH_TOPOLOGY_CONFIG_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -102,7 +103,24 @@ struct TopologyConfig {
   std::vector<ChipFault> chip_faults;
   /// Per-device slowdowns, parsed here so a scenario's noise lives in one place.
   std::vector<SlowDevice> slow_devices;
+  /// Where the YAML form wrote each part, as the start of an error message
+  /// about it: part -> "FILE:LINE:COL: error: topology.faults[2].link". Parts
+  /// are named by key path below `topology` ("" for the topology itself,
+  /// "dims", "edges[3]", "device_assignment[2]", "slow_devices[0].device"),
+  /// except that `faults` entries are counted per list: "faults[j].link" is
+  /// faults[j], "chip_faults[j].chip" is chip_faults[j]. Empty for a short
+  /// form; TopologyError reads it.
+  std::map<std::string, std::string> where;
 };
+
+/// An error in `part` of `config` (named as in TopologyConfig::where, e.g.
+/// "faults[0].link"): "FILE:LINE:COL: error: topology.KEY.PATH: MESSAGE" at
+/// the part, else at the nearest enclosing part the YAML form wrote; "PART:
+/// MESSAGE" for a config with no YAML form. Topology::Build and
+/// ApplyTpuWraparound report through it, so errors found after loading point
+/// into the file like the loader's own.
+Status TopologyError(const TopologyConfig& config, const std::string& part,
+                     const std::string& message);
 
 /// Parses the short form "KIND:SHAPE[,key=value...]", e.g. "torus:16x16",
 /// "torus:4x4x4", "torus:16x8,wraparound=1x0", "mesh:8x4", "twisted:4x4x8",

@@ -324,11 +324,16 @@ Status CheckDimensions(const TopologyConfig& c) {
 // ---------------------------------------------------------------------------
 // YAML.
 
+/// "FILE:LINE:COL: error: topology", the start of every message about `node`.
+std::string ErrorAtTopology(std::string_view file, const YAML::Node& node) {
+  return Where(file, node.Mark()) + ": error: topology";
+}
+
 /// "FILE:LINE:COL: error: topology.KEY.PATH: what". `message` starts with the
 /// key path below `topology`, or with ": " for the mapping itself.
 Status ErrorAt(std::string_view file, const YAML::Node& node, const std::string& message) {
-  return InvalidArgument(Where(file, node.Mark()) + ": error: topology" +
-                         (message.starts_with(": ") ? "" : ".") + message);
+  return InvalidArgument(Printable(ErrorAtTopology(file, node) +
+                                   (message.starts_with(": ") ? "" : ".") + message));
 }
 
 /// A sequence of whole numbers, e.g. dims or a device assignment.
@@ -373,6 +378,21 @@ StatusOr<Entries> ReadEntries(std::string_view file, const YAML::Node& map, cons
     entries.emplace_back(name, entry.second);
   }
   return entries;
+}
+
+/// Records in config.where that `part` was written at `node`, key path `path`.
+void Place(TopologyConfig& config, const std::string& part, std::string_view file,
+           const YAML::Node& node, const std::string& path) {
+  config.where[part] = ErrorAtTopology(file, node) + (path.empty() ? "" : "." + path);
+}
+
+/// Places `part` and each key of its mapping `entries`, written at key path `path`.
+void PlaceEntries(TopologyConfig& config, const std::string& part, std::string_view file,
+                  const YAML::Node& item, const std::string& path, const Entries& entries) {
+  Place(config, part, file, item, path);
+  for (const auto& [key, value] : entries) {
+    Place(config, part + "." + key, file, value, path + "." + key);
+  }
 }
 
 /// A link in a fault: [a, b] chip ids, or [[x, y, ...], [x, y, ...]]
@@ -460,8 +480,12 @@ Status ReadFaults(std::string_view file, const YAML::Node& node, TopologyConfig&
     }
     if (chip) {
       if (fraction) return ErrorAt(file, item, path + ": 'bandwidth' applies to links only");
+      PlaceEntries(config, "chip_faults[" + std::to_string(config.chip_faults.size()) + "]", file,
+                   item, path, entries);
       config.chip_faults.push_back(ChipFault{*chip, at});
     } else {
+      PlaceEntries(config, "faults[" + std::to_string(config.faults.size()) + "]", file, item,
+                   path, entries);
       config.faults.push_back(LinkFault{*link, at, fraction.value_or(0.0)});
     }
   }
@@ -498,6 +522,7 @@ Status ReadSlowDevices(std::string_view file, const YAML::Node& node, TopologyCo
       }
     }
     if (!has_device) return ErrorAt(file, item, path + ": needs 'device'");
+    PlaceEntries(config, path, file, item, path, entries);
     config.slow_devices.push_back(slow);
   }
   return Status::Ok();
@@ -567,9 +592,9 @@ StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_v
   if (node.IsScalar()) {
     StatusOr<TopologyConfig> config = ParseTopologyShortForm(node.Scalar());
     if (!config.ok()) {
-      return InvalidArgument(Where(file, node.Mark()) +
-                             ": error: topology: " + config.status().message());
+      return ErrorAt(file, node, ": " + config.status().message());
     }
+    Place(*config, "", file, node, "");
     return config;
   }
   if (!node.IsMap()) {
@@ -589,6 +614,7 @@ StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_v
   }
   TopologyConfig config;
   config.kind = kind->kind;
+  Place(config, "", file, node, "");
   std::vector<std::string_view> known = {"kind"};
   known.insert(known.end(), kind->keys.begin(), kind->keys.end());
   known.insert(known.end(), kCommonKeys.begin(), kCommonKeys.end());
@@ -603,9 +629,16 @@ StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_v
   for (const auto* entry : order) {
     const std::string& key = entry->first;
     const YAML::Node& value = entry->second;
+    Place(config, key, file, value, key);
     if (key == "dims" || (key == "device_assignment")) {
       TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> values, ReadCounts(file, value, key));
       (key == "dims" ? config.dims : config.device_assignment) = values;
+      if (key == "device_assignment") {
+        for (size_t i = 0; i < value.size(); ++i) {
+          const std::string part = key + "[" + std::to_string(i) + "]";
+          Place(config, part, file, value[i], part);
+        }
+      }
     } else if (key == "wraparound" && value.IsSequence()) {
       for (const YAML::Node& flag : value) {
         StatusOr<bool> f = flag.IsScalar()
@@ -620,7 +653,7 @@ StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_v
         const std::string path = "edges[" + std::to_string(i) + "]";
         TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> ends, ReadCounts(file, value[i], path));
         if (ends.size() != 2) return ErrorAt(file, value[i], path + ": expected [a, b]");
-        if (ends[0] == ends[1]) return ErrorAt(file, value[i], path + ": joins a chip to itself");
+        Place(config, path, file, value[i], path);
         config.edges.push_back(LinkRef{ends[0], ends[1]});
       }
     } else if (key == "faults") {
@@ -646,29 +679,6 @@ StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_v
     const YAML::Node at = node[key] ? node[key] : node;
     return ErrorAt(file, at, shape.message());
   }
-  for (size_t i = 0; i < config.edges.size(); ++i) {
-    const LinkRef& e = config.edges[i];
-    if (e.a >= config.graph_chips || e.b >= config.graph_chips) {
-      return ErrorAt(file, node["edges"][i],
-                     "edges[" + std::to_string(i) + "]: names a chip outside 0.." +
-                         std::to_string(config.graph_chips - 1));
-    }
-  }
-  if (!config.device_assignment.empty()) {
-    // Sorted, it reads 0 (d times), 1 (d times), ...: every chip holds d devices.
-    const int64_t d = config.devices_per_chip;
-    std::vector<int64_t> sorted = config.device_assignment;
-    std::sort(sorted.begin(), sorted.end());
-    const auto size = static_cast<int64_t>(sorted.size());
-    for (int64_t i = 0; i < size; ++i) {
-      if (sorted[static_cast<size_t>(i)] == i / d && size % d == 0) continue;
-      const std::string last = std::to_string((size + d - 1) / d - 1);
-      return ErrorAt(file, node["device_assignment"],
-                     d == 1 ? "device_assignment: not a permutation of 0.." + last
-                            : "device_assignment: must name each chip 0.." + last + " exactly " +
-                                  std::to_string(d) + " times (devices_per_chip)");
-    }
-  }
   return config;
 }
 
@@ -676,7 +686,8 @@ Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip) {
   if (config.kind == TopologyKind::kMultiSlice) {
     StatusOr<TopologyConfig> slice = ParseTopologyShortForm(config.slice_topology_text);
     if (!slice.ok()) return slice.status();
-    TPUSIM_RETURN_IF_ERROR(ApplyTpuWraparound(*slice, chip));
+    const Status applied = ApplyTpuWraparound(*slice, chip);
+    if (!applied.ok()) return TopologyError(config, "slice", applied.message());
     config.slice_topology_text = CanonicalTopologyText(*slice);
     return Status::Ok();
   }
@@ -700,9 +711,27 @@ Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip) {
       return Status::Ok();
     }
   }
-  return InvalidArgument("topology: wraparound: tpu has no rule for chip '" + chip.name +
-                         "' (known: tpu-v4, tpu-v5p, tpu-v7x, tpu-v5e, tpu-v6e and presets "
-                         "inheriting from them); write the wraparound per axis");
+  return TopologyError(config, "wraparound",
+                       "tpu has no rule for chip '" + chip.name +
+                           "' (known: tpu-v4, tpu-v5p, tpu-v7x, tpu-v5e, tpu-v6e and presets "
+                           "inheriting from them); write the wraparound per axis");
+}
+
+Status TopologyError(const TopologyConfig& config, const std::string& part,
+                     const std::string& message) {
+  // "faults[0].link" -> "faults[0]" -> "faults" -> "": the nearest part
+  // written; the rest of the path follows its key path.
+  for (std::string at = part;;) {
+    if (const auto it = config.where.find(at); it != config.where.end()) {
+      const std::string rest = part.substr(at.size());
+      return InvalidArgument(it->second + (at.empty() && !rest.empty() ? "." : "") + rest + ": " +
+                             message);
+    }
+    if (at.empty()) break;
+    const size_t cut = at.find_last_of(".[");
+    at.resize(cut == std::string::npos ? 0 : cut);
+  }
+  return InvalidArgument((part.empty() ? "topology" : part) + ": " + message);
 }
 
 std::string CanonicalTopologyText(const TopologyConfig& c) {

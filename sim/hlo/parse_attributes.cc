@@ -177,7 +177,7 @@ StatusOr<AttrValue> Parser::ParseAttributeValue(AttrKind kind, HloInstruction* i
       return AttrValue(Box<ReplicaGroups>(std::move(groups)));
     }
     case AttrKind::kSharding: {
-      TPUSIM_ASSIGN_OR_RETURN(Sharding sharding, ParseSharding());
+      TPUSIM_ASSIGN_OR_RETURN(Sharding sharding, ParseSharding(0));
       return AttrValue(Box<Sharding>(std::move(sharding)));
     }
     case AttrKind::kKeyValues: {
@@ -545,16 +545,20 @@ StatusOr<ReplicaGroups> Parser::ParseMeshReplicaGroups() {
   return result;
 }
 
-StatusOr<Sharding> Parser::ParseSharding() {
+StatusOr<Sharding> Parser::ParseSharding(int64_t depth) {
   const size_t open = lexer_.Mark();
   TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open the sharding"));
   Sharding s;
   if (lexer_.Peek() == '{' || lexer_.Peek() == '}') {
     // Tuple sharding: one sharding per leaf (possibly none).
+    if (depth == kMaxShapeDepth) {
+      return lexer_.ErrorAt(open, "shardings nested more than " + std::to_string(kMaxShapeDepth) +
+                                      " deep (tuple shardings follow tuple shapes)");
+    }
     s.type = Sharding::Type::kTuple;
     if (lexer_.TryConsume('}')) return s;
     do {
-      TPUSIM_ASSIGN_OR_RETURN(Sharding element, ParseSharding());
+      TPUSIM_ASSIGN_OR_RETURN(Sharding element, ParseSharding(depth + 1));
       s.elements.push_back(std::move(element));
     } while (lexer_.TryConsume(','));
     TPUSIM_RETURN_IF_ERROR(lexer_.Expect('}', "to close the tuple sharding"));

@@ -12,11 +12,6 @@ namespace {
 /// Rank limit from Shape's 64-bit dynamic-dimension mask.
 constexpr int64_t kMaxRank = 64;
 
-/// How deep tuple and buffer shapes may nest. Every walk over a shape (the
-/// printer, comparisons, byte sizes, literals) recurses on this depth, so the
-/// input must not choose it freely; XLA's own modules nest a few levels.
-constexpr int64_t kMaxShapeDepth = 64;
-
 }  // namespace
 
 bool Parser::AtShape() {

@@ -114,6 +114,12 @@ class NameTable {
   uint32_t generation_ = 1;
 };
 
+/// How deep tuple and buffer shapes, and the tuple shardings that follow
+/// them, may nest. Every walk over a shape (the printer, comparisons, byte
+/// sizes, literals) recurses on this depth, so the input must not choose it
+/// freely; XLA's own modules nest a few levels.
+inline constexpr int64_t kMaxShapeDepth = 64;
+
 class Parser {
  public:
   Parser(std::string_view text, std::string_view filename) : lexer_(text, filename) {}
@@ -161,7 +167,8 @@ class Parser {
   StatusOr<ReplicaGroups> ParseReplicaGroups();
   StatusOr<ReplicaGroups> ParseMeshReplicaGroups();
   StatusOr<IotaTileAssignment> ParseIotaAfterDims(std::vector<int64_t> dims);
-  StatusOr<Sharding> ParseSharding();
+  /// A sharding inside `depth` tuple shardings.
+  StatusOr<Sharding> ParseSharding(int64_t depth);
   StatusOr<std::vector<KeyValue>> ParseKeyValues(std::string_view what);
   StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseIntPairs();
   StatusOr<ShapeIndex> ParseShapeIndex();

@@ -69,8 +69,8 @@ class TopologyBuilder {
 
   StatusOr<Topology> Build() {
     if (bandwidth_.value() <= 0) {
-      return InvalidArgument("topology: link bandwidth must be positive, got " +
-                             std::to_string(bandwidth_.value()) + "B/s");
+      return Error("link_bandwidth",
+                   "must be positive, got " + std::to_string(bandwidth_.value()) + "B/s");
     }
     t_.config_ = config_;
     t_.kind_ = config_.kind;
@@ -116,6 +116,11 @@ class TopologyBuilder {
   }
 
  private:
+  /// An error in `part` of the config, located where its YAML form wrote it.
+  Status Error(const std::string& part, const std::string& message) const {
+    return arch::TopologyError(config_, part, message);
+  }
+
   void SetNodes(int64_t chips, int64_t nodes) {
     t_.chip_count_ = chips;
     t_.node_count_ = nodes;
@@ -137,30 +142,28 @@ class TopologyBuilder {
                                   : config_.kind == arch::TopologyKind::kTwistedTorus
                                       ? "twisted torus"
                                       : "torus";
-    if (dims.empty()) return InvalidArgument(kind_name + ": needs at least one dimension");
+    if (dims.empty()) return Error("dims", kind_name + " needs at least one dimension");
     int64_t chips = 1;
     for (int64_t d : dims) {
       if (d <= 0) {
-        return InvalidArgument(kind_name + ": every dimension must be positive, got " +
-                               JoinDims(dims));
+        return Error("dims", "every dimension must be positive, got " + JoinDims(dims));
       }
       if (chips > (int64_t{1} << 24) / d) {
-        return InvalidArgument(kind_name + ": " + JoinDims(dims) + " has more than 16777216 chips");
+        return Error("dims", kind_name + " " + JoinDims(dims) + " has more than 16777216 chips");
       }
       chips *= d;
     }
     if (config_.tpu_wraparound) {
-      return InvalidArgument(
-          "torus: 'wraparound: tpu' is unresolved: apply arch::ApplyTpuWraparound with the chip "
-          "preset first");
+      return Error("wraparound",
+                   "'tpu' is unresolved: apply arch::ApplyTpuWraparound with the chip preset "
+                   "first");
     }
     const size_t rank = dims.size();
     std::vector<bool> wrap(rank, config_.kind != arch::TopologyKind::kMesh);
     if (config_.kind == arch::TopologyKind::kTorus && !config_.wraparound.empty()) {
       if (config_.wraparound.size() != rank) {
-        return InvalidArgument("torus: wraparound has " +
-                               std::to_string(config_.wraparound.size()) + " entries for " +
-                               std::to_string(rank) + " dimensions");
+        return Error("wraparound", std::to_string(config_.wraparound.size()) + " entries for " +
+                                       std::to_string(rank) + " dimensions");
       }
       wrap = config_.wraparound;
     }
@@ -173,8 +176,9 @@ class TopologyBuilder {
                       std::all_of(dims.begin(), dims.end(),
                                   [&](int64_t d) { return d == shortest || d == longest; });
       if (!ok) {
-        return InvalidArgument("twisted torus needs 2A=B=C or 2A=2B=C (e.g. 4x4x8, 4x8x8), got " +
-                               JoinDims(dims));
+        return Error("dims",
+                     "twisted torus needs 2A=B=C or 2A=2B=C (e.g. 4x4x8, 4x8x8), got " +
+                         JoinDims(dims));
       }
     }
     const bool twisted = config_.kind == arch::TopologyKind::kTwistedTorus;
@@ -229,20 +233,20 @@ class TopologyBuilder {
     const int64_t radix = config_.fat_tree_radix;
     const int64_t levels = config_.fat_tree_levels;
     if (radix < 2 || radix % 2 != 0) {
-      return InvalidArgument("fat tree: radix must be an even number >= 2, got " +
-                             std::to_string(radix));
+      return Error("radix", "fat tree needs an even switch radix >= 2, got " +
+                                std::to_string(radix));
     }
     if (levels < 1) {
-      return InvalidArgument("fat tree: levels must be at least 1, got " + std::to_string(levels));
+      return Error("levels", "fat tree needs at least 1 level, got " + std::to_string(levels));
     }
     if (!(config_.oversubscription >= 1.0)) {
-      return InvalidArgument("fat tree: oversubscription must be at least 1");
+      return Error("oversubscription", "must be at least 1");
     }
     const int64_t k = radix / 2;
     int64_t chips = 1;
     for (int64_t l = 0; l < levels; ++l) {
       if (chips > (int64_t{1} << 24) / k) {
-        return InvalidArgument("fat tree: (radix/2)^levels exceeds 16777216 chips");
+        return Error("levels", "fat tree: (radix/2)^levels exceeds 16777216 chips");
       }
       chips *= k;
     }
@@ -261,7 +265,7 @@ class TopologyBuilder {
     const BytesPerSecond uplink(
         static_cast<int64_t>(static_cast<double>(injection_.value()) / config_.oversubscription));
     if (uplink.value() <= 0)
-      return InvalidArgument("fat tree: oversubscription leaves no bandwidth");
+      return Error("oversubscription", "leaves the uplinks no bandwidth");
     for (NodeId c = 0; c < chips; ++c) {
       const NodeId leaf = switch_node(0, c / k);
       ft.chip_up.push_back(AddLink(c, leaf, injection_, switch_latency_,
@@ -298,7 +302,7 @@ class TopologyBuilder {
 
   Status BuildSwitch() {
     if (config_.dims.size() != 1 || config_.dims[0] <= 0 || config_.dims[0] > (int64_t{1} << 24)) {
-      return InvalidArgument("switch: needs one positive chip count (dims: [N])");
+      return Error("chips", "switch needs a chip count between 1 and 16777216");
     }
     const int64_t chips = config_.dims[0];
     SetNodes(chips, chips + 1);
@@ -316,26 +320,26 @@ class TopologyBuilder {
   /// also linked to one DCN switch.
   Status BuildMultiSlice() {
     if (config_.slices < 1) {
-      return InvalidArgument("multi-slice: slices must be at least 1, got " +
-                             std::to_string(config_.slices));
+      return Error("slices", "multi-slice needs at least 1 slice, got " +
+                                 std::to_string(config_.slices));
     }
     StatusOr<arch::TopologyConfig> slice_config =
         arch::ParseTopologyShortForm(config_.slice_topology_text);
-    if (!slice_config.ok()) return slice_config.status().WithContext("multi-slice: slice");
+    if (!slice_config.ok()) return Error("slice", slice_config.status().message());
     if (slice_config->kind != arch::TopologyKind::kTorus &&
         slice_config->kind != arch::TopologyKind::kMesh &&
         slice_config->kind != arch::TopologyKind::kTwistedTorus) {
-      return InvalidArgument("multi-slice: a slice must be a torus, mesh or twisted torus, got '" +
-                             config_.slice_topology_text + "'");
+      return Error("slice", "must be a torus, mesh or twisted torus, got '" +
+                                config_.slice_topology_text + "'");
     }
     slice_config->link_bandwidth = bandwidth_;
     slice_config->hop_latency = hop_latency_;
     TopologyBuilder inner(*slice_config, arch::IciConfig{1, bandwidth_, hop_latency_, 100, {}});
-    TPUSIM_RETURN_IF_ERROR(inner.BuildGrid());
+    if (const Status built = inner.BuildGrid(); !built.ok()) return Error("slice", built.message());
     const Topology& slice = inner.t_;
     const int64_t per = slice.chip_count_;
     if (per * config_.slices > (int64_t{1} << 24)) {
-      return InvalidArgument("multi-slice: more than 16777216 chips");
+      return Error("slices", "multi-slice has more than 16777216 chips");
     }
     const int64_t chips = per * config_.slices;
     SetNodes(chips, chips + 1);
@@ -359,7 +363,7 @@ class TopologyBuilder {
     const BytesPerSecond dcn =
         config_.dcn_bandwidth.value_or(BytesPerSecond(kDefaultDcnBytesPerSecond));
     const Picoseconds dcn_latency = config_.dcn_latency.value_or(Picoseconds(kDefaultDcnLatencyPs));
-    if (dcn.value() <= 0) return InvalidArgument("multi-slice: dcn bandwidth must be positive");
+    if (dcn.value() <= 0) return Error("dcn_bandwidth", "must be positive");
     t_.dcn_switch_ = static_cast<NodeId>(chips);
     for (NodeId c = 0; c < chips; ++c) {
       const std::string slice_name = "slice" + std::to_string(c / per);
@@ -377,20 +381,21 @@ class TopologyBuilder {
   Status BuildGraph() {
     const int64_t chips = config_.graph_chips;
     if (chips < 1 || chips > (int64_t{1} << 24)) {
-      return InvalidArgument("graph: chips must be between 1 and 16777216, got " +
-                             std::to_string(chips));
+      return Error("chips", "graph needs between 1 and 16777216 chips, got " +
+                                std::to_string(chips));
     }
     SetNodes(chips, chips);
     std::set<std::pair<int64_t, int64_t>> seen;
-    for (const arch::LinkRef& e : config_.edges) {
+    for (size_t i = 0; i < config_.edges.size(); ++i) {
+      const arch::LinkRef& e = config_.edges[i];
+      const std::string part = "edges[" + std::to_string(i) + "]";
       const std::string name = "[" + std::to_string(e.a) + ", " + std::to_string(e.b) + "]";
       if (e.a < 0 || e.a >= chips || e.b < 0 || e.b >= chips) {
-        return InvalidArgument("graph: edge " + name + " names a chip outside 0.." +
-                               std::to_string(chips - 1));
+        return Error(part, name + " names a chip outside 0.." + std::to_string(chips - 1));
       }
-      if (e.a == e.b) return InvalidArgument("graph: edge " + name + " joins a chip to itself");
+      if (e.a == e.b) return Error(part, name + " joins a chip to itself");
       if (!seen.emplace(std::min(e.a, e.b), std::max(e.a, e.b)).second) {
-        return InvalidArgument("graph: edge " + name + " is listed twice");
+        return Error(part, name + " is listed twice");
       }
       const auto a = static_cast<NodeId>(e.a);
       const auto b = static_cast<NodeId>(e.b);
@@ -416,8 +421,8 @@ class TopologyBuilder {
     }
     if (count != chips) {
       const auto it = std::find(reached.begin(), reached.end(), false);
-      return InvalidArgument("graph: disconnected: chip " + std::to_string(it - reached.begin()) +
-                             " cannot reach chip 0");
+      return Error("edges", "graph is disconnected: chip " +
+                                std::to_string(it - reached.begin()) + " cannot reach chip 0");
     }
     t_.describe_ = "graph of " + std::to_string(config_.edges.size()) + " edges";
     return Status::Ok();
@@ -427,8 +432,7 @@ class TopologyBuilder {
     const std::vector<int64_t>& assignment = config_.device_assignment;
     const int64_t per_chip = config_.devices_per_chip;
     if (per_chip < 1) {
-      return InvalidArgument("devices_per_chip: must be at least 1, got " +
-                             std::to_string(per_chip));
+      return Error("devices_per_chip", "must be at least 1, got " + std::to_string(per_chip));
     }
     const int64_t devices = t_.chip_count_ * per_chip;
     if (assignment.empty()) {
@@ -436,22 +440,22 @@ class TopologyBuilder {
       return Status::Ok();
     }
     if (static_cast<int64_t>(assignment.size()) != devices) {
-      return InvalidArgument("device_assignment: has " + std::to_string(assignment.size()) +
-                             " entries for " + std::to_string(t_.chip_count_) + " chips" +
-                             (per_chip == 1 ? ""
-                                            : " x " + std::to_string(per_chip) +
-                                                  " devices per chip"));
+      return Error("device_assignment",
+                   "has " + std::to_string(assignment.size()) + " entries for " +
+                       std::to_string(t_.chip_count_) + " chips" +
+                       (per_chip == 1 ? ""
+                                      : " x " + std::to_string(per_chip) + " devices per chip"));
     }
     std::vector<int64_t> held(static_cast<size_t>(t_.chip_count_), 0);  ///< devices per chip so far
     for (size_t d = 0; d < assignment.size(); ++d) {
       const int64_t chip = assignment[d];
       if (chip < 0 || chip >= t_.chip_count_ || held[static_cast<size_t>(chip)] == per_chip) {
-        return InvalidArgument(
-            "device_assignment: " +
+        return Error(
+            "device_assignment[" + std::to_string(d) + "]",
             (per_chip == 1 ? "not a permutation of 0.." + std::to_string(t_.chip_count_ - 1)
                            : "must name each chip 0.." + std::to_string(t_.chip_count_ - 1) +
                                  " exactly " + std::to_string(per_chip) + " times") +
-            ": entry " + std::to_string(d) + " is " + std::to_string(chip));
+                ": entry " + std::to_string(d) + " is " + std::to_string(chip));
       }
       ++held[static_cast<size_t>(chip)];
       t_.device_chip_.push_back(static_cast<NodeId>(chip));
@@ -461,34 +465,44 @@ class TopologyBuilder {
 
   /// Every fault names something that exists, whatever its time.
   Status CheckFaults() {
-    for (const arch::LinkFault& f : config_.faults) {
-      const std::string name =
-          "faults: link [" + std::to_string(f.link.a) + ", " + std::to_string(f.link.b) + "]";
+    for (size_t i = 0; i < config_.faults.size(); ++i) {
+      const arch::LinkFault& f = config_.faults[i];
+      const std::string part = "faults[" + std::to_string(i) + "]";
       if (!(f.bandwidth_fraction >= 0.0 && f.bandwidth_fraction < 1.0)) {
-        return InvalidArgument(name + ": bandwidth must be in [0, 1)");
+        return Error(part + ".bandwidth", "must be in [0, 1)");
       }
-      if (f.at.value() < 0) return InvalidArgument(name + ": time must not be negative");
+      if (f.at.value() < 0) return Error(part + ".at", "time must not be negative");
       bool found = false;
       if (f.link.a >= 0 && f.link.a < t_.node_count_) {
         for (LinkId l : t_.out_links_[static_cast<size_t>(f.link.a)]) {
           found = found || t_.links_[static_cast<size_t>(l)].to == f.link.b;
         }
       }
-      if (!found) return InvalidArgument(name + ": no such link");
+      if (!found) {
+        return Error(part + ".link", "no link joins nodes " + std::to_string(f.link.a) + " and " +
+                                         std::to_string(f.link.b));
+      }
     }
-    for (const arch::ChipFault& f : config_.chip_faults) {
+    for (size_t i = 0; i < config_.chip_faults.size(); ++i) {
+      const arch::ChipFault& f = config_.chip_faults[i];
+      const std::string part = "chip_faults[" + std::to_string(i) + "]";
       if (f.chip < 0 || f.chip >= t_.chip_count_) {
-        return InvalidArgument("faults: chip " + std::to_string(f.chip) + " does not exist (0.." +
-                               std::to_string(t_.chip_count_ - 1) + ")");
+        return Error(part + ".chip", "chip " + std::to_string(f.chip) + " does not exist (0.." +
+                                         std::to_string(t_.chip_count_ - 1) + ")");
       }
-      if (f.at.value() < 0) return InvalidArgument("faults: chip time must not be negative");
+      if (f.at.value() < 0) return Error(part + ".at", "time must not be negative");
     }
-    for (const arch::SlowDevice& d : config_.slow_devices) {
-      if (d.device < 0 || d.device >= t_.chip_count_) {
-        return InvalidArgument("slow_devices: device " + std::to_string(d.device) +
-                               " does not exist (0.." + std::to_string(t_.chip_count_ - 1) + ")");
+    // Slowdowns are per logical device: chips x devices_per_chip of them.
+    const auto devices = static_cast<int64_t>(t_.device_chip_.size());
+    for (size_t i = 0; i < config_.slow_devices.size(); ++i) {
+      const arch::SlowDevice& d = config_.slow_devices[i];
+      const std::string part = "slow_devices[" + std::to_string(i) + "]";
+      if (d.device < 0 || d.device >= devices) {
+        return Error(part + ".device", "device " + std::to_string(d.device) +
+                                           " does not exist (0.." + std::to_string(devices - 1) +
+                                           ")");
       }
-      if (!(d.factor >= 1.0)) return InvalidArgument("slow_devices: factor must be at least 1");
+      if (!(d.factor >= 1.0)) return Error(part + ".factor", "must be at least 1");
     }
     return Status::Ok();
   }

@@ -507,6 +507,9 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
       whole.dma_bytes = bytes;
       result.hbm_bytes = bytes;
       result.per_core = Split(whole);
+      if (bytes == kInt64Max) {
+        return InvalidArgument("its copied bytes reach 2^63: more than tpusim counts in 64 bits");
+      }
       return result;
     }
     case StepKind::kKernel:
@@ -575,6 +578,13 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   result.flops = flops;
   result.hbm_bytes = hbm;
   result.per_core = Split(whole);
+  // Sums and products saturate (sim/base/arith.h): a count that reached
+  // INT64_MAX is past 64 bits, and reporting it would be a wrong number.
+  if (flops == kInt64Max || hbm == kInt64Max || vmem == kInt64Max) {
+    const char* what = flops == kInt64Max ? "FLOPs" : hbm == kInt64Max ? "HBM bytes" : "VMEM bytes";
+    return InvalidArgument(std::string("its ") + what +
+                           " reach 2^63: more than tpusim counts in 64 bits");
+  }
   return result;
 }
 

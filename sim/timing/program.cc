@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/base/arith.h"
 #include "sim/hlo/computation.h"
 #include "sim/timing/hlo_helpers.h"
 
@@ -86,6 +87,15 @@ class Lowerer {
       step.async_id = last_async_[inst.operand(0)->unique_id()];
     }
     program_.steps.push_back(step);
+    // The report sums every run (loops unrolled): the totals must fit too.
+    flops_ = SatAdd(flops_, cached->flops);
+    hbm_bytes_ = SatAdd(hbm_bytes_, cached->hbm_bytes);
+    if (flops_ == kInt64Max || hbm_bytes_ == kInt64Max) {
+      return Error(inst, StatusCode::kInvalidArgument,
+                   std::string("the module's ") + (flops_ == kInt64Max ? "FLOPs" : "HBM bytes") +
+                       ", summed over every run (loops unrolled), reach 2^63 here: more than "
+                       "tpusim counts in 64 bits");
+    }
     return Status::Ok();
   }
 
@@ -137,6 +147,9 @@ class Lowerer {
   Program& program_;
   /// Latest async id handed to each start instruction, by unique id.
   std::vector<int64_t> last_async_;
+  /// Totals of the steps so far, as the report sums them.
+  int64_t flops_ = 0;
+  int64_t hbm_bytes_ = 0;
 };
 
 }  // namespace

@@ -325,6 +325,19 @@ TEST_F(MalformedPreset, UnknownNestedKeyGivesLineColumnAndKnownKeys) {
             "int8_rate, fp8_rate, f16_passes, convert_exposed_percent)");
 }
 
+// A key or value quoted in an error cannot drive the terminal: ESC and BEL
+// print as \x escapes, in the file's own messages and in its parent's name.
+TEST_F(MalformedPreset, ControlCharactersInKeysAndValuesAreEscaped) {
+  Write("base", kBase);
+  EXPECT_EQ(ErrorOf("bad", "inherits: base\nmxu:\n  ro\x1b[2Jws: 4\n"),
+            "DIR/bad.yaml:3:3: error: unknown key 'mxu.ro\\x1b[2Jws' (known: rows, cols, "
+            "count_per_core, int8_rate, fp8_rate, f16_passes, convert_exposed_percent)");
+  EXPECT_EQ(ErrorOf("bad", "inherits: base\nmxu:\n  rows: \"4\\a\"\n"),
+            "DIR/bad.yaml:3:9: error: mxu.rows: expected a whole number, got '4\\x07'");
+  EXPECT_THAT(ErrorOf("bad", "inherits: \"ba\\ese\"\n"),
+              HasSubstr("DIR/bad.yaml:1:11: error: inherits: unknown chip preset 'ba\\x1bse'"));
+}
+
 TEST_F(MalformedPreset, UnknownTopLevelKey) {
   Write("base", kBase);
   EXPECT_EQ(ErrorOf("bad", "inherits: base\nclocks: 1GHz\n"),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tests/eval/eval_test_util.h"
+#include "tests/hlo/nested_module.h"
 
 namespace tpusim::eval {
 namespace {
@@ -17,6 +18,7 @@ using testing::Eval;
 using testing::R1;
 using testing::TryEval;
 using value::Literal;
+using ::tpusim::test::NestedModule;
 
 /// A 2x3 s32 matrix {{0,1,2},{3,4,5}}.
 Literal Matrix() {
@@ -257,29 +259,6 @@ TEST(Evaluator, WhileOverIterationCapIsAnError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("while w"), std::string::npos) << r.status().message();
-}
-
-/// A module whose entry reaches `depth` computations nested in one another,
-/// each level through `how`: "call" (call to_apply=), "fusion" or "while"
-/// (a loop whose body holds the next level and runs once).
-std::string NestedModule(int depth, const std::string& how) {
-  std::string text = "HloModule nested\n\n";
-  text += "c0 {\n  p = s32[] parameter(0)\n  one = s32[] constant(1)\n"
-          "  ROOT r = s32[] add(p, one)\n}\n";
-  text += "cond {\n  p = s32[] parameter(0)\n  ten = s32[] constant(10)\n"
-          "  ROOT lt = pred[] compare(p, ten), direction=LT\n}\n";
-  auto level = [&](int callee) {
-    const std::string c = "c" + std::to_string(callee);
-    if (how == "call") return "call(p), to_apply=" + c;
-    if (how == "fusion") return "fusion(p), kind=kLoop, calls=" + c;
-    return "while(p), condition=cond, body=" + c;
-  };
-  for (int i = 1; i < depth; ++i) {
-    text += "c" + std::to_string(i) + " {\n  p = s32[] parameter(0)\n  ROOT r = s32[] " +
-            level(i - 1) + "\n}\n";
-  }
-  return text + "ENTRY main {\n  p = s32[] parameter(0)\n  ROOT r = s32[] " + level(depth - 1) +
-         "\n}\n";
 }
 
 TEST(Evaluator, ComputationsNestedTooDeeplyAreALocatedErrorNotAStackOverflow) {

@@ -1213,6 +1213,23 @@ TEST(ParseErrors, TupleShapesNestedDeeperThanTheLimitAreLocatedErrorsNotStackOve
   EXPECT_THAT(ParseShape(deep).status().message(), HasSubstr("shapes nested more than 64 deep"));
 }
 
+// A tuple sharding's elements may be tuple shardings; 100,000 of them once
+// overflowed the stack (SIGSEGV in `tpusim check`).
+TEST(ParseErrors, ShardingsNestedDeeperThanTheLimitAreLocatedErrorsNotStackOverflows) {
+  const auto module = [](int64_t depth) {
+    return "HloModule m\nENTRY e {\n  ROOT p = f32[8] parameter(0), sharding=" +
+           std::string(depth, '{') + "replicated" + std::string(depth, '}') + "\n}\n";
+  };
+  EXPECT_THAT(ParseError(module(100'000)),
+              HasSubstr("bad.hlo:3:106: error: shardings nested more than 64 deep (tuple "
+                        "shardings follow tuple shapes)"));
+  // 64 tuple shardings around the leaf's own braces parse, and print back.
+  StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(module(65));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_THAT(PrintModule(**parsed), HasSubstr(std::string(65, '{') + "replicated" +
+                                               std::string(65, '}')));
+}
+
 TEST(ParseShapes, TuplesNestedUpToTheLimitParse) {
   StatusOr<Shape> shape = ParseShape(NestedTupleShape(64, "f32[2]"));
   ASSERT_TRUE(shape.ok()) << shape.status().message();

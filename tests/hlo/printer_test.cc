@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "sim/hlo/parser.h"
+#include "tests/hlo/nested_module.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -589,6 +590,18 @@ ENTRY %main (a: f32[2,2], b: f32[2,2]) -> f32[2,2] {
   EXPECT_EQ(PrintAttributeValue(*dot.FindAttribute(AttrId::kLhsContractingDims)), "{1}");
   const HloInstruction& constant = *entry.instructions()[2];
   EXPECT_EQ(PrintConstantLiteral(constant.literal(), constant.shape()), "{1.5, -2}");
+}
+
+TEST(PrintModule, ComputationsNested100000DeepPrintAndParseBack) {
+  for (const std::string how : {"call", "fusion", "while"}) {
+    StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(test::NestedModule(100'000, how));
+    ASSERT_TRUE(module.ok()) << how << ": " << module.status().message();
+    const std::string printed = PrintModule(**module);
+    StatusOr<std::unique_ptr<HloModule>> again = ParseHloModule(printed);
+    ASSERT_TRUE(again.ok()) << how << ": " << again.status().message();
+    EXPECT_EQ(PrintModule(**again), printed) << how;
+    EXPECT_EQ((*again)->computations().size(), 100'002u) << how;  // c0..c99999, cond, ENTRY
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "sim/hlo/parser.h"
+#include "tests/hlo/nested_module.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -862,6 +863,15 @@ TEST(VerifyAccepts, VerifyingALargeModuleIsFast) {
   text += "  ROOT r = f32[8] negate(v20000)\n}\n";
   const Status status = Verify(text);
   EXPECT_TRUE(status.ok()) << status.message();
+}
+
+TEST(VerifyAccepts, ComputationsNested100000DeepAreWalkedWithoutRecursion) {
+  // Each check of a call, fusion or loop looks one level down; none recurses
+  // as deep as the nesting (timing and values refuse it with a located error).
+  for (const std::string how : {"call", "fusion", "while"}) {
+    const Status status = Verify(test::NestedModule(100'000, how));
+    EXPECT_TRUE(status.ok()) << how << ": " << status.message();
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <string>
@@ -137,9 +138,9 @@ TEST(Topology, GraphFromEdgesAndItsErrors) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->links().size(), 8u);
   c.edges = {{0, 1}, {2, 3}};
-  EXPECT_THAT(BuildError(c), HasSubstr("graph: disconnected: chip 2 cannot reach chip 0"));
+  EXPECT_EQ(BuildError(c), "edges: graph is disconnected: chip 2 cannot reach chip 0");
   c.edges = {{0, 1}, {1, 0}};
-  EXPECT_THAT(BuildError(c), HasSubstr("edge [1, 0] is listed twice"));
+  EXPECT_EQ(BuildError(c), "edges[1]: [1, 0] is listed twice");
 }
 
 TEST(Topology, DeviceAssignmentMapsDevicesToChips) {
@@ -198,16 +199,61 @@ TEST(Topology, FaultsFailDegradeOrNameALinkThatDoesNotExist) {
 
   c->faults = {{{0, 2}, Picoseconds(0), 0.0}};
   c->chip_faults.clear();
-  EXPECT_THAT(BuildError(*c), HasSubstr("faults: link [0, 2]: no such link"));
+  EXPECT_EQ(BuildError(*c), "faults[0].link: no link joins nodes 0 and 2");
   c->faults.clear();
   c->slow_devices = {{4, 1.5}};
-  EXPECT_THAT(BuildError(*c), HasSubstr("slow_devices: device 4 does not exist (0..3)"));
+  EXPECT_EQ(BuildError(*c), "slow_devices[0].device: device 4 does not exist (0..3)");
+  // Slowdowns are per device: two devices per chip make devices 0..7.
+  c->devices_per_chip = 2;
+  EXPECT_TRUE(Topology::Build(*c, Ici()).ok());
 }
 
 TEST(Topology, ZeroDimensionIsAnError) {
   arch::TopologyConfig c;
   c.dims = {4, 0};
-  EXPECT_THAT(BuildError(c), HasSubstr("torus: every dimension must be positive, got 4x0"));
+  EXPECT_EQ(BuildError(c), "dims: every dimension must be positive, got 4x0");
+}
+
+/// Build's error for the topology of a YAML file `text` (its `topology:` key).
+std::string BuildErrorFromYaml(const std::string& text) {
+  StatusOr<arch::TopologyConfig> config =
+      arch::ParseTopologyYaml(YAML::Load(text)["topology"], "t.yaml");
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  return config.ok() ? BuildError(*config) : "";
+}
+
+// What only the built network can tell is still an error at FILE:LINE:COL of
+// the key or value that caused it, as the loader's own errors are.
+TEST(Topology, BuildErrorsOfAYamlTopologyNameFileLineColumnAndKeyPath) {
+  EXPECT_EQ(BuildErrorFromYaml("topology:\n  kind: mesh\n  dims: [4, 4]\n  faults:\n"
+                               "    - {chip: 2}\n    - {link: [0, 5], at: 1us}\n"),
+            "t.yaml:6:14: error: topology.faults[1].link: no link joins nodes 0 and 5");
+  EXPECT_EQ(BuildErrorFromYaml("topology:\n  kind: mesh\n  dims: [4, 4]\n  faults:\n"
+                               "    - {link: [0, 1]}\n    - {chip: 99}\n"),
+            "t.yaml:6:14: error: topology.faults[1].chip: chip 99 does not exist (0..15)");
+  EXPECT_EQ(BuildErrorFromYaml("topology:\n  kind: graph\n  chips: 3\n"
+                               "  edges: [[0, 1], [1, 2], [2, 1]]\n"),
+            "t.yaml:4:27: error: topology.edges[2]: [2, 1] is listed twice");
+  EXPECT_EQ(BuildErrorFromYaml("topology:\n  kind: graph\n  chips: 4\n  edges: [[0, 1], [2, 3]]\n"),
+            "t.yaml:4:10: error: topology.edges: graph is disconnected: chip 2 cannot reach "
+            "chip 0");
+  EXPECT_EQ(BuildErrorFromYaml("topology:\n  kind: mesh\n  dims: [4, 4]\n"
+                               "  device_assignment: [0, 1, 2]\n"),
+            "t.yaml:4:22: error: topology.device_assignment: has 3 entries for 16 chips");
+  EXPECT_EQ(BuildErrorFromYaml("topology:\n  kind: mesh\n  dims: [2]\n"
+                               "  device_assignment: [0, 7]\n"),
+            "t.yaml:4:26: error: topology.device_assignment[1]: not a permutation of 0..1: entry 1 "
+            "is 7");
+  EXPECT_EQ(BuildErrorFromYaml("topology:\n  kind: mesh\n  dims: [4, 4]\n  slow_devices:\n"
+                               "    - {device: 16, factor: 2}\n"),
+            "t.yaml:5:16: error: topology.slow_devices[0].device: device 16 does not exist "
+            "(0..15)");
+  EXPECT_EQ(BuildErrorFromYaml("topology:\n  kind: fattree\n  radix: 4\n  levels: 2\n"
+                               "  oversubscription: 1e18\n"),
+            "t.yaml:5:21: error: topology.oversubscription: leaves the uplinks no bandwidth");
+  // The short form as a YAML scalar: at the scalar, with the key path.
+  EXPECT_EQ(BuildErrorFromYaml("topology: fattree:radix=4,levels=2,oversubscription=1e18\n"),
+            "t.yaml:1:11: error: topology.oversubscription: leaves the uplinks no bandwidth");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/integration/integration_util.h"
@@ -229,6 +230,42 @@ TEST(CollectiveCliTest, TpuWraparoundTakesTheChipsRuleAsExecDoes) {
                              "tpu-v4", "--topology", "torus:16x8,wraparound=tpu"});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.err, Not(HasSubstr("ApplyTpuWraparound"))) << Describe(r);
+}
+
+// What only the built network can refuse is still located in the file, for
+// `collective` as for `exec` (one LoadTopologyOption, one Topology::Build).
+TEST(CollectiveCliTest, TopologyFileBuildErrorsNameFileLineColumn) {
+  const ScratchDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"kind: mesh\ndims: [4, 4]\nfaults:\n  - {link: [0, 5]}\n",
+       ":4:12: error: topology.faults[0].link: no link joins nodes 0 and 5"},
+      {"kind: mesh\ndims: [4, 4]\nfaults:\n  - {chip: 99}\n",
+       ":4:12: error: topology.faults[0].chip: chip 99 does not exist (0..15)"},
+      {"kind: graph\nchips: 3\nedges: [[0, 1], [1, 2], [1, 0]]\n",
+       ":3:25: error: topology.edges[2]: [1, 0] is listed twice"},
+      {"kind: graph\nchips: 4\nedges: [[0, 1], [2, 3]]\n",
+       ":3:8: error: topology.edges: graph is disconnected"},
+      {"kind: mesh\ndims: [4, 4]\ndevice_assignment: [0, 1, 2]\n",
+       ":3:20: error: topology.device_assignment: has 3 entries for 16 chips"},
+      {"kind: mesh\ndims: [4, 4]\nslow_devices: [{device: 16, factor: 2}]\n",
+       ":3:25: error: topology.slow_devices[0].device: device 16 does not exist (0..15)"},
+      {"kind: switch\nchips: 16777217\n", ":2:8: error: topology.chips: the switch has 16777217"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string file = dir / ("t" + std::to_string(i) + ".yaml");
+    WriteText(file, cases[i].first);
+    for (const std::string command : {"collective", "exec"}) {
+      std::vector<std::string> args = {command, "--chip", "tpu-v5e", "--topology", file};
+      if (command == "exec") {
+        args.push_back(std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo");
+      } else {
+        args.insert(args.end(), {"--op", "all-reduce", "--bytes", "1KiB"});
+      }
+      const RunResult r = Tpusim(args);
+      EXPECT_EQ(r.exit_code, 2) << Describe(r);
+      EXPECT_THAT(r.err, HasSubstr(file + cases[i].second)) << Describe(r);
+    }
+  }
 }
 
 }  // namespace

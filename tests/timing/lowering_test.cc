@@ -1,5 +1,6 @@
 // Lowering without the engine: buffer sizes from layouts, what each
 // instruction asks of each unit, loop trip counts.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,6 +14,7 @@
 #include "sim/timing/layout_bytes.h"
 #include "sim/timing/program.h"
 #include "tests/timing/timing_test_util.h"
+#include "tests/hlo/nested_module.h"
 
 namespace tpusim::timing {
 namespace {
@@ -374,6 +376,80 @@ ENTRY e {
   EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(program.status().message().find("test.hlo:4:3"), std::string::npos)
       << program.status().message();
+}
+
+/// The message's first line (the located error, without the source excerpt).
+std::string FirstLine(const Status& status) {
+  return status.message().substr(0, status.message().find('\n'));
+}
+
+// Counts saturate rather than wrap (sim/base/arith.h); one that saturated
+// once showed as 9223372036854775807 FLOPs, a %FLOP column off by far, and a
+// row of 0 FLOPs where the runs' sum wrapped. Now it is an input error.
+TEST(Lowering, CountsPast64BitsAreALocatedErrorNotASaturatedNumber) {
+  // 2 x 2^20 x 2^21 x 2^22 = 2^64 FLOPs in one dot.
+  auto dot = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[1048576,2097152] parameter(0)
+  b = f32[2097152,4194304] parameter(1)
+  ROOT d = f32[1048576,4194304] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(dot, nullptr);
+  auto program = LowerModule(*dot, Preset("tpu-v5e"), TimingOptions{});
+  EXPECT_EQ(program.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FirstLine(program.status()),
+            "test.hlo:5:3: error: d: its FLOPs reach 2^63: more than tpusim counts in 64 bits");
+  // 2^61 FLOPs a run fits; the fourth run takes the module's sum to 2^63.
+  auto loop = Parse(R"(HloModule m
+cond {
+  p = (s32[], f32[1048576,1048576]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[1048576,1048576]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  x = f32[1048576,1048576] get-tuple-element(p), index=1
+  y = f32[1048576,1048576] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (s32[], f32[1048576,1048576]) tuple(next, y)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  x = f32[1048576,1048576] parameter(0)
+  t = (s32[], f32[1048576,1048576]) tuple(zero, x)
+  ROOT w = (s32[], f32[1048576,1048576]) while(t), condition=cond, body=body
+})");
+  ASSERT_NE(loop, nullptr);
+  program = LowerModule(*loop, Preset("tpu-v5e"), TimingOptions{});
+  EXPECT_EQ(FirstLine(program.status()),
+            "test.hlo:14:3: error: y: the module's FLOPs, summed over every run (loops unrolled), "
+            "reach 2^63 here: more than tpusim counts in 64 bits");
+  // Three runs (3 x 2^61 FLOPs and the adds) still fit.
+  TimingOptions three;
+  three.trip_counts["w"] = 3;
+  program = LowerModule(*loop, Preset("tpu-v5e"), three);
+  EXPECT_TRUE(program.ok()) << program.status().message();
+}
+
+TEST(Lowering, ComputationsNested100000DeepAreALocatedErrorNotAStackOverflow) {
+  // Calls and loops are walked into; a fusion is costed from its own
+  // computation's instructions, one level, so any depth of them lowers.
+  for (const std::string how : {"call", "while", "fusion"}) {
+    auto module = Parse(test::NestedModule(100'000, how));
+    ASSERT_NE(module, nullptr);
+    auto program = LowerModule(*module, Preset("tpu-v5e"), TimingOptions{});
+    if (how == "fusion") {
+      EXPECT_TRUE(program.ok()) << program.status().message();
+      continue;
+    }
+    EXPECT_EQ(program.status().code(), StatusCode::kInvalidArgument) << how;
+    EXPECT_THAT(FirstLine(program.status()), ::testing::HasSubstr(": calls nest too deeply"))
+        << how;
+    EXPECT_TRUE(FirstLine(program.status()).starts_with("test.hlo:")) << how;
+  }
 }
 
 }  // namespace
