@@ -625,14 +625,62 @@ StatusOr<Shape> InferTupleElementOfStart(const Rule& r, int64_t index) {
 
 StatusOr<Shape> Infer(const Rule& r) {
   const HloOpcode op = r.opcode();
-  if (IsElementwiseUnary(op)) return InferUnary(r);
-  if (IsElementwiseBinary(op)) return InferBinary(r);
   switch (op) {
+    // Elementwise ops whose result has the shape of their operands.
+    case HloOpcode::kAbs:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kCeil:
+    case HloOpcode::kClz:
+    case HloOpcode::kCopy:
+    case HloOpcode::kCos:
+    case HloOpcode::kCosh:
+    case HloOpcode::kErf:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kFloor:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kNegate:
+    case HloOpcode::kNot:
+    case HloOpcode::kPopulationCount:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kRoundNearestAfz:
+    case HloOpcode::kRoundNearestEven:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSign:
+    case HloOpcode::kSin:
+    case HloOpcode::kSinh:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
     case HloOpcode::kReal:
     case HloOpcode::kImag:
     case HloOpcode::kIsFinite:
     case HloOpcode::kDomain:
       return InferUnary(r);
+    case HloOpcode::kAdd:
+    case HloOpcode::kAnd:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kDivide:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kOr:
+    case HloOpcode::kPower:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightArithmetic:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kXor:
+      return InferBinary(r);
     case HloOpcode::kCompare:
       return InferCompare(r);
     case HloOpcode::kSelect:
@@ -748,9 +796,41 @@ StatusOr<Shape> Infer(const Rule& r) {
         return r.Error("operand 1 of outfeed must be a token, found " + Str(r.shape(1)));
       }
       return Shape::Token();
-    default:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kBatchNormGrad:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kCall:
+    case HloOpcode::kCholesky:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kConditional:
+    case HloOpcode::kConvolution:
+    case HloOpcode::kDot:
+    case HloOpcode::kFft:
+    case HloOpcode::kFusion:
+    case HloOpcode::kGather:
+    case HloOpcode::kGetDimensionSize:
+    case HloOpcode::kMap:
+    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kScatter:
+    case HloOpcode::kSelectAndScatter:
+    case HloOpcode::kSetDimensionSize:
+    case HloOpcode::kSort:
+    case HloOpcode::kTopK:
+    case HloOpcode::kTriangularSolve:
+    case HloOpcode::kWhile:
       return InferStructuredOp(r);
   }
+  return NotInferable(r, "no inference rule");  // unreachable: every HloOpcode returns above
 }
 
 }  // namespace
