@@ -722,28 +722,28 @@ StatusOr<Literal> StartTuple(EvalContext& ctx, const HloInstruction& inst, HloOp
 
 StatusOr<Literal> EvalCollectiveAs(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
                                    const Shape& result_shape, Operands ops) {
-  switch (opcode) {
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
+  switch (hlo::CollectiveKindOf(opcode)) {
+    case hlo::CollectiveKind::kAllReduce:
       return AllReduce(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
+    case hlo::CollectiveKind::kAllGather:
       return AllGather(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kReduceScatter:
+    case hlo::CollectiveKind::kReduceScatter:
       return ReduceScatter(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kAllToAll:
+    case hlo::CollectiveKind::kAllToAll:
       return AllToAll(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kRaggedAllToAll:
+    case hlo::CollectiveKind::kRaggedAllToAll:
       return RaggedAllToAll(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kCollectiveBroadcast:
+    case hlo::CollectiveKind::kCollectiveBroadcast:
       return CollectiveBroadcast(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart:
+    case hlo::CollectiveKind::kCollectivePermute:
       return CollectivePermute(ctx, inst, opcode, result_shape, ops);
-    default:
-      return ctx.Unsupported(inst, "an asynchronous " + std::string(hlo::HloOpcodeName(opcode)) +
-                                       " (not a collective the evaluator implements)");
+    // Send and recv pair through their channels, not as the op an async-start wraps.
+    case hlo::CollectiveKind::kSendRecv:
+    case hlo::CollectiveKind::kNone:
+      break;
   }
+  return ctx.Unsupported(inst, "an asynchronous " + std::string(hlo::HloOpcodeName(opcode)) +
+                                   " (not a collective the evaluator implements)");
 }
 
 StatusOr<Literal> EvalCollective(EvalContext& ctx, const HloInstruction& inst, Operands ops) {

@@ -30,25 +30,6 @@ hlo::ElementwiseCost VpuCost(HloOpcode op) {
   return hlo::ElementwiseCostOf(op);
 }
 
-/// Opcodes that only move or produce data in vregs: one cheap op per result vreg.
-bool IsDataMovement(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kIota:
-    case HloOpcode::kReshape:
-    case HloOpcode::kDynamicReshape:
-    case HloOpcode::kSlice:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kPad:
-    case HloOpcode::kReverse:
-    case HloOpcode::kGather:
-      return true;
-    default:
-      return false;
-  }
-}
-
 int64_t Product(const Shape& s, const std::vector<int64_t>& dims) {
   int64_t p = 1;
   for (int64_t d : dims) p = SatMul(p, s.dimensions(d));
@@ -256,11 +237,26 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
     case hlo::ElementwiseCost::kNone:
       break;
   }
-  if (IsDataMovement(op)) {
-    v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.shape()));
-    return Status::Ok();
-  }
   switch (op) {
+#define V TPUSIM_HLO_CASE_IF_ELEMENTWISE
+#include "sim/hlo/opcode.def"
+#undef V
+    case HloOpcode::kRng:
+    case HloOpcode::kRngBitGenerator:
+      return Status::Ok();  // costed above by VpuCost
+    // Ops that only move or produce data in vregs: one cheap op per result vreg.
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kIota:
+    case HloOpcode::kReshape:
+    case HloOpcode::kDynamicReshape:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kGather:
+      v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.shape()));
+      return Status::Ok();
     case HloOpcode::kDot:
     case HloOpcode::kConvolution: {
       StatusOr<chip::MatmulWork> m = op == HloOpcode::kDot ? DotWork(inst) : ConvolutionWork(inst);
@@ -427,11 +423,55 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
       }
       return Status::Ok();
     }
-    default:
-      // Free ops, custom calls (opaque: their bytes only), collectives without
-      // arithmetic, host transfers.
+    // No vector work: ops that emit no code, control flow (its computations'
+    // steps are costed), fusions (their fused instructions are), custom calls
+    // (opaque: their bytes only), collectives without arithmetic and host
+    // transfers.
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kCall:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kConditional:
+    case HloOpcode::kConstant:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kCustomCall:
+    case HloOpcode::kDomain:
+    case HloOpcode::kFusion:
+    case HloOpcode::kGetDimensionSize:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kParameter:
+    case HloOpcode::kPartitionId:
+    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kRngGetAndUpdateState:
+    case HloOpcode::kScan:
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kSetDimensionSize:
+    case HloOpcode::kTuple:
+    case HloOpcode::kWhile:
       return Status::Ok();
   }
+  return Status::Ok();  // unreachable: every HloOpcode returns above
 }
 
 void KernelCoster::AddF16Conversions(const HloInstruction& kernel, std::span<const int64_t> read,
