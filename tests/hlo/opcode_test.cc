@@ -30,7 +30,9 @@ TEST(Opcode, AsyncPairsStartTheCollectiveOfTheirSyncForm) {
     if (name.ends_with("-start")) {
       EXPECT_EQ(OpRoleOf(opcode), OpRole::kAsyncStart) << name;
       const std::optional<HloOpcode> sync = HloOpcodeFromName(WithoutSuffix(name, "-start"));
-      if (sync) EXPECT_EQ(CollectiveKindOf(opcode), CollectiveKindOf(*sync)) << name;
+      if (sync) {
+        EXPECT_EQ(CollectiveKindOf(opcode), CollectiveKindOf(*sync)) << name;
+      }
     } else if (name.ends_with("-done")) {
       EXPECT_EQ(OpRoleOf(opcode), OpRole::kAsyncDone) << name;
       EXPECT_EQ(CollectiveKindOf(opcode), CollectiveKind::kNone) << name;
