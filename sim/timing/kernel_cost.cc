@@ -155,6 +155,12 @@ const HloInstruction* ThroughConversions(const HloInstruction* inst) {
   return inst;
 }
 
+/// Ops that read only the elements they select from operand 0.
+bool SelectsFromOperand0(HloOpcode opcode) {
+  return opcode == HloOpcode::kSlice || opcode == HloOpcode::kDynamicSlice ||
+         opcode == HloOpcode::kGather;
+}
+
 }  // namespace
 
 KernelCoster::KernelCoster(const arch::ChipConfig& chip)
@@ -172,44 +178,29 @@ int64_t KernelCoster::BufferBytes(const Shape& shape) const {
 
 int64_t KernelCoster::OperandReadBytes(const HloInstruction& kernel, int64_t i) const {
   const HloInstruction& operand = *kernel.operand(i);
-  switch (kernel.opcode()) {
-    case HloOpcode::kSlice:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kGather:
-      // Only the selected elements are read.
-      if (i == 0) return BufferBytes(kernel.shape());
-      break;
-    case HloOpcode::kDynamicUpdateSlice:
-      // In place: the buffer being updated is neither read nor rewritten.
-      if (i == 0) return 0;
-      break;
-    case HloOpcode::kFusion: {
-      const hlo::HloComputation* fused = kernel.called_computation(hlo::AttrId::kCalls);
-      if (fused == nullptr || i >= fused->parameter_count() || fused->parameters()[i] == nullptr)
-        break;
-      const HloInstruction& param = *fused->parameters()[i];
-      const std::vector<HloInstruction*>& users = param.users();
-      if (users.empty()) return 0;
-      const bool updated_in_place = users.size() == 1 && users[0]->IsRoot() &&
-                                    users[0]->opcode() == HloOpcode::kDynamicUpdateSlice &&
-                                    users[0]->operand_count() >= 2 &&
-                                    users[0]->operand(0) == &param;
-      if (updated_in_place) return 0;
-      const bool only_sliced =
-          std::all_of(users.begin(), users.end(), [&](const HloInstruction* u) {
-            return (u->opcode() == HloOpcode::kSlice || u->opcode() == HloOpcode::kDynamicSlice ||
-                    u->opcode() == HloOpcode::kGather) &&
-                   u->operand(0) == &param;
-          });
-      if (only_sliced) {
-        int64_t total = 0;
-        for (const HloInstruction* u : users) total = SatAdd(total, BufferBytes(u->shape()));
-        return total;
-      }
-      break;
-    }
-    default:
-      break;
+  if (i == 0 && SelectsFromOperand0(kernel.opcode())) return BufferBytes(kernel.shape());
+  // In place: the buffer being updated is neither read nor rewritten.
+  if (i == 0 && kernel.opcode() == HloOpcode::kDynamicUpdateSlice) return 0;
+  if (kernel.opcode() != HloOpcode::kFusion) return BufferBytes(operand.shape());
+  // A fused parameter reads what its users inside the fusion read.
+  const hlo::HloComputation* fused = kernel.called_computation(hlo::AttrId::kCalls);
+  if (fused == nullptr || i >= fused->parameter_count() || fused->parameters()[i] == nullptr) {
+    return BufferBytes(operand.shape());
+  }
+  const HloInstruction& param = *fused->parameters()[i];
+  const std::vector<HloInstruction*>& users = param.users();
+  if (users.empty()) return 0;
+  const bool updated_in_place = users.size() == 1 && users[0]->IsRoot() &&
+                                users[0]->opcode() == HloOpcode::kDynamicUpdateSlice &&
+                                users[0]->operand_count() >= 2 && users[0]->operand(0) == &param;
+  if (updated_in_place) return 0;
+  const bool only_sliced = std::all_of(users.begin(), users.end(), [&](const HloInstruction* u) {
+    return SelectsFromOperand0(u->opcode()) && u->operand(0) == &param;
+  });
+  if (only_sliced) {
+    int64_t total = 0;
+    for (const HloInstruction* u : users) total = SatAdd(total, BufferBytes(u->shape()));
+    return total;
   }
   return BufferBytes(operand.shape());
 }
