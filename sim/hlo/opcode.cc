@@ -13,11 +13,13 @@ struct OpcodeInfo {
   ElementwiseCost cost;
   CollectiveKind collective;
   OpRole role;
+  OperandTypes types;
 };
 
 constexpr std::array<OpcodeInfo, kHloOpcodeCount> kOpcodeInfo = {{
-#define V(enumerator, name, arity, cost, collective, role) \
-  {name, arity, ElementwiseCost::cost, CollectiveKind::collective, OpRole::role},
+#define V(enumerator, name, arity, cost, collective, role, types)                   \
+  {name, arity, ElementwiseCost::cost, CollectiveKind::collective, OpRole::role, \
+   OperandTypes::types},
 #include "sim/hlo/opcode.def"
 #undef V
 }};
@@ -54,5 +56,9 @@ CollectiveKind CollectiveKindOf(HloOpcode opcode) {
 }
 
 OpRole OpRoleOf(HloOpcode opcode) { return kOpcodeInfo[static_cast<int>(opcode)].role; }
+
+OperandTypes OperandTypesOf(HloOpcode opcode) {
+  return kOpcodeInfo[static_cast<int>(opcode)].types;
+}
 
 }  // namespace tpusim::hlo

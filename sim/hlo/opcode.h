@@ -41,14 +41,24 @@ enum class OpRole : uint8_t {
   kAsyncDone,     ///< waits for one (X-done, send-done, recv-done)
 };
 
+/// The element types an elementwise op's operands must have (opcode.def's
+/// operand-types column); kAny when the column sets no constraint.
+enum class OperandTypes : uint8_t {
+  kAny,
+  kFloat,
+  kFloatOrComplex,
+  kInteger,         ///< signed or unsigned, not pred
+  kIntegerOrPred,
+};
+
 enum class HloOpcode : uint8_t {
-#define V(enumerator, name, arity, cost, collective, role) enumerator,
+#define V(enumerator, name, arity, cost, collective, role, types) enumerator,
 #include "sim/hlo/opcode.def"
 #undef V
 };
 
 inline constexpr int kHloOpcodeCount = 0
-#define V(enumerator, name, arity, cost, collective, role) +1
+#define V(enumerator, name, arity, cost, collective, role, types) +1
 #include "sim/hlo/opcode.def"
 #undef V
     ;
@@ -76,6 +86,8 @@ inline bool IsCollective(HloOpcode opcode) {
 }
 /// opcode.def's role column.
 OpRole OpRoleOf(HloOpcode opcode);
+/// opcode.def's operand-types column.
+OperandTypes OperandTypesOf(HloOpcode opcode);
 
 /// Case labels for every elementwise opcode (cost column not kNone), for an
 /// exhaustive switch that sends them all to one handler:
@@ -83,13 +95,23 @@ OpRole OpRoleOf(HloOpcode opcode);
 ///   #include "sim/hlo/opcode.def"
 ///   #undef V
 ///     return HandleElementwise(...);
-#define TPUSIM_HLO_CASE_IF_ELEMENTWISE(enumerator, name, arity, cost, collective, role) \
+#define TPUSIM_HLO_CASE_IF_ELEMENTWISE(enumerator, name, arity, cost, collective, role, types) \
   TPUSIM_HLO_CASE_IF_ELEMENTWISE_##cost(enumerator)
 #define TPUSIM_HLO_CASE_IF_ELEMENTWISE_kNone(enumerator)
 #define TPUSIM_HLO_CASE_IF_ELEMENTWISE_kCheap(enumerator) case ::tpusim::hlo::HloOpcode::enumerator:
 #define TPUSIM_HLO_CASE_IF_ELEMENTWISE_kMedium(enumerator) case ::tpusim::hlo::HloOpcode::enumerator:
 #define TPUSIM_HLO_CASE_IF_ELEMENTWISE_kTranscendental(enumerator) \
   case ::tpusim::hlo::HloOpcode::enumerator:
+/// Case labels for every opcode that is not elementwise, for a switch that
+/// lists the elementwise ones itself.
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE(enumerator, name, arity, cost, collective, role, \
+                                           types)                                           \
+  TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_##cost(enumerator)
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_kNone(enumerator) \
+  case ::tpusim::hlo::HloOpcode::enumerator:
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_kCheap(enumerator)
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_kMedium(enumerator)
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_kTranscendental(enumerator)
 
 }  // namespace tpusim::hlo
 
