@@ -127,7 +127,7 @@ StatusOr<Literal> ReduceContributions(EvalContext& ctx, const HloInstruction& in
   std::copy(first.bytes().begin(), first.bytes().end(), acc.mutable_bytes().begin());
   const Literal* first_list[] = {&first};
   Combiner combiner(ctx, inst, reducer, first_list);
-  if (const std::optional<HloOpcode> op = combiner.simple_opcode()) {
+  if (const std::optional<BinaryArith> op = combiner.simple_op()) {
     for (size_t j = 1; j < c.size(); ++j) {
       const Status status = ApplyBinaryInPlace(*op, acc, *c[j][k]);
       if (!status.ok()) return ctx.Error(inst, status.code(), status.message());
