@@ -747,35 +747,31 @@ StatusOr<Literal> EvalCollectiveAs(EvalContext& ctx, const HloInstruction& inst,
 }
 
 StatusOr<Literal> EvalCollective(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
-  switch (inst.opcode()) {
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:  // its value is the reduced value
-    case HloOpcode::kAllGather:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-      return EvalCollectiveAs(ctx, inst, inst.opcode(), inst.shape(), ops);
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kCollectivePermuteStart:
-      return StartTuple(ctx, inst, inst.opcode(), ops);
-    case HloOpcode::kAllReduceDone:
-      return *ops[0];
-    case HloOpcode::kAllGatherDone:
-    case HloOpcode::kCollectivePermuteDone:
+  const HloOpcode op = inst.opcode();
+  switch (hlo::OpRoleOf(op)) {
+    case hlo::OpRole::kCompute:  // a collective run to completion
+      return EvalCollectiveAs(ctx, inst, op, inst.shape(), ops);
+    case hlo::OpRole::kAsyncStart:
+      if (op == HloOpcode::kSend) return Send(ctx, inst, ops);
+      if (op == HloOpcode::kRecv) return Recv(ctx, inst);
+      // all-reduce-start's value is the reduced value; the other starts give
+      // (operands, result).
+      if (op == HloOpcode::kAllReduceStart) {
+        return EvalCollectiveAs(ctx, inst, op, inst.shape(), ops);
+      }
+      return StartTuple(ctx, inst, op, ops);
+    case hlo::OpRole::kAsyncDone:
+      if (op == HloOpcode::kSendDone) return Literal::CreateToken();
+      if (op == HloOpcode::kRecvDone) return RecvDone(ctx, inst, *ops[0]);
+      if (op == HloOpcode::kAllReduceDone) return *ops[0];
       return AsyncElement(ctx, inst, *ops[0], 1);
-    case HloOpcode::kSend:
-      return Send(ctx, inst, ops);
-    case HloOpcode::kSendDone:
-      return Literal::CreateToken();
-    case HloOpcode::kRecv:
-      return Recv(ctx, inst);
-    case HloOpcode::kRecvDone:
-      return RecvDone(ctx, inst, *ops[0]);
-    default:
-      return ctx.Error(inst, StatusCode::kInternal, "not a collective opcode");
+    case hlo::OpRole::kBookkeeping:
+    case hlo::OpRole::kControlFlow:
+    case hlo::OpRole::kHostTransfer:
+    case hlo::OpRole::kAsyncUpdate:
+      break;
   }
+  return ctx.Error(inst, StatusCode::kInternal, "not a collective opcode");
 }
 
 }  // namespace tpusim::eval
