@@ -180,14 +180,14 @@ StatusOr<Literal> Grad(const Literal& x, const Literal& scale, const Literal& me
 template <typename T>
 StatusOr<Literal> Run(const HloInstruction& inst, Operands ops, const FeatureLayout& fl,
                       T epsilon) {
-  switch (inst.opcode()) {
-    case HloOpcode::kBatchNormTraining:
-      return Training<T>(*ops[0], *ops[1], *ops[2], fl, epsilon);
-    case HloOpcode::kBatchNormInference:
-      return Inference<T>(*ops[0], *ops[1], *ops[2], *ops[3], *ops[4], fl, epsilon);
-    default:
-      return Grad<T>(*ops[0], *ops[1], *ops[2], *ops[3], *ops[4], fl, epsilon);
+  // KernelFor sends only the three batch-norm opcodes here.
+  if (inst.opcode() == HloOpcode::kBatchNormTraining) {
+    return Training<T>(*ops[0], *ops[1], *ops[2], fl, epsilon);
   }
+  if (inst.opcode() == HloOpcode::kBatchNormInference) {
+    return Inference<T>(*ops[0], *ops[1], *ops[2], *ops[3], *ops[4], fl, epsilon);
+  }
+  return Grad<T>(*ops[0], *ops[1], *ops[2], *ops[3], *ops[4], fl, epsilon);
 }
 
 StatusOr<Literal> BatchNorm(const HloInstruction& inst, Operands ops) {

@@ -127,7 +127,7 @@ StatusOr<Literal> ReduceContributions(EvalContext& ctx, const HloInstruction& in
   std::copy(first.bytes().begin(), first.bytes().end(), acc.mutable_bytes().begin());
   const Literal* first_list[] = {&first};
   Combiner combiner(ctx, inst, reducer, first_list);
-  if (const std::optional<HloOpcode> op = combiner.simple_opcode()) {
+  if (const std::optional<BinaryArith> op = combiner.simple_op()) {
     for (size_t j = 1; j < c.size(); ++j) {
       const Status status = ApplyBinaryInPlace(*op, acc, *c[j][k]);
       if (!status.ok()) return ctx.Error(inst, status.code(), status.message());
@@ -722,60 +722,56 @@ StatusOr<Literal> StartTuple(EvalContext& ctx, const HloInstruction& inst, HloOp
 
 StatusOr<Literal> EvalCollectiveAs(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
                                    const Shape& result_shape, Operands ops) {
-  switch (opcode) {
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
+  switch (hlo::CollectiveKindOf(opcode)) {
+    case hlo::CollectiveKind::kAllReduce:
       return AllReduce(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
+    case hlo::CollectiveKind::kAllGather:
       return AllGather(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kReduceScatter:
+    case hlo::CollectiveKind::kReduceScatter:
       return ReduceScatter(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kAllToAll:
+    case hlo::CollectiveKind::kAllToAll:
       return AllToAll(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kRaggedAllToAll:
+    case hlo::CollectiveKind::kRaggedAllToAll:
       return RaggedAllToAll(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kCollectiveBroadcast:
+    case hlo::CollectiveKind::kCollectiveBroadcast:
       return CollectiveBroadcast(ctx, inst, opcode, result_shape, ops);
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart:
+    case hlo::CollectiveKind::kCollectivePermute:
       return CollectivePermute(ctx, inst, opcode, result_shape, ops);
-    default:
-      return ctx.Unsupported(inst, "an asynchronous " + std::string(hlo::HloOpcodeName(opcode)) +
-                                       " (not a collective the evaluator implements)");
+    // Send and recv pair through their channels, not as the op an async-start wraps.
+    case hlo::CollectiveKind::kSendRecv:
+    case hlo::CollectiveKind::kNone:
+      break;
   }
+  return ctx.Unsupported(inst, "an asynchronous " + std::string(hlo::HloOpcodeName(opcode)) +
+                                   " (not a collective the evaluator implements)");
 }
 
 StatusOr<Literal> EvalCollective(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
-  switch (inst.opcode()) {
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:  // its value is the reduced value
-    case HloOpcode::kAllGather:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-      return EvalCollectiveAs(ctx, inst, inst.opcode(), inst.shape(), ops);
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kCollectivePermuteStart:
-      return StartTuple(ctx, inst, inst.opcode(), ops);
-    case HloOpcode::kAllReduceDone:
-      return *ops[0];
-    case HloOpcode::kAllGatherDone:
-    case HloOpcode::kCollectivePermuteDone:
+  const HloOpcode op = inst.opcode();
+  switch (hlo::OpRoleOf(op)) {
+    case hlo::OpRole::kCompute:  // a collective run to completion
+      return EvalCollectiveAs(ctx, inst, op, inst.shape(), ops);
+    case hlo::OpRole::kAsyncStart:
+      if (op == HloOpcode::kSend) return Send(ctx, inst, ops);
+      if (op == HloOpcode::kRecv) return Recv(ctx, inst);
+      // all-reduce-start's value is the reduced value; the other starts give
+      // (operands, result).
+      if (op == HloOpcode::kAllReduceStart) {
+        return EvalCollectiveAs(ctx, inst, op, inst.shape(), ops);
+      }
+      return StartTuple(ctx, inst, op, ops);
+    case hlo::OpRole::kAsyncDone:
+      if (op == HloOpcode::kSendDone) return Literal::CreateToken();
+      if (op == HloOpcode::kRecvDone) return RecvDone(ctx, inst, *ops[0]);
+      if (op == HloOpcode::kAllReduceDone) return *ops[0];
       return AsyncElement(ctx, inst, *ops[0], 1);
-    case HloOpcode::kSend:
-      return Send(ctx, inst, ops);
-    case HloOpcode::kSendDone:
-      return Literal::CreateToken();
-    case HloOpcode::kRecv:
-      return Recv(ctx, inst);
-    case HloOpcode::kRecvDone:
-      return RecvDone(ctx, inst, *ops[0]);
-    default:
-      return ctx.Error(inst, StatusCode::kInternal, "not a collective opcode");
+    case hlo::OpRole::kBookkeeping:
+    case hlo::OpRole::kControlFlow:
+    case hlo::OpRole::kHostTransfer:
+    case hlo::OpRole::kAsyncUpdate:
+      break;
   }
+  return ctx.Error(inst, StatusCode::kInternal, "not a collective opcode");
 }
 
 }  // namespace tpusim::eval

@@ -132,37 +132,39 @@ Status NotForComplex(HloOpcode op) {
                          " is not defined for complex elements");
 }
 
-/// Unary and binary ops whose operands and result are all complex of
-/// component type R.
+/// Fails unless every operand has the result's element type.
+Status ExpectResultType(Operands ops, const Literal& out) {
+  for (const Literal* operand : ops) {
+    if (operand->element_type() != out.element_type()) {
+      return InvalidArgument("operand " + operand->shape().ToString(false) +
+                             " does not match the result's element type");
+    }
+  }
+  return Status::Ok();
+}
+
+/// Unary ops on complex elements of component type R: abs gives the real
+/// magnitude, the others a result of the operand's type.
 template <typename R>
-Status ComplexArithmetic(HloOpcode op, Operands ops, Literal& out) {
+Status ComplexUnary(UnaryArith op, Operands ops, Literal& out) {
   using C = std::complex<R>;
   const C* x = ops[0]->data<C>().data();
-  const C* y = ops.size() > 1 ? ops[1]->data<C>().data() : nullptr;
+  if (op == UnaryArith::kAbs) {
+    auto o = out.data<R>();
+    for (size_t i = 0; i < o.size(); ++i) o[i] = static_cast<R>(Abs(Widen(x[i])));
+    return Status::Ok();
+  }
+  TPUSIM_RETURN_IF_ERROR(ExpectResultType(ops, out));
   auto o = out.data<C>();
   auto unary = [&](auto f) {
     for (size_t i = 0; i < o.size(); ++i) o[i] = Narrow<R>(f(Widen(x[i])));
     return Status::Ok();
   };
-  auto binary = [&](auto f) {
-    for (size_t i = 0; i < o.size(); ++i) o[i] = f(x[i], y[i]);
-    return Status::Ok();
-  };
   switch (op) {
-    case HloOpcode::kAdd:
-      return binary([](C a, C b) { return C{a.real() + b.real(), a.imag() + b.imag()}; });
-    case HloOpcode::kSubtract:
-      return binary([](C a, C b) { return C{a.real() - b.real(), a.imag() - b.imag()}; });
-    case HloOpcode::kMultiply:
-      return binary(Mul<R>);
-    case HloOpcode::kDivide:
-      return binary(Div<R>);
-    case HloOpcode::kPower:
-      return binary([](C a, C b) { return Narrow<R>(Pow(Widen(a), Widen(b))); });
-    case HloOpcode::kNegate:
+    case UnaryArith::kNegate:
       for (size_t i = 0; i < o.size(); ++i) o[i] = C{-x[i].real(), -x[i].imag()};
       return Status::Ok();
-    case HloOpcode::kSign:
+    case UnaryArith::kSign:
       // z / |z|, and 0 for 0 (NaN stays NaN).
       return unary([](Cx v) -> Cx {
         if (v.re == 0 && v.im == 0) return v;
@@ -174,27 +176,87 @@ Status ComplexArithmetic(HloOpcode op, Operands ops, Literal& out) {
         }
         return {v.re / m, v.im / m};
       });
-    case HloOpcode::kExp:
+    case UnaryArith::kExp:
       return unary(Exp);
-    case HloOpcode::kLog:
+    case UnaryArith::kLog:
       return unary(Log);
-    case HloOpcode::kSqrt:
+    case UnaryArith::kSqrt:
       return unary(Sqrt);
-    case HloOpcode::kRsqrt:
+    case UnaryArith::kRsqrt:
       return unary([](Cx v) {
         const Cx s = Sqrt(v);
         const std::complex<double> q = Div<double>({1.0, 0.0}, {s.re, s.im});
         return Cx{q.real(), q.imag()};
       });
-    case HloOpcode::kSin:
+    case UnaryArith::kSin:
       return unary(Sin);
-    case HloOpcode::kCos:
+    case UnaryArith::kCos:
       return unary(Cos);
-    case HloOpcode::kTanh:
+    case UnaryArith::kTanh:
       return unary(Tanh);
-    default:
-      return NotForComplex(op);
+    case UnaryArith::kAbs:  // computed above
+    case UnaryArith::kNot:
+    case UnaryArith::kPopulationCount:
+    case UnaryArith::kClz:
+    case UnaryArith::kFloor:
+    case UnaryArith::kCeil:
+    case UnaryArith::kRoundNearestAfz:
+    case UnaryArith::kRoundNearestEven:
+    case UnaryArith::kCbrt:
+    case UnaryArith::kExpm1:
+    case UnaryArith::kLog1p:
+    case UnaryArith::kLogistic:
+    case UnaryArith::kTan:
+    case UnaryArith::kAtan:
+    case UnaryArith::kAsin:
+    case UnaryArith::kAcos:
+    case UnaryArith::kSinh:
+    case UnaryArith::kCosh:
+    case UnaryArith::kAsinh:
+    case UnaryArith::kAcosh:
+    case UnaryArith::kAtanh:
+    case UnaryArith::kErf:
+      return NotForComplex(OpcodeOf(op));
   }
+  return NotForComplex(OpcodeOf(op));  // unreachable: every UnaryArith returns above
+}
+
+/// Binary ops whose operands and result are all complex of component type R;
+/// `out` may be `a`.
+template <typename R>
+Status ComplexBinaryOf(BinaryArith op, const Literal& a, const Literal& b, Literal& out) {
+  using C = std::complex<R>;
+  const C* x = a.data<C>().data();
+  const C* y = b.data<C>().data();
+  auto o = out.data<C>();
+  auto binary = [&](auto f) {
+    for (size_t i = 0; i < o.size(); ++i) o[i] = f(x[i], y[i]);
+    return Status::Ok();
+  };
+  switch (op) {
+    case BinaryArith::kAdd:
+      return binary([](C p, C q) { return C{p.real() + q.real(), p.imag() + q.imag()}; });
+    case BinaryArith::kSubtract:
+      return binary([](C p, C q) { return C{p.real() - q.real(), p.imag() - q.imag()}; });
+    case BinaryArith::kMultiply:
+      return binary(Mul<R>);
+    case BinaryArith::kDivide:
+      return binary(Div<R>);
+    case BinaryArith::kPower:
+      return binary([](C p, C q) { return Narrow<R>(Pow(Widen(p), Widen(q))); });
+    case BinaryArith::kRemainder:
+    case BinaryArith::kMaximum:
+    case BinaryArith::kMinimum:
+    case BinaryArith::kAtan2:
+    case BinaryArith::kAnd:
+    case BinaryArith::kOr:
+    case BinaryArith::kXor:
+    case BinaryArith::kShiftLeft:
+    case BinaryArith::kShiftRightLogical:
+    case BinaryArith::kShiftRightArithmetic:
+      return NotForComplex(OpcodeOf(op));
+  }
+  return NotForComplex(OpcodeOf(op));  // unreachable: every BinaryArith returns above
 }
 
 /// The real (or imaginary) part of each element of a complex array; of a
@@ -263,12 +325,6 @@ Status ComplexOf(const HloInstruction& inst, Operands ops, Literal& out) {
       for (int64_t i = 0; i < n; ++i) o[i] = C{re[i], im[i]};
       return Status::Ok();
     }
-    case HloOpcode::kAbs: {
-      const auto x = ops[0]->data<C>();
-      auto o = out.data<R>();
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(Abs(Widen(x[i])));
-      return Status::Ok();
-    }
     case HloOpcode::kCompare: {
       const std::string_view direction = inst.string_attr(hlo::AttrId::kDirection);
       if (direction != "EQ" && direction != "NE") {
@@ -284,15 +340,30 @@ Status ComplexOf(const HloInstruction& inst, Operands ops, Literal& out) {
     }
     case HloOpcode::kConvert:
       return ConvertComplex(*ops[0], out);
-    default:
-      for (const Literal* operand : ops) {
-        if (operand->element_type() != out.element_type()) {
-          return InvalidArgument("operand " + operand->shape().ToString(false) +
-                                 " does not match the result's element type");
-        }
-      }
-      return ComplexArithmetic<R>(op, ops, out);
+#define X(name)         \
+  case HloOpcode::name: \
+    return ComplexUnary<R>(UnaryArith::name, ops, out);
+      TPUSIM_EVAL_UNARY_ARITHMETIC(X)
+#undef X
+#define X(name)                                         \
+  case HloOpcode::name:                                 \
+    TPUSIM_RETURN_IF_ERROR(ExpectResultType(ops, out)); \
+    return ComplexBinaryOf<R>(BinaryArith::name, *ops[0], *ops[1], out);
+      TPUSIM_EVAL_BINARY_ARITHMETIC(X)
+#undef X
+    case HloOpcode::kBitcastConvert:
+    case HloOpcode::kClamp:
+    case HloOpcode::kIsFinite:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kSelect:
+    case HloOpcode::kStochasticConvert:
+#define V TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE
+#include "sim/hlo/opcode.def"
+#undef V
+      break;
   }
+  TPUSIM_RETURN_IF_ERROR(ExpectResultType(ops, out));
+  return NotForComplex(op);
 }
 
 }  // namespace
@@ -310,10 +381,9 @@ std::complex<double> ComplexDivide(std::complex<double> x, std::complex<double> 
   return Div<double>(x, y);
 }
 
-Status ComplexBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out) {
-  const Literal* operands[] = {&a, &b};
-  if (a.element_type() == PrimitiveType::kC64) return ComplexArithmetic<float>(op, operands, out);
-  return ComplexArithmetic<double>(op, operands, out);
+Status ComplexBinary(BinaryArith op, const Literal& a, const Literal& b, Literal& out) {
+  if (a.element_type() == PrimitiveType::kC64) return ComplexBinaryOf<float>(op, a, b, out);
+  return ComplexBinaryOf<double>(op, a, b, out);
 }
 
 bool IsComplexElementwise(const HloInstruction& inst, Operands ops) {

@@ -169,7 +169,7 @@ Status ComplexUnsupported() {
 // --- binary ------------------------------------------------------------------
 
 template <PrimitiveType kType>
-Status FloatBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out) {
+Status FloatBinary(BinaryArith op, const Literal& a, const Literal& b, Literal& out) {
   using T = NativeType<kType>;
   using C = ComputeType<T>;
   auto run = [&](auto f) {
@@ -177,28 +177,34 @@ Status FloatBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& ou
     return Status::Ok();
   };
   switch (op) {
-    case HloOpcode::kAdd:
+    case BinaryArith::kAdd:
       return run([](C x, C y) { return x + y; });
-    case HloOpcode::kSubtract:
+    case BinaryArith::kSubtract:
       return run([](C x, C y) { return x - y; });
-    case HloOpcode::kMultiply:
+    case BinaryArith::kMultiply:
       return run([](C x, C y) { return x * y; });
-    case HloOpcode::kDivide:
+    case BinaryArith::kDivide:
       return run([](C x, C y) { return x / y; });
     // fmod is exact (IEEE remainder toward zero), so every libm agrees.
-    case HloOpcode::kRemainder:
+    case BinaryArith::kRemainder:
       return run([](C x, C y) { return std::fmod(x, y); });
-    case HloOpcode::kMaximum:
+    case BinaryArith::kMaximum:
       return run(FloatMax<C>);
-    case HloOpcode::kMinimum:
+    case BinaryArith::kMinimum:
       return run(FloatMin<C>);
-    case HloOpcode::kPower:
+    case BinaryArith::kPower:
       return run([](C x, C y) { return detmath::Pow(x, y); });
-    case HloOpcode::kAtan2:
+    case BinaryArith::kAtan2:
       return run([](C x, C y) { return detmath::Atan2(x, y); });
-    default:
-      return NotForType(op, kType);
+    case BinaryArith::kAnd:
+    case BinaryArith::kOr:
+    case BinaryArith::kXor:
+    case BinaryArith::kShiftLeft:
+    case BinaryArith::kShiftRightLogical:
+    case BinaryArith::kShiftRightArithmetic:
+      return NotForType(OpcodeOf(op), kType);
   }
+  return NotForType(OpcodeOf(op), kType);  // unreachable: every BinaryArith returns above
 }
 
 /// x^y by squaring, modulo 2^64.
@@ -213,7 +219,7 @@ uint64_t IntPow(uint64_t base, uint64_t exponent) {
 }
 
 template <PrimitiveType kType>
-Status IntBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out) {
+Status IntBinary(BinaryArith op, const Literal& a, const Literal& b, Literal& out) {
   using T = NativeType<kType>;
   constexpr bool kSigned = std::is_signed_v<T>;
   constexpr int kBits = kIntBits<kType>;
@@ -224,13 +230,13 @@ Status IntBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out)
   // Signed views of the sign-extended bits.
   auto s = [](uint64_t u) { return static_cast<int64_t>(u); };
   switch (op) {
-    case HloOpcode::kAdd:
+    case BinaryArith::kAdd:
       return run([](uint64_t x, uint64_t y) { return x + y; });
-    case HloOpcode::kSubtract:
+    case BinaryArith::kSubtract:
       return run([](uint64_t x, uint64_t y) { return x - y; });
-    case HloOpcode::kMultiply:
+    case BinaryArith::kMultiply:
       return run([](uint64_t x, uint64_t y) { return x * y; });
-    case HloOpcode::kDivide:
+    case BinaryArith::kDivide:
       // XLA: x / 0 is all ones (-1 signed, the maximum unsigned); INT_MIN / -1
       // is INT_MIN (the wrapped negation).
       return run([&](uint64_t x, uint64_t y) -> uint64_t {
@@ -242,7 +248,7 @@ Status IntBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out)
           return x / y;
         }
       });
-    case HloOpcode::kRemainder:
+    case BinaryArith::kRemainder:
       // XLA: x % 0 is x; INT_MIN % -1 is 0. The sign follows the dividend.
       return run([&](uint64_t x, uint64_t y) -> uint64_t {
         if (y == 0) return x;
@@ -253,23 +259,23 @@ Status IntBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out)
           return x % y;
         }
       });
-    case HloOpcode::kMaximum:
+    case BinaryArith::kMaximum:
       return run([&](uint64_t x, uint64_t y) {
         if constexpr (kSigned) return s(x) > s(y) ? x : y;
         return x > y ? x : y;
       });
-    case HloOpcode::kMinimum:
+    case BinaryArith::kMinimum:
       return run([&](uint64_t x, uint64_t y) {
         if constexpr (kSigned) return s(x) < s(y) ? x : y;
         return x < y ? x : y;
       });
-    case HloOpcode::kAnd:
+    case BinaryArith::kAnd:
       return run([](uint64_t x, uint64_t y) { return x & y; });
-    case HloOpcode::kOr:
+    case BinaryArith::kOr:
       return run([](uint64_t x, uint64_t y) { return x | y; });
-    case HloOpcode::kXor:
+    case BinaryArith::kXor:
       return run([](uint64_t x, uint64_t y) { return x ^ y; });
-    case HloOpcode::kPower:
+    case BinaryArith::kPower:
       // XLA's evaluator: 1^y = x^0 = 1; a negative exponent gives 0 otherwise.
       return run([&](uint64_t x, uint64_t y) -> uint64_t {
         if ((x & kIntMask<kType>) == 1 || y == 0) return 1;
@@ -281,17 +287,17 @@ Status IntBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out)
     // Shift amounts are read as unsigned: one at least the bit width (a
     // negative one included) shifts every bit out, which XLA defines as 0,
     // or all sign bits for the arithmetic right shift.
-    case HloOpcode::kShiftLeft:
+    case BinaryArith::kShiftLeft:
       return run([](uint64_t x, uint64_t y) {
         const uint64_t amount = y & kIntMask<kType>;
         return amount >= kBits ? 0 : x << amount;
       });
-    case HloOpcode::kShiftRightLogical:
+    case BinaryArith::kShiftRightLogical:
       return run([](uint64_t x, uint64_t y) {
         const uint64_t amount = y & kIntMask<kType>;
         return amount >= kBits ? 0 : (x & kIntMask<kType>) >> amount;
       });
-    case HloOpcode::kShiftRightArithmetic:
+    case BinaryArith::kShiftRightArithmetic:
       return run([&](uint64_t x, uint64_t y) {
         const uint64_t amount = y & kIntMask<kType>;
         // The element's top bit is its sign, for unsigned types too; the
@@ -299,12 +305,13 @@ Status IntBinary(HloOpcode op, const Literal& a, const Literal& b, Literal& out)
         const int64_t sx = SignExtend(x, kBits);
         return static_cast<uint64_t>(amount >= kBits ? (sx < 0 ? -1 : 0) : sx >> amount);
       });
-    default:
-      return NotForType(op, kType);
+    case BinaryArith::kAtan2:
+      return NotForType(OpcodeOf(op), kType);
   }
+  return NotForType(OpcodeOf(op), kType);  // unreachable: every BinaryArith returns above
 }
 
-Status Binary(HloOpcode op, const Literal& a, const Literal& b, Literal& out) {
+Status Binary(BinaryArith op, const Literal& a, const Literal& b, Literal& out) {
   return value::VisitArrayType(a.element_type(), [&](auto tag) -> Status {
     constexpr PrimitiveType kType = decltype(tag)::value;
     using T = NativeType<kType>;
@@ -392,7 +399,7 @@ Status CompareKernel(const HloInstruction& inst, const Literal& a, const Literal
 // --- unary -------------------------------------------------------------------
 
 template <PrimitiveType kType>
-Status FloatUnary(HloOpcode op, const Literal& a, Literal& out) {
+Status FloatUnary(UnaryArith op, const Literal& a, Literal& out) {
   using T = NativeType<kType>;
   using C = ComputeType<T>;
   auto run = [&](auto f) {
@@ -400,70 +407,73 @@ Status FloatUnary(HloOpcode op, const Literal& a, Literal& out) {
     return Status::Ok();
   };
   switch (op) {
-    case HloOpcode::kAbs:
+    case UnaryArith::kAbs:
       return run([](C x) { return std::fabs(x); });
-    case HloOpcode::kNegate:
+    case UnaryArith::kNegate:
       return run([](C x) { return -x; });
     // sign keeps ±0 and NaN.
-    case HloOpcode::kSign:
+    case UnaryArith::kSign:
       return run([](C x) { return x > 0 ? C{1} : x < 0 ? C{-1} : x; });
-    case HloOpcode::kFloor:
+    case UnaryArith::kFloor:
       return run([](C x) { return detmath::Floor(x); });
-    case HloOpcode::kCeil:
+    case UnaryArith::kCeil:
       return run([](C x) { return detmath::Ceil(x); });
-    case HloOpcode::kRoundNearestAfz:
+    case UnaryArith::kRoundNearestAfz:
       return run([](C x) { return detmath::RoundNearestAfz(x); });
-    case HloOpcode::kRoundNearestEven:
+    case UnaryArith::kRoundNearestEven:
       return run([](C x) { return detmath::RoundNearestEven(x); });
-    case HloOpcode::kSqrt:
+    case UnaryArith::kSqrt:
       return run([](C x) { return detmath::Sqrt(x); });
-    case HloOpcode::kRsqrt:
+    case UnaryArith::kRsqrt:
       return run([](C x) { return detmath::Rsqrt(x); });
-    case HloOpcode::kCbrt:
+    case UnaryArith::kCbrt:
       return run([](C x) { return detmath::Cbrt(x); });
-    case HloOpcode::kExp:
+    case UnaryArith::kExp:
       return run([](C x) { return detmath::Exp(x); });
-    case HloOpcode::kExpm1:
+    case UnaryArith::kExpm1:
       return run([](C x) { return detmath::Expm1(x); });
-    case HloOpcode::kLog:
+    case UnaryArith::kLog:
       return run([](C x) { return detmath::Log(x); });
-    case HloOpcode::kLog1p:
+    case UnaryArith::kLog1p:
       return run([](C x) { return detmath::Log1p(x); });
-    case HloOpcode::kLogistic:
+    case UnaryArith::kLogistic:
       return run([](C x) { return detmath::Logistic(x); });
-    case HloOpcode::kTanh:
+    case UnaryArith::kTanh:
       return run([](C x) { return detmath::Tanh(x); });
-    case HloOpcode::kSin:
+    case UnaryArith::kSin:
       return run([](C x) { return detmath::Sin(x); });
-    case HloOpcode::kCos:
+    case UnaryArith::kCos:
       return run([](C x) { return detmath::Cos(x); });
-    case HloOpcode::kTan:
+    case UnaryArith::kTan:
       return run([](C x) { return detmath::Tan(x); });
-    case HloOpcode::kAtan:
+    case UnaryArith::kAtan:
       return run([](C x) { return detmath::Atan(x); });
-    case HloOpcode::kAsin:
+    case UnaryArith::kAsin:
       return run([](C x) { return detmath::Asin(x); });
-    case HloOpcode::kAcos:
+    case UnaryArith::kAcos:
       return run([](C x) { return detmath::Acos(x); });
-    case HloOpcode::kSinh:
+    case UnaryArith::kSinh:
       return run([](C x) { return detmath::Sinh(x); });
-    case HloOpcode::kCosh:
+    case UnaryArith::kCosh:
       return run([](C x) { return detmath::Cosh(x); });
-    case HloOpcode::kAsinh:
+    case UnaryArith::kAsinh:
       return run([](C x) { return detmath::Asinh(x); });
-    case HloOpcode::kAcosh:
+    case UnaryArith::kAcosh:
       return run([](C x) { return detmath::Acosh(x); });
-    case HloOpcode::kAtanh:
+    case UnaryArith::kAtanh:
       return run([](C x) { return detmath::Atanh(x); });
-    case HloOpcode::kErf:
+    case UnaryArith::kErf:
       return run([](C x) { return detmath::Erf(x); });
-    default:
-      return NotForType(op, kType);
+    case UnaryArith::kNot:
+    case UnaryArith::kPopulationCount:
+    case UnaryArith::kClz:
+      return NotForType(OpcodeOf(op), kType);
   }
+  return NotForType(OpcodeOf(op), kType);  // unreachable: every UnaryArith returns above
 }
 
 template <PrimitiveType kType>
-Status IntUnary(HloOpcode op, const Literal& a, Literal& out) {
+Status IntUnary(UnaryArith op, const Literal& a, Literal& out) {
   using T = NativeType<kType>;
   constexpr int kBits = kIntBits<kType>;
   auto run = [&](auto f) {
@@ -472,45 +482,76 @@ Status IntUnary(HloOpcode op, const Literal& a, Literal& out) {
   };
   switch (op) {
     // abs and negate wrap: abs(INT_MIN) = INT_MIN, as two's complement does.
-    case HloOpcode::kAbs:
+    case UnaryArith::kAbs:
       return run([](uint64_t x) {
         return std::is_signed_v<T> && static_cast<int64_t>(x) < 0 ? uint64_t{0} - x : x;
       });
-    case HloOpcode::kNegate:
+    case UnaryArith::kNegate:
       return run([](uint64_t x) { return uint64_t{0} - x; });
-    case HloOpcode::kSign:
+    case UnaryArith::kSign:
       return run([](uint64_t x) -> uint64_t {
         if (x == 0) return 0;
         return std::is_signed_v<T> && static_cast<int64_t>(x) < 0 ? ~uint64_t{0} : 1;
       });
-    case HloOpcode::kNot:
+    case UnaryArith::kNot:
       return run([](uint64_t x) { return ~x; });
-    case HloOpcode::kPopulationCount:
+    case UnaryArith::kPopulationCount:
       return run(
           [](uint64_t x) { return static_cast<uint64_t>(std::popcount(x & kIntMask<kType>)); });
-    case HloOpcode::kClz:
+    case UnaryArith::kClz:
       return run([](uint64_t x) {
         return static_cast<uint64_t>(std::countl_zero(x & kIntMask<kType>) - (64 - kBits));
       });
-    default:
-      return NotForType(op, kType);
+    case UnaryArith::kFloor:
+    case UnaryArith::kCeil:
+    case UnaryArith::kRoundNearestAfz:
+    case UnaryArith::kRoundNearestEven:
+    case UnaryArith::kSqrt:
+    case UnaryArith::kRsqrt:
+    case UnaryArith::kCbrt:
+    case UnaryArith::kExp:
+    case UnaryArith::kExpm1:
+    case UnaryArith::kLog:
+    case UnaryArith::kLog1p:
+    case UnaryArith::kLogistic:
+    case UnaryArith::kTanh:
+    case UnaryArith::kSin:
+    case UnaryArith::kCos:
+    case UnaryArith::kTan:
+    case UnaryArith::kAtan:
+    case UnaryArith::kAsin:
+    case UnaryArith::kAcos:
+    case UnaryArith::kSinh:
+    case UnaryArith::kCosh:
+    case UnaryArith::kAsinh:
+    case UnaryArith::kAcosh:
+    case UnaryArith::kAtanh:
+    case UnaryArith::kErf:
+      return NotForType(OpcodeOf(op), kType);
   }
+  return NotForType(OpcodeOf(op), kType);  // unreachable: every UnaryArith returns above
 }
 
-Status Unary(HloOpcode op, const Literal& a, Literal& out) {
+Status Unary(UnaryArith op, const Literal& a, Literal& out) {
   return value::VisitArrayType(a.element_type(), [&](auto tag) -> Status {
     constexpr PrimitiveType kType = decltype(tag)::value;
     using T = NativeType<kType>;
     if constexpr (kIsComplex<T>) {
       return ComplexUnsupported();
     } else if constexpr (kIsFloat<T>) {
-      if (op == HloOpcode::kIsFinite) {
-        Map1<T, uint8_t>(a, out, [](T x) { return std::isfinite(Load(x)) ? 1 : 0; });
-        return Status::Ok();
-      }
       return FloatUnary<kType>(op, a, out);
     } else {
       return IntUnary<kType>(op, a, out);
+    }
+  });
+}
+
+/// is-finite of a float array (Dispatch refuses other element types).
+void IsFiniteKernel(const Literal& a, Literal& out) {
+  value::VisitArrayType(a.element_type(), [&](auto tag) {
+    using T = NativeType<decltype(tag)::value>;
+    if constexpr (kIsFloat<T>) {
+      Map1<T, uint8_t>(a, out, [](T x) { return std::isfinite(Load(x)) ? 1 : 0; });
     }
   });
 }
@@ -666,7 +707,8 @@ Status WidthChangingBitcastConvert(const Literal& in, Literal& out) {
     return InvalidArgument("bitcast-convert from " + in.shape().ToString(false) + " to " +
                            out.shape().ToString(false) +
                            ": the narrower side must have the wider one's dimensions plus a "
-                           "minor dimension of " + std::to_string(ratio));
+                           "minor dimension of " +
+                           std::to_string(ratio));
   }
   std::copy(in.bytes().begin(), in.bytes().end(), out.mutable_bytes().begin());
   return Status::Ok();
@@ -799,12 +841,24 @@ std::vector<const Literal*> WidenScalars(Operands ops, const Literal& out,
     if (!operand->shape().IsArray() || operand->shape().rank() != 0 || out.shape().rank() == 0) {
       continue;
     }
-    Literal& copy = storage.emplace_back(
-        hlo::Shape(operand->element_type(), out.shape().dimensions()));
+    Literal& copy =
+        storage.emplace_back(hlo::Shape(operand->element_type(), out.shape().dimensions()));
     for (int64_t i = 0; i < copy.element_count(); ++i) CopyElement(*operand, 0, copy, i);
     operand = &copy;
   }
   return widened;
+}
+
+/// A unary or binary arithmetic op on operands of the result's element type.
+Status ArithmeticKernel(UnaryArith op, Operands ops, Literal& out) {
+  TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], out.element_type(), out.element_count()));
+  return Unary(op, *ops[0], out);
+}
+Status ArithmeticKernel(BinaryArith op, Operands ops, Literal& out) {
+  for (const Literal* operand : ops) {
+    TPUSIM_RETURN_IF_ERROR(CheckOperand(*operand, out.element_type(), out.element_count()));
+  }
+  return Binary(op, *ops[0], *ops[1], out);
 }
 
 Status Dispatch(const HloInstruction& inst, Operands given, Literal& out) {
@@ -832,8 +886,8 @@ Status Dispatch(const HloInstruction& inst, Operands given, Literal& out) {
       TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], type, n, true));
       TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[1], type, n));
       TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[2], type, n, true));
-      TPUSIM_RETURN_IF_ERROR(Binary(HloOpcode::kMaximum, *ops[1], Expand(*ops[0], out), out));
-      return Binary(HloOpcode::kMinimum, out, Expand(*ops[2], out), out);
+      TPUSIM_RETURN_IF_ERROR(Binary(BinaryArith::kMaximum, *ops[1], Expand(*ops[0], out), out));
+      return Binary(BinaryArith::kMinimum, out, Expand(*ops[2], out), out);
     }
     case HloOpcode::kConvert:
       TPUSIM_RETURN_IF_ERROR(CheckOperand(*ops[0], ops[0]->element_type(), n));
@@ -851,12 +905,50 @@ Status Dispatch(const HloInstruction& inst, Operands given, Literal& out) {
       if (!hlo::IsFloatingPoint(ops[0]->element_type())) {
         return NotForType(op, ops[0]->element_type());
       }
-      return Unary(op, *ops[0], out);
-    default:
-      for (const Literal* operand : ops) TPUSIM_RETURN_IF_ERROR(CheckOperand(*operand, type, n));
-      if (ops.size() == 1) return Unary(op, *ops[0], out);
-      return Binary(op, *ops[0], *ops[1], out);
+      IsFiniteKernel(*ops[0], out);
+      return Status::Ok();
+#define X(name)         \
+  case HloOpcode::name: \
+    return ArithmeticKernel(UnaryArith::name, ops, out);
+      TPUSIM_EVAL_UNARY_ARITHMETIC(X)
+#undef X
+#define X(name)         \
+  case HloOpcode::name: \
+    return ArithmeticKernel(BinaryArith::name, ops, out);
+      TPUSIM_EVAL_BINARY_ARITHMETIC(X)
+#undef X
+    case HloOpcode::kComplex:
+    case HloOpcode::kReal:
+    case HloOpcode::kImag:
+      // IsComplexElementwise sent these to ComplexElementwise above, and
+      // KernelFor sends no opcode that is not elementwise here.
+#define V TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE
+#include "sim/hlo/opcode.def"
+#undef V
+      break;
   }
+  return Internal(std::string(hlo::HloOpcodeName(op)) +
+                  " is not computed by the elementwise kernel");
+}
+
+/// The binary arithmetic `opcode` computes; nullopt for every other opcode.
+std::optional<BinaryArith> BinaryArithOf(HloOpcode opcode) {
+  switch (opcode) {
+#define X(name)         \
+  case HloOpcode::name: \
+    return BinaryArith::name;
+    TPUSIM_EVAL_BINARY_ARITHMETIC(X)
+#undef X
+#define X(name) case HloOpcode::name:
+    TPUSIM_EVAL_UNARY_ARITHMETIC(X)
+    TPUSIM_EVAL_OTHER_ELEMENTWISE(X)
+#undef X
+#define V TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE
+#include "sim/hlo/opcode.def"
+#undef V
+    return std::nullopt;
+  }
+  return std::nullopt;  // unreachable: every HloOpcode returns above
 }
 
 }  // namespace
@@ -868,23 +960,55 @@ StatusOr<Literal> EvalElementwise(EvalContext& ctx, const HloInstruction& inst, 
   return out;
 }
 
-bool IsInPlaceBinaryOpcode(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-    case HloOpcode::kXor:
-      return true;
-    default:
-      return false;
+HloOpcode OpcodeOf(UnaryArith op) {
+  switch (op) {
+#define X(name)          \
+  case UnaryArith::name: \
+    return HloOpcode::name;
+    TPUSIM_EVAL_UNARY_ARITHMETIC(X)
+#undef X
   }
+  return HloOpcode::kAbs;  // unreachable: every UnaryArith returns above
 }
 
-Status ApplyBinaryInPlace(HloOpcode opcode, Literal& acc, const Literal& x) {
-  return Binary(opcode, acc, x, acc);
+HloOpcode OpcodeOf(BinaryArith op) {
+  switch (op) {
+#define X(name)           \
+  case BinaryArith::name: \
+    return HloOpcode::name;
+    TPUSIM_EVAL_BINARY_ARITHMETIC(X)
+#undef X
+  }
+  return HloOpcode::kAdd;  // unreachable: every BinaryArith returns above
+}
+
+std::optional<BinaryArith> InPlaceBinaryArith(HloOpcode opcode) {
+  const std::optional<BinaryArith> op = BinaryArithOf(opcode);
+  if (!op) return std::nullopt;
+  switch (*op) {
+    case BinaryArith::kAdd:
+    case BinaryArith::kMultiply:
+    case BinaryArith::kMaximum:
+    case BinaryArith::kMinimum:
+    case BinaryArith::kAnd:
+    case BinaryArith::kOr:
+    case BinaryArith::kXor:
+      return op;
+    case BinaryArith::kSubtract:
+    case BinaryArith::kDivide:
+    case BinaryArith::kRemainder:
+    case BinaryArith::kPower:
+    case BinaryArith::kAtan2:
+    case BinaryArith::kShiftLeft:
+    case BinaryArith::kShiftRightLogical:
+    case BinaryArith::kShiftRightArithmetic:
+      return std::nullopt;
+  }
+  return std::nullopt;  // unreachable: every BinaryArith returns above
+}
+
+Status ApplyBinaryInPlace(BinaryArith op, Literal& acc, const Literal& x) {
+  return Binary(op, acc, x, acc);
 }
 
 }  // namespace tpusim::eval

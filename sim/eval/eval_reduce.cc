@@ -21,15 +21,15 @@ namespace {
 
 using hlo::HloComputation;
 using hlo::HloInstruction;
-using hlo::HloOpcode;
 using value::Literal;
 
-/// The opcode of a reducer that is exactly `ROOT r = op(p0, p1)` on scalars of
+/// The op of a reducer that is exactly `ROOT r = op(p0, p1)` on scalars of
 /// `type`, for an op ApplyBinaryInPlace implements; nullopt otherwise.
-std::optional<HloOpcode> SimpleReducer(const HloComputation& reducer, hlo::PrimitiveType type) {
+std::optional<BinaryArith> SimpleReducer(const HloComputation& reducer, hlo::PrimitiveType type) {
   if (reducer.instruction_count() != 3 || reducer.parameter_count() != 2) return std::nullopt;
   const HloInstruction* root = reducer.root();
-  if (!IsInPlaceBinaryOpcode(root->opcode()) || root->operand_count() != 2 ||
+  const std::optional<BinaryArith> op = InPlaceBinaryArith(root->opcode());
+  if (!op || root->operand_count() != 2 ||
       root->operand(0) != reducer.parameters()[0] || root->operand(1) != reducer.parameters()[1]) {
     return std::nullopt;
   }
@@ -39,7 +39,7 @@ std::optional<HloOpcode> SimpleReducer(const HloComputation& reducer, hlo::Primi
       return std::nullopt;
     }
   }
-  return root->opcode();
+  return op;
 }
 
 /// Input offsets split in two: `kept[o]` for result element o and

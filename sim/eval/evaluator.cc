@@ -43,8 +43,11 @@ namespace {
 
 /// The kernel family of each opcode, or nullptr when it has none yet.
 Kernel KernelFor(HloOpcode opcode) {
-  if (hlo::IsElementwise(opcode)) return EvalElementwise;  // opcode.def's cost column
   switch (opcode) {
+#define V TPUSIM_HLO_CASE_IF_ELEMENTWISE
+#include "sim/hlo/opcode.def"
+#undef V
+      return EvalElementwise;
     case HloOpcode::kBitcast:
     case HloOpcode::kBroadcast:
     case HloOpcode::kConcatenate:
@@ -134,9 +137,16 @@ Kernel KernelFor(HloOpcode opcode) {
       return EvalInfeed;
     case HloOpcode::kOutfeed:
       return EvalOutfeed;
-    default:
+    case HloOpcode::kDynamicReshape:
+    case HloOpcode::kGetDimensionSize:
+    case HloOpcode::kRngGetAndUpdateState:
+    case HloOpcode::kScan:
+    case HloOpcode::kSetDimensionSize:
       return nullptr;
+    case HloOpcode::kParameter:
+      return nullptr;  // bound to its argument before any kernel runs
   }
+  return nullptr;  // unreachable: every HloOpcode returns above
 }
 
 /// True for instructions that must run even when nothing reads their value:

@@ -157,6 +157,32 @@ StatusOr<value::Literal> EvalOutfeed(EvalContext&, const hlo::HloInstruction&, O
 Status MatMul(const EvalContext& ctx, const hlo::HloInstruction& inst, const value::Literal& lhs,
               const value::Literal& rhs, value::Literal& out);
 
+/// The arithmetic of the elementwise kernels, each named as its opcode. The
+/// float, integer and complex kernels each switch over a whole list without
+/// default:, so an op added here must be computed or refused for every
+/// element type. The other elementwise ops have kernels of their own.
+#define TPUSIM_EVAL_UNARY_ARITHMETIC(X)                                                    \
+  X(kAbs) X(kNegate) X(kSign) X(kNot) X(kPopulationCount) X(kClz) X(kFloor) X(kCeil)       \
+  X(kRoundNearestAfz) X(kRoundNearestEven) X(kSqrt) X(kRsqrt) X(kCbrt) X(kExp) X(kExpm1)  \
+  X(kLog) X(kLog1p) X(kLogistic) X(kTanh) X(kSin) X(kCos) X(kTan) X(kAtan) X(kAsin)       \
+  X(kAcos) X(kSinh) X(kCosh) X(kAsinh) X(kAcosh) X(kAtanh) X(kErf)
+#define TPUSIM_EVAL_BINARY_ARITHMETIC(X)                                                   \
+  X(kAdd) X(kSubtract) X(kMultiply) X(kDivide) X(kRemainder) X(kMaximum) X(kMinimum)      \
+  X(kPower) X(kAtan2) X(kAnd) X(kOr) X(kXor) X(kShiftLeft) X(kShiftRightLogical)          \
+  X(kShiftRightArithmetic)
+#define TPUSIM_EVAL_OTHER_ELEMENTWISE(X)                                                   \
+  X(kCompare) X(kSelect) X(kClamp) X(kConvert) X(kBitcastConvert) X(kReducePrecision)     \
+  X(kStochasticConvert) X(kIsFinite) X(kComplex) X(kReal) X(kImag)
+
+#define TPUSIM_EVAL_ENUMERATOR(name) name,
+enum class UnaryArith : uint8_t { TPUSIM_EVAL_UNARY_ARITHMETIC(TPUSIM_EVAL_ENUMERATOR) };
+enum class BinaryArith : uint8_t { TPUSIM_EVAL_BINARY_ARITHMETIC(TPUSIM_EVAL_ENUMERATOR) };
+#undef TPUSIM_EVAL_ENUMERATOR
+
+/// The opcode that computes `op`, for messages.
+hlo::HloOpcode OpcodeOf(UnaryArith op);
+hlo::HloOpcode OpcodeOf(BinaryArith op);
+
 /// True when the elementwise `inst` involves complex elements (an operand or
 /// the result is c64/c128, or it is real, imag or complex); select is not
 /// included, since moving elements needs no complex arithmetic.
@@ -165,7 +191,7 @@ bool IsComplexElementwise(const hlo::HloInstruction& inst, Operands ops);
 Status ComplexElementwise(const hlo::HloInstruction& inst, Operands ops, value::Literal& out);
 /// `out = op(a, b)` for complex arrays of one type (the reduce fast path's
 /// entry, ApplyBinaryInPlace); `out` may be `a`.
-Status ComplexBinary(hlo::HloOpcode op, const value::Literal& a, const value::Literal& b,
+Status ComplexBinary(BinaryArith op, const value::Literal& a, const value::Literal& b,
                      value::Literal& out);
 
 /// Where a dot reads its operands: row-major element offsets of every batch,
@@ -190,14 +216,14 @@ std::complex<double> ComplexMultiply(std::complex<double> x, std::complex<double
 std::complex<float> ComplexDivide(std::complex<float> x, std::complex<float> y);
 std::complex<double> ComplexDivide(std::complex<double> x, std::complex<double> y);
 
-/// True for the binary opcodes ApplyBinaryInPlace accepts: the arithmetic and
+/// The op of `opcode` if ApplyBinaryInPlace accepts it: the arithmetic and
 /// logical ones a reducer computation commonly consists of.
-bool IsInPlaceBinaryOpcode(hlo::HloOpcode opcode);
-/// `acc[i] = opcode(acc[i], x[i])` for every element, with exactly the
-/// numerics of the elementwise kernel (so a reduce fast path built on it is
+std::optional<BinaryArith> InPlaceBinaryArith(hlo::HloOpcode opcode);
+/// `acc[i] = op(acc[i], x[i])` for every element, with exactly the numerics
+/// of the elementwise kernel (so a reduce fast path built on it is
 /// bit-identical to evaluating the reducer computation). Both arrays have the
-/// same element type and element count; opcode is IsInPlaceBinaryOpcode.
-Status ApplyBinaryInPlace(hlo::HloOpcode opcode, value::Literal& acc, const value::Literal& x);
+/// same element type and element count; op is an InPlaceBinaryArith.
+Status ApplyBinaryInPlace(BinaryArith op, value::Literal& acc, const value::Literal& x);
 
 /// Combines (acc..., x...) -> acc with a reducer computation (reduce,
 /// reduce-window, scatter): through the elementwise kernel when the reducer is
@@ -217,7 +243,7 @@ class Combiner {
   const value::Literal& acc(size_t k) const { return acc_[k]; }
   /// Set when the reducer is a plain binary op: then whole arrays can be
   /// combined with ApplyBinaryInPlace, with the same numerics as Combine.
-  std::optional<hlo::HloOpcode> simple_opcode() const { return simple_; }
+  std::optional<BinaryArith> simple_op() const { return simple_; }
 
  private:
   /// For Call and error messages.
@@ -227,7 +253,7 @@ class Combiner {
   /// Number of accumulators.
   size_t n_;
   /// Set when the reducer is a plain binary op of the elementwise kernel.
-  std::optional<hlo::HloOpcode> simple_;
+  std::optional<BinaryArith> simple_;
   /// Running values and the current elements, as scalars.
   std::vector<value::Literal> acc_, x_;
 };

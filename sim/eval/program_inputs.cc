@@ -36,34 +36,37 @@ std::vector<int64_t> IntListAttr(const HloInstruction& inst, AttrId id) {
 }
 
 /// The computation a control-flow or call-like instruction passes operand
-/// `operand_index` to as parameter `parameter_number`, for each callee.
-std::vector<std::pair<const HloComputation*, int64_t>> Callees(const HloInstruction& inst,
-                                                               int64_t operand_index) {
+/// `operand_index` to as parameter `parameter_number`, for each callee;
+/// nullopt for an instruction that passes its operands to no callee.
+std::optional<std::vector<std::pair<const HloComputation*, int64_t>>> Callees(
+    const HloInstruction& inst, int64_t operand_index) {
+  const HloOpcode op = inst.opcode();
   std::vector<std::pair<const HloComputation*, int64_t>> callees;
-  switch (inst.opcode()) {
-    case HloOpcode::kFusion:
-    case HloOpcode::kCall:
-    case HloOpcode::kAsyncStart:
-      for (const HloComputation* c : inst.called_computations()) {
-        callees.emplace_back(c, operand_index);
-      }
-      break;
-    case HloOpcode::kWhile:
-      // condition and body both take the loop state as parameter 0.
-      for (const HloComputation* c : inst.called_computations()) callees.emplace_back(c, 0);
-      break;
-    case HloOpcode::kConditional: {
-      // Operand 0 picks the branch; operand i + 1 is branch i's argument.
-      const std::vector<HloComputation*> branches = inst.called_computations();
-      if (operand_index >= 1 && operand_index - 1 < static_cast<int64_t>(branches.size())) {
-        callees.emplace_back(branches[operand_index - 1], 0);
-      }
-      break;
+  if (op == HloOpcode::kFusion || op == HloOpcode::kCall || op == HloOpcode::kAsyncStart) {
+    for (const HloComputation* c : inst.called_computations()) {
+      callees.emplace_back(c, operand_index);
     }
-    default:
-      break;
+  } else if (op == HloOpcode::kWhile) {
+    // condition and body both take the loop state as parameter 0.
+    for (const HloComputation* c : inst.called_computations()) callees.emplace_back(c, 0);
+  } else if (op == HloOpcode::kConditional) {
+    // Operand 0 picks the branch; operand i + 1 is branch i's argument.
+    const std::vector<HloComputation*> branches = inst.called_computations();
+    if (operand_index >= 1 && operand_index - 1 < static_cast<int64_t>(branches.size())) {
+      callees.emplace_back(branches[operand_index - 1], 0);
+    }
+  } else {
+    return std::nullopt;
   }
   return callees;
+}
+
+/// Ops whose result holds the indices of operand 0 unchanged (as far as a
+/// bound on them goes).
+bool KeepsIndexValues(HloOpcode op) {
+  return op == HloOpcode::kBitcast || op == HloOpcode::kBroadcast || op == HloOpcode::kConvert ||
+         op == HloOpcode::kCopy || op == HloOpcode::kReshape || op == HloOpcode::kSlice ||
+         op == HloOpcode::kTranspose;
 }
 
 /// Finds every index operand an integer leaf reaches and the largest start
@@ -83,82 +86,54 @@ class IndexBoundFinder {
 
  private:
   void VisitUse(const HloInstruction& user, int64_t operand_index, const LeafPath& path) {
-    switch (user.opcode()) {
-      case HloOpcode::kTuple: {
-        LeafPath inner{operand_index};
-        inner.insert(inner.end(), path.begin(), path.end());
-        Visit(user, inner);
-        return;
+    const HloOpcode op = user.opcode();
+    if (op == HloOpcode::kTuple) {
+      LeafPath inner{operand_index};
+      inner.insert(inner.end(), path.begin(), path.end());
+      Visit(user, inner);
+      return;
+    }
+    if (op == HloOpcode::kGetTupleElement) {
+      if (!path.empty() && user.int_attr(AttrId::kIndex) == path.front()) {
+        Visit(user, LeafPath(path.begin() + 1, path.end()));
       }
-      case HloOpcode::kGetTupleElement:
-        if (!path.empty() && user.int_attr(AttrId::kIndex) == path.front()) {
-          Visit(user, LeafPath(path.begin() + 1, path.end()));
+      return;
+    }
+    if (const auto callees = Callees(user, operand_index)) {
+      for (const auto& [callee, number] : *callees) {
+        if (number < static_cast<int64_t>(callee->parameters().size())) {
+          Visit(*callee->parameters()[number], path);
         }
-        return;
-      case HloOpcode::kFusion:
-      case HloOpcode::kCall:
-      case HloOpcode::kAsyncStart:
-      case HloOpcode::kWhile:
-      case HloOpcode::kConditional:
-        for (const auto& [callee, number] : Callees(user, operand_index)) {
-          if (number < static_cast<int64_t>(callee->parameters().size())) {
-            Visit(*callee->parameters()[number], path);
-          }
-        }
-        return;
-      default:
-        break;
+      }
+      return;
     }
     if (!path.empty()) return;
-    switch (user.opcode()) {
-      case HloOpcode::kBitcast:
-      case HloOpcode::kBroadcast:
-      case HloOpcode::kConvert:
-      case HloOpcode::kCopy:
-      case HloOpcode::kReshape:
-      case HloOpcode::kSlice:
-      case HloOpcode::kTranspose:
-        Visit(user, path);
-        return;
-      case HloOpcode::kDynamicSlice:
-        if (operand_index >= 1) {
-          const std::vector<int64_t> sizes = IntListAttr(user, AttrId::kDynamicSliceSizes);
-          DimensionBound(user.operand(0)->shape(), operand_index - 1,
-                         operand_index - 1 < static_cast<int64_t>(sizes.size())
-                             ? sizes[operand_index - 1]
-                             : 1);
-        }
-        return;
-      case HloOpcode::kDynamicUpdateSlice:
-        if (operand_index >= 2) {
-          const hlo::Shape& update = user.operand(1)->shape();
-          const int64_t dim = operand_index - 2;
-          DimensionBound(user.operand(0)->shape(), dim,
-                         update.IsArray() && dim < update.rank() ? update.dimensions()[dim] : 1);
-        }
-        return;
-      case HloOpcode::kGather:
-        if (operand_index == 1) {
-          const std::vector<int64_t> sizes = IntListAttr(user, AttrId::kSliceSizes);
-          for (int64_t dim : IntListAttr(user, AttrId::kStartIndexMap)) {
-            DimensionBound(user.operand(0)->shape(), dim,
-                           dim < static_cast<int64_t>(sizes.size()) ? sizes[dim] : 1);
-          }
-        }
-        return;
-      case HloOpcode::kScatter: {
-        // Operands: N targets, the indices, N updates. A scattered window is
-        // at least one element along each mapped dimension.
-        const int64_t targets = (user.operand_count() - 1) / 2;
-        if (operand_index == targets) {
-          for (int64_t dim : IntListAttr(user, AttrId::kScatterDimsToOperandDims)) {
-            DimensionBound(user.operand(0)->shape(), dim, 1);
-          }
-        }
-        return;
+    if (KeepsIndexValues(op)) {
+      Visit(user, path);
+    } else if (op == HloOpcode::kDynamicSlice && operand_index >= 1) {
+      const std::vector<int64_t> sizes = IntListAttr(user, AttrId::kDynamicSliceSizes);
+      DimensionBound(user.operand(0)->shape(), operand_index - 1,
+                     operand_index - 1 < static_cast<int64_t>(sizes.size())
+                         ? sizes[operand_index - 1]
+                         : 1);
+    } else if (op == HloOpcode::kDynamicUpdateSlice && operand_index >= 2) {
+      const hlo::Shape& update = user.operand(1)->shape();
+      const int64_t dim = operand_index - 2;
+      DimensionBound(user.operand(0)->shape(), dim,
+                     update.IsArray() && dim < update.rank() ? update.dimensions()[dim] : 1);
+    } else if (op == HloOpcode::kGather && operand_index == 1) {
+      const std::vector<int64_t> sizes = IntListAttr(user, AttrId::kSliceSizes);
+      for (int64_t dim : IntListAttr(user, AttrId::kStartIndexMap)) {
+        DimensionBound(user.operand(0)->shape(), dim,
+                       dim < static_cast<int64_t>(sizes.size()) ? sizes[dim] : 1);
       }
-      default:
-        return;
+    } else if (op == HloOpcode::kScatter &&
+               operand_index == (user.operand_count() - 1) / 2) {
+      // Operands: N targets, the indices, N updates. A scattered window is
+      // at least one element along each mapped dimension.
+      for (int64_t dim : IntListAttr(user, AttrId::kScatterDimsToOperandDims)) {
+        DimensionBound(user.operand(0)->shape(), dim, 1);
+      }
     }
   }
 

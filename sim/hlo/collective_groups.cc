@@ -20,16 +20,20 @@ bool HasChannel(const HloInstruction& inst) {
 
 /// The ops whose instruction has a use_global_device_ids field in XLA.
 bool HasGlobalDeviceIdsField(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kReduceScatter:
+  switch (CollectiveKindOf(opcode)) {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kReduceScatter:
       return true;
-    default:
+    case CollectiveKind::kNone:
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kCollectiveBroadcast:
+    case CollectiveKind::kCollectivePermute:
+    case CollectiveKind::kRaggedAllToAll:
+    case CollectiveKind::kSendRecv:
       return false;
   }
+  return false;  // unreachable: every CollectiveKind returns above
 }
 
 Status GroupError(const HloModule& module, const HloInstruction& inst, std::string what) {
@@ -63,7 +67,7 @@ int64_t GroupSizeFromShapes(const HloInstruction& inst, HloOpcode opcode) {
 }  // namespace
 
 bool IsCollectiveOpcode(HloOpcode opcode) {
-  return IsCollective(opcode) || opcode == HloOpcode::kSend || opcode == HloOpcode::kRecv;
+  return CollectiveKindOf(opcode) != CollectiveKind::kNone;
 }
 
 std::optional<CollectiveSite> FindCollective(const HloInstruction& inst) {

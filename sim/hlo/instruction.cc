@@ -38,17 +38,20 @@ std::string HloInstruction::OpcodeSpelling() const {
   const std::string_view base = HloOpcodeName(opcode_);
   if (!async_wrapped_opcode_) return std::string(base);
   std::string_view suffix;
-  switch (opcode_) {
-    case HloOpcode::kAsyncStart:
+  switch (OpRoleOf(opcode_)) {
+    case OpRole::kAsyncStart:
       suffix = "-start";
       break;
-    case HloOpcode::kAsyncUpdate:
+    case OpRole::kAsyncUpdate:
       suffix = "-update";
       break;
-    case HloOpcode::kAsyncDone:
+    case OpRole::kAsyncDone:
       suffix = "-done";
       break;
-    default:
+    case OpRole::kCompute:
+    case OpRole::kBookkeeping:
+    case OpRole::kControlFlow:
+    case OpRole::kHostTransfer:
       return std::string(base);
   }
   std::string spelling(HloOpcodeName(*async_wrapped_opcode_));

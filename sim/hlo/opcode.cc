@@ -11,10 +11,15 @@ struct OpcodeInfo {
   std::string_view name;
   int arity;
   ElementwiseCost cost;
+  CollectiveKind collective;
+  OpRole role;
+  OperandTypes types;
 };
 
 constexpr std::array<OpcodeInfo, kHloOpcodeCount> kOpcodeInfo = {{
-#define V(enumerator, name, arity, cost) {name, arity, ElementwiseCost::cost},
+#define V(enumerator, name, arity, cost, collective, role, types)                   \
+  {name, arity, ElementwiseCost::cost, CollectiveKind::collective, OpRole::role, \
+   OperandTypes::types},
 #include "sim/hlo/opcode.def"
 #undef V
 }};
@@ -46,48 +51,14 @@ ElementwiseCost ElementwiseCostOf(HloOpcode opcode) {
   return kOpcodeInfo[static_cast<int>(opcode)].cost;
 }
 
-bool IsElementwiseUnary(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAbs: case HloOpcode::kAcos: case HloOpcode::kAcosh: case HloOpcode::kAsin:
-    case HloOpcode::kAsinh: case HloOpcode::kAtan: case HloOpcode::kAtanh: case HloOpcode::kCbrt:
-    case HloOpcode::kCeil: case HloOpcode::kClz: case HloOpcode::kCopy: case HloOpcode::kCos:
-    case HloOpcode::kCosh: case HloOpcode::kErf: case HloOpcode::kExp: case HloOpcode::kExpm1:
-    case HloOpcode::kFloor: case HloOpcode::kLog: case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic: case HloOpcode::kNegate: case HloOpcode::kNot:
-    case HloOpcode::kPopulationCount: case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven: case HloOpcode::kRsqrt: case HloOpcode::kSign:
-    case HloOpcode::kSin: case HloOpcode::kSinh: case HloOpcode::kSqrt: case HloOpcode::kTan:
-    case HloOpcode::kTanh: case HloOpcode::kReducePrecision:
-      return true;
-    default:
-      return false;
-  }
+CollectiveKind CollectiveKindOf(HloOpcode opcode) {
+  return kOpcodeInfo[static_cast<int>(opcode)].collective;
 }
 
-bool IsElementwiseBinary(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAdd: case HloOpcode::kAnd: case HloOpcode::kAtan2: case HloOpcode::kDivide:
-    case HloOpcode::kMaximum: case HloOpcode::kMinimum: case HloOpcode::kMultiply:
-    case HloOpcode::kOr: case HloOpcode::kPower: case HloOpcode::kRemainder:
-    case HloOpcode::kShiftLeft: case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical: case HloOpcode::kSubtract: case HloOpcode::kXor:
-      return true;
-    default:
-      return false;
-  }
-}
+OpRole OpRoleOf(HloOpcode opcode) { return kOpcodeInfo[static_cast<int>(opcode)].role; }
 
-bool IsCollective(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAllGather: case HloOpcode::kAllGatherStart: case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart: case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectiveBroadcast: case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart: case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kReduceScatter:
-      return true;
-    default:
-      return false;
-  }
+OperandTypes OperandTypesOf(HloOpcode opcode) {
+  return kOpcodeInfo[static_cast<int>(opcode)].types;
 }
 
 }  // namespace tpusim::hlo

@@ -17,14 +17,48 @@ inline constexpr int kVariadicOperands = -1;
 /// kNone: the opcode is not elementwise.
 enum class ElementwiseCost : uint8_t { kNone, kCheap, kMedium, kTranscendental };
 
+/// The collective an op performs or starts (opcode.def's collective column).
+enum class CollectiveKind : uint8_t {
+  kNone,
+  kAllGather,
+  kAllReduce,
+  kAllToAll,
+  kCollectiveBroadcast,
+  kCollectivePermute,
+  kRaggedAllToAll,
+  kReduceScatter,
+  kSendRecv,
+};
+
+/// What an op does as a step of a program (opcode.def's role column).
+enum class OpRole : uint8_t {
+  kCompute,       ///< runs a kernel of its own
+  kBookkeeping,   ///< names, regroups or annotates values; emits no code
+  kControlFlow,   ///< runs other computations (while, conditional, call)
+  kHostTransfer,  ///< infeed, outfeed
+  kAsyncStart,    ///< begins an asynchronous op (X-start, send, recv)
+  kAsyncUpdate,   ///< between the two (async-update)
+  kAsyncDone,     ///< waits for one (X-done, send-done, recv-done)
+};
+
+/// The element types an elementwise op's operands must have (opcode.def's
+/// operand-types column); kAny when the column sets no constraint.
+enum class OperandTypes : uint8_t {
+  kAny,
+  kFloat,
+  kFloatOrComplex,
+  kInteger,         ///< signed or unsigned, not pred
+  kIntegerOrPred,
+};
+
 enum class HloOpcode : uint8_t {
-#define V(enumerator, name, arity, cost) enumerator,
+#define V(enumerator, name, arity, cost, collective, role, types) enumerator,
 #include "sim/hlo/opcode.def"
 #undef V
 };
 
 inline constexpr int kHloOpcodeCount = 0
-#define V(enumerator, name, arity, cost) +1
+#define V(enumerator, name, arity, cost, collective, role, types) +1
 #include "sim/hlo/opcode.def"
 #undef V
     ;
@@ -42,11 +76,42 @@ inline bool IsElementwise(HloOpcode opcode) {
   return ElementwiseCostOf(opcode) != ElementwiseCost::kNone;
 }
 
-/// Elementwise ops whose result has the shape of their operands.
-bool IsElementwiseUnary(HloOpcode opcode);
-bool IsElementwiseBinary(HloOpcode opcode);
-/// Collectives, sync and async (start ops included, done ops not).
-bool IsCollective(HloOpcode opcode);
+/// opcode.def's collective column.
+CollectiveKind CollectiveKindOf(HloOpcode opcode);
+/// Collectives among devices, sync and async (start ops included, done ops
+/// and the point-to-point send and recv not).
+inline bool IsCollective(HloOpcode opcode) {
+  const CollectiveKind kind = CollectiveKindOf(opcode);
+  return kind != CollectiveKind::kNone && kind != CollectiveKind::kSendRecv;
+}
+/// opcode.def's role column.
+OpRole OpRoleOf(HloOpcode opcode);
+/// opcode.def's operand-types column.
+OperandTypes OperandTypesOf(HloOpcode opcode);
+
+/// Case labels for every elementwise opcode (cost column not kNone), for an
+/// exhaustive switch that sends them all to one handler:
+///   #define V TPUSIM_HLO_CASE_IF_ELEMENTWISE
+///   #include "sim/hlo/opcode.def"
+///   #undef V
+///     return HandleElementwise(...);
+#define TPUSIM_HLO_CASE_IF_ELEMENTWISE(enumerator, name, arity, cost, collective, role, types) \
+  TPUSIM_HLO_CASE_IF_ELEMENTWISE_##cost(enumerator)
+#define TPUSIM_HLO_CASE_IF_ELEMENTWISE_kNone(enumerator)
+#define TPUSIM_HLO_CASE_IF_ELEMENTWISE_kCheap(enumerator) case ::tpusim::hlo::HloOpcode::enumerator:
+#define TPUSIM_HLO_CASE_IF_ELEMENTWISE_kMedium(enumerator) case ::tpusim::hlo::HloOpcode::enumerator:
+#define TPUSIM_HLO_CASE_IF_ELEMENTWISE_kTranscendental(enumerator) \
+  case ::tpusim::hlo::HloOpcode::enumerator:
+/// Case labels for every opcode that is not elementwise, for a switch that
+/// lists the elementwise ones itself.
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE(enumerator, name, arity, cost, collective, role, \
+                                           types)                                           \
+  TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_##cost(enumerator)
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_kNone(enumerator) \
+  case ::tpusim::hlo::HloOpcode::enumerator:
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_kCheap(enumerator)
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_kMedium(enumerator)
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_kTranscendental(enumerator)
 
 }  // namespace tpusim::hlo
 

@@ -228,39 +228,48 @@ std::optional<PrimitiveType> ComplexTypeOf(PrimitiveType t) {
 // Elementwise.
 // ---------------------------------------------------------------------------
 
-/// Unary ops whose operand must be floating point or complex (transcendental math).
-bool NeedsFloatOrComplex(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCeil:
-    case HloOpcode::kCos:
-    case HloOpcode::kCosh:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kFloor:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSin:
-    case HloOpcode::kSinh:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kTan:
-    case HloOpcode::kTanh:
-    case HloOpcode::kReducePrecision:
+/// Whether opcode.def's operand-types column lets an operand of `type` in.
+bool Accepts(OperandTypes types, PrimitiveType type) {
+  switch (types) {
+    case OperandTypes::kAny:
       return true;
-    default:
-      return false;
+    case OperandTypes::kFloat:
+      return IsFloatingPoint(type);
+    case OperandTypes::kFloatOrComplex:
+      return IsFloatingPoint(type) || IsComplex(type);
+    case OperandTypes::kInteger:
+      return IsInteger(type);
+    case OperandTypes::kIntegerOrPred:
+      return IsInteger(type) || type == PrimitiveType::kPred;
   }
+  return true;  // unreachable: every OperandTypes returns above
+}
+
+/// The operands `types` asks for, as a message says it ("an integer operand"
+/// for unary ops, "integer operands" for binary ones).
+std::string_view NeededOperands(OperandTypes types, bool unary) {
+  switch (types) {
+    case OperandTypes::kAny:
+      return unary ? "an operand" : "operands";
+    case OperandTypes::kFloat:
+      return unary ? "a floating-point operand" : "floating-point operands";
+    case OperandTypes::kFloatOrComplex:
+      return unary ? "a floating-point or complex operand" : "floating-point or complex operands";
+    case OperandTypes::kInteger:
+      return unary ? "an integer operand" : "integer operands";
+    case OperandTypes::kIntegerOrPred:
+      return unary ? "an integer or pred operand" : "integer or pred operands";
+  }
+  return "";  // unreachable: every OperandTypes returns above
+}
+
+/// Fails unless operand 0's element type is one the op's operand-types
+/// column accepts (binary ops have checked that both operands agree).
+Status ExpectOperandTypes(const Rule& r) {
+  const OperandTypes types = OperandTypesOf(r.opcode());
+  if (Accepts(types, r.shape(0).element_type())) return Status::Ok();
+  return r.Error(r.name() + " needs " + std::string(NeededOperands(types, r.count() == 1)) +
+                 ", found " + Str(r.shape(0)));
 }
 
 StatusOr<Shape> InferUnary(const Rule& r) {
@@ -271,41 +280,15 @@ StatusOr<Shape> InferUnary(const Rule& r) {
     return WithoutLayout(operand);
   }
   TPUSIM_RETURN_IF_ERROR(r.ExpectArray(0));
+  TPUSIM_RETURN_IF_ERROR(ExpectOperandTypes(r));
   const PrimitiveType type = operand.element_type();
-  const std::string type_name(PrimitiveTypeName(type));
-  switch (r.opcode()) {
-    case HloOpcode::kAbs:
-      // |complex| is real; everything else keeps its type.
-      return WithElementType(operand, ComplexComponentType(type).value_or(type));
-    case HloOpcode::kReal:
-    case HloOpcode::kImag:
-      if (!IsFloatingPoint(type) && !IsComplex(type)) {
-        return r.Error(r.name() + " needs a floating-point or complex operand, found " +
-                       Str(operand));
-      }
-      return WithElementType(operand, ComplexComponentType(type).value_or(type));
-    case HloOpcode::kIsFinite:
-      if (!IsFloatingPoint(type)) {
-        return r.Error("is-finite needs a floating-point operand, found " + Str(operand));
-      }
-      return WithElementType(operand, PrimitiveType::kPred);
-    case HloOpcode::kNot:
-      if (!IsInteger(type) && type != PrimitiveType::kPred) {
-        return r.Error("not needs an integer or pred operand, found " + Str(operand));
-      }
-      return WithoutLayout(operand);
-    case HloOpcode::kPopulationCount:
-    case HloOpcode::kClz:
-      if (!IsInteger(type)) {
-        return r.Error(r.name() + " needs an integer operand, found " + Str(operand));
-      }
-      return WithoutLayout(operand);
-    default:
-      break;
+  // abs, real and imag of a complex number are real; is-finite answers with
+  // a pred; every other unary op keeps its operand's type.
+  if (r.opcode() == HloOpcode::kAbs || r.opcode() == HloOpcode::kReal ||
+      r.opcode() == HloOpcode::kImag) {
+    return WithElementType(operand, ComplexComponentType(type).value_or(type));
   }
-  if (NeedsFloatOrComplex(r.opcode()) && !IsFloatingPoint(type) && !IsComplex(type)) {
-    return r.Error(r.name() + " needs a floating-point or complex operand, found " + Str(operand));
-  }
+  if (r.opcode() == HloOpcode::kIsFinite) return WithElementType(operand, PrimitiveType::kPred);
   return WithoutLayout(operand);
 }
 
@@ -334,25 +317,7 @@ StatusOr<Shape> CombineOperands(const Rule& r) {
 
 StatusOr<Shape> InferBinary(const Rule& r) {
   TPUSIM_ASSIGN_OR_RETURN(Shape out, CombineOperands(r));
-  switch (r.opcode()) {
-    case HloOpcode::kAnd:
-    case HloOpcode::kOr:
-    case HloOpcode::kXor:
-      if (!IsInteger(r.shape(0).element_type()) &&
-          r.shape(0).element_type() != PrimitiveType::kPred) {
-        return r.Error(r.name() + " needs integer or pred operands, found " + Str(r.shape(0)));
-      }
-      break;
-    case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical:
-      if (!IsInteger(r.shape(0).element_type())) {
-        return r.Error(r.name() + " needs integer operands, found " + Str(r.shape(0)));
-      }
-      break;
-    default:
-      break;
-  }
+  TPUSIM_RETURN_IF_ERROR(ExpectOperandTypes(r));
   return out;
 }
 
@@ -625,14 +590,62 @@ StatusOr<Shape> InferTupleElementOfStart(const Rule& r, int64_t index) {
 
 StatusOr<Shape> Infer(const Rule& r) {
   const HloOpcode op = r.opcode();
-  if (IsElementwiseUnary(op)) return InferUnary(r);
-  if (IsElementwiseBinary(op)) return InferBinary(r);
   switch (op) {
+    // Elementwise ops whose result has the shape of their operands.
+    case HloOpcode::kAbs:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCbrt:
+    case HloOpcode::kCeil:
+    case HloOpcode::kClz:
+    case HloOpcode::kCopy:
+    case HloOpcode::kCos:
+    case HloOpcode::kCosh:
+    case HloOpcode::kErf:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kFloor:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kNegate:
+    case HloOpcode::kNot:
+    case HloOpcode::kPopulationCount:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kRoundNearestAfz:
+    case HloOpcode::kRoundNearestEven:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSign:
+    case HloOpcode::kSin:
+    case HloOpcode::kSinh:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
     case HloOpcode::kReal:
     case HloOpcode::kImag:
     case HloOpcode::kIsFinite:
     case HloOpcode::kDomain:
       return InferUnary(r);
+    case HloOpcode::kAdd:
+    case HloOpcode::kAnd:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kDivide:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kOr:
+    case HloOpcode::kPower:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightArithmetic:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kXor:
+      return InferBinary(r);
     case HloOpcode::kCompare:
       return InferCompare(r);
     case HloOpcode::kSelect:
@@ -748,9 +761,41 @@ StatusOr<Shape> Infer(const Rule& r) {
         return r.Error("operand 1 of outfeed must be a token, found " + Str(r.shape(1)));
       }
       return Shape::Token();
-    default:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kBatchNormGrad:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kCall:
+    case HloOpcode::kCholesky:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kConditional:
+    case HloOpcode::kConvolution:
+    case HloOpcode::kDot:
+    case HloOpcode::kFft:
+    case HloOpcode::kFusion:
+    case HloOpcode::kGather:
+    case HloOpcode::kGetDimensionSize:
+    case HloOpcode::kMap:
+    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kScatter:
+    case HloOpcode::kSelectAndScatter:
+    case HloOpcode::kSetDimensionSize:
+    case HloOpcode::kSort:
+    case HloOpcode::kTopK:
+    case HloOpcode::kTriangularSolve:
+    case HloOpcode::kWhile:
       return InferStructuredOp(r);
   }
+  return NotInferable(r, "no inference rule");  // unreachable: every HloOpcode returns above
 }
 
 }  // namespace

@@ -25,28 +25,28 @@ int64_t DenseBytes(const hlo::Shape& shape) {
   return (shape.element_count() * hlo::PrimitiveTypeBitWidth(shape.element_type()) + 7) / 8;
 }
 
+/// The ICI collective of a FindCollective opcode.
 ici::CollectiveKind KindOf(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
+  switch (hlo::CollectiveKindOf(opcode)) {
+    case hlo::CollectiveKind::kAllGather:
       return ici::CollectiveKind::kAllGather;
-    case HloOpcode::kReduceScatter:
+    case hlo::CollectiveKind::kReduceScatter:
       return ici::CollectiveKind::kReduceScatter;
-    case HloOpcode::kAllToAll:
+    case hlo::CollectiveKind::kAllToAll:
       return ici::CollectiveKind::kAllToAll;
-    case HloOpcode::kRaggedAllToAll:
+    case hlo::CollectiveKind::kRaggedAllToAll:
       return ici::CollectiveKind::kRaggedAllToAll;
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart:
+    case hlo::CollectiveKind::kCollectivePermute:
       return ici::CollectiveKind::kCollectivePermute;
-    case HloOpcode::kCollectiveBroadcast:
+    case hlo::CollectiveKind::kCollectiveBroadcast:
       return ici::CollectiveKind::kCollectiveBroadcast;
-    case HloOpcode::kSend:
-    case HloOpcode::kRecv:
+    case hlo::CollectiveKind::kSendRecv:
       return ici::CollectiveKind::kSendRecv;
-    default:
+    case hlo::CollectiveKind::kAllReduce:
+    case hlo::CollectiveKind::kNone:  // FindCollective returns collectives only
       return ici::CollectiveKind::kAllReduce;
   }
+  return ici::CollectiveKind::kAllReduce;  // unreachable: every CollectiveKind returns above
 }
 
 /// V of ici::Collective: the gathered result of an all-gather, the operands

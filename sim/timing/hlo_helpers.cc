@@ -10,47 +10,22 @@ using hlo::HloInstruction;
 using hlo::HloOpcode;
 
 StepKind StepKindOf(const HloInstruction& inst) {
-  switch (inst.opcode()) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kConstant:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kTuple:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kAfterAll:
-    case HloOpcode::kAddDependency:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kPartitionId:
-    case HloOpcode::kReplicaId:
-    case HloOpcode::kDomain:
-    case HloOpcode::kGetDimensionSize:
-    case HloOpcode::kSetDimensionSize:
-    case HloOpcode::kWhile:
-    case HloOpcode::kConditional:
-    case HloOpcode::kCall:
-    case HloOpcode::kInfeed:
-    case HloOpcode::kOutfeed:
-    case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kRngGetAndUpdateState:
-      return StepKind::kFree;
-    case HloOpcode::kCopyStart:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kAsyncStart:
-    case HloOpcode::kSend:
-    case HloOpcode::kRecv:
-      return StepKind::kAsyncStart;
-    case HloOpcode::kCopyDone:
-    case HloOpcode::kAllGatherDone:
-    case HloOpcode::kAllReduceDone:
-    case HloOpcode::kCollectivePermuteDone:
-    case HloOpcode::kAsyncDone:
-    case HloOpcode::kSendDone:
-    case HloOpcode::kRecvDone:
-      return StepKind::kAsyncDone;
-    default:
+  switch (hlo::OpRoleOf(inst.opcode())) {
+    case hlo::OpRole::kCompute:
       return StepKind::kKernel;
+    // Control flow costs what its computations' steps cost; host transfers
+    // are not modelled.
+    case hlo::OpRole::kBookkeeping:
+    case hlo::OpRole::kControlFlow:
+    case hlo::OpRole::kHostTransfer:
+    case hlo::OpRole::kAsyncUpdate:
+      return StepKind::kFree;
+    case hlo::OpRole::kAsyncStart:
+      return StepKind::kAsyncStart;
+    case hlo::OpRole::kAsyncDone:
+      return StepKind::kAsyncDone;
   }
+  return StepKind::kKernel;  // unreachable: every OpRole returns above
 }
 
 namespace {

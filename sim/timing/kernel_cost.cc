@@ -30,25 +30,6 @@ hlo::ElementwiseCost VpuCost(HloOpcode op) {
   return hlo::ElementwiseCostOf(op);
 }
 
-/// Opcodes that only move or produce data in vregs: one cheap op per result vreg.
-bool IsDataMovement(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kIota:
-    case HloOpcode::kReshape:
-    case HloOpcode::kDynamicReshape:
-    case HloOpcode::kSlice:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kPad:
-    case HloOpcode::kReverse:
-    case HloOpcode::kGather:
-      return true;
-    default:
-      return false;
-  }
-}
-
 int64_t Product(const Shape& s, const std::vector<int64_t>& dims) {
   int64_t p = 1;
   for (int64_t d : dims) p = SatMul(p, s.dimensions(d));
@@ -174,6 +155,12 @@ const HloInstruction* ThroughConversions(const HloInstruction* inst) {
   return inst;
 }
 
+/// Ops that read only the elements they select from operand 0.
+bool SelectsFromOperand0(HloOpcode opcode) {
+  return opcode == HloOpcode::kSlice || opcode == HloOpcode::kDynamicSlice ||
+         opcode == HloOpcode::kGather;
+}
+
 }  // namespace
 
 KernelCoster::KernelCoster(const arch::ChipConfig& chip)
@@ -191,44 +178,29 @@ int64_t KernelCoster::BufferBytes(const Shape& shape) const {
 
 int64_t KernelCoster::OperandReadBytes(const HloInstruction& kernel, int64_t i) const {
   const HloInstruction& operand = *kernel.operand(i);
-  switch (kernel.opcode()) {
-    case HloOpcode::kSlice:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kGather:
-      // Only the selected elements are read.
-      if (i == 0) return BufferBytes(kernel.shape());
-      break;
-    case HloOpcode::kDynamicUpdateSlice:
-      // In place: the buffer being updated is neither read nor rewritten.
-      if (i == 0) return 0;
-      break;
-    case HloOpcode::kFusion: {
-      const hlo::HloComputation* fused = kernel.called_computation(hlo::AttrId::kCalls);
-      if (fused == nullptr || i >= fused->parameter_count() || fused->parameters()[i] == nullptr)
-        break;
-      const HloInstruction& param = *fused->parameters()[i];
-      const std::vector<HloInstruction*>& users = param.users();
-      if (users.empty()) return 0;
-      const bool updated_in_place = users.size() == 1 && users[0]->IsRoot() &&
-                                    users[0]->opcode() == HloOpcode::kDynamicUpdateSlice &&
-                                    users[0]->operand_count() >= 2 &&
-                                    users[0]->operand(0) == &param;
-      if (updated_in_place) return 0;
-      const bool only_sliced =
-          std::all_of(users.begin(), users.end(), [&](const HloInstruction* u) {
-            return (u->opcode() == HloOpcode::kSlice || u->opcode() == HloOpcode::kDynamicSlice ||
-                    u->opcode() == HloOpcode::kGather) &&
-                   u->operand(0) == &param;
-          });
-      if (only_sliced) {
-        int64_t total = 0;
-        for (const HloInstruction* u : users) total = SatAdd(total, BufferBytes(u->shape()));
-        return total;
-      }
-      break;
-    }
-    default:
-      break;
+  if (i == 0 && SelectsFromOperand0(kernel.opcode())) return BufferBytes(kernel.shape());
+  // In place: the buffer being updated is neither read nor rewritten.
+  if (i == 0 && kernel.opcode() == HloOpcode::kDynamicUpdateSlice) return 0;
+  if (kernel.opcode() != HloOpcode::kFusion) return BufferBytes(operand.shape());
+  // A fused parameter reads what its users inside the fusion read.
+  const hlo::HloComputation* fused = kernel.called_computation(hlo::AttrId::kCalls);
+  if (fused == nullptr || i >= fused->parameter_count() || fused->parameters()[i] == nullptr) {
+    return BufferBytes(operand.shape());
+  }
+  const HloInstruction& param = *fused->parameters()[i];
+  const std::vector<HloInstruction*>& users = param.users();
+  if (users.empty()) return 0;
+  const bool updated_in_place = users.size() == 1 && users[0]->IsRoot() &&
+                                users[0]->opcode() == HloOpcode::kDynamicUpdateSlice &&
+                                users[0]->operand_count() >= 2 && users[0]->operand(0) == &param;
+  if (updated_in_place) return 0;
+  const bool only_sliced = std::all_of(users.begin(), users.end(), [&](const HloInstruction* u) {
+    return SelectsFromOperand0(u->opcode()) && u->operand(0) == &param;
+  });
+  if (only_sliced) {
+    int64_t total = 0;
+    for (const HloInstruction* u : users) total = SatAdd(total, BufferBytes(u->shape()));
+    return total;
   }
   return BufferBytes(operand.shape());
 }
@@ -256,11 +228,26 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
     case hlo::ElementwiseCost::kNone:
       break;
   }
-  if (IsDataMovement(op)) {
-    v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.shape()));
-    return Status::Ok();
-  }
   switch (op) {
+#define V TPUSIM_HLO_CASE_IF_ELEMENTWISE
+#include "sim/hlo/opcode.def"
+#undef V
+    case HloOpcode::kRng:
+    case HloOpcode::kRngBitGenerator:
+      return Status::Ok();  // costed above by VpuCost
+    // Ops that only move or produce data in vregs: one cheap op per result vreg.
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kIota:
+    case HloOpcode::kReshape:
+    case HloOpcode::kDynamicReshape:
+    case HloOpcode::kSlice:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kPad:
+    case HloOpcode::kReverse:
+    case HloOpcode::kGather:
+      v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.shape()));
+      return Status::Ok();
     case HloOpcode::kDot:
     case HloOpcode::kConvolution: {
       StatusOr<chip::MatmulWork> m = op == HloOpcode::kDot ? DotWork(inst) : ConvolutionWork(inst);
@@ -427,11 +414,55 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
       }
       return Status::Ok();
     }
-    default:
-      // Free ops, custom calls (opaque: their bytes only), collectives without
-      // arithmetic, host transfers.
+    // No vector work: ops that emit no code, control flow (its computations'
+    // steps are costed), fusions (their fused instructions are), custom calls
+    // (opaque: their bytes only), collectives without arithmetic and host
+    // transfers.
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kCall:
+    case HloOpcode::kCollectiveBroadcast:
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteDone:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kConditional:
+    case HloOpcode::kConstant:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kCustomCall:
+    case HloOpcode::kDomain:
+    case HloOpcode::kFusion:
+    case HloOpcode::kGetDimensionSize:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kParameter:
+    case HloOpcode::kPartitionId:
+    case HloOpcode::kRaggedAllToAll:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kRngGetAndUpdateState:
+    case HloOpcode::kScan:
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kSetDimensionSize:
+    case HloOpcode::kTuple:
+    case HloOpcode::kWhile:
       return Status::Ok();
   }
+  return Status::Ok();  // unreachable: every HloOpcode returns above
 }
 
 void KernelCoster::AddF16Conversions(const HloInstruction& kernel, std::span<const int64_t> read,

@@ -37,22 +37,17 @@ class Lowerer {
     }
     for (const auto& owned : computation.instructions()) {
       const HloInstruction& inst = *owned;
-      switch (inst.opcode()) {
-        case HloOpcode::kWhile:
-          TPUSIM_RETURN_IF_ERROR(WalkWhile(inst, depth));
-          continue;
-        case HloOpcode::kConditional:
-          TPUSIM_RETURN_IF_ERROR(WalkConditional(inst, depth));
-          continue;
-        case HloOpcode::kCall:
-          if (const HloComputation* callee = inst.to_apply()) {
-            TPUSIM_RETURN_IF_ERROR(Walk(*callee, depth + 1));
-          }
-          continue;
-        default:
-          break;
+      // Control flow (while, conditional, call) issues its callees' steps
+      // in place of its own; every other instruction is one step.
+      if (hlo::OpRoleOf(inst.opcode()) != hlo::OpRole::kControlFlow) {
+        TPUSIM_RETURN_IF_ERROR(Issue(inst));
+      } else if (inst.opcode() == HloOpcode::kWhile) {
+        TPUSIM_RETURN_IF_ERROR(WalkWhile(inst, depth));
+      } else if (inst.opcode() == HloOpcode::kConditional) {
+        TPUSIM_RETURN_IF_ERROR(WalkConditional(inst, depth));
+      } else if (const HloComputation* callee = inst.to_apply()) {
+        TPUSIM_RETURN_IF_ERROR(Walk(*callee, depth + 1));
       }
-      TPUSIM_RETURN_IF_ERROR(Issue(inst));
     }
     return Status::Ok();
   }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/chip/work.h"
@@ -209,53 +210,54 @@ ENTRY e {
   EXPECT_LT(table.find("\nd "), table.find("\ne "));  // the dot takes longer: listed first
 }
 
+/// The types an elementwise op is built with in ElementwiseModule when they
+/// are not f32 throughout: integer ops, ops with a pred, complex or converted
+/// result, select's predicate and stochastic-convert's random bits.
+struct ElementwiseSignature {
+  hlo::HloOpcode opcode;
+  std::string_view in = "f32";
+  std::string_view out = "f32";
+  std::string_view attrs = "";
+  std::vector<std::string> operands = {};  ///< empty: `in` for each operand
+};
+
+const std::vector<ElementwiseSignature>& NonF32Signatures() {
+  using hlo::HloOpcode;
+  static const std::vector<ElementwiseSignature> kSignatures = {
+      {HloOpcode::kAnd, "s32", "s32"},
+      {HloOpcode::kClz, "s32", "s32"},
+      {HloOpcode::kNot, "s32", "s32"},
+      {HloOpcode::kOr, "s32", "s32"},
+      {HloOpcode::kPopulationCount, "s32", "s32"},
+      {HloOpcode::kShiftLeft, "s32", "s32"},
+      {HloOpcode::kShiftRightArithmetic, "s32", "s32"},
+      {HloOpcode::kShiftRightLogical, "s32", "s32"},
+      {HloOpcode::kXor, "s32", "s32"},
+      {HloOpcode::kCompare, "f32", "pred", ", direction=LT"},
+      {HloOpcode::kIsFinite, "f32", "pred"},
+      {HloOpcode::kConvert, "f32", "s32"},
+      {HloOpcode::kBitcastConvert, "f32", "s32"},
+      {HloOpcode::kStochasticConvert, "f32", "bf16", "", {"f32", "u32"}},
+      {HloOpcode::kSelect, "f32", "f32", "", {"pred", "f32", "f32"}},
+      {HloOpcode::kComplex, "f32", "c64"},
+      {HloOpcode::kReal, "c64", "f32"},
+      {HloOpcode::kImag, "c64", "f32"},
+      {HloOpcode::kReducePrecision, "f32", "f32", ", exponent_bits=5, mantissa_bits=10"},
+  };
+  return kSignatures;
+}
+
 /// A module whose root `r` is one `opcode` over [256,128] operands of types it
 /// takes (opcode.def's elementwise ops).
 std::string ElementwiseModule(hlo::HloOpcode opcode) {
   const std::string name(hlo::HloOpcodeName(opcode));
-  std::string in = "f32", out = "f32", attrs;
-  std::vector<std::string> operands(static_cast<size_t>(hlo::HloOpcodeArity(opcode)), "f32");
-  switch (opcode) {
-    case hlo::HloOpcode::kAnd:
-    case hlo::HloOpcode::kClz:
-    case hlo::HloOpcode::kNot:
-    case hlo::HloOpcode::kOr:
-    case hlo::HloOpcode::kPopulationCount:
-    case hlo::HloOpcode::kShiftLeft:
-    case hlo::HloOpcode::kShiftRightArithmetic:
-    case hlo::HloOpcode::kShiftRightLogical:
-    case hlo::HloOpcode::kXor:
-      in = out = "s32";
-      break;
-    case hlo::HloOpcode::kCompare:
-      out = "pred", attrs = ", direction=LT";
-      break;
-    case hlo::HloOpcode::kIsFinite:
-      out = "pred";
-      break;
-    case hlo::HloOpcode::kConvert:
-    case hlo::HloOpcode::kBitcastConvert:
-      out = "s32";
-      break;
-    case hlo::HloOpcode::kStochasticConvert:
-      operands = {"f32", "u32"}, out = "bf16";
-      break;
-    case hlo::HloOpcode::kSelect:
-      operands = {"pred", "f32", "f32"};
-      break;
-    case hlo::HloOpcode::kComplex:
-      out = "c64";
-      break;
-    case hlo::HloOpcode::kReal:
-    case hlo::HloOpcode::kImag:
-      in = "c64";
-      break;
-    case hlo::HloOpcode::kReducePrecision:
-      attrs = ", exponent_bits=5, mantissa_bits=10";
-      break;
-    default:
-      break;
+  ElementwiseSignature signature{opcode};
+  for (const ElementwiseSignature& s : NonF32Signatures()) {
+    if (s.opcode == opcode) signature = s;
   }
+  const std::string in(signature.in), out(signature.out), attrs(signature.attrs);
+  std::vector<std::string> operands = signature.operands;
+  if (operands.empty()) operands.assign(static_cast<size_t>(hlo::HloOpcodeArity(opcode)), "f32");
   std::string text = "HloModule m\nENTRY e {\n", args;
   for (size_t i = 0; i < operands.size(); ++i) {
     const std::string type = operands[i] == "f32" ? in : operands[i];
