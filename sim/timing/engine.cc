@@ -217,10 +217,12 @@ class TensorCore : public sc_core::sc_module {
               record.bound_by = busy > 0 ? BoundByUnit(unit) : BoundBy::kLatency;
             }
           }
-          // The fixed start-up and the pipeline's exposed prologue and
-          // epilogue add to the slowest unit.
-          const int64_t fixed = SatAdd(SatAdd(cost_.kernel_start(), cost_.PipelineEdgeCycles(cost.per_core)),
-                                       longest - longest_busy);
+          // Overhead on top of the busiest unit: the fixed start-up, the
+          // pipeline's exposed prologue and epilogue, and the steps that the
+          // HBM stream did not hide (longest - longest_busy).
+          const int64_t edges = cost_.PipelineEdgeCycles(cost.per_core);
+          const int64_t fixed =
+              SatAdd(SatAdd(cost_.kernel_start(), edges), longest - longest_busy);
           longest = longest_busy;
           record.overhead_cycles = fixed;
           if (longest < fixed) record.bound_by = BoundBy::kLatency;
