@@ -124,6 +124,10 @@ class TensorCore : public sc_core::sc_module {
   }
 
   bool finished() const { return finished_; }
+  /// The instruction whose time would carry the clock past
+  /// kMaxSimulatedCycles, and that time; nullptr when the run stayed within.
+  const hlo::HloInstruction* beyond_horizon() const { return beyond_horizon_; }
+  int64_t beyond_horizon_cycles() const { return beyond_horizon_cycles_; }
 
  private:
   /// Asks one unit for its busy time for `work`, issued at local offset `at`.
@@ -136,10 +140,21 @@ class TensorCore : public sc_core::sc_module {
     return TimeToCycles(delay - at);
   }
 
-  /// A kernel's cycles on a straggler: scaled by its slowdown, rounded up.
+  /// A kernel's cycles on a straggler: scaled by its slowdown, rounded up;
+  /// past the horizon it stays just beyond it, where Run refuses it.
   int64_t Slowed(int64_t cycles) const {
     if (role_.slowdown == 1) return cycles;
-    return static_cast<int64_t>(std::ceil(static_cast<double>(cycles) * role_.slowdown));
+    const double slowed = std::ceil(static_cast<double>(cycles) * role_.slowdown);
+    return slowed > static_cast<double>(kMaxSimulatedCycles) ? kMaxSimulatedCycles + 1
+                                                             : static_cast<int64_t>(slowed);
+  }
+
+  /// Stops this core when `step` would end past the horizon.
+  bool WithinHorizon(const Step& step, int64_t start, int64_t cycles) {
+    if (cycles <= kMaxSimulatedCycles - start) return true;
+    beyond_horizon_ = step.inst;
+    beyond_horizon_cycles_ = cycles;
+    return false;
   }
 
   /// Cycles of a wait at collectives: when the last group completed and
@@ -240,7 +255,8 @@ class TensorCore : public sc_core::sc_module {
         case StepKind::kAsyncStart: {
           const int64_t until_done = Ask(Unit::kDma, cost.per_core, keeper.get_local_time());
           record.unit_cycles[static_cast<int>(Unit::kDma)] = until_done;
-          async_done_at_[step.async_id] = SatAdd(start, until_done);
+          if (!WithinHorizon(step, start, until_done)) return;
+          async_done_at_[step.async_id] = start + until_done;
           async_rendezvous_[step.async_id] = std::move(met);
           record.bound_by = BoundBy::kDma;
           break;
@@ -262,6 +278,7 @@ class TensorCore : public sc_core::sc_module {
         case StepKind::kFree:
           break;
       }
+      if (!WithinHorizon(step, start, cycles)) return;
       keeper.inc(CyclesToTime(cycles));
       if (barrier_.cores > 1) {
         keeper.sync();
@@ -312,6 +329,8 @@ class TensorCore : public sc_core::sc_module {
   /// counts its sends and its recvs apart.
   std::map<std::pair<int64_t, bool>, int64_t> executions_;
   bool finished_ = false;
+  const hlo::HloInstruction* beyond_horizon_ = nullptr;
+  int64_t beyond_horizon_cycles_ = 0;
   /// Reused for every request: constructing a payload allocates its extension array.
   tlm::tlm_generic_payload payload_;
 };
@@ -504,6 +523,14 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
   sc_core::sc_start();
   std::vector<TimingResult> results;
   for (auto& m : models) {
+    for (const auto& core : m->cores) {
+      if (const hlo::HloInstruction* inst = core->beyond_horizon()) {
+        return ResourceExhausted(m->module->ErrorAt(
+            inst->location(),
+            inst->name() + " takes " + std::to_string(core->beyond_horizon_cycles()) +
+                " cycles, which carries the run past the simulator's horizon of 2^53 cycles"));
+      }
+    }
     if (m->spmd != nullptr) {
       TPUSIM_RETURN_IF_ERROR(m->spmd->error());
       const bool all_finished = std::all_of(m->cores.begin(), m->cores.end(),

@@ -9,6 +9,12 @@
 
 namespace tpusim::timing {
 
+/// The engine's horizon. SystemC keeps time as 2^64 picoseconds (about 1.8e16
+/// cycles here) and CyclesToTime passes cycles through a double, exact only to
+/// 2^53: a run whose clock would pass 2^53 cycles (about 100 days at 1 GHz) is
+/// refused, naming the instruction, rather than wrapped or rounded.
+inline constexpr int64_t kMaxSimulatedCycles = int64_t{1} << 53;
+
 inline sc_core::sc_time CyclesToTime(int64_t cycles) {
   return sc_core::sc_time(static_cast<double>(cycles), sc_core::SC_NS);
 }

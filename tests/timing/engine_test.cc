@@ -164,6 +164,24 @@ ENTRY e {
   EXPECT_TRUE(SimulateModule(*good, v5e, {}).ok());
 }
 
+
+TEST(Engine, ARunPastTheHorizonIsRefusedNamingTheInstruction) {
+  // 512 MiB through HBM at 1 byte per second: about 5e17 cycles, past 2^53,
+  // where SystemC's picoseconds would wrap and the double would round.
+  const arch::ChipConfig crawling = Preset("tpu-v5e", {"hbm.bandwidth=1B/s"});
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[134217728] parameter(0)
+  ROOT n = f32[134217728] negate(p)
+})");
+  ASSERT_NE(module, nullptr);
+  auto r = SimulateModule(*module, crawling, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("test.hlo:4:3: error: n takes "), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("horizon of 2^53 cycles"), std::string::npos);
+}
 TEST(Report, JsonTraceAndTableDescribeTheRun) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   auto module = Parse(R"(HloModule report
