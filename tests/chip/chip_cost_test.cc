@@ -74,7 +74,7 @@ TEST(Vpu, CostClassesAndAlus) {
 
 TEST(Xlu, VregsSpreadOverUnits) {
   EXPECT_EQ(Xlu(Tiny()).Cycles(3), 24);
-  EXPECT_EQ(Xlu(Load("tpu-v5e")).Cycles(3), 12);  // 2 XLUs x 8 cycles/vreg
+  EXPECT_EQ(Xlu(Load("tpu-v5e")).Cycles(3), 24);  // 3 vregs x 16 cycles / 2 XLUs
 }
 
 TEST(Hbm, AccessesRoundUpToGranularityAndBandwidthSetsCycles) {

@@ -45,7 +45,7 @@ ENTRY e {
       static_cast<double>(bytes) * v5e.clock.value() / v5e.hbm.bandwidth.value();
   EXPECT_GE(static_cast<double>(s.cycles), read_write_cycles);
   EXPECT_EQ(s.unit_cycles[Unit(chip::Unit::kXlu)],
-            4096 * 4096 / 1024 * 8 / 2);  // vregs x 8 cycles / 2 XLUs
+            4096 * 4096 / 1024 * 16 / 2);  // vregs x 16 cycles / 2 XLUs
   EXPECT_EQ(n.unit_cycles[Unit(chip::Unit::kXlu)], 0);
   EXPECT_GT(s.cycles, n.cycles - 1);
 }
