@@ -134,6 +134,16 @@ StatusOr<TopologyConfig> ParseTopologyShortForm(std::string_view text);
 /// `file` is used in errors: "FILE:LINE:COL: error: topology.dims: ...".
 StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_view file);
 
+/// Parses the text of a topology file as `--topology FILE` reads it: one YAML
+/// document whose root, or the root's `topology:` key (so a scenario file
+/// serves), is a topology value for ParseTopologyYaml. `file` is used in errors.
+StatusOr<TopologyConfig> ParseTopologyFile(const std::string& text, std::string_view file);
+
+/// The chips `config` describes, from its shape alone (INT64_MAX when the
+/// product overflows; 0 for a multi-slice whose slice text does not parse):
+/// what the loaders hold to kMaxChips before anything is built.
+int64_t ChipCount(const TopologyConfig& config);
+
 /// Resolves `wraparound: tpu` (TopologyConfig::tpu_wraparound) for the chip
 /// that runs the scenario: TPU v4, v5p and 7x wrap an axis whose size is a
 /// multiple of 4 (whole cubes); v5e and v6e wrap only axes of size 16

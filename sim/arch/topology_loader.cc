@@ -221,36 +221,28 @@ Status CheckDimensions(const TopologyConfig& c);
 
 /// The size checks of CheckShape, once the shape itself is sound.
 Status CheckSize(const TopologyConfig& c) {
+  const int64_t chips = ChipCount(c);
   const std::string kind(KindOf(c.kind).name);
-  int64_t chips = 1;
   switch (c.kind) {
     case TopologyKind::kTorus:
     case TopologyKind::kMesh:
     case TopologyKind::kTwistedTorus: {
       std::string dims;
-      for (const int64_t d : c.dims) {
-        chips = SatMul(chips, d);
-        dims += (dims.empty() ? "" : "x") + std::to_string(d);
-      }
+      for (const int64_t d : c.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
       return CheckChipCount("dims", kind + " " + dims, chips);
     }
     case TopologyKind::kFatTree:
-      for (int64_t l = 0; l < c.fat_tree_levels; ++l) chips = SatMul(chips, c.fat_tree_radix / 2);
       return CheckChipCount("levels", "a fat tree of radix " + std::to_string(c.fat_tree_radix) +
                                           " and " + std::to_string(c.fat_tree_levels) + " levels",
                             chips);
     case TopologyKind::kSwitch:
-      return CheckChipCount("chips", "the switch", c.dims[0]);
-    case TopologyKind::kMultiSlice: {
-      StatusOr<TopologyConfig> slice = ParseTopologyShortForm(c.slice_topology_text);
-      if (!slice.ok()) return InvalidArgument("slice: " + slice.status().message());
-      for (const int64_t d : slice->dims) chips = SatMul(chips, d);
+      return CheckChipCount("chips", "the switch", chips);
+    case TopologyKind::kMultiSlice:
       return CheckChipCount("slices",
                             std::to_string(c.slices) + " slices of " + c.slice_topology_text,
-                            SatMul(chips, c.slices));
-    }
+                            chips);
     case TopologyKind::kGraph:
-      return CheckChipCount("chips", "the graph", c.graph_chips);
+      return CheckChipCount("chips", "the graph", chips);
   }
   return Status::Ok();
 }
@@ -680,6 +672,40 @@ StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_v
     return ErrorAt(file, at, shape.message());
   }
   return config;
+}
+
+StatusOr<TopologyConfig> ParseTopologyFile(const std::string& text, std::string_view file) {
+  YAML::Node root;
+  try {
+    root = LoadOneDocument(text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(Printable(Where(file, e.mark) + ": error: " + e.msg));
+  }
+  const YAML::Node node = root.IsMap() && root["topology"] ? root["topology"] : root;
+  return ParseTopologyYaml(node, file);
+}
+
+int64_t ChipCount(const TopologyConfig& c) {
+  int64_t chips = 1;
+  switch (c.kind) {
+    case TopologyKind::kTorus:
+    case TopologyKind::kMesh:
+    case TopologyKind::kTwistedTorus:
+      for (const int64_t d : c.dims) chips = SatMul(chips, d);
+      return chips;
+    case TopologyKind::kFatTree:
+      for (int64_t l = 0; l < c.fat_tree_levels; ++l) chips = SatMul(chips, c.fat_tree_radix / 2);
+      return chips;
+    case TopologyKind::kSwitch:
+      return c.dims.empty() ? 0 : c.dims[0];
+    case TopologyKind::kMultiSlice: {
+      const StatusOr<TopologyConfig> slice = ParseTopologyShortForm(c.slice_topology_text);
+      return slice.ok() ? SatMul(ChipCount(*slice), c.slices) : 0;
+    }
+    case TopologyKind::kGraph:
+      return c.graph_chips;
+  }
+  return 0;
 }
 
 Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip) {

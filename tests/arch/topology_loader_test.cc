@@ -194,6 +194,19 @@ TEST(TopologyShortForm, MoreThanTheChipLimitIsRefusedUpFront) {
   EXPECT_EQ(MustShort("switch:65536").dims, (std::vector<int64_t>{65536}));
 }
 
+TEST(TopologyFile, TheRootOrItsTopologyKeyIsTheTopology) {
+  StatusOr<TopologyConfig> root = ParseTopologyFile("kind: mesh\ndims: [2, 4]\n", "t.yaml");
+  ASSERT_TRUE(root.ok()) << root.status().message();
+  EXPECT_EQ(CanonicalTopologyText(*root), "mesh:2x4");
+  StatusOr<TopologyConfig> scenario = ParseTopologyFile("name: s\ntopology: torus:4x4\n", "s.yaml");
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  EXPECT_EQ(CanonicalTopologyText(*scenario), "torus:4x4");
+  EXPECT_THAT(ParseTopologyFile("kind: mesh\ndims: [2, 4\n", "t.yaml").status().message(),
+              HasSubstr("t.yaml:3:1: error: "));
+  EXPECT_EQ(ParseTopologyFile("kind: mesh\n---\nkind: torus\n", "t.yaml").status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(TopologyYaml, ErrorsNameFileLineColumnAndKeyPath) {
   EXPECT_EQ(YamlError("topology:\n  kind: torus\n  dims: [1024, 1024]\n"),
             "s.yaml:3:9: error: topology.dims: torus 1024x1024 has 1048576 chips, more than the "
