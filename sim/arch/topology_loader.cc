@@ -295,6 +295,11 @@ Status CheckDimensions(const TopologyConfig& c) {
                                std::to_string(c.fat_tree_radix));
       }
       if (c.fat_tree_levels < 1) return InvalidArgument("levels: fat tree needs at least 1 level");
+      if (c.fat_tree_levels > kMaxFatTreeLevels) {
+        return InvalidArgument("levels: a fat tree has at most " +
+                               std::to_string(kMaxFatTreeLevels) + " levels, got " +
+                               std::to_string(c.fat_tree_levels));
+      }
       return Status::Ok();
     case TopologyKind::kSwitch:
       if (c.dims.size() != 1 || c.dims[0] < 1)
@@ -693,9 +698,16 @@ int64_t ChipCount(const TopologyConfig& c) {
     case TopologyKind::kTwistedTorus:
       for (const int64_t d : c.dims) chips = SatMul(chips, d);
       return chips;
-    case TopologyKind::kFatTree:
-      for (int64_t l = 0; l < c.fat_tree_levels; ++l) chips = SatMul(chips, c.fat_tree_radix / 2);
+    case TopologyKind::kFatTree: {
+      // arity^levels: arity 0 or 1 stays where it is, any other saturates
+      // within 63 levels.
+      const int64_t arity = c.fat_tree_radix / 2;
+      if (arity <= 1) return c.fat_tree_levels > 0 ? arity : 1;
+      for (int64_t l = 0; l < c.fat_tree_levels && chips < INT64_MAX; ++l) {
+        chips = SatMul(chips, arity);
+      }
       return chips;
+    }
     case TopologyKind::kSwitch:
       return c.dims.empty() ? 0 : c.dims[0];
     case TopologyKind::kMultiSlice: {

@@ -239,6 +239,10 @@ class TopologyBuilder {
     if (levels < 1) {
       return Error("levels", "fat tree needs at least 1 level, got " + std::to_string(levels));
     }
+    if (levels > arch::kMaxFatTreeLevels) {
+      return Error("levels", "a fat tree has at most " + std::to_string(arch::kMaxFatTreeLevels) +
+                                 " levels, got " + std::to_string(levels));
+    }
     if (!(config_.oversubscription >= 1.0)) {
       return Error("oversubscription", "must be at least 1");
     }

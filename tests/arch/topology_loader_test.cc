@@ -194,6 +194,34 @@ TEST(TopologyShortForm, MoreThanTheChipLimitIsRefusedUpFront) {
   EXPECT_EQ(MustShort("switch:65536").dims, (std::vector<int64_t>{65536}));
 }
 
+TEST(TopologyShortForm, FatTreeHasAtMostSixteenLevels) {
+  // 16 levels of radix 4 is kMaxChips; radix 2 makes one chip whatever the
+  // levels, and levels near 2^51 once kept the size check looping for hours.
+  EXPECT_EQ(MustShort("fattree:radix=4,levels=16").fat_tree_levels, 16);
+  EXPECT_THAT(ShortError("fattree:radix=2,levels=17"),
+              HasSubstr("levels: a fat tree has at most 16 levels, got 17"));
+  EXPECT_THAT(ShortError("fattree:radix=36,levels=2147483648491271"),
+              HasSubstr("levels: a fat tree has at most 16 levels, got 2147483648491271"));
+}
+
+TEST(TopologyChipCount, CountsEveryKindAndSaturates) {
+  EXPECT_EQ(ChipCount(MustShort("torus:4x4x8")), 128);
+  EXPECT_EQ(ChipCount(MustShort("fattree:radix=8,levels=2")), 16);
+  EXPECT_EQ(ChipCount(MustShort("switch:64")), 64);
+  EXPECT_EQ(ChipCount(MustShort("multislice:slices=3,slice=mesh:2x2")), 12);
+  TopologyConfig huge;
+  huge.dims = {int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_EQ(ChipCount(huge), INT64_MAX);
+  // Arity 1 stays at one chip however many levels; arity 2 saturates.
+  huge = TopologyConfig{};
+  huge.kind = TopologyKind::kFatTree;
+  huge.fat_tree_levels = INT64_MAX;
+  huge.fat_tree_radix = 2;
+  EXPECT_EQ(ChipCount(huge), 1);
+  huge.fat_tree_radix = 4;
+  EXPECT_EQ(ChipCount(huge), INT64_MAX);
+}
+
 TEST(TopologyFile, TheRootOrItsTopologyKeyIsTheTopology) {
   StatusOr<TopologyConfig> root = ParseTopologyFile("kind: mesh\ndims: [2, 4]\n", "t.yaml");
   ASSERT_TRUE(root.ok()) << root.status().message();

@@ -109,6 +109,17 @@ TEST(Topology, FatTreeIsAKaryNTree) {
   }
 }
 
+TEST(Topology, FatTreeOfMoreThanSixteenLevelsIsRefused) {
+  // Radix 2 has one chip at any depth: Build once looped over 2^31 levels.
+  arch::TopologyConfig c;
+  c.kind = arch::TopologyKind::kFatTree;
+  c.fat_tree_radix = 2;
+  c.fat_tree_levels = int64_t{1} << 31;
+  EXPECT_EQ(BuildError(c), "levels: a fat tree has at most 16 levels, got 2147483648");
+  c.fat_tree_levels = 16;
+  EXPECT_EQ(Topology::Build(c, Ici())->node_count(), 17);
+}
+
 TEST(Topology, SwitchJoinsEveryChipToOneSwitch) {
   const Topology t = Must("switch:8,switch_latency=250ns");
   EXPECT_EQ(t.node_count(), 9);
