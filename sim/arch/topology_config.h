@@ -68,6 +68,9 @@ inline constexpr int64_t kMaxChips = int64_t{1} << 16;
 /// The most levels a fat tree may have: 16 levels of radix 4 make kMaxChips.
 /// Radix 2 makes one chip at any depth, so the chip limit alone bounds nothing.
 inline constexpr int64_t kMaxFatTreeLevels = 16;
+/// The most devices a chip may expose: a preset's most TensorCores
+/// (tensorcores_per_chip). Keeps chips x devices, and the device table, small.
+inline constexpr int64_t kMaxDevicesPerChip = 16;
 
 struct TopologyConfig {
   TopologyKind kind = TopologyKind::kTorus;

@@ -170,6 +170,11 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
     StatusOr<int64_t> n = ParseCount(text);
     if (!n.ok()) return at_key(n.status());
     if (*n < 1) return InvalidArgument("devices_per_chip: must be at least 1, got '" + std::string(text) + "'");
+    if (*n > kMaxDevicesPerChip) {
+      return InvalidArgument("devices_per_chip: must be at most " +
+                             std::to_string(kMaxDevicesPerChip) + " (a chip's TensorCores), got '" +
+                             std::string(text) + "'");
+    }
     config.devices_per_chip = *n;
   } else if (key == "oversubscription") {
     StatusOr<double> r = ParseReal(text);

@@ -435,8 +435,10 @@ class TopologyBuilder {
   Status BuildDeviceAssignment() {
     const std::vector<int64_t>& assignment = config_.device_assignment;
     const int64_t per_chip = config_.devices_per_chip;
-    if (per_chip < 1) {
-      return Error("devices_per_chip", "must be at least 1, got " + std::to_string(per_chip));
+    if (per_chip < 1 || per_chip > arch::kMaxDevicesPerChip) {
+      return Error("devices_per_chip", "must be between 1 and " +
+                                           std::to_string(arch::kMaxDevicesPerChip) + ", got " +
+                                           std::to_string(per_chip));
     }
     const int64_t devices = t_.chip_count_ * per_chip;
     if (assignment.empty()) {

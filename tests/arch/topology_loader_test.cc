@@ -163,6 +163,13 @@ TEST(TopologyDevicesPerChip, ShortFormMappingAndCanonicalText) {
 TEST(TopologyDevicesPerChip, MalformedValuesAreLocatedErrors) {
   EXPECT_THAT(ShortError("torus:2x2,devices_per_chip=0"),
               HasSubstr("devices_per_chip: must be at least 1, got '0'"));
+  // At most a chip's TensorCores: 2^62 once overflowed chips x devices, and
+  // 10^11 filled memory with the device table.
+  EXPECT_THAT(ShortError("torus:2x2,devices_per_chip=17"),
+              HasSubstr("devices_per_chip: must be at most 16 (a chip's TensorCores), got '17'"));
+  EXPECT_THAT(ShortError("torus:2x2,devices_per_chip=4611686018427387904"),
+              HasSubstr("devices_per_chip: must be at most 16"));
+  EXPECT_EQ(MustShort("torus:2x2,devices_per_chip=16").devices_per_chip, 16);
   EXPECT_THAT(ShortError("torus:2x2,devices_per_chip=two"),
               HasSubstr("devices_per_chip: expected a whole number, got 'two'"));
   EXPECT_THAT(ShortError("multislice:slices=2,slice=torus:2x2,devices_per_chip=2"),

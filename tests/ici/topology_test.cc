@@ -190,6 +190,15 @@ TEST(Topology, SeveralDevicesPerChipMapOntoOneChip) {
   EXPECT_THAT(BuildError(*c), HasSubstr("has 4 entries for 4 chips x 2 devices per chip"));
 }
 
+TEST(Topology, DevicesPerChipIsAtMostSixteen) {
+  // 4 chips x 2^62 devices once overflowed; 10^11 devices filled memory.
+  arch::TopologyConfig c = *arch::ParseTopologyShortForm("torus:2x2");
+  c.devices_per_chip = int64_t{1} << 62;
+  EXPECT_EQ(BuildError(c), "devices_per_chip: must be between 1 and 16, got 4611686018427387904");
+  c.devices_per_chip = 16;
+  EXPECT_EQ(Topology::Build(c, Ici())->ChipOfDevice(63).value(), 3);
+}
+
 TEST(Topology, FaultsFailDegradeOrNameALinkThatDoesNotExist) {
   StatusOr<arch::TopologyConfig> c = arch::ParseTopologyShortForm("mesh:4");
   ASSERT_TRUE(c.ok());
