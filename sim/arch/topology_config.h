@@ -65,6 +65,9 @@ struct SlowDevice {
 /// on it takes about 10 s at 65,536 chips (a TPU v5p pod is 8,960); a
 /// million chips ran for minutes without a word. Loaders refuse more up front.
 inline constexpr int64_t kMaxChips = int64_t{1} << 16;
+/// The most dimensions a torus, mesh or twisted torus may have: 16 axes of 2
+/// make kMaxChips, and each axis, even of size 1, adds work to every chip.
+inline constexpr int64_t kMaxGridDims = 16;
 /// The most levels a fat tree may have: 16 levels of radix 4 make kMaxChips.
 /// Radix 2 makes one chip at any depth, so the chip limit alone bounds nothing.
 inline constexpr int64_t kMaxFatTreeLevels = 16;

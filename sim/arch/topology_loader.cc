@@ -273,6 +273,12 @@ Status CheckDimensions(const TopologyConfig& c) {
     case TopologyKind::kMesh:
     case TopologyKind::kTwistedTorus:
       if (c.dims.empty()) return InvalidArgument("dims: " + kind + " needs dimensions");
+      if (std::ssize(c.dims) > kMaxGridDims) {
+        return InvalidArgument(
+            "dims: a " + (c.kind == TopologyKind::kTwistedTorus ? "twisted torus" : kind) +
+            " has at most " + std::to_string(kMaxGridDims) + " dimensions, got " +
+            std::to_string(c.dims.size()));
+      }
       for (int64_t d : c.dims) {
         if (d <= 0)
           return InvalidArgument("dims: every dimension must be positive, got " + dims_text());

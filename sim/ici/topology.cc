@@ -143,6 +143,11 @@ class TopologyBuilder {
                                       ? "twisted torus"
                                       : "torus";
     if (dims.empty()) return Error("dims", kind_name + " needs at least one dimension");
+    if (std::ssize(dims) > arch::kMaxGridDims) {
+      return Error("dims", "a " + kind_name + " has at most " +
+                               std::to_string(arch::kMaxGridDims) + " dimensions, got " +
+                               std::to_string(dims.size()));
+    }
     int64_t chips = 1;
     for (int64_t d : dims) {
       if (d <= 0) {
