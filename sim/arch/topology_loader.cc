@@ -434,7 +434,9 @@ StatusOr<LinkRef> ReadLinkRef(std::string_view file, const YAML::Node& node,
                        path + ": coordinate " + std::to_string(coords[a]) + " is outside axis " +
                            std::to_string(a) + " of size " + std::to_string(config.dims[a]));
       }
-      id = id * config.dims[a] + coords[a];
+      // Saturating: dims are not yet checked against kMaxChips (CheckShape
+      // refuses them after every key is read), and within it nothing saturates.
+      id = SatAdd(SatMul(id, config.dims[a]), coords[a]);
     }
     ends[i] = id;
   }

@@ -291,6 +291,16 @@ TEST(TopologyYaml, ErrorsNameFileLineColumnAndKeyPath) {
 // Topology::Build checks what needs the built network (links that exist,
 // chip and device ids, a connected graph) and reports it through
 // TopologyError at the part the file wrote (tests/ici/topology_test.cc).
+TEST(TopologyYaml, FaultCoordinatesOnATooLargeGridAreRefusedForItsSize) {
+  // Faults are read before the size check: their chip ids once overflowed
+  // (UBSan: signed integer overflow) before the dims were refused.
+  EXPECT_THAT(YamlError("topology:\n  kind: torus\n"
+                        "  dims: [4294967296, 4294967296, 4294967296]\n  faults:\n"
+                        "    - {link: [[4294967295, 4294967295, 4294967295], [0, 0, 0]]}\n"),
+              HasSubstr("s.yaml:3:9: error: topology.dims: torus "
+                        "4294967296x4294967296x4294967296 has over 2^63 chips"));
+}
+
 TEST(TopologyYaml, RecordsWhereEachPartWasWrittenForLaterErrors) {
   StatusOr<TopologyConfig> c = FromYaml(
       "topology:\n  kind: mesh\n  dims: [4]\n  device_assignment: [3, 2, 1, 0]\n  faults:\n"
