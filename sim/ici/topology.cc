@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/base/arith.h"
+
 namespace tpusim::ici {
 
 namespace {
@@ -65,7 +67,7 @@ class TopologyBuilder {
                    raw_bandwidth_.value() % 100 * efficiency_percent_ / 100),
         hop_latency_(config.hop_latency.value_or(ici.hop_latency)),
         switch_latency_(config.switch_latency.value_or(hop_latency_)),
-        injection_(bandwidth_ * std::max<int64_t>(ici.links, 1)) {}
+        injection_(SatMul(bandwidth_.value(), std::max<int64_t>(ici.links, 1))) {}
 
   StatusOr<Topology> Build() {
     if (bandwidth_.value() <= 0) {
@@ -119,6 +121,14 @@ class TopologyBuilder {
   /// An error in `part` of the config, located where its YAML form wrote it.
   Status Error(const std::string& part, const std::string& message) const {
     return arch::TopologyError(config_, part, message);
+  }
+
+  /// Fat trees and switches join each chip by all its links at once: their
+  /// bandwidth together must be a number.
+  Status CheckInjection() const {
+    if (injection_.value() < kInt64Max) return Status::Ok();
+    return Error("link_bandwidth", "a chip's links together carry over 2^63 B/s into a switch (" +
+                                       FormatBandwidth(bandwidth_) + " each)");
   }
 
   void SetNodes(int64_t chips, int64_t nodes) {
@@ -251,6 +261,7 @@ class TopologyBuilder {
     if (!(config_.oversubscription >= 1.0)) {
       return Error("oversubscription", "must be at least 1");
     }
+    TPUSIM_RETURN_IF_ERROR(CheckInjection());
     const int64_t k = radix / 2;
     int64_t chips = 1;
     for (int64_t l = 0; l < levels; ++l) {
@@ -313,6 +324,7 @@ class TopologyBuilder {
     if (config_.dims.size() != 1 || config_.dims[0] <= 0 || config_.dims[0] > (int64_t{1} << 24)) {
       return Error("chips", "switch needs a chip count between 1 and 16777216");
     }
+    TPUSIM_RETURN_IF_ERROR(CheckInjection());
     const int64_t chips = config_.dims[0];
     SetNodes(chips, chips + 1);
     const auto sw = static_cast<NodeId>(chips);

@@ -128,6 +128,19 @@ TEST(Topology, SwitchJoinsEveryChipToOneSwitch) {
   EXPECT_EQ(t.links()[1].latency.value(), 0);
 }
 
+TEST(Topology, InjectionBandwidthBeyondInt64IsAnErrorOfSwitchedKinds) {
+  // 64 links of 9e18 B/s once overflowed into a negative injection bandwidth.
+  const arch::IciConfig ici{64, BytesPerSecond(9'000'000'000'000'000'000), Picoseconds(1), 100, {}};
+  for (const char* text : {"switch:4", "fattree:radix=4,levels=2"}) {
+    StatusOr<Topology> t = Topology::Build(*arch::ParseTopologyShortForm(text), ici);
+    ASSERT_FALSE(t.ok()) << text;
+    EXPECT_THAT(t.status().message(),
+                HasSubstr("link_bandwidth: a chip's links together carry over 2^63 B/s"));
+  }
+  // A torus's links run one by one: no sum to overflow.
+  EXPECT_TRUE(Topology::Build(*arch::ParseTopologyShortForm("torus:4x4"), ici).ok());
+}
+
 TEST(Topology, MultiSliceJoinsSlicesThroughDcn) {
   const Topology t = Must("multislice:slices=2,dcn_bandwidth=5GB/s,slice=torus:2x2");
   EXPECT_EQ(t.chip_count(), 8);
