@@ -106,12 +106,19 @@ printf 'inherits: tpu-v4\nclock: 1GHz\n---\ntwisted:4x4x8\n' >"$seeds/hardware/p
 # to build-fuzz/KIND-*. An input that takes over 10 s counts as a crash (a
 # hang, in practice); a run that reaches 5 minutes stops there, however many
 # inputs it has tried.
+#
+# A seed alone does not replay a run: libFuzzer rereads its corpus directory
+# on a timer (-reload), and the comparisons it traces to steer mutations see
+# pointers, which address randomisation moves. Without both (where the kernel
+# lets setarch turn randomisation off), two runs from one seed are identical.
+no_aslr=()
+if setarch "$(uname -m)" -R true 2>/dev/null; then no_aslr=(setarch "$(uname -m)" -R); fi
 fuzz() {
   local name="$1"
   local runs="$2"
   shift 2
-  if "build-fuzz/bin/$name" -seed="$fuzz_seed" -runs="$runs" -max_total_time=300 -timeout=10 -print_final_stats=1 "$@" \
-    >"build-fuzz/$name.log" 2>&1; then
+  if "${no_aslr[@]}" "build-fuzz/bin/$name" -seed="$fuzz_seed" -runs="$runs" -reload=0 \
+    -max_total_time=300 -timeout=10 -print_final_stats=1 "$@" >"build-fuzz/$name.log" 2>&1; then
     echo "--- $name passed; the end of build-fuzz/$name.log:"
     tail -n 12 "build-fuzz/$name.log"
   else
