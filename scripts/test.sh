@@ -98,7 +98,8 @@ grep -rlaZ --include='*.yaml' topology scenarios tests |
 awk -v dir="$seeds/hardware" '/^```yaml$/ { n++; out = dir "/docs_" n ".yaml"; next }
   /^```$/ { out = "" } out != "" { print > out }' docs/*.md
 grep -oh '`\(torus\|mesh\|twisted\|fattree\|switch\|multislice\):[^`]*`' README.md docs/*.md |
-  tr -d '`' | sort -u | while IFS= read -r form; do printf '%s' "$form" >"$seeds/hardware/${form//\//_}"; done
+  tr -d '`' | sort -u |
+  while IFS= read -r form; do printf '%s' "$form" >"$seeds/hardware/${form//\//_}"; done
 printf 'inherits: tpu-v4\nclock: 1GHz\n---\ntwisted:4x4x8\n' >"$seeds/hardware/preset_and_topology.yaml"
 # Each fuzzer is single-threaded: two lanes of two run side by side, each
 # fuzzer logging to build-fuzz/NAME.log, whose end (or, on a failure, more of

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/hlo/primitive_type.h"
@@ -37,8 +38,8 @@ class Rng {
 
 /// Numbers at the edges of int32, uint32, int64 and uint64 arithmetic.
 const std::vector<std::string_view> kBigNumbers = {
-    "2147483647",          "2147483648",          "4294967295",           "4294967296",
-    "4294967297",          "1099511627776",       "4611686018427387904",  "9223372036854775807",
+    "2147483647",          "2147483648",           "4294967295",           "4294967296",
+    "4294967297",          "1099511627776",        "4611686018427387904",  "9223372036854775807",
     "9223372036854775808", "18446744073709551615", "18446744073709551616", "0",
 };
 
@@ -243,8 +244,8 @@ bool NestComputations(Rng& rng, size_t max_size, std::string& text) {
                     "  ROOT r = s32[] " + level(depth - 1) + "\n}\n";
   }
   const std::string p = tag + ".p";
-  std::string uses = "  " + p + " = s32[] constant(0)\n  " + tag + ".out = s32[] " +
-                     level(depth - 1) + "\n";
+  std::string uses =
+      "  " + p + " = s32[] constant(0)\n  " + tag + ".out = s32[] " + level(depth - 1) + "\n";
   uses.replace(uses.find("(p)"), 3, "(" + p + ")");
   if (text.size() + computations.size() + uses.size() > max_size) return false;
   text.insert(body, uses);
@@ -275,8 +276,7 @@ bool WideTuple(Rng& rng, size_t max_size, std::string& text) {
   const size_t per_operand = std::string_view("s32[], ").size() + element.size() + 2;
   const size_t fixed = 64 + 3 * element.size();
   if (text.size() + fixed + per_operand > max_size) return false;
-  const size_t width =
-      std::min(rng.Pick(kWidths), (max_size - text.size() - fixed) / per_operand);
+  const size_t width = std::min(rng.Pick(kWidths), (max_size - text.size() - fixed) / per_operand);
   std::string type = "(";
   std::string operands;
   for (size_t i = 0; i < width; ++i) {
@@ -296,9 +296,9 @@ bool LongOperandList(Rng& rng, size_t max_size, std::string& text) {
   for (size_t eq = text.find(" = "); eq != kNone; eq = text.find(" = ", eq + 3)) {
     const size_t line_end = std::min(text.find('\n', eq), text.size());
     for (size_t i = eq + 3; i < line_end; ++i) {
-      if (text[i] == '(' && (std::islower(static_cast<unsigned char>(text[i - 1])) ||
-                             std::isdigit(static_cast<unsigned char>(text[i - 1])) ||
-                             text[i - 1] == '-')) {
+      if (text[i] == '(' &&
+          (std::islower(static_cast<unsigned char>(text[i - 1])) ||
+           std::isdigit(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '-')) {
         if (i + 1 < line_end && text[i + 1] != ')') opens.push_back(i);
         break;
       }
@@ -316,8 +316,7 @@ bool LongOperandList(Rng& rng, size_t max_size, std::string& text) {
   }
   const std::string repeated = ", " + text.substr(open + 1, operand_end - open - 1);
   if (text.size() + repeated.size() > max_size) return false;
-  const size_t copies =
-      std::min(rng.Pick(kWidths), (max_size - text.size()) / repeated.size());
+  const size_t copies = std::min(rng.Pick(kWidths), (max_size - text.size()) / repeated.size());
   std::string insertion;
   insertion.reserve(copies * repeated.size());
   for (size_t i = 0; i < copies; ++i) insertion += repeated;

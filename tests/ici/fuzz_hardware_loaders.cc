@@ -106,12 +106,15 @@ StatusOr<ChipConfig> LoadPreset(std::string_view text) {
   // when it is closed, which would be most of the run's time.
   std::error_code ec;
   fs::remove(file, ec);
-  std::ofstream(file, std::ios::binary).write(text.data(), static_cast<std::streamsize>(text.size()));
+  std::ofstream(file, std::ios::binary)
+      .write(text.data(), static_cast<std::streamsize>(text.size()));
   StatusOr<ChipConfig> chip = tpusim::arch::LoadChipPreset(file, TPUSIM_MODELS_DIR);
   if (!chip.ok()) return chip;
   const std::string dump = tpusim::arch::CanonicalDump(*chip);
   StatusOr<ChipConfig> again = tpusim::arch::LoadChipPreset(file, TPUSIM_MODELS_DIR, Lines(dump));
-  if (!again.ok()) Fail("the preset's dump, as overrides, is refused", dump, again.status().message());
+  if (!again.ok()) {
+    Fail("the preset's dump, as overrides, is refused", dump, again.status().message());
+  }
   if (tpusim::arch::CanonicalDump(*again) != dump) {
     Fail("the preset's dump, as overrides, loads to another dump", dump,
          tpusim::arch::CanonicalDump(*again));
@@ -125,7 +128,9 @@ StatusOr<TopologyConfig> ParseShortForm(std::string_view text) {
   if (!config.ok()) return config;
   const std::string canonical = tpusim::arch::CanonicalTopologyText(*config);
   StatusOr<TopologyConfig> again = tpusim::arch::ParseTopologyShortForm(canonical);
-  if (!again.ok()) Fail("the canonical short form is refused", canonical, again.status().message());
+  if (!again.ok()) {
+    Fail("the canonical short form is refused", canonical, again.status().message());
+  }
   if (tpusim::arch::CanonicalTopologyText(*again) != canonical) {
     Fail("the canonical short form parses to another topology", canonical,
          tpusim::arch::CanonicalTopologyText(*again));
