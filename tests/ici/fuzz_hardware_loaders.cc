@@ -45,10 +45,19 @@ using tpusim::arch::TopologyConfig;
 /// still see them.
 constexpr int64_t kMaxBuiltChips = 4096;
 
-[[noreturn]] void Fail(const char* what, const std::string& expected, const std::string& got) {
-  std::fprintf(stderr, "fuzz_hardware_loaders: %s\n--- expected ---\n%s\n--- got ---\n%s\n", what,
-               expected.c_str(), got.c_str());
+[[noreturn]] void Fail(const std::string& what, const std::string& expected,
+                       const std::string& got) {
+  std::fprintf(stderr, "fuzz_hardware_loaders: %s\n--- expected ---\n%s\n--- got ---\n%s\n",
+               what.c_str(), expected.c_str(), got.c_str());
   __builtin_trap();
+}
+
+/// Traps unless `again`, `text` loaded back, loads and prints as `text` again.
+template <typename Config>
+void CheckRoundTrip(const std::string& what, const std::string& text, const StatusOr<Config>& again,
+                    std::string (*print)(const Config&)) {
+  if (!again.ok()) Fail(what + " is refused", text, again.status().message());
+  if (print(*again) != text) Fail(what + " loads to something else", text, print(*again));
 }
 
 /// This process's directory for the preset file: presets are loaded from files
@@ -111,14 +120,9 @@ StatusOr<ChipConfig> LoadPreset(std::string_view text) {
   StatusOr<ChipConfig> chip = tpusim::arch::LoadChipPreset(file, TPUSIM_MODELS_DIR);
   if (!chip.ok()) return chip;
   const std::string dump = tpusim::arch::CanonicalDump(*chip);
-  StatusOr<ChipConfig> again = tpusim::arch::LoadChipPreset(file, TPUSIM_MODELS_DIR, Lines(dump));
-  if (!again.ok()) {
-    Fail("the preset's dump, as overrides, is refused", dump, again.status().message());
-  }
-  if (tpusim::arch::CanonicalDump(*again) != dump) {
-    Fail("the preset's dump, as overrides, loads to another dump", dump,
-         tpusim::arch::CanonicalDump(*again));
-  }
+  CheckRoundTrip("the preset's dump, as overrides,", dump,
+                 tpusim::arch::LoadChipPreset(file, TPUSIM_MODELS_DIR, Lines(dump)),
+                 tpusim::arch::CanonicalDump);
   return chip;
 }
 
@@ -127,14 +131,9 @@ StatusOr<TopologyConfig> ParseShortForm(std::string_view text) {
   StatusOr<TopologyConfig> config = tpusim::arch::ParseTopologyShortForm(text);
   if (!config.ok()) return config;
   const std::string canonical = tpusim::arch::CanonicalTopologyText(*config);
-  StatusOr<TopologyConfig> again = tpusim::arch::ParseTopologyShortForm(canonical);
-  if (!again.ok()) {
-    Fail("the canonical short form is refused", canonical, again.status().message());
-  }
-  if (tpusim::arch::CanonicalTopologyText(*again) != canonical) {
-    Fail("the canonical short form parses to another topology", canonical,
-         tpusim::arch::CanonicalTopologyText(*again));
-  }
+  CheckRoundTrip("the canonical short form", canonical,
+                 tpusim::arch::ParseTopologyShortForm(canonical),
+                 tpusim::arch::CanonicalTopologyText);
   return config;
 }
 
