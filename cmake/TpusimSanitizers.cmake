@@ -33,9 +33,10 @@ macro(tpusim_enable_sanitizers)
   endif()
 endmacro()
 
-# tpusim_add_fuzzer(NAME SOURCES src... LIBS lib...): a libFuzzer executable in <build>/bin.
+# tpusim_add_fuzzer(NAME SOURCES src... LIBS lib... [DEFINITIONS def...]): a libFuzzer
+# executable in <build>/bin.
 function(tpusim_add_fuzzer name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;LIBS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;LIBS;DEFINITIONS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tpusim_add_fuzzer(${name}): unexpected arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -43,4 +44,5 @@ function(tpusim_add_fuzzer name)
   target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
   target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS})
+  target_compile_definitions(${name} PRIVATE ${ARG_DEFINITIONS})
 endfunction()

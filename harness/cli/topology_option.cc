@@ -1,8 +1,5 @@
 #include "harness/cli/topology_option.h"
 
-#include <yaml-cpp/yaml.h>
-
-#include "sim/arch/yaml_position.h"
 #include "sim/base/file.h"
 
 namespace tpusim::harness {
@@ -16,14 +13,7 @@ StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
     return parsed;
   }
   TPUSIM_ASSIGN_OR_RETURN(const std::string contents, ReadFile(text));
-  YAML::Node root;
-  try {
-    root = arch::LoadOneDocument(contents);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(arch::Where(text, e.mark) + ": error: " + e.msg);
-  }
-  const YAML::Node node = root.IsMap() && root["topology"] ? root["topology"] : root;
-  return arch::ParseTopologyYaml(node, text);
+  return arch::ParseTopologyFile(contents, text);
 }
 
 }  // namespace tpusim::harness

@@ -12,8 +12,8 @@
 namespace tpusim::harness {
 
 /// Reads `text`: a short form (arch::ParseTopologyShortForm), or a file
-/// ending in .yaml/.yml whose root (or its `topology:` key) describes the
-/// topology. Errors start with `command` (e.g. "tpusim exec: error: ").
+/// ending in .yaml/.yml (arch::ParseTopologyFile). Errors start with
+/// `command` (e.g. "tpusim exec: error: ").
 StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
                                                   std::string_view command);
 

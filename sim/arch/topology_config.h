@@ -65,6 +65,15 @@ struct SlowDevice {
 /// on it takes about 10 s at 65,536 chips (a TPU v5p pod is 8,960); a
 /// million chips ran for minutes without a word. Loaders refuse more up front.
 inline constexpr int64_t kMaxChips = int64_t{1} << 16;
+/// The most dimensions a torus, mesh or twisted torus may have: 16 axes of 2
+/// make kMaxChips, and each axis, even of size 1, adds work to every chip.
+inline constexpr int64_t kMaxGridDims = 16;
+/// The most levels a fat tree may have: 16 levels of radix 4 make kMaxChips.
+/// Radix 2 makes one chip at any depth, so the chip limit alone bounds nothing.
+inline constexpr int64_t kMaxFatTreeLevels = 16;
+/// The most devices a chip may expose: a preset's most TensorCores
+/// (tensorcores_per_chip). Keeps chips x devices, and the device table, small.
+inline constexpr int64_t kMaxDevicesPerChip = 16;
 
 struct TopologyConfig {
   TopologyKind kind = TopologyKind::kTorus;
@@ -133,6 +142,16 @@ StatusOr<TopologyConfig> ParseTopologyShortForm(std::string_view text);
 /// Parses a `topology:` YAML value (a short-form string or a mapping).
 /// `file` is used in errors: "FILE:LINE:COL: error: topology.dims: ...".
 StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_view file);
+
+/// Parses the text of a topology file as `--topology FILE` reads it: one YAML
+/// document whose root, or the root's `topology:` key (so a scenario file
+/// serves), is a topology value for ParseTopologyYaml. `file` is used in errors.
+StatusOr<TopologyConfig> ParseTopologyFile(const std::string& text, std::string_view file);
+
+/// The chips `config` describes, from its shape alone (INT64_MAX when the
+/// product overflows; 0 for a multi-slice whose slice text does not parse):
+/// what the loaders hold to kMaxChips before anything is built.
+int64_t ChipCount(const TopologyConfig& config);
 
 /// Resolves `wraparound: tpu` (TopologyConfig::tpu_wraparound) for the chip
 /// that runs the scenario: TPU v4, v5p and 7x wrap an axis whose size is a

@@ -170,6 +170,11 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
     StatusOr<int64_t> n = ParseCount(text);
     if (!n.ok()) return at_key(n.status());
     if (*n < 1) return InvalidArgument("devices_per_chip: must be at least 1, got '" + std::string(text) + "'");
+    if (*n > kMaxDevicesPerChip) {
+      return InvalidArgument("devices_per_chip: must be at most " +
+                             std::to_string(kMaxDevicesPerChip) + " (a chip's TensorCores), got '" +
+                             std::string(text) + "'");
+    }
     config.devices_per_chip = *n;
   } else if (key == "oversubscription") {
     StatusOr<double> r = ParseReal(text);
@@ -221,36 +226,28 @@ Status CheckDimensions(const TopologyConfig& c);
 
 /// The size checks of CheckShape, once the shape itself is sound.
 Status CheckSize(const TopologyConfig& c) {
+  const int64_t chips = ChipCount(c);
   const std::string kind(KindOf(c.kind).name);
-  int64_t chips = 1;
   switch (c.kind) {
     case TopologyKind::kTorus:
     case TopologyKind::kMesh:
     case TopologyKind::kTwistedTorus: {
       std::string dims;
-      for (const int64_t d : c.dims) {
-        chips = SatMul(chips, d);
-        dims += (dims.empty() ? "" : "x") + std::to_string(d);
-      }
+      for (const int64_t d : c.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
       return CheckChipCount("dims", kind + " " + dims, chips);
     }
     case TopologyKind::kFatTree:
-      for (int64_t l = 0; l < c.fat_tree_levels; ++l) chips = SatMul(chips, c.fat_tree_radix / 2);
       return CheckChipCount("levels", "a fat tree of radix " + std::to_string(c.fat_tree_radix) +
                                           " and " + std::to_string(c.fat_tree_levels) + " levels",
                             chips);
     case TopologyKind::kSwitch:
-      return CheckChipCount("chips", "the switch", c.dims[0]);
-    case TopologyKind::kMultiSlice: {
-      StatusOr<TopologyConfig> slice = ParseTopologyShortForm(c.slice_topology_text);
-      if (!slice.ok()) return InvalidArgument("slice: " + slice.status().message());
-      for (const int64_t d : slice->dims) chips = SatMul(chips, d);
+      return CheckChipCount("chips", "the switch", chips);
+    case TopologyKind::kMultiSlice:
       return CheckChipCount("slices",
                             std::to_string(c.slices) + " slices of " + c.slice_topology_text,
-                            SatMul(chips, c.slices));
-    }
+                            chips);
     case TopologyKind::kGraph:
-      return CheckChipCount("chips", "the graph", c.graph_chips);
+      return CheckChipCount("chips", "the graph", chips);
   }
   return Status::Ok();
 }
@@ -276,6 +273,12 @@ Status CheckDimensions(const TopologyConfig& c) {
     case TopologyKind::kMesh:
     case TopologyKind::kTwistedTorus:
       if (c.dims.empty()) return InvalidArgument("dims: " + kind + " needs dimensions");
+      if (std::ssize(c.dims) > kMaxGridDims) {
+        return InvalidArgument(
+            "dims: a " + (c.kind == TopologyKind::kTwistedTorus ? "twisted torus" : kind) +
+            " has at most " + std::to_string(kMaxGridDims) + " dimensions, got " +
+            std::to_string(c.dims.size()));
+      }
       for (int64_t d : c.dims) {
         if (d <= 0)
           return InvalidArgument("dims: every dimension must be positive, got " + dims_text());
@@ -303,6 +306,11 @@ Status CheckDimensions(const TopologyConfig& c) {
                                std::to_string(c.fat_tree_radix));
       }
       if (c.fat_tree_levels < 1) return InvalidArgument("levels: fat tree needs at least 1 level");
+      if (c.fat_tree_levels > kMaxFatTreeLevels) {
+        return InvalidArgument("levels: a fat tree has at most " +
+                               std::to_string(kMaxFatTreeLevels) + " levels, got " +
+                               std::to_string(c.fat_tree_levels));
+      }
       return Status::Ok();
     case TopologyKind::kSwitch:
       if (c.dims.size() != 1 || c.dims[0] < 1)
@@ -426,7 +434,9 @@ StatusOr<LinkRef> ReadLinkRef(std::string_view file, const YAML::Node& node,
                        path + ": coordinate " + std::to_string(coords[a]) + " is outside axis " +
                            std::to_string(a) + " of size " + std::to_string(config.dims[a]));
       }
-      id = id * config.dims[a] + coords[a];
+      // Saturating: dims are not yet checked against kMaxChips (CheckShape
+      // refuses them after every key is read), and within it nothing saturates.
+      id = SatAdd(SatMul(id, config.dims[a]), coords[a]);
     }
     ends[i] = id;
   }
@@ -680,6 +690,47 @@ StatusOr<TopologyConfig> ParseTopologyYaml(const YAML::Node& node, std::string_v
     return ErrorAt(file, at, shape.message());
   }
   return config;
+}
+
+StatusOr<TopologyConfig> ParseTopologyFile(const std::string& text, std::string_view file) {
+  YAML::Node root;
+  try {
+    root = LoadOneDocument(text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(Printable(Where(file, e.mark) + ": error: " + e.msg));
+  }
+  const YAML::Node node = root.IsMap() && root["topology"] ? root["topology"] : root;
+  return ParseTopologyYaml(node, file);
+}
+
+int64_t ChipCount(const TopologyConfig& c) {
+  int64_t chips = 1;
+  switch (c.kind) {
+    case TopologyKind::kTorus:
+    case TopologyKind::kMesh:
+    case TopologyKind::kTwistedTorus:
+      for (const int64_t d : c.dims) chips = SatMul(chips, d);
+      return chips;
+    case TopologyKind::kFatTree: {
+      // arity^levels: arity 0 or 1 stays where it is, any other saturates
+      // within 63 levels.
+      const int64_t arity = c.fat_tree_radix / 2;
+      if (arity <= 1) return c.fat_tree_levels > 0 ? arity : 1;
+      for (int64_t l = 0; l < c.fat_tree_levels && chips < INT64_MAX; ++l) {
+        chips = SatMul(chips, arity);
+      }
+      return chips;
+    }
+    case TopologyKind::kSwitch:
+      return c.dims.empty() ? 0 : c.dims[0];
+    case TopologyKind::kMultiSlice: {
+      const StatusOr<TopologyConfig> slice = ParseTopologyShortForm(c.slice_topology_text);
+      return slice.ok() ? SatMul(ChipCount(*slice), c.slices) : 0;
+    }
+    case TopologyKind::kGraph:
+      return c.graph_chips;
+  }
+  return 0;
 }
 
 Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip) {

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/base/arith.h"
+
 namespace tpusim::ici {
 
 namespace {
@@ -65,7 +67,7 @@ class TopologyBuilder {
                    raw_bandwidth_.value() % 100 * efficiency_percent_ / 100),
         hop_latency_(config.hop_latency.value_or(ici.hop_latency)),
         switch_latency_(config.switch_latency.value_or(hop_latency_)),
-        injection_(bandwidth_ * std::max<int64_t>(ici.links, 1)) {}
+        injection_(SatMul(bandwidth_.value(), std::max<int64_t>(ici.links, 1))) {}
 
   StatusOr<Topology> Build() {
     if (bandwidth_.value() <= 0) {
@@ -121,6 +123,14 @@ class TopologyBuilder {
     return arch::TopologyError(config_, part, message);
   }
 
+  /// Fat trees and switches join each chip by all its links at once: their
+  /// bandwidth together must be a number.
+  Status CheckInjection() const {
+    if (injection_.value() < kInt64Max) return Status::Ok();
+    return Error("link_bandwidth", "a chip's links together carry over 2^63 B/s into a switch (" +
+                                       FormatBandwidth(bandwidth_) + " each)");
+  }
+
   void SetNodes(int64_t chips, int64_t nodes) {
     t_.chip_count_ = chips;
     t_.node_count_ = nodes;
@@ -143,6 +153,11 @@ class TopologyBuilder {
                                       ? "twisted torus"
                                       : "torus";
     if (dims.empty()) return Error("dims", kind_name + " needs at least one dimension");
+    if (std::ssize(dims) > arch::kMaxGridDims) {
+      return Error("dims", "a " + kind_name + " has at most " +
+                               std::to_string(arch::kMaxGridDims) + " dimensions, got " +
+                               std::to_string(dims.size()));
+    }
     int64_t chips = 1;
     for (int64_t d : dims) {
       if (d <= 0) {
@@ -239,9 +254,14 @@ class TopologyBuilder {
     if (levels < 1) {
       return Error("levels", "fat tree needs at least 1 level, got " + std::to_string(levels));
     }
+    if (levels > arch::kMaxFatTreeLevels) {
+      return Error("levels", "a fat tree has at most " + std::to_string(arch::kMaxFatTreeLevels) +
+                                 " levels, got " + std::to_string(levels));
+    }
     if (!(config_.oversubscription >= 1.0)) {
       return Error("oversubscription", "must be at least 1");
     }
+    TPUSIM_RETURN_IF_ERROR(CheckInjection());
     const int64_t k = radix / 2;
     int64_t chips = 1;
     for (int64_t l = 0; l < levels; ++l) {
@@ -304,6 +324,7 @@ class TopologyBuilder {
     if (config_.dims.size() != 1 || config_.dims[0] <= 0 || config_.dims[0] > (int64_t{1} << 24)) {
       return Error("chips", "switch needs a chip count between 1 and 16777216");
     }
+    TPUSIM_RETURN_IF_ERROR(CheckInjection());
     const int64_t chips = config_.dims[0];
     SetNodes(chips, chips + 1);
     const auto sw = static_cast<NodeId>(chips);
@@ -431,8 +452,10 @@ class TopologyBuilder {
   Status BuildDeviceAssignment() {
     const std::vector<int64_t>& assignment = config_.device_assignment;
     const int64_t per_chip = config_.devices_per_chip;
-    if (per_chip < 1) {
-      return Error("devices_per_chip", "must be at least 1, got " + std::to_string(per_chip));
+    if (per_chip < 1 || per_chip > arch::kMaxDevicesPerChip) {
+      return Error("devices_per_chip", "must be between 1 and " +
+                                           std::to_string(arch::kMaxDevicesPerChip) + ", got " +
+                                           std::to_string(per_chip));
     }
     const int64_t devices = t_.chip_count_ * per_chip;
     if (assignment.empty()) {

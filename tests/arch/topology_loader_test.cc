@@ -163,6 +163,13 @@ TEST(TopologyDevicesPerChip, ShortFormMappingAndCanonicalText) {
 TEST(TopologyDevicesPerChip, MalformedValuesAreLocatedErrors) {
   EXPECT_THAT(ShortError("torus:2x2,devices_per_chip=0"),
               HasSubstr("devices_per_chip: must be at least 1, got '0'"));
+  // At most a chip's TensorCores: 2^62 once overflowed chips x devices, and
+  // 10^11 filled memory with the device table.
+  EXPECT_THAT(ShortError("torus:2x2,devices_per_chip=17"),
+              HasSubstr("devices_per_chip: must be at most 16 (a chip's TensorCores), got '17'"));
+  EXPECT_THAT(ShortError("torus:2x2,devices_per_chip=4611686018427387904"),
+              HasSubstr("devices_per_chip: must be at most 16"));
+  EXPECT_EQ(MustShort("torus:2x2,devices_per_chip=16").devices_per_chip, 16);
   EXPECT_THAT(ShortError("torus:2x2,devices_per_chip=two"),
               HasSubstr("devices_per_chip: expected a whole number, got 'two'"));
   EXPECT_THAT(ShortError("multislice:slices=2,slice=torus:2x2,devices_per_chip=2"),
@@ -192,6 +199,62 @@ TEST(TopologyShortForm, MoreThanTheChipLimitIsRefusedUpFront) {
               HasSubstr("slices: 1000000 slices of torus:4x4 has 16000000 chips"));
   EXPECT_EQ(MustShort("torus:256x256").dims, (std::vector<int64_t>{256, 256}));
   EXPECT_EQ(MustShort("switch:65536").dims, (std::vector<int64_t>{65536}));
+}
+
+TEST(TopologyShortForm, FatTreeHasAtMostSixteenLevels) {
+  // 16 levels of radix 4 is kMaxChips; radix 2 makes one chip whatever the
+  // levels, and levels near 2^51 once kept the size check looping for hours.
+  EXPECT_EQ(MustShort("fattree:radix=4,levels=16").fat_tree_levels, 16);
+  EXPECT_THAT(ShortError("fattree:radix=2,levels=17"),
+              HasSubstr("levels: a fat tree has at most 16 levels, got 17"));
+  EXPECT_THAT(ShortError("fattree:radix=36,levels=2147483648491271"),
+              HasSubstr("levels: a fat tree has at most 16 levels, got 2147483648491271"));
+}
+
+TEST(TopologyShortForm, GridHasAtMostSixteenDimensions) {
+  // Axes of size 1 add no chips: 20,000 of them once took Build 23 s, the
+  // time growing with their square.
+  std::string ones = "1";
+  for (int d = 1; d < 16; ++d) ones += "x1";
+  EXPECT_EQ(MustShort("mesh:" + ones).dims.size(), 16u);
+  EXPECT_THAT(ShortError("torus:" + ones + "x1"),
+              HasSubstr("dims: a torus has at most 16 dimensions, got 17"));
+  std::string list = "1";
+  for (int d = 1; d < 17; ++d) list += ", 1";
+  EXPECT_THAT(YamlError("topology: {kind: mesh, dims: [" + list + "]}\n"),
+              HasSubstr("s.yaml:1:30: error: topology.dims: a mesh has at most 16 dimensions, "
+                        "got 17"));
+}
+
+TEST(TopologyChipCount, CountsEveryKindAndSaturates) {
+  EXPECT_EQ(ChipCount(MustShort("torus:4x4x8")), 128);
+  EXPECT_EQ(ChipCount(MustShort("fattree:radix=8,levels=2")), 16);
+  EXPECT_EQ(ChipCount(MustShort("switch:64")), 64);
+  EXPECT_EQ(ChipCount(MustShort("multislice:slices=3,slice=mesh:2x2")), 12);
+  TopologyConfig huge;
+  huge.dims = {int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_EQ(ChipCount(huge), INT64_MAX);
+  // Arity 1 stays at one chip however many levels; arity 2 saturates.
+  huge = TopologyConfig{};
+  huge.kind = TopologyKind::kFatTree;
+  huge.fat_tree_levels = INT64_MAX;
+  huge.fat_tree_radix = 2;
+  EXPECT_EQ(ChipCount(huge), 1);
+  huge.fat_tree_radix = 4;
+  EXPECT_EQ(ChipCount(huge), INT64_MAX);
+}
+
+TEST(TopologyFile, TheRootOrItsTopologyKeyIsTheTopology) {
+  StatusOr<TopologyConfig> root = ParseTopologyFile("kind: mesh\ndims: [2, 4]\n", "t.yaml");
+  ASSERT_TRUE(root.ok()) << root.status().message();
+  EXPECT_EQ(CanonicalTopologyText(*root), "mesh:2x4");
+  StatusOr<TopologyConfig> scenario = ParseTopologyFile("name: s\ntopology: torus:4x4\n", "s.yaml");
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  EXPECT_EQ(CanonicalTopologyText(*scenario), "torus:4x4");
+  EXPECT_THAT(ParseTopologyFile("kind: mesh\ndims: [2, 4\n", "t.yaml").status().message(),
+              HasSubstr("t.yaml:3:1: error: "));
+  EXPECT_EQ(ParseTopologyFile("kind: mesh\n---\nkind: torus\n", "t.yaml").status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(TopologyYaml, ErrorsNameFileLineColumnAndKeyPath) {
@@ -228,6 +291,16 @@ TEST(TopologyYaml, ErrorsNameFileLineColumnAndKeyPath) {
 // Topology::Build checks what needs the built network (links that exist,
 // chip and device ids, a connected graph) and reports it through
 // TopologyError at the part the file wrote (tests/ici/topology_test.cc).
+TEST(TopologyYaml, FaultCoordinatesOnATooLargeGridAreRefusedForItsSize) {
+  // Faults are read before the size check: their chip ids once overflowed
+  // (UBSan: signed integer overflow) before the dims were refused.
+  EXPECT_THAT(YamlError("topology:\n  kind: torus\n"
+                        "  dims: [4294967296, 4294967296, 4294967296]\n  faults:\n"
+                        "    - {link: [[4294967295, 4294967295, 4294967295], [0, 0, 0]]}\n"),
+              HasSubstr("s.yaml:3:9: error: topology.dims: torus "
+                        "4294967296x4294967296x4294967296 has over 2^63 chips"));
+}
+
 TEST(TopologyYaml, RecordsWhereEachPartWasWrittenForLaterErrors) {
   StatusOr<TopologyConfig> c = FromYaml(
       "topology:\n  kind: mesh\n  dims: [4]\n  device_assignment: [3, 2, 1, 0]\n  faults:\n"

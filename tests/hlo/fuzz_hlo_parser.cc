@@ -5,16 +5,22 @@
 // print to text that parses again to an equal module, and printing that gives
 // the same bytes: any difference is a round-trip bug and traps, like a crash.
 //
+// Its custom mutator mixes libFuzzer's byte-level mutations with structural
+// ones (tests/hlo/hlo_text_mutator.h): deep nesting, huge numbers and tiles,
+// long operand lists. Both draw only on libFuzzer's seed, so -seed=N replays.
+//
 //   <build-fuzz>/bin/fuzz_hlo_parser -dict=tests/hlo/fuzz_hlo.dict SEED_DIR
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 
 #include "sim/hlo/parser.h"
 #include "sim/hlo/printer.h"
 #include "sim/hlo/verifier.h"
+#include "tests/hlo/hlo_text_mutator.h"
 
 namespace {
 
@@ -51,4 +57,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Fail("printing the re-parsed module gives different text", printed_again, printed);
   }
   return 0;
+}
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+/// One mutation in eight is structural (libFuzzer applies up to five to each
+/// input, so about half the inputs get one); the rest, and any structural one
+/// the input has no place for, are libFuzzer's own (bytes, the dictionary,
+/// cross-over), which keep exploring the grammar in the small.
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned int seed) {
+  using tpusim::test::HloMutation;
+  using tpusim::test::kHloMutationCount;
+  const unsigned choice = seed % (8 * kHloMutationCount);
+  if (choice >= kHloMutationCount) return LLVMFuzzerMutate(data, size, max_size);
+  std::string text(reinterpret_cast<const char*>(data), size);
+  if (!tpusim::test::MutateHloText(static_cast<HloMutation>(choice), seed, max_size, text)) {
+    return LLVMFuzzerMutate(data, size, max_size);
+  }
+  std::memcpy(data, text.data(), text.size());
+  return text.size();
 }

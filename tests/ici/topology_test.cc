@@ -109,12 +109,36 @@ TEST(Topology, FatTreeIsAKaryNTree) {
   }
 }
 
+TEST(Topology, FatTreeOfMoreThanSixteenLevelsIsRefused) {
+  // Radix 2 has one chip at any depth: Build once looped over 2^31 levels.
+  arch::TopologyConfig c;
+  c.kind = arch::TopologyKind::kFatTree;
+  c.fat_tree_radix = 2;
+  c.fat_tree_levels = int64_t{1} << 31;
+  EXPECT_EQ(BuildError(c), "levels: a fat tree has at most 16 levels, got 2147483648");
+  c.fat_tree_levels = 16;
+  EXPECT_EQ(Topology::Build(c, Ici())->node_count(), 17);
+}
+
 TEST(Topology, SwitchJoinsEveryChipToOneSwitch) {
   const Topology t = Must("switch:8,switch_latency=250ns");
   EXPECT_EQ(t.node_count(), 9);
   EXPECT_EQ(t.links().size(), 16u);
   EXPECT_EQ(t.links()[0].latency.value(), 250'000);  // into the switch
   EXPECT_EQ(t.links()[1].latency.value(), 0);
+}
+
+TEST(Topology, InjectionBandwidthBeyondInt64IsAnErrorOfSwitchedKinds) {
+  // 64 links of 9e18 B/s once overflowed into a negative injection bandwidth.
+  const arch::IciConfig ici{64, BytesPerSecond(9'000'000'000'000'000'000), Picoseconds(1), 100, {}};
+  for (const char* text : {"switch:4", "fattree:radix=4,levels=2"}) {
+    StatusOr<Topology> t = Topology::Build(*arch::ParseTopologyShortForm(text), ici);
+    ASSERT_FALSE(t.ok()) << text;
+    EXPECT_THAT(t.status().message(),
+                HasSubstr("link_bandwidth: a chip's links together carry over 2^63 B/s"));
+  }
+  // A torus's links run one by one: no sum to overflow.
+  EXPECT_TRUE(Topology::Build(*arch::ParseTopologyShortForm("torus:4x4"), ici).ok());
 }
 
 TEST(Topology, MultiSliceJoinsSlicesThroughDcn) {
@@ -179,6 +203,15 @@ TEST(Topology, SeveralDevicesPerChipMapOntoOneChip) {
   EXPECT_THAT(BuildError(*c), HasSubstr("has 4 entries for 4 chips x 2 devices per chip"));
 }
 
+TEST(Topology, DevicesPerChipIsAtMostSixteen) {
+  // 4 chips x 2^62 devices once overflowed; 10^11 devices filled memory.
+  arch::TopologyConfig c = *arch::ParseTopologyShortForm("torus:2x2");
+  c.devices_per_chip = int64_t{1} << 62;
+  EXPECT_EQ(BuildError(c), "devices_per_chip: must be between 1 and 16, got 4611686018427387904");
+  c.devices_per_chip = 16;
+  EXPECT_EQ(Topology::Build(c, Ici())->ChipOfDevice(63).value(), 3);
+}
+
 TEST(Topology, FaultsFailDegradeOrNameALinkThatDoesNotExist) {
   StatusOr<arch::TopologyConfig> c = arch::ParseTopologyShortForm("mesh:4");
   ASSERT_TRUE(c.ok());
@@ -206,6 +239,14 @@ TEST(Topology, FaultsFailDegradeOrNameALinkThatDoesNotExist) {
   // Slowdowns are per device: two devices per chip make devices 0..7.
   c->devices_per_chip = 2;
   EXPECT_TRUE(Topology::Build(*c, Ici()).ok());
+}
+
+TEST(Topology, GridOfMoreThanSixteenDimensionsIsRefused) {
+  // Each axis of size 1 adds links to every chip: Build's time grew with the
+  // square of their number (20,000 took 23 s).
+  arch::TopologyConfig c;
+  c.dims.assign(17, 1);
+  EXPECT_EQ(BuildError(c), "dims: a torus has at most 16 dimensions, got 17");
 }
 
 TEST(Topology, ZeroDimensionIsAnError) {
