@@ -24,7 +24,6 @@ namespace tpusim::hlo {
 namespace {
 
 using verifier_internal::Agree;
-using verifier_internal::RequiredAttributes;
 using verifier_internal::VariadicCountProblem;
 
 std::string Str(const Shape& shape) { return shape.ToString(/*print_layout=*/false); }
@@ -315,7 +314,7 @@ class Verifier {
       return Fail(in, in.OpcodeSpelling() + " takes " + Plural(arity, "operand") + ", found " +
                           std::to_string(n));
     }
-    if (std::optional<std::string> need = VariadicCountProblem(op, n)) {
+    if (std::optional<std::string> need = VariadicCountProblem(VariadicArityOf(op), n)) {
       return Fail(in, in.OpcodeSpelling() + " takes " + *need + ", found " + Plural(n, "operand"));
     }
     return Status::Ok();
@@ -323,7 +322,7 @@ class Verifier {
 
   Status VerifyRequiredAttributes(const HloInstruction& in) const {
     const HloOpcode op = RuleOpcode(in);
-    for (AttrId id : RequiredAttributes(op)) {
+    for (AttrId id : RequiredAttributesOf(op)) {
       if (in.FindAttribute(id) == nullptr) {
         return Fail(in, in.OpcodeSpelling() + " needs the attribute " + std::string(AttrName(id)));
       }

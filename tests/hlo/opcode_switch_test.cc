@@ -138,7 +138,6 @@ TEST(OpcodeSwitch, IgnoresOtherSwitchesCommentsAndStrings) {
 /// and when it has fewer, so that a converted switch leaves the list too.
 const std::map<std::string, int> kNotYetConverted = {
     {"sim/hlo/verifier.cc", 2},             // VerifyCalledComputations, VerifyUninferableShape
-    {"sim/hlo/verifier_rules.cc", 2},       // RequiredAttributes, VariadicCountProblem
 };
 
 TEST(OpcodeSwitch, NoSwitchOverOpcodesHasADefault) {
