@@ -20,7 +20,7 @@
 #include "harness/diff/output_diff.h"
 #include "harness/diff/perf_diff.h"
 #include "harness/run/program_io.h"
-#include "harness/cli/topology_option.h"
+#include "harness/run/topology_option.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
 #include "sim/ici/interconnect.h"
