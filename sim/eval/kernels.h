@@ -120,8 +120,7 @@ StatusOr<value::Literal> EvalTranspose(EvalContext&, const hlo::HloInstruction&,
 StatusOr<value::Literal> EvalSlice(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalReverse(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalDynamicSlice(EvalContext&, const hlo::HloInstruction&, Operands);
-StatusOr<value::Literal> EvalDynamicUpdateSlice(EvalContext&, const hlo::HloInstruction&,
-                                                Operands);
+StatusOr<value::Literal> EvalDynamicUpdateSlice(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalPad(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalConcatenate(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalReshape(EvalContext&, const hlo::HloInstruction&, Operands);

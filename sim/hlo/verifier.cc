@@ -508,9 +508,6 @@ class Verifier {
       // Call nothing, run `calls` (fusion and async-start, checked above), or
       // call computations whose signatures tpusim leaves unchecked
       // (custom-call, scan).
-#define V TPUSIM_HLO_CASE_IF_ELEMENTWISE
-#include "sim/hlo/opcode.def"
-#undef V
       case HloOpcode::kAddDependency:
       case HloOpcode::kAfterAll:
       case HloOpcode::kAllGather:
@@ -573,6 +570,9 @@ class Verifier {
       case HloOpcode::kTranspose:
       case HloOpcode::kTriangularSolve:
       case HloOpcode::kTuple:
+#define V TPUSIM_HLO_CASE_IF_ELEMENTWISE
+#include "sim/hlo/opcode.def"
+#undef V
         return Status::Ok();
     }
     return Status::Ok();  // unreachable: every HloOpcode returns above

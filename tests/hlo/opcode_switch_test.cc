@@ -1,7 +1,8 @@
 // No switch over HloOpcode in sim/ or harness/ has a `default:` label, so
 // that adding an opcode to opcode.def makes -Wswitch (an error under -Werror)
-// point at every switch that must decide about it. -Wswitch-enum would also flag the switches over other enums that
-// rightly have a default, so this test reads the sources instead.
+// point at every switch that must decide about it. -Wswitch-enum would also
+// flag the switches over other enums that rightly have a default, so this test
+// reads the sources instead.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
