@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/units.h"
+
 namespace tpusim::harness {
 namespace {
 
@@ -62,11 +64,7 @@ std::string Percent(double value) {
 }
 
 /// Three significant digits, for errors.
-std::string Number(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3g", value);
-  return buffer;
-}
+std::string Number(double value) { return FormatSignificant(value, 3); }
 
 }  // namespace
 
