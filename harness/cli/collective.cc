@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "harness/cli/cli.h"
-#include "harness/cli/topology_option.h"
+#include "harness/run/topology_option.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/arch/topology_config.h"
 #include "sim/base/file.h"

@@ -14,7 +14,7 @@
 #include "harness/cli/cli.h"
 #include "harness/run/module_run.h"
 #include "harness/run/program_io.h"
-#include "harness/cli/topology_option.h"
+#include "harness/run/topology_option.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
 #include "sim/base/fingerprint.h"

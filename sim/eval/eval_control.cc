@@ -15,7 +15,6 @@ namespace {
 using hlo::AttrId;
 using hlo::HloComputation;
 using hlo::HloInstruction;
-using hlo::HloOpcode;
 using value::Literal;
 
 /// Where device (0, 0) records its control flow; nullptr on other devices
@@ -25,13 +24,15 @@ ControlFlowRecord* DeviceZeroRecord(const EvalContext& ctx) {
   return device_zero ? ctx.options().control_flow : nullptr;
 }
 
-StatusOr<Literal> While(EvalContext& ctx, const HloInstruction& inst, const Literal& init) {
+}  // namespace
+
+StatusOr<Literal> EvalWhile(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   const HloComputation* condition = inst.called_computation(AttrId::kCondition);
   const HloComputation* body = inst.called_computation(AttrId::kBody);
   if (condition == nullptr || body == nullptr) {
     return ctx.Error(inst, StatusCode::kInvalidArgument, "needs condition= and body=");
   }
-  Literal state = init;
+  Literal state = *ops[0];
   const int64_t work_at_start = ctx.work();
   for (int64_t iteration = 0;; ++iteration) {
     if (ctx.work() - work_at_start > ctx.options().max_loop_work) {
@@ -69,7 +70,7 @@ StatusOr<Literal> While(EvalContext& ctx, const HloInstruction& inst, const Lite
 /// false_computation (operand 2); an s32 index selects branch_computations[i]
 /// with operand i + 1, and an index out of range selects the last branch, as
 /// XLA defines.
-StatusOr<Literal> Conditional(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+StatusOr<Literal> EvalConditional(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   const Literal& selector = *ops[0];
   if (!selector.shape().IsArray() || selector.element_count() != 1) {
     return ctx.Error(inst, StatusCode::kInvalidArgument, "branch selector must be a scalar");
@@ -99,7 +100,7 @@ StatusOr<Literal> Conditional(EvalContext& ctx, const HloInstruction& inst, Oper
 }
 
 /// map: the scalar computation applied to each element, in row-major order.
-StatusOr<Literal> Map(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+StatusOr<Literal> EvalMap(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   const HloComputation* fn = inst.to_apply();
   if (fn == nullptr) return ctx.Error(inst, StatusCode::kInvalidArgument, "needs to_apply=");
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
@@ -130,18 +131,23 @@ StatusOr<Literal> Map(EvalContext& ctx, const HloInstruction& inst, Operands ops
 
 /// copy-start: (destination, source, context), both buffers holding the
 /// operand: the asynchronous copy is a timing matter.
-StatusOr<Literal> CopyStart(EvalContext& ctx, const HloInstruction& inst, const Literal& operand) {
+StatusOr<Literal> EvalCopyStart(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
-  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, operand));
-  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 1, operand));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, *ops[0]));
+  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 1, *ops[0]));
   return out;
+}
+
+/// copy-done: the destination of the copy.
+StatusOr<Literal> EvalCopyDone(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return AsyncElement(ctx, inst, *ops[0], 0);
 }
 
 /// async-start: runs the wrapped computation at once (when it finishes is a
 /// timing matter) and returns ((operands...), result, contexts...). The
 /// `X-start` spelling (e.g. reduce-scatter-start) wraps no computation: the
 /// instruction itself carries X's attributes.
-StatusOr<Literal> AsyncStart(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+StatusOr<Literal> EvalAsyncStart(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   const HloComputation* wrapped = inst.called_computation(AttrId::kCalls);
   StatusOr<Literal> started = Literal();
   if (wrapped != nullptr) {
@@ -163,12 +169,42 @@ StatusOr<Literal> AsyncStart(EvalContext& ctx, const HloInstruction& inst, Opera
   return out;
 }
 
-/// replica-id and partition-id: the device being evaluated, as u32[].
-Literal DeviceIdScalar(int64_t id) {
-  return Literal::CreateR0<uint32_t>(static_cast<uint32_t>(id));
+/// async-done: the result the started computation produced.
+StatusOr<Literal> EvalAsyncDone(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return AsyncElement(ctx, inst, *ops[0], 1);
 }
 
-}  // namespace
+/// call and fusion.
+StatusOr<Literal> EvalCall(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  // call names its callee with to_apply= (older dumps: calls=); fusion
+  // with calls=.
+  const HloComputation* callee = inst.to_apply();
+  if (callee == nullptr) callee = inst.called_computation(AttrId::kCalls);
+  if (callee == nullptr) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "names no computation to call");
+  }
+  return ctx.Call(*callee, ops);
+}
+
+/// opt-barrier, async-update, add-dependency and domain: scheduling and
+/// sharding annotations, through which the value passes.
+StatusOr<Literal> EvalPassThrough(EvalContext&, const HloInstruction&, Operands ops) {
+  return *ops[0];
+}
+
+/// after-all: a token.
+StatusOr<Literal> EvalAfterAll(EvalContext&, const HloInstruction&, Operands) {
+  return Literal::CreateToken();
+}
+
+/// replica-id and partition-id: the device being evaluated, as u32[].
+StatusOr<Literal> EvalReplicaId(EvalContext& ctx, const HloInstruction&, Operands) {
+  return Literal::CreateR0<uint32_t>(static_cast<uint32_t>(ctx.device().replica_id));
+}
+
+StatusOr<Literal> EvalPartitionId(EvalContext& ctx, const HloInstruction&, Operands) {
+  return Literal::CreateR0<uint32_t>(static_cast<uint32_t>(ctx.device().partition_id));
+}
 
 StatusOr<Literal> AsyncElement(EvalContext& ctx, const HloInstruction& inst, const Literal& tuple,
                                int64_t index) {
@@ -188,50 +224,6 @@ Status SetAsyncElement(EvalContext& ctx, const HloInstruction& inst, Literal& tu
   }
   tuple.mutable_tuple_element(index) = std::move(value);
   return Status::Ok();
-}
-
-StatusOr<Literal> EvalControl(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
-  switch (inst.opcode()) {
-    case HloOpcode::kCall:
-    case HloOpcode::kFusion: {
-      // call names its callee with to_apply= (older dumps: calls=); fusion
-      // with calls=.
-      const HloComputation* callee = inst.to_apply();
-      if (callee == nullptr) callee = inst.called_computation(AttrId::kCalls);
-      if (callee == nullptr) {
-        return ctx.Error(inst, StatusCode::kInvalidArgument, "names no computation to call");
-      }
-      return ctx.Call(*callee, ops);
-    }
-    case HloOpcode::kWhile:
-      return While(ctx, inst, *ops[0]);
-    case HloOpcode::kConditional:
-      return Conditional(ctx, inst, ops);
-    case HloOpcode::kMap:
-      return Map(ctx, inst, ops);
-    case HloOpcode::kCopyStart:
-      return CopyStart(ctx, inst, *ops[0]);
-    case HloOpcode::kCopyDone:
-      return AsyncElement(ctx, inst, *ops[0], 0);
-    case HloOpcode::kAsyncStart:
-      return AsyncStart(ctx, inst, ops);
-    case HloOpcode::kAsyncDone:
-      return AsyncElement(ctx, inst, *ops[0], 1);
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kAddDependency:
-    case HloOpcode::kDomain:
-      // Scheduling and sharding annotations: the value passes through.
-      return *ops[0];
-    case HloOpcode::kAfterAll:
-      return Literal::CreateToken();
-    case HloOpcode::kReplicaId:
-      return DeviceIdScalar(ctx.device().replica_id);
-    case HloOpcode::kPartitionId:
-      return DeviceIdScalar(ctx.device().partition_id);
-    default:
-      return ctx.Error(inst, StatusCode::kInternal, "not a control opcode");
-  }
 }
 
 }  // namespace tpusim::eval

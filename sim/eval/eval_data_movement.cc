@@ -333,75 +333,72 @@ Status PaddingChangingBitcast(const HloInstruction& inst, const Literal& operand
   return Status::Ok();
 }
 
-/// The kernels whose result is a fresh array of the instruction's shape.
-Status ArrayKernel(const HloInstruction& inst, Operands ops, Literal& out) {
-  // Every array operand but the index operands has the result's element type.
-  switch (inst.opcode()) {
-    case HloOpcode::kConstant:
-      return inst.has_literal() ? FillConstant(inst.literal(), out)
-                                : InvalidArgument("constant without a literal");
-    case HloOpcode::kIota:
-      return Iota(inst, out);
-    case HloOpcode::kBroadcast:
-      return Broadcast(inst, *ops[0], out);
-    case HloOpcode::kTranspose:
-      return Transpose(inst, *ops[0], out);
-    case HloOpcode::kSlice:
-      return Slice(inst, *ops[0], out);
-    case HloOpcode::kReverse:
-      return Reverse(inst, *ops[0], out);
-    case HloOpcode::kDynamicSlice:
-      return DynamicSlice(*ops[0], ops.subspan(1), out);
-    case HloOpcode::kDynamicUpdateSlice:
-      return DynamicUpdateSlice(*ops[0], *ops[1], ops.subspan(2), out);
-    case HloOpcode::kPad:
-      return Pad(inst, *ops[0], *ops[1], out);
-    case HloOpcode::kConcatenate:
-      return Concatenate(inst, ops, out);
-    case HloOpcode::kReshape:
-    case HloOpcode::kBitcast:
-      // Values are logical row-major, so a reshape keeps the bytes. A bitcast
-      // that keeps the element type and count is the same: whatever layout
-      // change it stands for is invisible to logical values.
-      if (inst.opcode() == HloOpcode::kBitcast && ops[0]->element_type() == out.element_type() &&
-          ops[0]->element_count() != out.element_count()) {
-        return PaddingChangingBitcast(inst, *ops[0], out);
-      }
-      if (ops[0]->element_count() != out.element_count() ||
-          ops[0]->element_type() != out.element_type()) {
-        return Unimplemented("a bitcast that changes the element type or count");
-      }
-      std::copy(ops[0]->bytes().begin(), ops[0]->bytes().end(), out.mutable_bytes().begin());
-      return Status::Ok();
-    default:
-      return Internal("not a data-movement opcode");
+/// reshape, and bitcast: values are logical row-major, so a reshape keeps
+/// the bytes. A bitcast that keeps the element type and count is the same:
+/// whatever layout change it stands for is invisible to logical values.
+Status Reshape(const HloInstruction& inst, const Literal& in, Literal& out) {
+  if (inst.opcode() == HloOpcode::kBitcast && in.element_type() == out.element_type() &&
+      in.element_count() != out.element_count()) {
+    return PaddingChangingBitcast(inst, in, out);
   }
+  if (in.element_count() != out.element_count() || in.element_type() != out.element_type()) {
+    return Unimplemented("a bitcast that changes the element type or count");
+  }
+  std::copy(in.bytes().begin(), in.bytes().end(), out.mutable_bytes().begin());
+  return Status::Ok();
 }
+
+/// The kernels whose result is a fresh array of the instruction's shape: a
+/// zero-filled one that `fill(out)` fills. The result and the first
+/// `value_operands` operands (all but the index operands) must be arrays of
+/// one element type; errors are located at `inst`.
+template <typename Fill>
+StatusOr<Literal> FillArray(EvalContext& ctx, const HloInstruction& inst, Operands ops,
+                            int64_t value_operands, Fill fill) {
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  if (!out.shape().IsArray()) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "result must be an array");
+  }
+  for (int64_t i = 0; i < value_operands; ++i) {
+    if (!ops[i]->shape().IsArray() || ops[i]->element_type() != out.element_type()) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "operand " + std::to_string(i) + " must be an array of the result's type");
+    }
+  }
+  const Status status = fill(out);
+  if (!status.ok()) return ctx.Error(inst, status.code(), status.message());
+  return out;
+}
+
+/// Every operand is a value (no index operands).
+int64_t AllOperands(Operands ops) { return static_cast<int64_t>(ops.size()); }
 
 }  // namespace
 
-StatusOr<Literal> EvalDataMovement(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
-  switch (inst.opcode()) {
-    case HloOpcode::kCopy:
-      return *ops[0];
-    case HloOpcode::kTuple: {
-      std::vector<Literal> elements;
-      elements.reserve(ops.size());
-      for (const Literal* operand : ops) elements.push_back(*operand);
-      return Literal::CreateTuple(std::move(elements));
-    }
-    case HloOpcode::kGetTupleElement: {
-      const int64_t index = inst.int_attr(hlo::AttrId::kIndex).value_or(-1);
-      if (!ops[0]->shape().IsTuple() || index < 0 || index >= ops[0]->tuple_size()) {
-        return ctx.Error(inst, StatusCode::kInvalidArgument, "tuple index out of range");
-      }
-      return ops[0]->tuple_element(index);
-    }
-    default:
-      break;
+StatusOr<Literal> EvalCopy(EvalContext&, const HloInstruction&, Operands ops) { return *ops[0]; }
+
+StatusOr<Literal> EvalTuple(EvalContext&, const HloInstruction&, Operands ops) {
+  std::vector<Literal> elements;
+  elements.reserve(ops.size());
+  for (const Literal* operand : ops) elements.push_back(*operand);
+  return Literal::CreateTuple(std::move(elements));
+}
+
+StatusOr<Literal> EvalGetTupleElement(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  const int64_t index = inst.int_attr(hlo::AttrId::kIndex).value_or(-1);
+  if (!ops[0]->shape().IsTuple() || index < 0 || index >= ops[0]->tuple_size()) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "tuple index out of range");
   }
+  return ops[0]->tuple_element(index);
+}
+
+/// A constant may be a tuple or a token, and has no operands.
+StatusOr<Literal> EvalConstant(EvalContext& ctx, const HloInstruction& inst, Operands) {
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
-  if (inst.opcode() == HloOpcode::kConstant && inst.has_literal() && inst.literal().elided) {
+  if (!inst.has_literal()) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "constant without a literal");
+  }
+  if (inst.literal().elided) {
     if (!ctx.options().elided_constant_seed.has_value()) {
       return ctx.Error(inst, StatusCode::kInvalidArgument,
                        "the dump elided this constant's values (`{...}`); give a seed for them "
@@ -413,23 +410,60 @@ StatusOr<Literal> EvalDataMovement(EvalContext& ctx, const HloInstruction& inst,
                (uint64_t{1} << 63) | static_cast<uint64_t>(inst.unique_id()));
     return out;
   }
-  const bool needs_array = inst.opcode() != HloOpcode::kConstant;
-  if (needs_array && !out.shape().IsArray()) {
-    return ctx.Error(inst, StatusCode::kInvalidArgument, "result must be an array");
-  }
-  const int64_t value_operands = inst.opcode() == HloOpcode::kDynamicSlice ? 1
-                                 : inst.opcode() == HloOpcode::kDynamicUpdateSlice
-                                     ? 2
-                                     : static_cast<int64_t>(ops.size());
-  for (int64_t i = 0; i < value_operands; ++i) {
-    if (!ops[i]->shape().IsArray() || ops[i]->element_type() != out.element_type()) {
-      return ctx.Error(inst, StatusCode::kInvalidArgument,
-                       "operand " + std::to_string(i) + " must be an array of the result's type");
-    }
-  }
-  const Status status = ArrayKernel(inst, ops, out);
+  const Status status = FillConstant(inst.literal(), out);
   if (!status.ok()) return ctx.Error(inst, status.code(), status.message());
   return out;
+}
+
+StatusOr<Literal> EvalIota(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return FillArray(ctx, inst, ops, AllOperands(ops), [&](Literal& out) { return Iota(inst, out); });
+}
+
+StatusOr<Literal> EvalBroadcast(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return FillArray(ctx, inst, ops, AllOperands(ops),
+                   [&](Literal& out) { return Broadcast(inst, *ops[0], out); });
+}
+
+StatusOr<Literal> EvalTranspose(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return FillArray(ctx, inst, ops, AllOperands(ops),
+                   [&](Literal& out) { return Transpose(inst, *ops[0], out); });
+}
+
+StatusOr<Literal> EvalSlice(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return FillArray(ctx, inst, ops, AllOperands(ops),
+                   [&](Literal& out) { return Slice(inst, *ops[0], out); });
+}
+
+StatusOr<Literal> EvalReverse(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return FillArray(ctx, inst, ops, AllOperands(ops),
+                   [&](Literal& out) { return Reverse(inst, *ops[0], out); });
+}
+
+StatusOr<Literal> EvalDynamicSlice(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return FillArray(ctx, inst, ops, /*value_operands=*/1,
+                   [&](Literal& out) { return DynamicSlice(*ops[0], ops.subspan(1), out); });
+}
+
+StatusOr<Literal> EvalDynamicUpdateSlice(EvalContext& ctx, const HloInstruction& inst,
+                                         Operands ops) {
+  return FillArray(ctx, inst, ops, /*value_operands=*/2, [&](Literal& out) {
+    return DynamicUpdateSlice(*ops[0], *ops[1], ops.subspan(2), out);
+  });
+}
+
+StatusOr<Literal> EvalPad(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return FillArray(ctx, inst, ops, AllOperands(ops),
+                   [&](Literal& out) { return Pad(inst, *ops[0], *ops[1], out); });
+}
+
+StatusOr<Literal> EvalConcatenate(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return FillArray(ctx, inst, ops, AllOperands(ops),
+                   [&](Literal& out) { return Concatenate(inst, ops, out); });
+}
+
+StatusOr<Literal> EvalReshape(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  return FillArray(ctx, inst, ops, AllOperands(ops),
+                   [&](Literal& out) { return Reshape(inst, *ops[0], out); });
 }
 
 }  // namespace tpusim::eval

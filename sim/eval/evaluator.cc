@@ -41,46 +41,70 @@ struct ComputationPlan {
 
 namespace {
 
-/// The kernel family of each opcode, or nullptr when it has none yet.
+/// The kernel of each opcode, or nullptr when it has none yet.
 Kernel KernelFor(HloOpcode opcode) {
   switch (opcode) {
 #define V TPUSIM_HLO_CASE_IF_ELEMENTWISE
 #include "sim/hlo/opcode.def"
 #undef V
       return EvalElementwise;
-    case HloOpcode::kBitcast:
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kConcatenate:
     case HloOpcode::kConstant:
-    case HloOpcode::kCopy:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kDynamicUpdateSlice:
-    case HloOpcode::kGetTupleElement:
+      return EvalConstant;
     case HloOpcode::kIota:
-    case HloOpcode::kPad:
-    case HloOpcode::kReshape:
-    case HloOpcode::kReverse:
-    case HloOpcode::kSlice:
+      return EvalIota;
+    case HloOpcode::kBroadcast:
+      return EvalBroadcast;
     case HloOpcode::kTranspose:
+      return EvalTranspose;
+    case HloOpcode::kSlice:
+      return EvalSlice;
+    case HloOpcode::kReverse:
+      return EvalReverse;
+    case HloOpcode::kDynamicSlice:
+      return EvalDynamicSlice;
+    case HloOpcode::kDynamicUpdateSlice:
+      return EvalDynamicUpdateSlice;
+    case HloOpcode::kPad:
+      return EvalPad;
+    case HloOpcode::kConcatenate:
+      return EvalConcatenate;
+    case HloOpcode::kBitcast:
+    case HloOpcode::kReshape:
+      return EvalReshape;
+    case HloOpcode::kCopy:
+      return EvalCopy;
     case HloOpcode::kTuple:
-      return EvalDataMovement;
-    case HloOpcode::kAddDependency:
-    case HloOpcode::kAfterAll:
-    case HloOpcode::kAsyncDone:
-    case HloOpcode::kAsyncStart:
-    case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kCopyDone:
-    case HloOpcode::kCopyStart:
+      return EvalTuple;
+    case HloOpcode::kGetTupleElement:
+      return EvalGetTupleElement;
     case HloOpcode::kCall:
-    case HloOpcode::kConditional:
-    case HloOpcode::kDomain:
     case HloOpcode::kFusion:
-    case HloOpcode::kMap:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kPartitionId:
-    case HloOpcode::kReplicaId:
+      return EvalCall;
     case HloOpcode::kWhile:
-      return EvalControl;
+      return EvalWhile;
+    case HloOpcode::kConditional:
+      return EvalConditional;
+    case HloOpcode::kMap:
+      return EvalMap;
+    case HloOpcode::kCopyStart:
+      return EvalCopyStart;
+    case HloOpcode::kCopyDone:
+      return EvalCopyDone;
+    case HloOpcode::kAsyncStart:
+      return EvalAsyncStart;
+    case HloOpcode::kAsyncDone:
+      return EvalAsyncDone;
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kDomain:
+    case HloOpcode::kOptimizationBarrier:
+      return EvalPassThrough;
+    case HloOpcode::kAfterAll:
+      return EvalAfterAll;
+    case HloOpcode::kReplicaId:
+      return EvalReplicaId;
+    case HloOpcode::kPartitionId:
+      return EvalPartitionId;
     case HloOpcode::kReduce:
       return EvalReduce;
     case HloOpcode::kReduceWindow:

@@ -106,13 +106,44 @@ StatusOr<value::Literal> EvaluateOnDevice(const hlo::HloModule& module,
                                           const EvaluatorOptions& options, DeviceId device,
                                           CollectiveHub& hub, std::span<const value::Literal> args);
 
-/// One kernel family: evaluates `inst` (whose opcode the family owns) given
+/// One kernel: evaluates `inst` (of an opcode KernelFor sends to it) given
 /// its operand values.
 using Kernel = StatusOr<value::Literal> (*)(EvalContext&, const hlo::HloInstruction&, Operands);
 
 StatusOr<value::Literal> EvalElementwise(EvalContext&, const hlo::HloInstruction&, Operands);
-StatusOr<value::Literal> EvalDataMovement(EvalContext&, const hlo::HloInstruction&, Operands);
-StatusOr<value::Literal> EvalControl(EvalContext&, const hlo::HloInstruction&, Operands);
+
+// Data movement (eval_data_movement.cc). EvalReshape serves bitcast too.
+StatusOr<value::Literal> EvalConstant(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalIota(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalBroadcast(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalTranspose(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalSlice(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalReverse(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalDynamicSlice(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalDynamicUpdateSlice(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalPad(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalConcatenate(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalReshape(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalCopy(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalTuple(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalGetTupleElement(EvalContext&, const hlo::HloInstruction&, Operands);
+
+// Control flow, async wrappers, annotations and device ids (eval_control.cc).
+// EvalCall serves fusion too; EvalPassThrough the ops whose value is their
+// operand's (opt-barrier, async-update, add-dependency, domain).
+StatusOr<value::Literal> EvalCall(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalWhile(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalConditional(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalMap(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalCopyStart(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalCopyDone(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalAsyncStart(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalAsyncDone(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalPassThrough(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalAfterAll(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalReplicaId(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalPartitionId(EvalContext&, const hlo::HloInstruction&, Operands);
+
 StatusOr<value::Literal> EvalReduce(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalReduceWindow(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalSelectAndScatter(EvalContext&, const hlo::HloInstruction&, Operands);

@@ -4,11 +4,30 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace tpusim::hlo {
 
+/// HloOpcodeArity of an op without a fixed operand count.
 inline constexpr int kVariadicOperands = -1;
+
+/// The operand counts an op without a fixed one accepts (opcode.def's arity
+/// column, where it is not a number).
+enum class VariadicArity : uint8_t {
+  kFixed,                    ///< the column is a number: exactly that many
+  kAnyOperands,              ///< any count, none included
+  kAtLeastOneOperand,        ///< 1 or more
+  kOperandUpdateAndIndices,  ///< an operand, an update, the start indices
+  kSelectorAndBranches,      ///< a branch selector, one operand per branch
+  kDotOperands,              ///< 2, plus up to 2 sparsity metadata operands
+  kInputsAndInits,           ///< N inputs, then N init values
+  kScatterOperands,          ///< N operands, the scatter indices, N updates
+  kDistributionParameters,   ///< exactly 2 (rng's distribution parameters)
+};
+
+/// An instruction attribute (attribute.h).
+enum class AttrId : uint8_t;
 
 /// What one element of an elementwise op costs the vector unit (the chip
 /// preset's vpu.medium_op_cycles and vpu.transcendental_op_cycles):
@@ -52,13 +71,13 @@ enum class OperandTypes : uint8_t {
 };
 
 enum class HloOpcode : uint8_t {
-#define V(enumerator, name, arity, cost, collective, role, types) enumerator,
+#define V(enumerator, name, arity, cost, collective, role, types, attrs) enumerator,
 #include "sim/hlo/opcode.def"
 #undef V
 };
 
 inline constexpr int kHloOpcodeCount = 0
-#define V(enumerator, name, arity, cost, collective, role, types) +1
+#define V(enumerator, name, arity, cost, collective, role, types, attrs) +1
 #include "sim/hlo/opcode.def"
 #undef V
     ;
@@ -69,6 +88,11 @@ std::string_view HloOpcodeName(HloOpcode opcode);
 std::optional<HloOpcode> HloOpcodeFromName(std::string_view name);
 /// Fixed operand count, or kVariadicOperands.
 int HloOpcodeArity(HloOpcode opcode);
+/// opcode.def's arity column for an op without a fixed operand count (kFixed
+/// for the others).
+VariadicArity VariadicArityOf(HloOpcode opcode);
+/// opcode.def's required-attributes column.
+std::span<const AttrId> RequiredAttributesOf(HloOpcode opcode);
 /// opcode.def's cost column: kNone unless the op computes each result
 /// element from the same element of its operands.
 ElementwiseCost ElementwiseCostOf(HloOpcode opcode);
@@ -95,7 +119,8 @@ OperandTypes OperandTypesOf(HloOpcode opcode);
 ///   #include "sim/hlo/opcode.def"
 ///   #undef V
 ///     return HandleElementwise(...);
-#define TPUSIM_HLO_CASE_IF_ELEMENTWISE(enumerator, name, arity, cost, collective, role, types) \
+#define TPUSIM_HLO_CASE_IF_ELEMENTWISE(enumerator, name, arity, cost, collective, role, types, \
+                                       attrs)                                                  \
   TPUSIM_HLO_CASE_IF_ELEMENTWISE_##cost(enumerator)
 #define TPUSIM_HLO_CASE_IF_ELEMENTWISE_kNone(enumerator)
 #define TPUSIM_HLO_CASE_IF_ELEMENTWISE_kCheap(enumerator) case ::tpusim::hlo::HloOpcode::enumerator:
@@ -104,8 +129,8 @@ OperandTypes OperandTypesOf(HloOpcode opcode);
   case ::tpusim::hlo::HloOpcode::enumerator:
 /// Case labels for every opcode that is not elementwise, for a switch that
 /// lists the elementwise ones itself.
-#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE(enumerator, name, arity, cost, collective, role, \
-                                           types)                                           \
+#define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE(enumerator, name, arity, cost, collective, role, types, \
+                                           attrs)                                                  \
   TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_##cost(enumerator)
 #define TPUSIM_HLO_CASE_IF_NOT_ELEMENTWISE_kNone(enumerator) \
   case ::tpusim::hlo::HloOpcode::enumerator:

@@ -191,8 +191,29 @@ namespace {
 
 using shape_inference_internal::CheckedAdd;
 using shape_inference_internal::CheckedMul;
-using shape_inference_internal::InferStructuredOp;
+using shape_inference_internal::InferAllToAll;
+using shape_inference_internal::InferBatchNorm;
+using shape_inference_internal::InferCalledRoot;
+using shape_inference_internal::InferCholesky;
+using shape_inference_internal::InferCollectivePermute;
+using shape_inference_internal::InferConditional;
+using shape_inference_internal::InferConvolution;
+using shape_inference_internal::InferDot;
+using shape_inference_internal::InferFft;
+using shape_inference_internal::InferGather;
+using shape_inference_internal::InferGetDimensionSize;
+using shape_inference_internal::InferMap;
+using shape_inference_internal::InferReduce;
+using shape_inference_internal::InferReduceWindow;
+using shape_inference_internal::InferResizingCollective;
+using shape_inference_internal::InferScatter;
+using shape_inference_internal::InferSelectAndScatter;
+using shape_inference_internal::InferSetDimensionSize;
+using shape_inference_internal::InferSort;
+using shape_inference_internal::InferTopK;
+using shape_inference_internal::InferTriangularSolve;
 using shape_inference_internal::NotInferable;
+using shape_inference_internal::OneOrTuple;
 using shape_inference_internal::Plural;
 using shape_inference_internal::Rule;
 using shape_inference_internal::SizesAgree;
@@ -727,6 +748,7 @@ StatusOr<Shape> Infer(const Rule& r) {
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kAsyncUpdate:
     case HloOpcode::kAllReduceDone:
+    case HloOpcode::kWhile:
       TPUSIM_RETURN_IF_ERROR(r.ExpectCount(1));
       return WithoutLayout(r.shape(0));
     case HloOpcode::kCopyDone:
@@ -761,39 +783,74 @@ StatusOr<Shape> Infer(const Rule& r) {
         return r.Error("operand 1 of outfeed must be a token, found " + Str(r.shape(1)));
       }
       return Shape::Token();
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
+
+    case HloOpcode::kDot:
+      return InferDot(r);
+    case HloOpcode::kConvolution:
+      return InferConvolution(r);
+    case HloOpcode::kReduce:
+      return InferReduce(r);
+    case HloOpcode::kReduceWindow:
+      return InferReduceWindow(r);
+    case HloOpcode::kSelectAndScatter:
+      return InferSelectAndScatter(r);
+    case HloOpcode::kSort:
+      return InferSort(r);
+    case HloOpcode::kMap:
+      return InferMap(r);
+    case HloOpcode::kGather:
+      return InferGather(r);
+    case HloOpcode::kScatter:
+      return InferScatter(r);
+
+    case HloOpcode::kConditional:
+      return InferConditional(r);
+    case HloOpcode::kCall:
+      return InferCalledRoot(r, AttrId::kToApply);
+    case HloOpcode::kFusion:
+      return InferCalledRoot(r, AttrId::kCalls);
+
     case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kBatchNormGrad:
-    case HloOpcode::kBatchNormInference:
-    case HloOpcode::kBatchNormTraining:
-    case HloOpcode::kCall:
-    case HloOpcode::kCholesky:
     case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kConditional:
-    case HloOpcode::kConvolution:
-    case HloOpcode::kDot:
-    case HloOpcode::kFft:
-    case HloOpcode::kFusion:
-    case HloOpcode::kGather:
-    case HloOpcode::kGetDimensionSize:
-    case HloOpcode::kMap:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kReduce:
+      TPUSIM_RETURN_IF_ERROR(r.ExpectAtLeast(1));
+      return OneOrTuple(r.OperandShapes(0, r.count()));
+    case HloOpcode::kAllGather:
+      return InferResizingCollective(r, /*gather=*/true);
+    case HloOpcode::kAllGatherStart: {
+      // (inputs, gathered): each side one array or a tuple of several.
+      TPUSIM_ASSIGN_OR_RETURN(Shape gathered, InferResizingCollective(r, /*gather=*/true));
+      return Shape::Tuple({OneOrTuple(r.OperandShapes(0, r.count())), std::move(gathered)});
+    }
     case HloOpcode::kReduceScatter:
-    case HloOpcode::kReduceWindow:
-    case HloOpcode::kScatter:
-    case HloOpcode::kSelectAndScatter:
+      return InferResizingCollective(r, /*gather=*/false);
+    case HloOpcode::kAllToAll:
+      return InferAllToAll(r);
+    case HloOpcode::kRaggedAllToAll:
+      // (input, output, offsets and sizes): the result is the output buffer.
+      TPUSIM_RETURN_IF_ERROR(r.ExpectCount(6));
+      return WithoutLayout(r.shape(1));
+    case HloOpcode::kCollectivePermute:
+      return InferCollectivePermute(r, /*start=*/false);
+    case HloOpcode::kCollectivePermuteStart:
+      return InferCollectivePermute(r, /*start=*/true);
+
+    case HloOpcode::kGetDimensionSize:
+      return InferGetDimensionSize(r);
     case HloOpcode::kSetDimensionSize:
-    case HloOpcode::kSort:
+      return InferSetDimensionSize(r);
     case HloOpcode::kTopK:
+      return InferTopK(r);
     case HloOpcode::kTriangularSolve:
-    case HloOpcode::kWhile:
-      return InferStructuredOp(r);
+      return InferTriangularSolve(r);
+    case HloOpcode::kCholesky:
+      return InferCholesky(r);
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormGrad:
+      return InferBatchNorm(r);
+    case HloOpcode::kFft:
+      return InferFft(r);
   }
   return NotInferable(r, "no inference rule");  // unreachable: every HloOpcode returns above
 }

@@ -107,6 +107,8 @@ StatusOr<Shape> Windowed(const Rule& r, const Shape& base, const Window& window,
   return out;
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------------------
 // Contractions.
 // ---------------------------------------------------------------------------
@@ -232,6 +234,8 @@ StatusOr<Shape> InferConvolution(const Rule& r) {
 // Reductions and windows.
 // ---------------------------------------------------------------------------
 
+namespace {
+
 /// True when a reduce has init values that are arrays: an MHLO form that
 /// XLA rejects but XLA's importer fixtures keep (hlo_import_all_ops reduces
 /// f32[4,4] with an f32[4] init and an f32[4] reducer). Its meaning is not
@@ -253,6 +257,8 @@ StatusOr<int64_t> CheckInputsAndInits(const Rule& r) {
   for (int64_t i = n; i < 2 * n; ++i) TPUSIM_RETURN_IF_ERROR(r.ExpectScalar(i));
   return n;
 }
+
+}  // namespace
 
 StatusOr<Shape> InferReduce(const Rule& r) {
   if (r.count() % 2 == 0 && HasArrayInits(r)) return NotInferable(r, "array init values");
@@ -309,6 +315,8 @@ StatusOr<Shape> InferSort(const Rule& r) {
   return OneOrTuple(r.OperandShapes(0, r.count()));
 }
 
+namespace {
+
 /// The scalar type a called computation returns (a 1-tuple counts: XLA's
 /// importer accepts reducers that wrap their result).
 std::optional<PrimitiveType> ScalarResultType(const Shape& root) {
@@ -316,6 +324,8 @@ std::optional<PrimitiveType> ScalarResultType(const Shape& root) {
   if (root.IsTuple() && root.tuple_size() == 1) return ScalarResultType(root.tuple_shapes(0));
   return std::nullopt;
 }
+
+}  // namespace
 
 StatusOr<Shape> InferMap(const Rule& r) {
   TPUSIM_RETURN_IF_ERROR(r.ExpectAtLeast(1));
@@ -339,9 +349,13 @@ StatusOr<Shape> InferMap(const Rule& r) {
 // Gather and scatter.
 // ---------------------------------------------------------------------------
 
+namespace {
+
 bool Contains(std::span<const int64_t> v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
+
+}  // namespace
 
 StatusOr<Shape> InferGather(const Rule& r) {
   TPUSIM_RETURN_IF_ERROR(r.ExpectCount(2));
@@ -522,6 +536,8 @@ StatusOr<Shape> InferCalledRoot(const Rule& r, AttrId id) {
 // Collectives.
 // ---------------------------------------------------------------------------
 
+namespace {
+
 /// Participants per group when `replica_groups` lists them; nullopt when the
 /// groups are empty or absent (then the size depends on how the module is run).
 std::optional<int64_t> GroupSize(const Rule& r) {
@@ -529,6 +545,8 @@ std::optional<int64_t> GroupSize(const Rule& r) {
   if (groups == nullptr || groups->groups.empty() || groups->groups[0].empty()) return std::nullopt;
   return static_cast<int64_t>(groups->groups[0].size());
 }
+
+}  // namespace
 
 /// all-gather (multiply) and reduce-scatter (divide) along `dimensions={d}`.
 StatusOr<Shape> InferResizingCollective(const Rule& r, bool gather) {
@@ -607,6 +625,8 @@ StatusOr<Shape> InferCollectivePermute(const Rule& r, bool start) {
 // Dynamic shapes, sorting, linear algebra, normalization, FFT.
 // ---------------------------------------------------------------------------
 
+namespace {
+
 /// The single dimension of `dimensions={d}` on operand 0.
 StatusOr<int64_t> SingleDimension(const Rule& r) {
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<int64_t>* dims, r.IntList(AttrId::kDimensions));
@@ -615,6 +635,15 @@ StatusOr<int64_t> SingleDimension(const Rule& r) {
   }
   TPUSIM_RETURN_IF_ERROR(r.CheckDimensions(*dims, r.shape(0).rank(), "dimensions", "the operand"));
   return (*dims)[0];
+}
+
+}  // namespace
+
+StatusOr<Shape> InferGetDimensionSize(const Rule& r) {
+  TPUSIM_RETURN_IF_ERROR(r.ExpectCount(1));
+  TPUSIM_RETURN_IF_ERROR(r.ExpectArray(0));
+  TPUSIM_RETURN_IF_ERROR(SingleDimension(r).status());
+  return Shape(PrimitiveType::kS32, {});
 }
 
 StatusOr<Shape> InferSetDimensionSize(const Rule& r) {
@@ -650,6 +679,8 @@ StatusOr<Shape> InferTopK(const Rule& r) {
   return Shape::Tuple({std::move(values), std::move(indices)});
 }
 
+namespace {
+
 /// Operand i is a batch of square matrices.
 Status ExpectSquareMatrices(const Rule& r, int64_t i) {
   TPUSIM_RETURN_IF_ERROR(r.ExpectArray(i));
@@ -659,6 +690,14 @@ Status ExpectSquareMatrices(const Rule& r, int64_t i) {
                    Str(s));
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Shape> InferCholesky(const Rule& r) {
+  TPUSIM_RETURN_IF_ERROR(r.ExpectCount(1));
+  TPUSIM_RETURN_IF_ERROR(ExpectSquareMatrices(r, 0));
+  return WithoutLayout(r.shape(0));
 }
 
 StatusOr<Shape> InferTriangularSolve(const Rule& r) {
@@ -766,91 +805,6 @@ StatusOr<Shape> InferFft(const Rule& r) {
     return out;
   }
   return r.Error("fft needs fft_type=FFT|IFFT|RFFT|IRFFT, found '" + std::string(type) + "'");
-}
-
-}  // namespace
-
-StatusOr<Shape> InferStructuredOp(const Rule& r) {
-  switch (r.opcode()) {
-    case HloOpcode::kDot:
-      return InferDot(r);
-    case HloOpcode::kConvolution:
-      return InferConvolution(r);
-    case HloOpcode::kReduce:
-      return InferReduce(r);
-    case HloOpcode::kReduceWindow:
-      return InferReduceWindow(r);
-    case HloOpcode::kSelectAndScatter:
-      return InferSelectAndScatter(r);
-    case HloOpcode::kSort:
-      return InferSort(r);
-    case HloOpcode::kMap:
-      return InferMap(r);
-    case HloOpcode::kGather:
-      return InferGather(r);
-    case HloOpcode::kScatter:
-      return InferScatter(r);
-
-    case HloOpcode::kWhile:
-      TPUSIM_RETURN_IF_ERROR(r.ExpectCount(1));
-      return WithoutLayout(r.shape(0));
-    case HloOpcode::kConditional:
-      return InferConditional(r);
-    case HloOpcode::kCall:
-      return InferCalledRoot(r, AttrId::kToApply);
-    case HloOpcode::kFusion:
-      return InferCalledRoot(r, AttrId::kCalls);
-
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kCollectiveBroadcast:
-      TPUSIM_RETURN_IF_ERROR(r.ExpectAtLeast(1));
-      return OneOrTuple(r.OperandShapes(0, r.count()));
-    case HloOpcode::kAllGather:
-      return InferResizingCollective(r, /*gather=*/true);
-    case HloOpcode::kAllGatherStart: {
-      // (inputs, gathered): each side one array or a tuple of several.
-      TPUSIM_ASSIGN_OR_RETURN(Shape gathered, InferResizingCollective(r, /*gather=*/true));
-      return Shape::Tuple({OneOrTuple(r.OperandShapes(0, r.count())), std::move(gathered)});
-    }
-    case HloOpcode::kReduceScatter:
-      return InferResizingCollective(r, /*gather=*/false);
-    case HloOpcode::kAllToAll:
-      return InferAllToAll(r);
-    case HloOpcode::kRaggedAllToAll:
-      // (input, output, offsets and sizes): the result is the output buffer.
-      TPUSIM_RETURN_IF_ERROR(r.ExpectCount(6));
-      return WithoutLayout(r.shape(1));
-    case HloOpcode::kCollectivePermute:
-      return InferCollectivePermute(r, /*start=*/false);
-    case HloOpcode::kCollectivePermuteStart:
-      return InferCollectivePermute(r, /*start=*/true);
-
-    case HloOpcode::kGetDimensionSize: {
-      TPUSIM_RETURN_IF_ERROR(r.ExpectCount(1));
-      TPUSIM_RETURN_IF_ERROR(r.ExpectArray(0));
-      TPUSIM_RETURN_IF_ERROR(SingleDimension(r).status());
-      return Shape(PrimitiveType::kS32, {});
-    }
-    case HloOpcode::kSetDimensionSize:
-      return InferSetDimensionSize(r);
-    case HloOpcode::kTopK:
-      return InferTopK(r);
-    case HloOpcode::kTriangularSolve:
-      return InferTriangularSolve(r);
-    case HloOpcode::kCholesky:
-      TPUSIM_RETURN_IF_ERROR(r.ExpectCount(1));
-      TPUSIM_RETURN_IF_ERROR(ExpectSquareMatrices(r, 0));
-      return WithoutLayout(r.shape(0));
-    case HloOpcode::kBatchNormTraining:
-    case HloOpcode::kBatchNormInference:
-    case HloOpcode::kBatchNormGrad:
-      return InferBatchNorm(r);
-    case HloOpcode::kFft:
-      return InferFft(r);
-    default:
-      return NotInferable(r, "no inference rule for this opcode");
-  }
 }
 
 }  // namespace tpusim::hlo::shape_inference_internal

@@ -97,10 +97,34 @@ Shape OneOrTuple(std::vector<Shape> shapes);
 /// Unimplemented: the text must give this opcode's shape.
 Status NotInferable(const Rule& r, std::string_view why);
 
-/// Rules in shape_inference_ops.cc: contractions, reductions, indexing,
-/// control flow, collectives and the remaining special ops. Unimplemented for
-/// opcodes they do not know.
-StatusOr<Shape> InferStructuredOp(const Rule& r);
+// Rules in shape_inference_ops.cc, each named for the op it infers:
+// contractions, reductions, indexing, control flow, collectives and the
+// remaining special ops. shape_inference.cc's dispatch calls them.
+StatusOr<Shape> InferDot(const Rule& r);
+StatusOr<Shape> InferConvolution(const Rule& r);
+StatusOr<Shape> InferReduce(const Rule& r);
+StatusOr<Shape> InferReduceWindow(const Rule& r);
+StatusOr<Shape> InferSelectAndScatter(const Rule& r);
+StatusOr<Shape> InferSort(const Rule& r);
+StatusOr<Shape> InferMap(const Rule& r);
+StatusOr<Shape> InferGather(const Rule& r);
+StatusOr<Shape> InferScatter(const Rule& r);
+StatusOr<Shape> InferConditional(const Rule& r);
+/// call (`id` to_apply) and fusion (calls): the root of the called computation.
+StatusOr<Shape> InferCalledRoot(const Rule& r, AttrId id);
+/// all-gather (`gather`: multiply) and reduce-scatter (divide) along `dimensions={d}`.
+StatusOr<Shape> InferResizingCollective(const Rule& r, bool gather);
+StatusOr<Shape> InferAllToAll(const Rule& r);
+/// collective-permute, and collective-permute-start (`start`).
+StatusOr<Shape> InferCollectivePermute(const Rule& r, bool start);
+StatusOr<Shape> InferGetDimensionSize(const Rule& r);
+StatusOr<Shape> InferSetDimensionSize(const Rule& r);
+StatusOr<Shape> InferTopK(const Rule& r);
+StatusOr<Shape> InferCholesky(const Rule& r);
+StatusOr<Shape> InferTriangularSolve(const Rule& r);
+/// batch-norm-training, -inference and -grad.
+StatusOr<Shape> InferBatchNorm(const Rule& r);
+StatusOr<Shape> InferFft(const Rule& r);
 
 }  // namespace tpusim::hlo::shape_inference_internal
 

@@ -24,7 +24,6 @@ namespace tpusim::hlo {
 namespace {
 
 using verifier_internal::Agree;
-using verifier_internal::RequiredAttributes;
 using verifier_internal::VariadicCountProblem;
 
 std::string Str(const Shape& shape) { return shape.ToString(/*print_layout=*/false); }
@@ -315,7 +314,7 @@ class Verifier {
       return Fail(in, in.OpcodeSpelling() + " takes " + Plural(arity, "operand") + ", found " +
                           std::to_string(n));
     }
-    if (std::optional<std::string> need = VariadicCountProblem(op, n)) {
+    if (std::optional<std::string> need = VariadicCountProblem(VariadicArityOf(op), n)) {
       return Fail(in, in.OpcodeSpelling() + " takes " + *need + ", found " + Plural(n, "operand"));
     }
     return Status::Ok();
@@ -323,7 +322,7 @@ class Verifier {
 
   Status VerifyRequiredAttributes(const HloInstruction& in) const {
     const HloOpcode op = RuleOpcode(in);
-    for (AttrId id : RequiredAttributes(op)) {
+    for (AttrId id : RequiredAttributesOf(op)) {
       if (in.FindAttribute(id) == nullptr) {
         return Fail(in, in.OpcodeSpelling() + " needs the attribute " + std::string(AttrName(id)));
       }
@@ -506,9 +505,77 @@ class Verifier {
       case HloOpcode::kCall:
         if (to_apply == nullptr) return Status::Ok();
         return CheckCallee(in, *to_apply, "to_apply");
-      default:
+      // Call nothing, run `calls` (fusion and async-start, checked above), or
+      // call computations whose signatures tpusim leaves unchecked
+      // (custom-call, scan).
+      case HloOpcode::kAddDependency:
+      case HloOpcode::kAfterAll:
+      case HloOpcode::kAllGather:
+      case HloOpcode::kAllGatherDone:
+      case HloOpcode::kAllGatherStart:
+      case HloOpcode::kAllReduceDone:
+      case HloOpcode::kAllToAll:
+      case HloOpcode::kAsyncDone:
+      case HloOpcode::kAsyncStart:
+      case HloOpcode::kAsyncUpdate:
+      case HloOpcode::kBatchNormGrad:
+      case HloOpcode::kBatchNormInference:
+      case HloOpcode::kBatchNormTraining:
+      case HloOpcode::kBitcast:
+      case HloOpcode::kBroadcast:
+      case HloOpcode::kCholesky:
+      case HloOpcode::kCollectiveBroadcast:
+      case HloOpcode::kCollectivePermute:
+      case HloOpcode::kCollectivePermuteDone:
+      case HloOpcode::kCollectivePermuteStart:
+      case HloOpcode::kConcatenate:
+      case HloOpcode::kConstant:
+      case HloOpcode::kConvolution:
+      case HloOpcode::kCopy:
+      case HloOpcode::kCopyDone:
+      case HloOpcode::kCopyStart:
+      case HloOpcode::kCustomCall:
+      case HloOpcode::kDomain:
+      case HloOpcode::kDot:
+      case HloOpcode::kDynamicReshape:
+      case HloOpcode::kDynamicSlice:
+      case HloOpcode::kDynamicUpdateSlice:
+      case HloOpcode::kFft:
+      case HloOpcode::kFusion:
+      case HloOpcode::kGather:
+      case HloOpcode::kGetDimensionSize:
+      case HloOpcode::kGetTupleElement:
+      case HloOpcode::kInfeed:
+      case HloOpcode::kIota:
+      case HloOpcode::kOptimizationBarrier:
+      case HloOpcode::kOutfeed:
+      case HloOpcode::kPad:
+      case HloOpcode::kParameter:
+      case HloOpcode::kPartitionId:
+      case HloOpcode::kRaggedAllToAll:
+      case HloOpcode::kRecv:
+      case HloOpcode::kRecvDone:
+      case HloOpcode::kReplicaId:
+      case HloOpcode::kReshape:
+      case HloOpcode::kReverse:
+      case HloOpcode::kRng:
+      case HloOpcode::kRngBitGenerator:
+      case HloOpcode::kRngGetAndUpdateState:
+      case HloOpcode::kScan:
+      case HloOpcode::kSend:
+      case HloOpcode::kSendDone:
+      case HloOpcode::kSetDimensionSize:
+      case HloOpcode::kSlice:
+      case HloOpcode::kTopK:
+      case HloOpcode::kTranspose:
+      case HloOpcode::kTriangularSolve:
+      case HloOpcode::kTuple:
+#define V TPUSIM_HLO_CASE_IF_ELEMENTWISE
+#include "sim/hlo/opcode.def"
+#undef V
         return Status::Ok();
     }
+    return Status::Ok();  // unreachable: every HloOpcode returns above
   }
 
   /// A computation called with the instruction's operands as its parameters.
@@ -663,11 +730,135 @@ class Verifier {
         return Status::Ok();
       case HloOpcode::kAsyncStart:
         return VerifyAsyncStart(in);
-      default:
-        // parameter, constant, custom-call, infeed, recv, bitcast, scan, ...
-        // and collectives whose replica groups are implicit.
+      // parameter, constant, custom-call, infeed, recv, bitcast, scan, ...,
+      // collectives whose replica groups are implicit, and ops whose shape is
+      // inferred (they come here only when their rule leaves it to the text).
+      case HloOpcode::kAbs:
+      case HloOpcode::kAcos:
+      case HloOpcode::kAcosh:
+      case HloOpcode::kAdd:
+      case HloOpcode::kAddDependency:
+      case HloOpcode::kAfterAll:
+      case HloOpcode::kAllGather:
+      case HloOpcode::kAllGatherDone:
+      case HloOpcode::kAllGatherStart:
+      case HloOpcode::kAllReduce:
+      case HloOpcode::kAllReduceDone:
+      case HloOpcode::kAllReduceStart:
+      case HloOpcode::kAllToAll:
+      case HloOpcode::kAnd:
+      case HloOpcode::kAsin:
+      case HloOpcode::kAsinh:
+      case HloOpcode::kAsyncDone:
+      case HloOpcode::kAsyncUpdate:
+      case HloOpcode::kAtan:
+      case HloOpcode::kAtan2:
+      case HloOpcode::kAtanh:
+      case HloOpcode::kBatchNormGrad:
+      case HloOpcode::kBatchNormInference:
+      case HloOpcode::kBatchNormTraining:
+      case HloOpcode::kBitcast:
+      case HloOpcode::kCall:
+      case HloOpcode::kCbrt:
+      case HloOpcode::kCeil:
+      case HloOpcode::kCholesky:
+      case HloOpcode::kClamp:
+      case HloOpcode::kClz:
+      case HloOpcode::kCollectiveBroadcast:
+      case HloOpcode::kCollectivePermute:
+      case HloOpcode::kCollectivePermuteDone:
+      case HloOpcode::kCollectivePermuteStart:
+      case HloOpcode::kCompare:
+      case HloOpcode::kComplex:
+      case HloOpcode::kConcatenate:
+      case HloOpcode::kConditional:
+      case HloOpcode::kConstant:
+      case HloOpcode::kConvolution:
+      case HloOpcode::kCopy:
+      case HloOpcode::kCopyDone:
+      case HloOpcode::kCopyStart:
+      case HloOpcode::kCos:
+      case HloOpcode::kCosh:
+      case HloOpcode::kCustomCall:
+      case HloOpcode::kDivide:
+      case HloOpcode::kDomain:
+      case HloOpcode::kDot:
+      case HloOpcode::kDynamicReshape:
+      case HloOpcode::kDynamicSlice:
+      case HloOpcode::kDynamicUpdateSlice:
+      case HloOpcode::kErf:
+      case HloOpcode::kExp:
+      case HloOpcode::kExpm1:
+      case HloOpcode::kFft:
+      case HloOpcode::kFloor:
+      case HloOpcode::kFusion:
+      case HloOpcode::kGather:
+      case HloOpcode::kGetDimensionSize:
+      case HloOpcode::kGetTupleElement:
+      case HloOpcode::kImag:
+      case HloOpcode::kInfeed:
+      case HloOpcode::kIsFinite:
+      case HloOpcode::kLog:
+      case HloOpcode::kLog1p:
+      case HloOpcode::kLogistic:
+      case HloOpcode::kMap:
+      case HloOpcode::kMaximum:
+      case HloOpcode::kMinimum:
+      case HloOpcode::kMultiply:
+      case HloOpcode::kNegate:
+      case HloOpcode::kNot:
+      case HloOpcode::kOptimizationBarrier:
+      case HloOpcode::kOr:
+      case HloOpcode::kOutfeed:
+      case HloOpcode::kPad:
+      case HloOpcode::kParameter:
+      case HloOpcode::kPartitionId:
+      case HloOpcode::kPopulationCount:
+      case HloOpcode::kPower:
+      case HloOpcode::kRaggedAllToAll:
+      case HloOpcode::kReal:
+      case HloOpcode::kRecv:
+      case HloOpcode::kRecvDone:
+      case HloOpcode::kReduce:
+      case HloOpcode::kReducePrecision:
+      case HloOpcode::kReduceScatter:
+      case HloOpcode::kReduceWindow:
+      case HloOpcode::kRemainder:
+      case HloOpcode::kReplicaId:
+      case HloOpcode::kReverse:
+      case HloOpcode::kRngBitGenerator:
+      case HloOpcode::kRngGetAndUpdateState:
+      case HloOpcode::kRoundNearestAfz:
+      case HloOpcode::kRoundNearestEven:
+      case HloOpcode::kRsqrt:
+      case HloOpcode::kScan:
+      case HloOpcode::kScatter:
+      case HloOpcode::kSelect:
+      case HloOpcode::kSelectAndScatter:
+      case HloOpcode::kSend:
+      case HloOpcode::kSendDone:
+      case HloOpcode::kSetDimensionSize:
+      case HloOpcode::kShiftLeft:
+      case HloOpcode::kShiftRightArithmetic:
+      case HloOpcode::kShiftRightLogical:
+      case HloOpcode::kSign:
+      case HloOpcode::kSin:
+      case HloOpcode::kSinh:
+      case HloOpcode::kSlice:
+      case HloOpcode::kSort:
+      case HloOpcode::kSqrt:
+      case HloOpcode::kSubtract:
+      case HloOpcode::kTan:
+      case HloOpcode::kTanh:
+      case HloOpcode::kTopK:
+      case HloOpcode::kTranspose:
+      case HloOpcode::kTriangularSolve:
+      case HloOpcode::kTuple:
+      case HloOpcode::kWhile:
+      case HloOpcode::kXor:
         return Status::Ok();
     }
+    return Status::Ok();  // unreachable: every HloOpcode returns above
   }
 
   Status ExpectSameElementType(const HloInstruction& in, const Shape& operand) const {

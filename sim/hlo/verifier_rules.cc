@@ -1,4 +1,4 @@
-// Per-opcode tables and the shape agreement rule of the verifier.
+// The operand-count rule and the shape agreement rule of the verifier.
 #include "sim/hlo/verifier_rules.h"
 
 namespace tpusim::hlo::verifier_internal {
@@ -53,120 +53,35 @@ bool Agree(const Shape& stated, const Shape& expected, bool compare_types) {
   return false;
 }
 
-std::vector<AttrId> RequiredAttributes(HloOpcode op) {
-  using A = AttrId;
-  switch (op) {
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kTranspose:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kReverse:
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kGetDimensionSize:
-    case HloOpcode::kSetDimensionSize:
-      return {A::kDimensions};
-    case HloOpcode::kReduce:
-    case HloOpcode::kSort:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kScan:
-      return {A::kDimensions, A::kToApply};
-    case HloOpcode::kMap:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kCall:
-      return {A::kToApply};
-    case HloOpcode::kReduceWindow:
-      return {A::kWindow, A::kToApply};
-    case HloOpcode::kSelectAndScatter:
-      return {A::kWindow, A::kSelect, A::kScatter};
-    case HloOpcode::kSlice:
-      return {A::kSlice};
-    case HloOpcode::kGetTupleElement:
-      return {A::kIndex};
-    case HloOpcode::kFusion:
-      return {A::kCalls, A::kFusionKind};
-    case HloOpcode::kWhile:
-      return {A::kCondition, A::kBody};
-    case HloOpcode::kConvolution:
-      return {A::kDimLabels};
-    case HloOpcode::kCompare:
-      return {A::kDirection};
-    case HloOpcode::kCustomCall:
-      return {A::kCustomCallTarget};
-    case HloOpcode::kDynamicSlice:
-      return {A::kDynamicSliceSizes};
-    case HloOpcode::kPad:
-      return {A::kPadding};
-    case HloOpcode::kIota:
-      return {A::kIotaDimension};
-    case HloOpcode::kReducePrecision:
-      return {A::kExponentBits, A::kMantissaBits};
-    case HloOpcode::kFft:
-      return {A::kFftType, A::kFftLength};
-    case HloOpcode::kBatchNormTraining:
-    case HloOpcode::kBatchNormInference:
-    case HloOpcode::kBatchNormGrad:
-      return {A::kEpsilon, A::kFeatureIndex};
-    case HloOpcode::kTopK:
-      return {A::kK};
-    case HloOpcode::kRng:
-      return {A::kDistribution};
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart:
-      return {A::kSourceTargetPairs};
-    case HloOpcode::kGather:
-      return {A::kOffsetDims, A::kCollapsedSliceDims, A::kStartIndexMap, A::kIndexVectorDim,
-              A::kSliceSizes};
-    case HloOpcode::kScatter:
-      return {A::kUpdateWindowDims, A::kInsertedWindowDims, A::kScatterDimsToOperandDims,
-              A::kIndexVectorDim, A::kToApply};
-    default:
-      return {};
-  }
-}
-
-std::optional<std::string> VariadicCountProblem(HloOpcode op, int64_t n) {
-  switch (op) {
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kMap:
-    case HloOpcode::kSort:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kScan:
-    case HloOpcode::kDynamicReshape:
-    case HloOpcode::kDynamicSlice:
+std::optional<std::string> VariadicCountProblem(VariadicArity arity, int64_t n) {
+  switch (arity) {
+    case VariadicArity::kFixed:
+    case VariadicArity::kAnyOperands:
+      return std::nullopt;
+    case VariadicArity::kAtLeastOneOperand:
       if (n < 1) return "at least 1 operand";
       return std::nullopt;
-    case HloOpcode::kDynamicUpdateSlice:
+    case VariadicArity::kOperandUpdateAndIndices:
       if (n < 2) return "an operand, an update and the start indices";
       return std::nullopt;
-    case HloOpcode::kConditional:
+    case VariadicArity::kSelectorAndBranches:
       if (n < 2) return "a branch selector and one operand per branch";
       return std::nullopt;
-    case HloOpcode::kDot:
+    case VariadicArity::kDotOperands:
       // Sparse dots add one or two metadata operands.
       if (n < 2 || n > 4) return "2 operands (plus up to 2 sparsity metadata operands)";
       return std::nullopt;
-    case HloOpcode::kReduce:
-    case HloOpcode::kReduceWindow:
+    case VariadicArity::kInputsAndInits:
       if (n < 2 || n % 2 != 0) return "N inputs followed by N init values";
       return std::nullopt;
-    case HloOpcode::kScatter:
+    case VariadicArity::kScatterOperands:
       if (n < 3 || n % 2 == 0) return "N operands, the scatter indices and N updates";
       return std::nullopt;
-    case HloOpcode::kRng:
+    case VariadicArity::kDistributionParameters:
       if (n != 2) return "2 operands (the distribution parameters)";
       return std::nullopt;
-    default:
-      return std::nullopt;  // after-all, tuple, call, fusion, custom-call, async-start: any count
   }
+  return std::nullopt;  // unreachable: every VariadicArity returns above
 }
 
 }  // namespace tpusim::hlo::verifier_internal

@@ -1,4 +1,4 @@
-// Private to verifier*.cc: the per-opcode rule tables and the shape agreement
+// Private to verifier*.cc: the operand-count rule and the shape agreement
 // rule the verifier applies. Not part of the sim/hlo API; use verifier.h.
 #ifndef TPUSIM_SIM_HLO_VERIFIER_RULES_H_
 #define TPUSIM_SIM_HLO_VERIFIER_RULES_H_
@@ -6,9 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "sim/hlo/attribute.h"
 #include "sim/hlo/opcode.h"
 #include "sim/hlo/shape.h"
 
@@ -21,14 +19,10 @@ namespace tpusim::hlo::verifier_internal {
 /// `?` with any size. Send/recv token bundles agree when their data does.
 bool Agree(const Shape& stated, const Shape& expected, bool compare_types = true);
 
-/// Attributes an opcode cannot do without. Optional ones (window on a
-/// convolution without spatial dimensions, dot dimension lists that XLA leaves
-/// unprinted when empty, ...) are checked where they are used.
-std::vector<AttrId> RequiredAttributes(HloOpcode op);
-
-/// For an opcode without a fixed arity: a description of the operand counts
-/// it accepts when `n` is not one of them, else nullopt.
-std::optional<std::string> VariadicCountProblem(HloOpcode op, int64_t n);
+/// For an opcode without a fixed arity (opcode.def's VariadicArity): a
+/// description of the operand counts it accepts when `n` is not one of them,
+/// else nullopt.
+std::optional<std::string> VariadicCountProblem(VariadicArity arity, int64_t n);
 
 }  // namespace tpusim::hlo::verifier_internal
 

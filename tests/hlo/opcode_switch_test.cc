@@ -1,8 +1,8 @@
-// No switch over HloOpcode in sim/ or harness/ has a `default:` label (but
-// those kNotYetConverted lists), so that adding an opcode to opcode.def makes
-// -Wswitch (an error under -Werror) point at every switch that must decide
-// about it. -Wswitch-enum would also flag the switches over other enums that
-// rightly have a default, so this test reads the sources instead.
+// No switch over HloOpcode in sim/ or harness/ has a `default:` label, so
+// that adding an opcode to opcode.def makes -Wswitch (an error under -Werror)
+// point at every switch that must decide about it. -Wswitch-enum would also
+// flag the switches over other enums that rightly have a default, so this test
+// reads the sources instead.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +10,6 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -133,20 +132,8 @@ TEST(OpcodeSwitch, IgnoresOtherSwitchesCommentsAndStrings) {
       ::testing::IsEmpty());
 }
 
-/// The switches over HloOpcode that still have a default: (issue 16), by
-/// file. The list only shrinks: the test fails when a file has more of them,
-/// and when it has fewer, so that a converted switch leaves the list too.
-const std::map<std::string, int> kNotYetConverted = {
-    {"sim/eval/eval_control.cc", 1},        // EvalControl
-    {"sim/eval/eval_data_movement.cc", 2},  // ArrayKernel, EvalDataMovement
-    {"sim/hlo/shape_inference_ops.cc", 1},  // InferStructuredOp
-    {"sim/hlo/verifier.cc", 2},             // VerifyCalledComputations, VerifyUninferableShape
-    {"sim/hlo/verifier_rules.cc", 2},       // RequiredAttributes, VariadicCountProblem
-};
-
 TEST(OpcodeSwitch, NoSwitchOverOpcodesHasADefault) {
   const std::filesystem::path root = TPUSIM_SOURCE_DIR;
-  std::map<std::string, std::vector<int>> found;
   int files = 0;
   for (const char* dir : {"sim", "harness"}) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(root / dir)) {
@@ -157,24 +144,12 @@ TEST(OpcodeSwitch, NoSwitchOverOpcodesHasADefault) {
       std::stringstream text;
       text << in.rdbuf();
       const std::vector<int> lines = OpcodeSwitchesWithDefault(text.str());
-      if (!lines.empty()) found[std::filesystem::relative(entry.path(), root).string()] = lines;
+      EXPECT_THAT(lines, ::testing::IsEmpty())
+          << std::filesystem::relative(entry.path(), root).string()
+          << ": list every opcode instead of `default:` (see sim/hlo/opcode.def)";
     }
   }
   EXPECT_GT(files, 100) << "no sources under " << root;
-  for (const auto& [file, lines] : found) {
-    const auto known = kNotYetConverted.find(file);
-    const int allowed = known == kNotYetConverted.end() ? 0 : known->second;
-    EXPECT_LE(static_cast<int>(lines.size()), allowed)
-        << file << " lines " << ::testing::PrintToString(lines)
-        << ": list every opcode instead of `default:` (see sim/hlo/opcode.def)";
-  }
-  for (const auto& [file, allowed] : kNotYetConverted) {
-    const auto it = found.find(file);
-    const int left = it == found.end() ? 0 : static_cast<int>(it->second.size());
-    EXPECT_GE(left, allowed) << file << " has " << left
-                             << " switches over HloOpcode with default: left; lower its entry "
-                                "in kNotYetConverted";
-  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "harness/cli/topology_option.h"
+#include "harness/run/topology_option.h"
 
 #include "sim/base/file.h"
 

@@ -1,7 +1,7 @@
-// `--topology` of the subcommands that time on a network (collective, exec):
-// a short form ("torus:4x4x4") or a YAML file.
-#ifndef TPUSIM_HARNESS_CLI_TOPOLOGY_OPTION_H_
-#define TPUSIM_HARNESS_CLI_TOPOLOGY_OPTION_H_
+// `--topology` of the subcommands that time on a network (collective, exec,
+// diff): a short form ("torus:4x4x4") or a YAML file.
+#ifndef TPUSIM_HARNESS_RUN_TOPOLOGY_OPTION_H_
+#define TPUSIM_HARNESS_RUN_TOPOLOGY_OPTION_H_
 
 #include <string>
 #include <string_view>
@@ -19,4 +19,4 @@ StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
 
 }  // namespace tpusim::harness
 
-#endif  // TPUSIM_HARNESS_CLI_TOPOLOGY_OPTION_H_
+#endif  // TPUSIM_HARNESS_RUN_TOPOLOGY_OPTION_H_

@@ -1,0 +1,331 @@
+#include "harness/diff/diff_report.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sim/base/units.h"
+
+namespace tpusim::harness {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+/// How much a structural change explains a regression: lower ranks first.
+int Rank(const StructuralChange& c) {
+  const hlo::HloInstruction* inst = c.after ? c.after : c.before;
+  // Data movement a release inserts or drops: relayouts and padding.
+  const bool relayout = inst != nullptr && (inst->opcode() == hlo::HloOpcode::kCopy ||
+                                            inst->opcode() == hlo::HloOpcode::kTranspose ||
+                                            inst->opcode() == hlo::HloOpcode::kPad);
+  switch (c.kind) {
+    case ChangeKind::kAdded:
+    case ChangeKind::kRemoved:
+      return relayout ? 0 : 6;
+    case ChangeKind::kPrecision:
+      return 1;
+    case ChangeKind::kCollective:
+      return 2;
+    case ChangeKind::kShape:
+      return 3;
+    case ChangeKind::kLayout:
+      return 4;
+    case ChangeKind::kMovedIntoFusion:
+    case ChangeKind::kMovedOutOfFusion:
+    case ChangeKind::kFusion:
+      return 5;
+    case ChangeKind::kOpcode:
+    case ChangeKind::kAttribute:
+      return 7;
+  }
+  return 8;
+}
+
+/// A change as the headline names it: "+1 copy f32[...] (relayout ...)" for
+/// an added instruction, else its description without the location.
+std::string Cause(const StructuralChange& c) {
+  std::string text = c.description;
+  const size_t at = text.find(" at ");
+  if (at != std::string::npos) text.resize(at);
+  if (c.kind == ChangeKind::kAdded) return "+1 " + text.substr(sizeof("added: ") - 1);
+  if (c.kind == ChangeKind::kRemoved) return "-1 " + text.substr(sizeof("removed: ") - 1);
+  return text;
+}
+
+/// "+18.0%".
+std::string Percent(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%+.1f%%", value);
+  return buffer;
+}
+
+/// Three significant digits, for errors.
+std::string Number(double value) { return FormatSignificant(value, 3); }
+
+}  // namespace
+
+Verdict Judge(const DiffReport& report, const DiffSpec& spec) {
+  const double time_tolerance = spec.thresholds.time_tolerance;
+  const double bytes_tolerance = spec.thresholds.bytes_tolerance;
+  Verdict v;
+  const bool structural = !report.structure.changes.empty();
+  if (structural && spec.thresholds.structure_fails) v.failed = v.worse = true;
+  for (const OutputComparison& o : report.outputs) {
+    if (!o.compared) {
+      v.failed = v.worse = true;
+      v.effects.push_back(o.name + " shape " + o.before_shape + " -> " + o.after_shape +
+                          " (not compared)");
+    } else if (!o.within_tolerance()) {
+      v.failed = v.worse = true;
+      v.effects.push_back(o.name + ": " + std::to_string(o.beyond_tolerance) + " of " +
+                          std::to_string(o.elements) + " elements beyond tolerance (max abs " +
+                          Number(o.max_abs_error) + ", max rel " + Number(o.max_rel_error) + ")");
+    }
+  }
+  for (const std::string& note : report.output_count_notes) {
+    v.failed = v.worse = true;
+    v.effects.push_back(note);
+  }
+  if (report.timing_run) {
+    const bool time_out =
+        report.time_change > time_tolerance || report.time_change < -time_tolerance;
+    const bool bytes_out =
+        report.bytes_change > bytes_tolerance || report.bytes_change < -bytes_tolerance;
+    if (time_out || bytes_out) v.failed = true;
+    if (report.time_change > time_tolerance || report.bytes_change > bytes_tolerance) {
+      v.worse = true;
+    }
+    v.effects.push_back("time " + Percent(report.time_change) + (time_out ? "" : " (within)"));
+    v.effects.push_back("HBM bytes " + Percent(report.bytes_change) +
+                        (bytes_out ? "" : " (within)"));
+  }
+  if (!report.values_run) v.effects.push_back("outputs not compared (--mode timing)");
+
+  std::string effects;
+  for (const std::string& e : v.effects) effects += (effects.empty() ? "" : ", ") + e;
+  if (effects.empty()) effects = "outputs within tolerance";
+  if (!v.failed) {
+    v.headline = "OK: no change beyond the thresholds -- " + effects;
+    if (structural) {
+      v.headline +=
+          ", " + std::to_string(report.structure.changes.size()) + " structural change(s) reported";
+    } else {
+      v.headline += ", no structural change";
+    }
+    return v;
+  }
+  std::string cause;
+  if (structural) {
+    const auto top = std::min_element(
+        report.structure.changes.begin(), report.structure.changes.end(),
+        [](const StructuralChange& a, const StructuralChange& b) { return Rank(a) < Rank(b); });
+    cause = Cause(*top);
+  } else if (!report.network_after.empty()) {
+    cause = "network " + report.network_before + " -> " + report.network_after;
+  } else {
+    cause = "no structural change";
+  }
+  v.headline = std::string(v.worse ? "REGRESSION: " : "CHANGED: ") + cause + " -- " + effects;
+  return v;
+}
+
+namespace {
+
+/// The numerics section: one row per output leaf.
+void PrintNumerics(const DiffReport& report, const DiffThresholds& thresholds, std::ostream& out) {
+  out << "\nnumerics (rtol " << Number(thresholds.rtol) << ", atol " << Number(thresholds.atol);
+  if (thresholds.max_ulp.has_value()) out << ", max-ulp " << *thresholds.max_ulp;
+  out << "):\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-24s %-20s %10s %10s %11s %11s %10s\n", "output", "shape",
+                "differing", "beyond", "max abs", "max rel", "max ulp");
+  out << line;
+  for (const OutputComparison& o : report.outputs) {
+    if (!o.compared) {
+      out << "  " << o.name << ": shape " << o.before_shape << " -> " << o.after_shape
+          << ": a structural change, values not compared\n";
+      continue;
+    }
+    std::snprintf(line, sizeof line, "  %-24s %-20s %10lld %10lld %11.3g %11.3g %10s\n",
+                  o.name.c_str(), o.after_shape.c_str(), static_cast<long long>(o.differing),
+                  static_cast<long long>(o.beyond_tolerance), o.max_abs_error, o.max_rel_error,
+                  o.max_ulp.has_value() ? std::to_string(*o.max_ulp).c_str() : "-");
+    out << line;
+  }
+  for (const std::string& note : report.output_count_notes) out << "  " << note << '\n';
+}
+
+/// The performance section: totals, then the instructions that changed most.
+void PrintPerformance(const DiffReport& report, int64_t top, const std::string& chip,
+                      std::ostream& out) {
+  char line[256];
+
+  const PerformanceDiff& p = report.performance;
+  out << "\nperformance on " << chip << ":\n";
+  if (!report.network_after.empty()) {
+    out << "  network before: " << report.network_before
+        << "\n  network after:  " << report.network_after << '\n';
+  }
+  std::snprintf(line, sizeof line, "  %-18s %16s %16s %10s\n", "", "before", "after", "change");
+  out << line;
+  const auto row = [&](const char* name, double a, double b, const char* format) {
+    char va[32], vb[32];
+    std::snprintf(va, sizeof va, format, a);
+    std::snprintf(vb, sizeof vb, format, b);
+    std::snprintf(line, sizeof line, "  %-18s %16s %16s %10s\n", name, va, vb,
+                  Percent(PercentChange(a, b)).c_str());
+    out << line;
+  };
+  row("time (us)", p.before.time_us, p.after.time_us, "%.3f");
+  row("cycles", static_cast<double>(p.before.cycles), static_cast<double>(p.after.cycles), "%.0f");
+  row("HBM bytes", static_cast<double>(p.before.hbm_bytes), static_cast<double>(p.after.hbm_bytes),
+      "%.0f");
+  row("FLOPs", static_cast<double>(p.before.flops), static_cast<double>(p.after.flops), "%.0f");
+  row("collective bytes", static_cast<double>(p.before.collective_bytes),
+      static_cast<double>(p.after.collective_bytes), "%.0f");
+  if (p.before.ici_bytes.has_value() && p.after.ici_bytes.has_value()) {
+    row("ICI bytes", static_cast<double>(*p.before.ici_bytes),
+        static_cast<double>(*p.after.ici_bytes), "%.0f");
+  } else {
+    out << "  ICI bytes          not routed (no --topology: device 0 timed alone)\n";
+  }
+  out << "  top instructions by time change:\n";
+  int64_t shown = 0;
+  for (const InstructionDelta& d : p.instructions) {
+    if (shown >= top || (d.delta_cycles() == 0 && d.delta_hbm_bytes() == 0)) break;
+    ++shown;
+    const std::string who = d.before.empty()      ? "(added) %" + d.after
+                            : d.after.empty()     ? "%" + d.before + " (removed)"
+                            : d.before == d.after ? "%" + d.after
+                                                  : "%" + d.before + " -> %" + d.after;
+    std::snprintf(line, sizeof line, "    %+12lld cycles %+14lld HBM bytes  %s (%s)\n",
+                  static_cast<long long>(d.delta_cycles()),
+                  static_cast<long long>(d.delta_hbm_bytes()), who.c_str(), d.opcode.c_str());
+    out << line;
+  }
+  if (shown == 0) out << "    (none: every instruction costs the same)\n";
+}
+
+}  // namespace
+
+void PrintDiffReport(const DiffReport& report, const Verdict& verdict, const DiffSpec& spec,
+                     std::ostream& out) {
+  out << verdict.headline << '\n';
+  std::vector<const StructuralChange*> ranked;
+  for (const StructuralChange& c : report.structure.changes) ranked.push_back(&c);
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [](const StructuralChange* a, const StructuralChange* b) { return Rank(*a) < Rank(*b); });
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i)
+    out << "  cause: " << ranked[i]->description << '\n';
+
+  out << "\nstructure: " << report.structure.changes.size() << " change(s)\n";
+  for (const StructuralChange& c : report.structure.changes) out << "  " << c.description << '\n';
+
+  if (!report.values_run) {
+    out << "\nnumerics: not run (--mode timing)\n";
+  } else {
+    PrintNumerics(report, spec.thresholds, out);
+  }
+  if (!report.timing_run) {
+    out << "\nperformance: not run (--mode values)\n";
+    return;
+  }
+  PrintPerformance(report, spec.top, spec.chip_name, out);
+}
+
+namespace {
+
+Json TotalsJson(const RunTotals& t) {
+  Json j;
+  j["cycles"] = t.cycles;
+  j["time_us"] = t.time_us;
+  j["hbm_bytes"] = t.hbm_bytes;
+  j["flops"] = t.flops;
+  j["collective_bytes"] = t.collective_bytes;
+  j["ici_bytes"] = t.ici_bytes.has_value() ? Json(*t.ici_bytes) : Json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, const DiffSpec& spec,
+                           int exit_code) {
+  Json j;
+  j["verdict"] = !verdict.failed ? "ok" : verdict.worse ? "regression" : "changed";
+  j["exit_code"] = exit_code;
+  j["headline"] = verdict.headline;
+  j["before"] = spec.before;
+  j["after"] = spec.after;
+  j["chip"] = spec.chip_name;
+  Json& thresholds = j["thresholds"];
+  thresholds["rtol"] = spec.thresholds.rtol;
+  thresholds["atol"] = spec.thresholds.atol;
+  thresholds["max_ulp"] =
+      spec.thresholds.max_ulp.has_value() ? Json(*spec.thresholds.max_ulp) : Json(nullptr);
+  thresholds["time_tolerance"] = spec.thresholds.time_tolerance_text;
+  thresholds["bytes_tolerance"] = spec.thresholds.bytes_tolerance_text;
+  thresholds["structure"] = spec.thresholds.structure_fails ? "fail" : "report";
+  Json changes = Json::array();
+  for (const StructuralChange& c : report.structure.changes) {
+    Json e;
+    e["kind"] = ChangeKindName(c.kind);
+    e["description"] = c.description;
+    e["before"] = c.before ? Json(c.before->name()) : Json(nullptr);
+    e["after"] = c.after ? Json(c.after->name()) : Json(nullptr);
+    changes.push_back(std::move(e));
+  }
+  j["structure"] = std::move(changes);
+  Json outputs = Json::array();
+  for (const OutputComparison& o : report.outputs) {
+    Json e;
+    e["name"] = o.name;
+    e["before_shape"] = o.before_shape;
+    e["after_shape"] = o.after_shape;
+    e["compared"] = o.compared;
+    e["elements"] = o.elements;
+    e["differing"] = o.differing;
+    e["beyond_tolerance"] = o.beyond_tolerance;
+    e["nan_mismatches"] = o.nan_mismatches;
+    e["max_abs_error"] = o.max_abs_error;  // infinity is written as null
+    e["max_rel_error"] = o.max_rel_error;
+    e["max_ulp"] = o.max_ulp.has_value() ? Json(*o.max_ulp) : Json(nullptr);
+    e["worst_index"] = o.worst_index;
+    outputs.push_back(std::move(e));
+  }
+  j["numerics"] = report.values_run ? std::move(outputs) : Json(nullptr);
+  if (!report.timing_run) {
+    j["performance"] = nullptr;
+    return j.dump(2) + "\n";
+  }
+  Json& perf = j["performance"];
+  perf["before"] = TotalsJson(report.performance.before);
+  perf["after"] = TotalsJson(report.performance.after);
+  perf["network_before"] =
+      report.network_before.empty() ? Json(nullptr) : Json(report.network_before);
+  perf["network_after"] = report.network_after.empty() ? Json(nullptr) : Json(report.network_after);
+  perf["time_change_percent"] = report.time_change;
+  perf["hbm_bytes_change_percent"] = report.bytes_change;
+  Json top = Json::array();
+  int64_t shown = 0;
+  for (const InstructionDelta& d : report.performance.instructions) {
+    if (shown++ >= spec.top) break;
+    Json e;
+    e["before"] = d.before.empty() ? Json(nullptr) : Json(d.before);
+    e["after"] = d.after.empty() ? Json(nullptr) : Json(d.after);
+    e["opcode"] = d.opcode;
+    e["before_cycles"] = d.before_cycles;
+    e["after_cycles"] = d.after_cycles;
+    e["before_hbm_bytes"] = d.before_hbm_bytes;
+    e["after_hbm_bytes"] = d.after_hbm_bytes;
+    top.push_back(std::move(e));
+  }
+  perf["top_instructions"] = std::move(top);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace tpusim::harness

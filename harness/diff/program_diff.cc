@@ -1,0 +1,162 @@
+#include "harness/diff/program_diff.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/run/module_run.h"
+#include "harness/run/program_io.h"
+#include "harness/run/topology_option.h"
+#include "sim/base/file.h"
+#include "sim/ici/interconnect.h"
+#include "sim/timing/timing.h"
+
+namespace tpusim::harness {
+namespace {
+
+using value::Literal;
+
+/// Both modules must take the same inputs: as many entry parameters, each of
+/// the same type and dimensions (layouts may differ).
+Status CheckSameParameters(const hlo::HloModule& before, const hlo::HloModule& after) {
+  const hlo::HloComputation& a = *before.entry();
+  const hlo::HloComputation& b = *after.entry();
+  if (a.parameter_count() != b.parameter_count()) {
+    return InvalidArgument(after.ErrorAt(
+        b.location(), "the entry computation takes " + std::to_string(b.parameter_count()) +
+                          " parameter(s) but " + before.filename() + "'s takes " +
+                          std::to_string(a.parameter_count()) +
+                          "; diff runs both modules on the same inputs"));
+  }
+  for (int64_t i = 0; i < a.parameter_count(); ++i) {
+    const hlo::HloInstruction* pa = a.parameters()[i];
+    const hlo::HloInstruction* pb = b.parameters()[i];
+    if (pa == nullptr || pb == nullptr || pa->shape().Compatible(pb->shape())) continue;
+    return InvalidArgument(after.ErrorAt(
+        pb->location(), "parameter " + std::to_string(i) + " is " + pb->shape().ToString(false) +
+                            " but " + before.filename() + " takes " + pa->shape().ToString(false) +
+                            "; diff runs both modules on the same inputs"));
+  }
+  return Status();
+}
+
+/// Evaluates both modules on the same inputs and compares every output
+/// leaf; records each run's loop trip counts and branches for timing.
+Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
+                     const hlo::HloModule& after, DiffReport& report,
+                     eval::ControlFlowRecord (&control_flow)[2], std::ostream& err) {
+  // Same devices and the same inputs (drawn for `before`) for both.
+  eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(before);
+  const eval::SpmdConfig spmd_after = eval::SpmdConfig::CoveringModule(after);
+  spmd.replica_count = std::max(spmd.replica_count, spmd_after.replica_count);
+  spmd.partition_count = std::max(spmd.partition_count, spmd_after.partition_count);
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
+                          LoadInputs(before, spmd, spec.evaluation));
+  TPUSIM_ASSIGN_OR_RETURN(const Evaluation run_before,
+                          EvaluateModule(before, spmd, spec.evaluation, inputs, err));
+  TPUSIM_ASSIGN_OR_RETURN(const Evaluation run_after,
+                          EvaluateModule(after, spmd, spec.evaluation, std::move(inputs), err));
+
+  value::ErrorSpec tolerance;
+  tolerance.rtol = spec.thresholds.rtol;
+  tolerance.atol = spec.thresholds.atol;
+  if (spec.thresholds.max_ulp.has_value()) {
+    tolerance.ulp = static_cast<uint64_t>(*spec.thresholds.max_ulp);
+  }
+  const int64_t devices = spmd.device_count();
+  for (int64_t d = 0; d < devices; ++d) {
+    const std::string prefix = devices > 1 ? "device_" + std::to_string(d) + "/" : "";
+    const std::vector<OutputLeaf> a = OutputLeaves(run_before.results[d]);
+    const std::vector<OutputLeaf> b = OutputLeaves(run_after.results[d]);
+    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+      report.outputs.push_back(DiffOutput(prefix + b[i].name, *a[i].value, *b[i].value, tolerance));
+    }
+    if (a.size() != b.size()) {
+      report.output_count_notes.push_back(prefix + "outputs: " + std::to_string(a.size()) +
+                                          " before, " + std::to_string(b.size()) + " after");
+    }
+  }
+
+  control_flow[0] = run_before.control_flow;
+  control_flow[1] = run_after.control_flow;
+  return Status();
+}
+
+/// Runs both modules and gathers every comparison.
+StatusOr<DiffReport> Compare(const DiffSpec& spec, const hlo::HloModule& before,
+                             const hlo::HloModule& after, std::ostream& err) {
+  DiffReport report;
+  report.structure = DiffModules(before, after);
+  report.values_run = spec.mode != RunMode::kTiming;
+  report.timing_run = spec.mode != RunMode::kValues;
+  eval::ControlFlowRecord control_flow[2];
+  if (report.values_run) {
+    TPUSIM_RETURN_IF_ERROR(CompareValues(spec, before, after, report, control_flow, err));
+  }
+  if (!report.timing_run) return report;
+
+  // Both on the same network, when there is one (or AFTER on its own, with
+  // --topology-after): every device timed and the collectives routed over its
+  // links.
+  TPUSIM_ASSIGN_OR_RETURN(const ici::Algorithm algorithm, ici::ParseAlgorithm(spec.algorithm));
+  const arch::ChipConfig& chip = *spec.chip;
+  const auto network =
+      [&](const std::string& option) -> StatusOr<std::unique_ptr<ici::Interconnect>> {
+    if (option.empty()) return std::unique_ptr<ici::Interconnect>();
+    TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology,
+                            LoadTopologyOption(option, "tpusim diff: error: "));
+    TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, chip));
+    return ici::Interconnect::Create(topology, chip);
+  };
+  std::unique_ptr<ici::Interconnect> interconnects[2];
+  TPUSIM_ASSIGN_OR_RETURN(interconnects[0], network(spec.topology));
+  TPUSIM_ASSIGN_OR_RETURN(
+      interconnects[1], network(spec.topology_after.empty() ? spec.topology : spec.topology_after));
+  if (!spec.topology_after.empty() &&
+      interconnects[0]->Describe() != interconnects[1]->Describe()) {
+    report.network_before = interconnects[0]->Describe();
+    report.network_after = interconnects[1]->Describe();
+  }
+  // Both timed in one SystemC run: the kernel starts once per process.
+  std::vector<timing::SimulationJob> jobs(2);
+  jobs[0].module = &before;
+  jobs[1].module = &after;
+  for (size_t k = 0; k < 2; ++k) {
+    jobs[k].chip = &chip;
+    jobs[k].options.trip_counts = control_flow[k].trip_counts;
+    jobs[k].options.branches = control_flow[k].branches;
+    jobs[k].options.interconnect = interconnects[k].get();
+    jobs[k].options.algorithm = algorithm;
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<timing::TimingResult> timed,
+                          timing::SimulateBatch(jobs));
+  report.performance =
+      ComparePerformance(timed[0], before, timed[1], after, report.structure.matched);
+  report.time_change =
+      PercentChange(report.performance.before.time_us, report.performance.after.time_us);
+  report.bytes_change = PercentChange(static_cast<double>(report.performance.before.hbm_bytes),
+                                      static_cast<double>(report.performance.after.hbm_bytes));
+  return report;
+}
+
+}  // namespace
+
+StatusOr<DiffReport> DiffPrograms(const DiffSpec& spec, std::ostream& err) {
+  TPUSIM_ASSIGN_OR_RETURN(const std::string text_before, ReadFile(spec.before));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> before,
+                          ParseAndVerifyModule(text_before, spec.before));
+  TPUSIM_ASSIGN_OR_RETURN(const std::string text_after, ReadFile(spec.after));
+  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> after,
+                          ParseAndVerifyModule(text_after, spec.after));
+  TPUSIM_RETURN_IF_ERROR(CheckSameParameters(*before, *after));
+  TPUSIM_ASSIGN_OR_RETURN(DiffReport report, Compare(spec, *before, *after, err));
+  report.before_module = std::move(before);
+  report.after_module = std::move(after);
+  return report;
+}
+
+}  // namespace tpusim::harness

@@ -1,0 +1,85 @@
+// `tpusim diff BEFORE AFTER`: runs two compilations of the same program on the
+// same inputs and chip and gathers what changed — structure (module_diff),
+// outputs (output_diff), time and bytes (perf_diff) — into a DiffReport, which
+// diff_report.h judges and prints. docs/diff.md describes the comparison.
+#ifndef TPUSIM_HARNESS_DIFF_PROGRAM_DIFF_H_
+#define TPUSIM_HARNESS_DIFF_PROGRAM_DIFF_H_
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/diff/module_diff.h"
+#include "harness/diff/output_diff.h"
+#include "harness/diff/perf_diff.h"
+#include "harness/run/run_spec.h"
+#include "sim/arch/chip_config.h"
+#include "sim/base/status.h"
+#include "sim/hlo/module.h"
+
+namespace tpusim::harness {
+
+/// What passes: a change within every threshold is no regression.
+struct DiffThresholds {
+  double rtol = 1e-3;              ///< relative tolerance of an output element
+  double atol = 1e-5;              ///< absolute tolerance of an output element
+  std::optional<int64_t> max_ulp;  ///< an element within this many ulps passes too
+  double time_tolerance = 2;       ///< largest change of total time, either way, in percent
+  double bytes_tolerance = 1;      ///< largest change of HBM bytes, either way, in percent
+  /// The two tolerances as the command line spelled them ("2%"), which the
+  /// JSON report repeats.
+  std::string time_tolerance_text = "2%";
+  std::string bytes_tolerance_text = "1%";
+  bool structure_fails = true;  ///< a structural change fails (--structure fail)
+};
+
+/// One `tpusim diff`, typed: its command line parsed once (cli/diff.cc).
+struct DiffSpec {
+  std::string before;  ///< path of the reference module
+  std::string after;   ///< path of the module compared with it
+  /// kFull compares outputs and times both, kTiming only times, kValues only
+  /// computes outputs.
+  RunMode mode = RunMode::kFull;
+  EvaluationSpec evaluation;             ///< the inputs both run on, and how
+  std::optional<arch::ChipConfig> chip;  ///< the preset both are timed on; unset for kValues
+  std::string chip_name;                 ///< that preset as given (name or file), for the reports
+  std::string topology;                  ///< the network both run on; empty: device 0 alone
+  std::string topology_after;            ///< AFTER's network when it differs; empty: `topology`'s
+  /// The collective algorithm on the network, parsed when the timing starts.
+  std::string algorithm = "auto";
+  DiffThresholds thresholds;
+  int64_t top = 10;  ///< instructions the reports list by time change
+};
+
+/// Everything `tpusim diff` found, before it is judged and printed.
+struct DiffReport {
+  bool values_run = false;  ///< outputs computed and compared (--mode full or values)
+  bool timing_run = false;  ///< both timed (--mode full or timing)
+  ModuleDiff structure;
+  std::vector<OutputComparison> outputs;
+  std::vector<std::string> output_count_notes;  ///< leaves present on one side only
+  PerformanceDiff performance;
+  double time_change = 0;   ///< percent
+  double bytes_change = 0;  ///< percent
+  /// The networks each ran on (Describe()), when they were given and differ
+  /// (--topology-after): the change under study.
+  std::string network_before;
+  std::string network_after;
+  /// The modules compared, which `structure` points into.
+  std::unique_ptr<const hlo::HloModule> before_module;
+  std::unique_ptr<const hlo::HloModule> after_module;
+};
+
+/// Reads, parses and verifies both modules, checks that they take the same
+/// inputs, then compares them as `spec` says: structure always, outputs
+/// (evaluated on the same inputs) and time (both timed in one SystemC run)
+/// per its mode. Every error is an input error; `err` gets the warnings of
+/// the values runs.
+StatusOr<DiffReport> DiffPrograms(const DiffSpec& spec, std::ostream& err);
+
+}  // namespace tpusim::harness
+
+#endif  // TPUSIM_HARNESS_DIFF_PROGRAM_DIFF_H_
