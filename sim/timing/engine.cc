@@ -149,9 +149,10 @@ class TensorCore : public sc_core::sc_module {
                                                              : static_cast<int64_t>(slowed);
   }
 
-  /// Stops this core when `step` would end past the horizon.
-  bool WithinHorizon(const Step& step, int64_t start, int64_t cycles) {
-    if (cycles <= kMaxSimulatedCycles - start) return true;
+  /// Stops this core when `step`, `cycles` long from cycle `from`, would end
+  /// past the horizon.
+  bool WithinHorizon(const Step& step, int64_t from, int64_t cycles) {
+    if (cycles <= kMaxSimulatedCycles - from) return true;
     beyond_horizon_ = step.inst;
     beyond_horizon_cycles_ = cycles;
     return false;
@@ -278,7 +279,8 @@ class TensorCore : public sc_core::sc_module {
         case StepKind::kFree:
           break;
       }
-      if (!WithinHorizon(step, start, cycles)) return;
+      // From now, not from the step's start: a collective's wait has moved the clock.
+      if (!WithinHorizon(step, TimeToCycles(keeper.get_current_time()), cycles)) return;
       keeper.inc(CyclesToTime(cycles));
       if (barrier_.cores > 1) {
         keeper.sync();
