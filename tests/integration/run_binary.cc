@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 extern char** environ;
@@ -102,6 +103,13 @@ RunResult RunBinary(const std::string& program, const std::vector<std::string>& 
     result.exit_code = 128 + WTERMSIG(status);
   }
   return result;
+}
+
+void AddSanitizerOption(const std::string& option) {
+  const char* current = std::getenv("ASAN_OPTIONS");
+  const std::string options =
+      current != nullptr && *current != '\0' ? std::string(current) + ":" + option : option;
+  setenv("ASAN_OPTIONS", options.c_str(), 1);
 }
 
 }  // namespace tpusim::test

@@ -22,6 +22,12 @@ struct RunResult {
 /// one pipe cannot deadlock.
 RunResult RunBinary(const std::string& program, const std::vector<std::string>& args);
 
+/// Appends `option` ("name=value") to ASAN_OPTIONS in this process's
+/// environment, which children inherit. A no-op for what a build without
+/// AddressSanitizer does; under it, a test whose premise the sanitizer would
+/// change (a signal injected from outside, a library's leaks) says so here.
+void AddSanitizerOption(const std::string& option);
+
 }  // namespace tpusim::test
 
 #endif  // TPUSIM_TESTS_INTEGRATION_RUN_BINARY_H_

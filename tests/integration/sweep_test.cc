@@ -303,11 +303,7 @@ TEST_F(Sweep, MpiRanksGiveTheSameFilesAsOneProcess) {
   }
   // OpenMPI keeps allocations until exit by design; under LeakSanitizer
   // (the ASan build) that would fail every rank.
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  setenv("ASAN_OPTIONS",
-         ((asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : "") + "detect_leaks=0")
-             .c_str(),
-         1);
+  AddSanitizerOption("detect_leaks=0");
   const RunResult r = RunBinary(TPUSIM_MPIEXEC, args);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_EQ(ReadText(scratch / "out/results.csv"), Csv());
