@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 #include <cstdint>
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -156,12 +155,6 @@ StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text,
   return groups;
 }
 
-std::string Fixed(double value, int decimals) {
-  char buffer[48];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
 /// `text` right-aligned in `width` columns, or after one space when wider
 /// (huge sizes and times must not run into the next column).
 std::string PadLeft(const std::string& text, size_t width) {
@@ -204,7 +197,7 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
   out << "# tpusim collective: " << options.op << " on " << interconnect->Describe() << "\n";
   out << "# chip " << chip.name << ", " << groups.size() << " group" << (groups.size() == 1 ? "" : "s")
       << " of " << n << " device" << (n == 1 ? "" : "s") << ", algorithm " << options.algorithm
-      << "; busbw = algbw x " << Fixed(BusFactor(kind, n), 4) << " (nccl-tests)\n";
+      << "; busbw = algbw x " << FormatFixed(BusFactor(kind, n), 4) << " (nccl-tests)\n";
   out << "#" << PadLeft("size (B)", 13) << PadLeft("time (us)", 14) << PadLeft("algbw (GB/s)", 14)
       << PadLeft("busbw (GB/s)", 14) << "  algorithm           explanation\n";
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -216,8 +209,9 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
     const double algbw = seconds > 0 ? static_cast<double>(size) / seconds * 1e-9 : 0.0;
     const double busbw = algbw * BusFactor(kind, n);
     const std::string algorithm_name(ici::AlgorithmName(timed->algorithm));
-    out << PadLeft(std::to_string(size), 14) << PadLeft(Fixed(seconds * 1e6, 2), 14)
-        << PadLeft(Fixed(algbw, 2), 14) << PadLeft(Fixed(busbw, 2), 14) << "  " << algorithm_name
+    out << PadLeft(std::to_string(size), 14) << PadLeft(FormatFixed(seconds * 1e6, 2), 14)
+        << PadLeft(FormatFixed(algbw, 2), 14) << PadLeft(FormatFixed(busbw, 2), 14) << "  "
+        << algorithm_name
         << std::string(algorithm_name.size() < 20 ? 20 - algorithm_name.size() : 1, ' ')
         << timed->explanation << "\n";
     nlohmann::ordered_json row;

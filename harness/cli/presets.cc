@@ -1,8 +1,6 @@
 // `tpusim presets [--models-dir DIR]`: list the chip presets with their headline figures.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -10,22 +8,10 @@
 #include "harness/cli/cli.h"
 #include "sim/arch/chip_config.h"
 #include "sim/arch/preset_loader.h"
+#include "sim/base/units.h"
 
 namespace tpusim::harness {
 namespace {
-
-/// `value` with up to `digits` significant digits and no trailing zeros ("1.05", "2307").
-std::string Significant(double value, int digits) {
-  std::array<char, 32> buf;
-  std::snprintf(buf.data(), buf.size(), "%.*g", digits, value);
-  return buf.data();
-}
-
-std::string Fixed1(double value) {
-  std::array<char, 32> buf;
-  std::snprintf(buf.data(), buf.size(), "%.1f", value);
-  return buf.data();
-}
 
 constexpr double kGiga = 1e9;
 constexpr double kTera = 1e12;
@@ -36,15 +22,15 @@ std::vector<std::string> Row(const arch::ChipConfig& c) {
   return {
       c.name,
       c.inherits.empty() ? "-" : c.inherits,
-      Significant(static_cast<double>(c.clock.value()) / kGiga, 4) + " GHz",
+      FormatSignificant(static_cast<double>(c.clock.value()) / kGiga, 4) + " GHz",
       std::to_string(c.tensorcores_per_chip) + "x" + std::to_string(c.mxu.count_per_core) + " " +
           std::to_string(c.mxu.rows) + "x" + std::to_string(c.mxu.cols),
-      Significant(static_cast<double>(c.peak.bf16.value()) / kTera, 6),
-      Significant(static_cast<double>(c.hbm.bandwidth.value()) / kGiga, 6),
-      Fixed1(static_cast<double>(c.hbm.capacity.value()) / kGibi),
+      FormatSignificant(static_cast<double>(c.peak.bf16.value()) / kTera, 6),
+      FormatSignificant(static_cast<double>(c.hbm.bandwidth.value()) / kGiga, 6),
+      FormatFixed(static_cast<double>(c.hbm.capacity.value()) / kGibi, 1),
       std::to_string(c.ici.links) + " x " +
-          Significant(static_cast<double>(c.ici.bandwidth_per_link_per_direction.value()) / kGiga,
-                      6),
+          FormatSignificant(
+              static_cast<double>(c.ici.bandwidth_per_link_per_direction.value()) / kGiga, 6),
   };
 }
 

@@ -57,11 +57,7 @@ std::string Cause(const StructuralChange& c) {
 }
 
 /// "+18.0%".
-std::string Percent(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.1f%%", value);
-  return buffer;
-}
+std::string Percent(double value) { return FormatPercent(value, PercentSign::kSigned); }
 
 /// Three significant digits, for errors.
 std::string Number(double value) { return FormatSignificant(value, 3); }

@@ -16,11 +16,7 @@ constexpr int kBarHeight = 12;
 constexpr int kRowGap = 6;
 constexpr int kLegendRow = 18;
 
-std::string Px(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", value);
-  return text;
-}
+std::string Px(double value) { return FormatFixed(value, 1); }
 
 constexpr int kTitleHeight = 26;  ///< the title line at the top of every chart
 

@@ -17,11 +17,7 @@
 namespace tpusim::harness {
 namespace {
 
-std::string Seconds(double s) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3f", s);
-  return buffer;
-}
+std::string Seconds(double s) { return FormatFixed(s, 3); }
 
 int Count(const std::vector<ScenarioResult>& results, const std::string& status) {
   int n = 0;
@@ -237,11 +233,9 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
     html += MetricChart("ICI bytes against golden (multi-chip scenarios)", networked, "ici_bytes",
                         "B", true);
     for (const ScenarioResult& r : networked) {
-      char busiest[32];
-      std::snprintf(busiest, sizeof busiest, "%.1f%%",
-                    100 * MetricValue(r.metrics, "link_utilisation"));
+      const std::string busiest = FormatPercent(100 * MetricValue(r.metrics, "link_utilisation"));
       html += "<p>" + XmlEscape(r.name) + ": each cell is the link from a row's node to a column's; "
-              "the darkest is the busiest link, busy " + std::string(busiest) +
+              "the darkest is the busiest link, busy " + busiest +
               " of the run at its full bandwidth.</p>\n" + LinkHeatmap(r);
     }
   }

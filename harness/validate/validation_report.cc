@@ -2,25 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <vector>
 
 #include "harness/report/svg_chart.h"
+#include "sim/base/units.h"
 
 namespace tpusim::harness {
 namespace {
 
-std::string Format(const char* format, double value) {
-  char text[48];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-
-std::string Percent(double value) { return Format("%.1f%%", value); }
-std::string Signed(double value) { return Format("%+.1f%%", value); }
-std::string Micros(double value) { return Format("%.4g", value); }
+std::string Percent(double value) { return FormatPercent(value); }
+std::string Signed(double value) { return FormatPercent(value, PercentSign::kSigned); }
+std::string Micros(double value) { return FormatSignificant(value, 4); }
 
 /// Rows with a prediction, largest |error| first (ties by id, so the order is stable).
 std::vector<const ValidationRow*> Worst(const ValidationResult& result, int count) {
@@ -69,7 +63,7 @@ std::vector<std::vector<std::string>> FamilyTable(const ValidationResult& result
                                                   : "ok";
     table.push_back({f.name, all ? "" : f.chip, std::to_string(f.rows), std::to_string(f.skipped),
                      Percent(f.mape), Percent(f.median), Percent(f.max), Signed(f.bias),
-                     Format("%.3f", f.r2), all ? "" : Percent(f.max_mape),
+                     FormatFixed(f.r2, 3), all ? "" : Percent(f.max_mape),
                      all ? "" : Percent(f.target_mape), status});
   }
   return table;

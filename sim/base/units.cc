@@ -198,4 +198,17 @@ std::string FormatSignificant(double value, int significant) {
   return text;
 }
 
+std::string FormatFixed(double value, int decimals) {
+  // 318 digits before the point at most (DBL_MAX), plus the decimals.
+  char text[400];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string FormatPercent(double percent, PercentSign sign) {
+  char text[400];
+  std::snprintf(text, sizeof text, sign == PercentSign::kSigned ? "%+.1f%%" : "%.1f%%", percent);
+  return text;
+}
+
 }  // namespace tpusim

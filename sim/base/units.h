@@ -92,6 +92,15 @@ std::string FormatBytes(int64_t bytes, BinaryByteUnit largest = BinaryByteUnit::
 /// values that differ are never printed the same.
 std::string FormatSignificant(double value, int significant = 6);
 
+/// `value` with `decimals` digits after the point (printf's %.Nf): "0.244"
+/// seconds, "12.5" pixels, "4096" bytes with 0.
+std::string FormatFixed(double value, int decimals);
+
+/// A percentage for people, one decimal: "12.3%"; with `sign`, "+12.3%" and
+/// "-4.0%", for changes and signed errors.
+enum class PercentSign : uint8_t { kUnsigned, kSigned };
+std::string FormatPercent(double percent, PercentSign sign = PercentSign::kUnsigned);
+
 }  // namespace tpusim
 
 #endif  // TPUSIM_SIM_BASE_UNITS_H_

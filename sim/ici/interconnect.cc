@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,9 +24,7 @@ namespace {
 std::string FormatLinkBytes(int64_t bytes) { return FormatBytes(bytes, BinaryByteUnit::kTiB); }
 
 std::string FormatMicroseconds(Picoseconds t) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f us", static_cast<double>(t.value()) * 1e-6);
-  return buffer;
+  return FormatFixed(static_cast<double>(t.value()) * 1e-6, 2) + " us";
 }
 
 /// A Collective with its devices replaced by chips.

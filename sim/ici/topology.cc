@@ -35,15 +35,11 @@ std::string FormatCoordinates(const std::vector<int64_t>& c) {
 
 /// "45 GB/s", "6.25 GB/s": decimal gigabytes, at most three decimals.
 std::string FormatBandwidth(BytesPerSecond b) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g GB/s", static_cast<double>(b.value()) / 1e9);
-  return buf;
+  return FormatSignificant(static_cast<double>(b.value()) / 1e9, 3) + " GB/s";
 }
 
 std::string FormatLatency(Picoseconds t) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g us", static_cast<double>(t.value()) / 1e6);
-  return buf;
+  return FormatSignificant(static_cast<double>(t.value()) / 1e6, 4) + " us";
 }
 
 std::string JoinDims(const std::vector<int64_t>& dims) {

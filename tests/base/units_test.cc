@@ -137,6 +137,15 @@ TEST(Units, FormatSignificantKeepsTheDigitsAskedFor) {
   EXPECT_EQ(FormatSignificant(-0.5), "-0.5");
 }
 
+TEST(Units, FormatFixedAndFormatPercentRoundToTheirDecimals) {
+  EXPECT_EQ(FormatFixed(0.2444, 3), "0.244");
+  EXPECT_EQ(FormatFixed(4096.0, 0), "4096");
+  EXPECT_EQ(FormatFixed(1e300, 1).size(), 303u);  // no truncation of huge values
+  EXPECT_EQ(FormatPercent(12.34), "12.3%");
+  EXPECT_EQ(FormatPercent(12.34, PercentSign::kSigned), "+12.3%");
+  EXPECT_EQ(FormatPercent(-4.0, PercentSign::kSigned), "-4.0%");
+}
+
 TEST(Units, QuantitiesOfOneUnitAddAndCompare) {
   const Bytes a(3);
   const Bytes b(4);
