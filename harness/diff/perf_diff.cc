@@ -21,8 +21,8 @@ struct Cost {
 std::map<std::string, Cost> CostsByName(const timing::TimingResult& timed) {
   std::map<std::string, Cost> costs;
   for (const timing::OpRecord& op : timed.ops) {
-    Cost& cost = costs[op.name];
-    cost.opcode = op.opcode;
+    Cost& cost = costs[op.instruction->name()];
+    cost.opcode = op.instruction->OpcodeSpelling();
     cost.cycles += op.cycles;
     cost.hbm_bytes += op.hbm_bytes;
   }
@@ -43,21 +43,16 @@ double Abs(double x) { return x < 0 ? -x : x; }
 
 }  // namespace
 
-RunTotals Totals(const timing::TimingResult& timed, const hlo::HloModule& module) {
+RunTotals Totals(const timing::TimingResult& timed) {
   RunTotals totals;
   totals.cycles = timed.cycles;
   totals.time_us = timed.time_us;
   totals.hbm_bytes = timed.hbm_bytes;
   totals.flops = timed.flops;
-  std::map<std::string, const hlo::HloInstruction*> collectives;
-  for (const auto& computation : module.computations()) {
-    for (const auto& inst : computation->instructions()) {
-      if (hlo::IsCollective(inst->opcode())) collectives.emplace(inst->name(), inst.get());
-    }
-  }
   for (const timing::OpRecord& op : timed.ops) {
-    const auto it = collectives.find(op.name);
-    if (it != collectives.end()) totals.collective_bytes += CollectiveResultBytes(*it->second);
+    if (hlo::IsCollective(op.instruction->opcode())) {
+      totals.collective_bytes += CollectiveResultBytes(*op.instruction);
+    }
   }
   if (!timed.interconnect.empty()) {
     totals.ici_bytes = 0;
@@ -67,13 +62,11 @@ RunTotals Totals(const timing::TimingResult& timed, const hlo::HloModule& module
 }
 
 PerformanceDiff ComparePerformance(const timing::TimingResult& before,
-                                   const hlo::HloModule& before_module,
                                    const timing::TimingResult& after,
-                                   const hlo::HloModule& after_module,
                                    const std::map<std::string, std::string>& matched) {
   PerformanceDiff diff;
-  diff.before = Totals(before, before_module);
-  diff.after = Totals(after, after_module);
+  diff.before = Totals(before);
+  diff.after = Totals(after);
   const std::map<std::string, Cost> costs_before = CostsByName(before);
   const std::map<std::string, Cost> costs_after = CostsByName(after);
   std::set<std::string> paired_after;

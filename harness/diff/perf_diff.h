@@ -52,15 +52,13 @@ struct PerformanceDiff {
   std::vector<InstructionDelta> instructions;
 };
 
-/// The totals of `timed`, a run of `module`.
-RunTotals Totals(const timing::TimingResult& timed, const hlo::HloModule& module);
+/// The totals of `timed`.
+RunTotals Totals(const timing::TimingResult& timed);
 
 /// Compares two runs; `matched` pairs instruction names before -> after
 /// (ModuleDiff::matched).
 PerformanceDiff ComparePerformance(const timing::TimingResult& before,
-                                   const hlo::HloModule& before_module,
                                    const timing::TimingResult& after,
-                                   const hlo::HloModule& after_module,
                                    const std::map<std::string, std::string>& matched);
 
 /// (after - before) / before in percent; 0 when both are 0; +infinity when

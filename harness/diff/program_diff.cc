@@ -135,7 +135,7 @@ StatusOr<DiffReport> Compare(const DiffSpec& spec, const hlo::HloModule& before,
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<timing::TimingResult> timed,
                           timing::SimulateBatch(jobs));
   report.performance =
-      ComparePerformance(timed[0], before, timed[1], after, report.structure.matched);
+      ComparePerformance(timed[0], timed[1], report.structure.matched);
   report.time_change =
       PercentChange(report.performance.before.time_us, report.performance.after.time_us);
   report.bytes_change = PercentChange(static_cast<double>(report.performance.before.hbm_bytes),

@@ -7,7 +7,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <set>
+#include <vector>
 #include <string>
 #include <utility>
 #include <variant>
@@ -148,21 +148,27 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
 
 namespace {
 
-/// An error for each --trip-count naming no while loop of `module`: a typo
-/// would otherwise time the loop once, silently.
-Status CheckTripCountNames(const hlo::HloModule& module,
-                           const std::map<std::string, int64_t>& counts) {
-  if (counts.empty()) return Status();
-  std::set<std::string> loops;
+/// The while loops `counts` names (--trip-count NAME=N), or an error for a
+/// name that is no while loop of `module`: a typo would otherwise time the
+/// loop once, silently.
+StatusOr<std::map<const hlo::HloInstruction*, int64_t>> ResolveTripCounts(
+    const hlo::HloModule& module, const std::map<std::string, int64_t>& counts) {
+  std::map<const hlo::HloInstruction*, int64_t> resolved;
+  if (counts.empty()) return resolved;
+  std::map<std::string, std::vector<const hlo::HloInstruction*>> loops;
   for (const auto& computation : module.computations()) {
     for (const auto& inst : computation->instructions()) {
-      if (inst->opcode() == hlo::HloOpcode::kWhile) loops.insert(inst->name());
+      if (inst->opcode() == hlo::HloOpcode::kWhile) loops[inst->name()].push_back(inst.get());
     }
   }
   for (const auto& [name, count] : counts) {
-    if (loops.contains(name)) continue;
+    const auto named = loops.find(name);
+    if (named != loops.end()) {
+      for (const hlo::HloInstruction* loop : named->second) resolved.emplace(loop, count);
+      continue;
+    }
     std::string known;
-    for (const std::string& loop : loops) {
+    for (const auto& [loop, instructions] : loops) {
       if (known.size() > 200) {
         known += ", ...";
         break;
@@ -176,7 +182,7 @@ Status CheckTripCountNames(const hlo::HloModule& module,
                                           : "its loops: " + known) +
                            ")");
   }
-  return Status();
+  return resolved;
 }
 
 }  // namespace
@@ -185,8 +191,7 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
                               const eval::SpmdConfig& spmd,
                               const std::optional<arch::ChipConfig>& chip,
                               std::optional<arch::TopologyConfig> topology, std::ostream& err) {
-  std::map<std::string, int64_t> trip_counts = spec.trip_counts;
-  TPUSIM_RETURN_IF_ERROR(CheckTripCountNames(module, trip_counts));
+  TPUSIM_ASSIGN_OR_RETURN(auto trip_counts, ResolveTripCounts(module, spec.trip_counts));
   // The network that times collectives, with the topology's per-device slowdowns.
   std::unique_ptr<ici::Interconnect> interconnect;
   std::map<int64_t, double> slowdowns;

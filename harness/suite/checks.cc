@@ -50,12 +50,11 @@ std::map<std::string, double> TimingMetrics(const timing::TimingResult& result) 
   for (const timing::CollectiveRecord& c : result.collectives) collective_cycles += c.cycles;
   if (result.collectives.empty()) {
     for (const timing::OpRecord& op : result.ops) {
-      const std::optional<hlo::HloOpcode> opcode = hlo::HloOpcodeFromName(op.opcode);
-      if (!opcode.has_value()) continue;
-      const bool done = *opcode == hlo::HloOpcode::kAllReduceDone ||
-                        *opcode == hlo::HloOpcode::kAllGatherDone ||
-                        *opcode == hlo::HloOpcode::kCollectivePermuteDone;
-      if (done || hlo::IsCollective(*opcode)) collective_cycles += op.cycles;
+      const hlo::HloOpcode opcode = op.instruction->opcode();
+      const bool done = opcode == hlo::HloOpcode::kAllReduceDone ||
+                        opcode == hlo::HloOpcode::kAllGatherDone ||
+                        opcode == hlo::HloOpcode::kCollectivePermuteDone;
+      if (done || hlo::IsCollective(opcode)) collective_cycles += op.cycles;
     }
   }
   const double seconds = result.time_us * 1e-6;

@@ -45,7 +45,8 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     const timing::TimingResult& timing = *run.timing;
     result.metrics = TimingMetrics(timing);
     for (const timing::OpRecord& op : timing.ops) {
-      result.op_time_us[op.opcode] += static_cast<double>(op.cycles) * 1e6 / static_cast<double>(timing.clock_hz);
+      result.op_time_us[op.instruction->OpcodeSpelling()] +=
+          static_cast<double>(op.cycles) * 1e6 / static_cast<double>(timing.clock_hz);
     }
     result.network_nodes = timing.nodes;
     for (const timing::LinkUse& link : timing.links) {

@@ -114,7 +114,7 @@ std::vector<Prediction> PredictShard(const std::vector<ValidationRow>& all,
     }
     int64_t cycles = -1;
     for (const timing::OpRecord& op : r.ops) {
-      if (op.name != timed[j]) continue;
+      if (op.instruction->name() != timed[j]) continue;
       cycles = std::max<int64_t>(cycles, 0) + op.cycles;
       p.bound_by = std::string(timing::BoundByName(op.bound_by));
     }

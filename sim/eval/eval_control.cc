@@ -52,7 +52,7 @@ StatusOr<Literal> EvalWhile(EvalContext& ctx, const HloInstruction& inst, Operan
     }
     if (keep_going.data<uint8_t>()[0] == 0) {
       if (ControlFlowRecord* record = DeviceZeroRecord(ctx)) {
-        record->trip_counts.emplace(inst.name(), iteration);
+        record->trip_counts.emplace(&inst, iteration);
       }
       return state;
     }
@@ -93,7 +93,7 @@ StatusOr<Literal> EvalConditional(EvalContext& ctx, const HloInstruction& inst, 
                      "needs a branch computation and an operand for the selected branch");
   }
   if (ControlFlowRecord* record = DeviceZeroRecord(ctx)) {
-    record->branches.emplace(inst.name(), operand - 1);
+    record->branches.emplace(&inst, operand - 1);
   }
   const Literal* args[] = {ops[operand]};
   return ctx.Call(*branch, args);

@@ -34,13 +34,16 @@ enum class Numerics : uint8_t {
   kIeee,
 };
 
-/// What a program's control flow did on one device, by instruction name: the
-/// first execution of each while loop and conditional counts.
+/// What a program's control flow did on one device, by instruction of the
+/// evaluated module (which outlives the record): the first execution of each
+/// while loop and conditional counts. The maps are for lookup, not for
+/// listing: their order is the instructions' addresses.
 struct ControlFlowRecord {
-  std::map<std::string, int64_t> trip_counts;  ///< iterations of each while loop
+  /// Iterations of each while loop.
+  std::map<const hlo::HloInstruction*, int64_t> trip_counts;
   /// Branch each conditional took: 0 for true and 1 for false in the pred
   /// form, the (clamped) index in the indexed form.
-  std::map<std::string, int64_t> branches;
+  std::map<const hlo::HloInstruction*, int64_t> branches;
 };
 
 struct EvaluatorOptions {

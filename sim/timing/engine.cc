@@ -294,8 +294,7 @@ class TensorCore : public sc_core::sc_module {
         keeper.sync();
       }
       if (role_.records != nullptr) {
-        record.name = step.inst->name();
-        record.opcode = step.inst->OpcodeSpelling();
+        record.instruction = step.inst;
         record.start_cycle = start;
         record.cycles = TimeToCycles(keeper.get_current_time()) - start;
         record.flops = cost.flops;

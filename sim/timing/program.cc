@@ -100,7 +100,7 @@ class Lowerer {
     if (cond == nullptr || body == nullptr) {
       return Error(inst, StatusCode::kInvalidArgument, "while needs condition= and body=");
     }
-    const auto given = options_.trip_counts.find(inst.name());
+    const auto given = options_.trip_counts.find(&inst);
     const int64_t trips = given != options_.trip_counts.end()
                               ? given->second
                               : KnownTripCount(inst).value_or(options_.default_trip_count);
@@ -129,7 +129,7 @@ class Lowerer {
                    "conditional without its branch computations");
     }
     const int64_t last = static_cast<int64_t>(branches.size()) - 1;
-    const auto known = options_.branches.find(inst.name());
+    const auto known = options_.branches.find(&inst);
     const int64_t wanted =
         known != options_.branches.end() ? known->second : options_.conditional_branch;
     const int64_t chosen = wanted < 0 || wanted > last ? last : wanted;

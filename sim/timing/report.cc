@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/hlo/computation.h"
+
 namespace tpusim::timing {
 
 namespace {
@@ -97,6 +99,7 @@ std::string FormatCollectiveTable(const TimingResult& r) {
 
 std::string FormatOpTable(const TimingResult& r, int64_t limit) {
   struct Row {
+    const hlo::HloInstruction* instruction = nullptr;
     std::string name;
     std::string opcode;
     int64_t count = 0;
@@ -107,13 +110,15 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
     std::map<BoundBy, int64_t> bound;  ///< executions bound by each unit
   };
   std::vector<Row> rows;
-  std::map<std::string, size_t> index;  // name -> row, first appearance order kept in `rows`
+  // instruction -> row; `rows` keeps the order of first execution.
+  std::map<const hlo::HloInstruction*, size_t> index;
   for (const OpRecord& op : r.ops) {
-    auto [it, added] = index.emplace(op.name, rows.size());
+    auto [it, added] = index.emplace(op.instruction, rows.size());
     if (added) {
       rows.emplace_back();
-      rows.back().name = op.name;
-      rows.back().opcode = op.opcode;
+      rows.back().instruction = op.instruction;
+      rows.back().name = op.instruction->name();
+      rows.back().opcode = op.instruction->OpcodeSpelling();
     }
     Row& row = rows[it->second];
     ++row.count;
@@ -122,6 +127,15 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
     row.hbm_bytes += op.hbm_bytes;
     row.overhead_cycles += op.overhead_cycles;
     ++row.bound[op.bound_by];
+  }
+  // Computations may reuse a name (a loop's condition and body both holding a
+  // `compare`): such rows say whose they are.
+  std::map<std::string, int> name_uses;
+  for (const Row& row : rows) ++name_uses[row.name];
+  for (Row& row : rows) {
+    if (name_uses[row.name] > 1 && row.instruction->parent() != nullptr) {
+      row.name = row.instruction->parent()->name() + "/" + row.name;
+    }
   }
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Row& a, const Row& b) { return a.cycles > b.cycles; });
@@ -165,8 +179,8 @@ std::string TimingJson(const TimingResult& r) {
   j["hbm_bytes"] = r.hbm_bytes;
   ordered_json ops = ordered_json::array();
   for (const OpRecord& op : r.ops) {
-    ops.push_back({{"name", op.name},
-                   {"opcode", op.opcode},
+    ops.push_back({{"name", op.instruction->name()},
+                   {"opcode", op.instruction->OpcodeSpelling()},
                    {"start_cycle", op.start_cycle},
                    {"cycles", op.cycles},
                    {"flops", op.flops},
@@ -229,20 +243,20 @@ std::string TimingTraceJson(const TimingResult& r) {
   for (const OpRecord& op : r.ops) {
     for (int64_t core = 0; core < r.tensorcores; ++core) {
       events.push_back({{"ph", "X"},
-                        {"name", op.name},
+                        {"name", op.instruction->name()},
                         {"pid", core},
                         {"tid", 0},
                         {"ts", Micros(r, op.start_cycle)},
                         {"dur", Micros(r, op.cycles)},
                         {"args",
-                         {{"opcode", op.opcode},
+                         {{"opcode", op.instruction->OpcodeSpelling()},
                           {"bound_by", std::string(BoundByName(op.bound_by))},
                           {"flops", op.flops},
                           {"hbm_bytes", op.hbm_bytes}}}});
       for (int u = 0; u < chip::kUnitCount; ++u) {
         if (op.unit_cycles[u] <= 0) continue;
         events.push_back({{"ph", "X"},
-                          {"name", op.name},
+                          {"name", op.instruction->name()},
                           {"pid", core},
                           {"tid", u + 1},
                           {"ts", Micros(r, op.start_cycle)},
@@ -258,12 +272,12 @@ std::string TimingTraceJson(const TimingResult& r) {
     meta("thread_name", pid, 0, "instructions");
     for (const OpRecord& op : d.ops) {
       events.push_back({{"ph", "X"},
-                        {"name", op.name},
+                        {"name", op.instruction->name()},
                         {"pid", pid},
                         {"tid", 0},
                         {"ts", Micros(r, op.start_cycle)},
                         {"dur", Micros(r, op.cycles)},
-                        {"args", {{"opcode", op.opcode},
+                        {"args", {{"opcode", op.instruction->OpcodeSpelling()},
                                   {"bound_by", std::string(BoundByName(op.bound_by))}}}});
     }
   }

@@ -30,17 +30,18 @@ namespace tpusim::timing {
 
 struct TimingOptions {
   /// Trip counts known from elsewhere (e.g. a functional run), by while
-  /// instruction name; they take precedence over what the program shows.
-  std::map<std::string, int64_t> trip_counts;
+  /// instruction of the timed module; they take precedence over what the
+  /// program shows.
+  std::map<const hlo::HloInstruction*, int64_t> trip_counts;
   /// Iterations of a while loop whose trip count cannot be read off the program.
   int64_t default_trip_count = 1;
   /// Branch every conditional takes (0 = the true branch of a pred
   /// conditional; an index past the last branch takes the last, as XLA does).
   int64_t conditional_branch = 0;
   /// Branches known from elsewhere (e.g. a functional run), by conditional
-  /// instruction name, in conditional_branch's numbering; they take
-  /// precedence over it.
-  std::map<std::string, int64_t> branches;
+  /// instruction of the timed module, in conditional_branch's numbering; they
+  /// take precedence over it.
+  std::map<const hlo::HloInstruction*, int64_t> branches;
   /// Upper bound on executed instructions (loops unrolled), to fail cleanly
   /// instead of exhausting memory.
   int64_t max_executed_instructions = 20'000'000;
@@ -84,8 +85,9 @@ std::string_view BoundByName(BoundBy bound);
 /// One executed instruction (an instruction inside a loop body appears once
 /// per iteration; instructions that do no work are not listed).
 struct OpRecord {
-  std::string name;         ///< instruction name without '%'
-  std::string opcode;       ///< as spelled in the text, e.g. "fusion", "copy-start"
+  /// What ran: an instruction of the timed module, which outlives the result
+  /// (its name and opcode are read from it, not copied per execution).
+  const hlo::HloInstruction* instruction = nullptr;
   int64_t start_cycle = 0;  ///< when TensorCore 0 issued it
   int64_t cycles = 0;       ///< until the next instruction may issue
   int64_t flops = 0;        ///< whole chip

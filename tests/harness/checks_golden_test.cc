@@ -12,6 +12,7 @@
 #include "harness/suite/scenario.h"
 #include "sim/base/file.h"
 #include "sim/hlo/parser.h"
+#include "tests/hlo/find_instruction.h"
 
 namespace tpusim::harness {
 namespace {
@@ -137,6 +138,21 @@ TEST(CheckOps, MinorDimsIsForTransposeOnly) {
 }
 
 TEST(TimingMetrics, CollectiveTimeAndUtilisation) {
+  const auto module = hlo::ParseHloModule(R"(HloModule m, replica_count=2
+sum {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  p = f32[8]{0} parameter(0)
+  ar = f32[8]{0} all-reduce(p), replica_groups={{0,1}}, to_apply=sum
+  ags = (f32[8]{0}, f32[16]{0}) all-gather-start(ar), replica_groups={{0,1}}, dimensions={0}
+  agd = f32[16]{0} all-gather-done(ags)
+  ROOT add = f32[16]{0} add(agd, agd)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status().message();
   timing::TimingResult result;
   result.clock_hz = 1'000'000'000;
   result.cycles = 2000;
@@ -145,13 +161,13 @@ TEST(TimingMetrics, CollectiveTimeAndUtilisation) {
   result.peak_flops = 1e9;
   result.hbm_bytes = 64;
   timing::OpRecord all_reduce;
-  all_reduce.opcode = "all-reduce";
+  all_reduce.instruction = test::FindInstruction(**module, "ar");
   all_reduce.cycles = 500;
   timing::OpRecord start;
-  start.opcode = "all-gather-start";
+  start.instruction = test::FindInstruction(**module, "ags");
   start.cycles = 250;
   timing::OpRecord add;
-  add.opcode = "add";
+  add.instruction = test::FindInstruction(**module, "add");
   add.cycles = 1000;
   result.ops = {all_reduce, start, add};
   const std::map<std::string, double> m = TimingMetrics(result);

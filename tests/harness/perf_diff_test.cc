@@ -8,8 +8,10 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "sim/hlo/parser.h"
+#include "tests/hlo/find_instruction.h"
 
 namespace tpusim::harness {
 namespace {
@@ -25,14 +27,17 @@ constexpr char kModule[] = R"(HloModule m, replica_count=2
 ENTRY %main (p: f32[256]) -> f32[256] {
   %p = f32[256]{0} parameter(0)
   %n = f32[256]{0} negate(%p)
-  ROOT %ar = f32[256]{0} all-reduce(%n), replica_groups={{0,1}}, to_apply=%add
+  %negate.2 = f32[256]{0} negate(%n)
+  %copy.1 = f32[256]{0} copy(%negate.2)
+  ROOT %ar = f32[256]{0} all-reduce(%copy.1), replica_groups={{0,1}}, to_apply=%add
 }
 )";
 
-timing::OpRecord Op(std::string name, std::string opcode, int64_t cycles, int64_t hbm_bytes) {
+// The records of one module stand for both runs: only names pair them.
+timing::OpRecord Op(const hlo::HloModule& module, std::string_view name, int64_t cycles,
+                    int64_t hbm_bytes) {
   timing::OpRecord op;
-  op.name = std::move(name);
-  op.opcode = std::move(opcode);
+  op.instruction = test::FindInstruction(module, name);
   op.cycles = cycles;
   op.hbm_bytes = hbm_bytes;
   return op;
@@ -45,17 +50,18 @@ TEST(ComparePerformance, PairsInstructionsThroughTheMatchingAndSortsByTimeChange
   before.cycles = 300;
   before.time_us = 3;
   before.hbm_bytes = 2048;
-  before.ops = {Op("n", "negate", 100, 2048), Op("ar", "all-reduce", 200, 0)};
+  const hlo::HloModule& m = **module;
+  before.ops = {Op(m, "n", 100, 2048), Op(m, "ar", 200, 0)};
   timing::TimingResult after = before;
   after.cycles = 900;
   after.time_us = 9;
   after.hbm_bytes = 4096;
   // Renamed negate, twice in a loop; a new copy; the all-reduce unchanged.
-  after.ops = {Op("negate.2", "negate", 150, 1024), Op("negate.2", "negate", 150, 1024),
-               Op("copy.1", "copy", 400, 2048), Op("ar", "all-reduce", 200, 0)};
+  after.ops = {Op(m, "negate.2", 150, 1024), Op(m, "negate.2", 150, 1024),
+               Op(m, "copy.1", 400, 2048), Op(m, "ar", 200, 0)};
   const std::map<std::string, std::string> matched = {{"n", "negate.2"}, {"ar", "ar"}};
 
-  const PerformanceDiff diff = ComparePerformance(before, **module, after, **module, matched);
+  const PerformanceDiff diff = ComparePerformance(before, after, matched);
   ASSERT_EQ(diff.instructions.size(), 3u);
   EXPECT_EQ(diff.instructions[0].after, "copy.1");  // +400 cycles, added
   EXPECT_EQ(diff.instructions[0].before, "");

@@ -12,6 +12,7 @@
 #include "sim/hlo/collective_groups.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/parser.h"
+#include "tests/hlo/find_instruction.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -33,17 +34,9 @@ std::unique_ptr<HloModule> Parse(const std::string& text) {
   return module.ok() ? std::move(*module) : nullptr;
 }
 
-const HloInstruction& Named(const HloModule& module, const std::string& name) {
-  for (const auto& inst : module.entry()->instructions()) {
-    if (inst->name() == name) return *inst;
-  }
-  ADD_FAILURE() << "no instruction " << name;
-  return *module.entry()->root();
-}
-
 CollectiveParticipants Resolve(const HloModule& module, const std::string& name,
                                SpmdConfig config) {
-  const HloInstruction& inst = Named(module, name);
+  const HloInstruction& inst = *test::FindInstruction(module, name);
   auto resolved = ResolveCollective(module, inst, inst.opcode(), config);
   EXPECT_TRUE(resolved.ok()) << resolved.status().message();
   return resolved.ok() ? *resolved : CollectiveParticipants{};
@@ -148,12 +141,12 @@ ENTRY e {
 })");
   ASSERT_NE(module, nullptr);
   const SpmdConfig config{2, 1};
-  auto ar = ResolveCollective(*module, Named(*module, "ar"), HloOpcode::kAllReduce, config);
+  auto ar = ResolveCollective(*module, *test::FindInstruction(*module, "ar"), HloOpcode::kAllReduce, config);
   ASSERT_FALSE(ar.ok());
   EXPECT_THAT(ar.status().message(), ::testing::HasSubstr("groups.hlo:"));
   EXPECT_THAT(ar.status().message(), ::testing::HasSubstr("replica_groups name replica 5"));
   auto cp =
-      ResolveCollective(*module, Named(*module, "cp"), HloOpcode::kCollectivePermute, config);
+      ResolveCollective(*module, *test::FindInstruction(*module, "cp"), HloOpcode::kCollectivePermute, config);
   ASSERT_FALSE(cp.ok());
   EXPECT_THAT(cp.status().message(), ::testing::HasSubstr("pair {0,7}"));
 }

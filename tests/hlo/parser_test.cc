@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/hlo/printer.h"
+#include "tests/hlo/find_instruction.h"
 
 namespace tpusim::hlo {
 namespace {
@@ -49,18 +50,6 @@ std::string ParseError(std::string_view text) {
   StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(text, "bad.hlo");
   EXPECT_FALSE(parsed.ok()) << "parsed, but should not have:\n" << text;
   return parsed.ok() ? "" : parsed.status().message();
-}
-
-/// The instruction with this name in any computation; fails the test if absent.
-const HloInstruction* Find(const HloModule& module, std::string_view name) {
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      if (instruction->name() == name) return instruction.get();
-    }
-  }
-  ADD_FAILURE() << "no instruction named " << name;
-  static const HloInstruction kMissing("<missing>", HloOpcode::kTuple, Shape::Tuple({}));
-  return &kMissing;
 }
 
 uint64_t Bits(double d) { return std::bit_cast<uint64_t>(d); }
@@ -206,7 +195,7 @@ ENTRY main {
   ASSERT_EQ(t.stack_frames.size(), 2u);
   EXPECT_EQ(t.stack_frames[1].fields[1].key, "parent_frame_id");
   EXPECT_EQ(t.stack_frames[1].fields[1].value, "1");
-  EXPECT_EQ(Find(*m, "c")->metadata_field("stack_frame_id"), "2");
+  EXPECT_EQ(test::FindInstruction(*m, "c")->metadata_field("stack_frame_id"), "2");
 }
 
 // --- computations --------------------------------------------------------------
@@ -276,12 +265,12 @@ ENTRY %main.1-x {
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->name(), "SyncTensorsGraph.43");
   EXPECT_EQ(m->entry()->name(), "main.1-x");
-  const HloInstruction* t = Find(*m, "t");
+  const HloInstruction* t = test::FindInstruction(*m, "t");
   EXPECT_EQ(t->operand_count(), 6);
   EXPECT_EQ(t->operand(0)->name(), "get-tuple-element.20");
   EXPECT_EQ(t->shape().tuple_size(), 6);
   // An operand used five times has the tuple as its user once.
-  EXPECT_EQ(Find(*m, "None.4")->users().size(), 1u);
+  EXPECT_EQ(test::FindInstruction(*m, "None.4")->users().size(), 1u);
   EXPECT_EQ(m->instruction_count(), 3);
 }
 
@@ -297,11 +286,11 @@ ENTRY %SyncTensorsGraph.8 (p0: f32[2], p1: (f32[], s32[])) -> f32[2] {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const HloInstruction* add = Find(*m, "add");
+  const HloInstruction* add = test::FindInstruction(*m, "add");
   ASSERT_EQ(add->operand_count(), 2);
-  EXPECT_EQ(add->operand(0), Find(*m, "p0"));
-  EXPECT_EQ(add->operand(1), Find(*m, "b"));
-  EXPECT_EQ(Find(*m, "gte")->operand(0), Find(*m, "p1"));
+  EXPECT_EQ(add->operand(0), test::FindInstruction(*m, "p0"));
+  EXPECT_EQ(add->operand(1), test::FindInstruction(*m, "b"));
+  EXPECT_EQ(test::FindInstruction(*m, "gte")->operand(0), test::FindInstruction(*m, "p1"));
   // Printing drops the inline shapes.
   EXPECT_THAT(PrintModule(*m), HasSubstr("add(%p0, %b)"));
 }
@@ -316,10 +305,10 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  EXPECT_EQ(Find(*m, "count")->shape().ToString(false), "s32[]");
-  EXPECT_EQ(Find(*m, "data")->shape().ToString(false), "f32[2,3]");
-  EXPECT_EQ(Find(*m, "res")->shape().ToString(false), "f32[2,3]");
-  EXPECT_EQ(Find(*m, "res")->shape().element_type(), PrimitiveType::kF32);
+  EXPECT_EQ(test::FindInstruction(*m, "count")->shape().ToString(false), "s32[]");
+  EXPECT_EQ(test::FindInstruction(*m, "data")->shape().ToString(false), "f32[2,3]");
+  EXPECT_EQ(test::FindInstruction(*m, "res")->shape().ToString(false), "f32[2,3]");
+  EXPECT_EQ(test::FindInstruction(*m, "res")->shape().element_type(), PrimitiveType::kF32);
 }
 
 TEST(ParseComputation, ComputationsMayBeReferencedBeforeTheirDefinition) {
@@ -337,8 +326,8 @@ add {
 )");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->entry()->name(), "e");
-  ASSERT_NE(Find(*m, "r")->to_apply(), nullptr);
-  EXPECT_EQ(Find(*m, "r")->to_apply()->name(), "add");
+  ASSERT_NE(test::FindInstruction(*m, "r")->to_apply(), nullptr);
+  EXPECT_EQ(test::FindInstruction(*m, "r")->to_apply()->name(), "add");
 }
 
 // --- shapes and layouts ------------------------------------------------------
@@ -383,23 +372,23 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const Shape& a = Find(*m, "a")->shape();
+  const Shape& a = test::FindInstruction(*m, "a")->shape();
   ASSERT_TRUE(a.IsTuple());
   ASSERT_EQ(a.tuple_size(), 3);
   EXPECT_TRUE(a.tuple_shapes(1).tuple_shapes(1).IsToken());
   EXPECT_TRUE(a.tuple_shapes(2).IsTuple());
   EXPECT_EQ(a.tuple_shapes(2).tuple_size(), 0);
-  const Shape& b = Find(*m, "b")->shape();
+  const Shape& b = test::FindInstruction(*m, "b")->shape();
   ASSERT_TRUE(b.IsBuffer());
   EXPECT_EQ(b.tuple_shapes(0).ToString(), "f32[4]{0}");
-  const Shape& c = Find(*m, "c")->shape();
+  const Shape& c = test::FindInstruction(*m, "c")->shape();
   EXPECT_THAT(c.dimensions(), ElementsAre(4, 2, Shape::kUnboundedSize));
   EXPECT_TRUE(c.is_dynamic_dimension(0));
   EXPECT_FALSE(c.is_dynamic_dimension(1));
   EXPECT_TRUE(c.is_dynamic_dimension(2));
   EXPECT_FALSE(c.is_static());
-  EXPECT_EQ(Find(*m, "d")->shape().element_count(), 0);
-  EXPECT_FALSE(Find(*m, "d")->shape().has_layout());
+  EXPECT_EQ(test::FindInstruction(*m, "d")->shape().element_count(), 0);
+  EXPECT_FALSE(test::FindInstruction(*m, "d")->shape().has_layout());
 }
 
 TEST(ParseShapes, EveryLayoutExtra) {
@@ -414,23 +403,23 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const Layout& tiled = Find(*m, "tiled")->shape().layout();
+  const Layout& tiled = test::FindInstruction(*m, "tiled")->shape().layout();
   EXPECT_THAT(tiled.minor_to_major(), ElementsAre(0, 1));
   ASSERT_EQ(tiled.tiles.size(), 2u);
   EXPECT_THAT(tiled.tiles[0].dimensions, ElementsAre(8, 128));
   EXPECT_THAT(tiled.tiles[1].dimensions, ElementsAre(2, 1));
 
-  const Layout& combined = Find(*m, "combined")->shape().layout();
+  const Layout& combined = test::FindInstruction(*m, "combined")->shape().layout();
   EXPECT_THAT(combined.tiles[0].dimensions, ElementsAre(2, Tile::kCombinedDimension, 128));
   EXPECT_EQ(combined.element_size_in_bits, 4);
   EXPECT_EQ(combined.memory_space, 1);
 
-  const Shape& scalar = Find(*m, "scalar")->shape();
+  const Shape& scalar = test::FindInstruction(*m, "scalar")->shape();
   ASSERT_TRUE(scalar.has_layout());
   EXPECT_TRUE(scalar.layout().minor_to_major().empty());
   EXPECT_EQ(scalar.layout().memory_space, 2);
 
-  const Layout& sparse = Find(*m, "sparse")->shape().layout();
+  const Layout& sparse = test::FindInstruction(*m, "sparse")->shape().layout();
   EXPECT_THAT(sparse.dim_level_types, ElementsAre("D", "C+"));
   EXPECT_THAT(sparse.tiles[0].dimensions, ElementsAre(4));
   EXPECT_EQ(sparse.tail_padding_alignment_in_elements, 2);
@@ -447,7 +436,7 @@ ENTRY e {
   EXPECT_EQ(sparse.dynamic_shape_metadata_prefix_bytes, 8);
   EXPECT_TRUE(sparse.HasExtras());
 
-  EXPECT_THAT(Find(*m, "one_d")->shape().layout().tiles[0].dimensions, ElementsAre(1024));
+  EXPECT_THAT(test::FindInstruction(*m, "one_d")->shape().layout().tiles[0].dimensions, ElementsAre(1024));
 }
 
 TEST(ParseShapes, StandaloneShape) {
@@ -481,7 +470,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const Window* w = Find(*m, "conv")->window();
+  const Window* w = test::FindInstruction(*m, "conv")->window();
   ASSERT_NE(w, nullptr);
   ASSERT_EQ(w->dimensions.size(), 2u);
   const WindowDimension& d0 = w->dimensions[0];
@@ -499,10 +488,10 @@ ENTRY e {
   EXPECT_EQ(d1.window_dilation, 1);
   EXPECT_TRUE(d0.window_reversal);
   EXPECT_FALSE(d1.window_reversal);
-  EXPECT_EQ(Find(*m, "conv")->int_attr(AttrId::kFeatureGroupCount), 1);
-  EXPECT_EQ(Find(*m, "conv")->int_attr(AttrId::kBatchGroupCount), 1);
+  EXPECT_EQ(test::FindInstruction(*m, "conv")->int_attr(AttrId::kFeatureGroupCount), 1);
+  EXPECT_EQ(test::FindInstruction(*m, "conv")->int_attr(AttrId::kBatchGroupCount), 1);
 
-  const Window* one = Find(*m, "rw")->window();
+  const Window* one = test::FindInstruction(*m, "rw")->window();
   ASSERT_NE(one, nullptr);
   ASSERT_EQ(one->dimensions.size(), 1u);
   EXPECT_EQ(one->dimensions[0].size, 16);
@@ -524,7 +513,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const ConvolutionDimensionNumbers* d = Find(*m, "c")->convolution_dimension_numbers();
+  const ConvolutionDimensionNumbers* d = test::FindInstruction(*m, "c")->convolution_dimension_numbers();
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->input_batch_dimension, 0);
   EXPECT_EQ(d->input_feature_dimension, 3);
@@ -536,13 +525,13 @@ ENTRY e {
   EXPECT_EQ(d->output_feature_dimension, 3);
   EXPECT_THAT(d->output_spatial_dimensions, ElementsAre(1, 2));
 
-  const ConvolutionDimensionNumbers* d2 = Find(*m, "c2")->convolution_dimension_numbers();
+  const ConvolutionDimensionNumbers* d2 = test::FindInstruction(*m, "c2")->convolution_dimension_numbers();
   ASSERT_NE(d2, nullptr);
   EXPECT_EQ(d2->input_batch_dimension, 2);
   EXPECT_EQ(d2->input_feature_dimension, 1);
   EXPECT_THAT(d2->input_spatial_dimensions, ElementsAre(0));
 
-  const ConvolutionDimensionNumbers* mm = Find(*m, "mm")->convolution_dimension_numbers();
+  const ConvolutionDimensionNumbers* mm = test::FindInstruction(*m, "mm")->convolution_dimension_numbers();
   ASSERT_NE(mm, nullptr);
   EXPECT_TRUE(mm->input_spatial_dimensions.empty());
   EXPECT_EQ(mm->kernel_input_feature_dimension, 0);
@@ -558,7 +547,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const HloInstruction* d = Find(*m, "d");
+  const HloInstruction* d = test::FindInstruction(*m, "d");
   EXPECT_EQ(IntList(d, AttrId::kLhsBatchDims), std::vector<int64_t>{0});
   EXPECT_EQ(IntList(d, AttrId::kLhsContractingDims), std::vector<int64_t>{2});
   EXPECT_EQ(IntList(d, AttrId::kRhsBatchDims), std::vector<int64_t>{0});
@@ -582,20 +571,20 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const auto* ranges = Find(*m, "s")->GetAttr<std::vector<SliceRange>>(AttrId::kSlice);
+  const auto* ranges = test::FindInstruction(*m, "s")->GetAttr<std::vector<SliceRange>>(AttrId::kSlice);
   ASSERT_NE(ranges, nullptr);
   ASSERT_EQ(ranges->size(), 2u);
   EXPECT_EQ((*ranges)[0], (SliceRange{0, 8, 1}));
   EXPECT_EQ((*ranges)[1], (SliceRange{2, 10, 2}));
-  EXPECT_THAT(IntList(Find(*m, "ds"), AttrId::kDynamicSliceSizes),
+  EXPECT_THAT(IntList(test::FindInstruction(*m, "ds"), AttrId::kDynamicSliceSizes),
               ElementsAre(1, 16));
-  EXPECT_THAT(Find(*m, "t")->dimensions(), ElementsAre(1, 0));
-  const auto* padding = Find(*m, "pd")->GetAttr<std::vector<PaddingDimension>>(AttrId::kPadding);
+  EXPECT_THAT(test::FindInstruction(*m, "t")->dimensions(), ElementsAre(1, 0));
+  const auto* padding = test::FindInstruction(*m, "pd")->GetAttr<std::vector<PaddingDimension>>(AttrId::kPadding);
   ASSERT_NE(padding, nullptr);
   ASSERT_EQ(padding->size(), 2u);
   EXPECT_EQ((*padding)[0], (PaddingDimension{1, 1, 0}));
   EXPECT_EQ((*padding)[1], (PaddingDimension{0, -1, 2}));
-  const auto* empty = Find(*m, "scalar_pad")->GetAttr<std::vector<PaddingDimension>>(AttrId::kPadding);
+  const auto* empty = test::FindInstruction(*m, "scalar_pad")->GetAttr<std::vector<PaddingDimension>>(AttrId::kPadding);
   ASSERT_NE(empty, nullptr);
   EXPECT_TRUE(empty->empty());
 }
@@ -611,16 +600,16 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const ReplicaGroups* list = Find(*m, "list")->replica_groups();
+  const ReplicaGroups* list = test::FindInstruction(*m, "list")->replica_groups();
   ASSERT_NE(list, nullptr);
   EXPECT_FALSE(list->iota.has_value());
   EXPECT_THAT(list->groups, ElementsAre(ElementsAre(0, 1), ElementsAre(2, 3, 4, 5), ElementsAre(6, 7)));
 
-  const ReplicaGroups* all = Find(*m, "all")->replica_groups();
+  const ReplicaGroups* all = test::FindInstruction(*m, "all")->replica_groups();
   ASSERT_NE(all, nullptr);
   EXPECT_TRUE(all->groups.empty());
 
-  const ReplicaGroups* iota = Find(*m, "iota")->replica_groups();
+  const ReplicaGroups* iota = test::FindInstruction(*m, "iota")->replica_groups();
   ASSERT_NE(iota, nullptr);
   ASSERT_TRUE(iota->iota.has_value());
   EXPECT_THAT(iota->iota->dims, ElementsAre(2, 4));
@@ -629,7 +618,7 @@ ENTRY e {
   EXPECT_THAT(iota->groups, ElementsAre(ElementsAre(0, 1, 2, 3), ElementsAre(4, 5, 6, 7)));
 
   // iota(8) as [4,2] = {{0,1},{2,3},{4,5},{6,7}}, transposed: {{0,2,4,6},{1,3,5,7}}.
-  const HloInstruction* tr = Find(*m, "tr");
+  const HloInstruction* tr = test::FindInstruction(*m, "tr");
   const ReplicaGroups* transposed = tr->replica_groups();
   ASSERT_NE(transposed, nullptr);
   ASSERT_TRUE(transposed->iota.has_value());
@@ -662,7 +651,7 @@ ENTRY e {
   ASSERT_NE(m, nullptr);
   using Type = Sharding::Type;
   auto sharding = [&](std::string_view name) -> const Sharding& {
-    const Sharding* s = Find(*m, name)->sharding();
+    const Sharding* s = test::FindInstruction(*m, name)->sharding();
     EXPECT_NE(s, nullptr) << name;
     static const Sharding kNone;
     return s ? *s : kNone;
@@ -702,7 +691,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const HloInstruction* c = Find(*m, "c");
+  const HloInstruction* c = test::FindInstruction(*m, "c");
   ASSERT_EQ(c->metadata().size(), 9u);
   EXPECT_EQ(c->metadata_field("op_type"), "Add");
   EXPECT_EQ(c->metadata_field("op_name"), "jit(f)/jit(main)/add \"q\"");
@@ -733,17 +722,17 @@ fused {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const auto* s = Find(*m, "s")->GetAttr<BackendConfig>(AttrId::kBackendConfig);
+  const auto* s = test::FindInstruction(*m, "s")->GetAttr<BackendConfig>(AttrId::kBackendConfig);
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(s->is_string);
   EXPECT_EQ(s->text, "{\"custom_call_config\": {\"body\": \"a\\nb\"}}");
-  EXPECT_EQ(Find(*m, "s")->string_attr(AttrId::kCustomCallTarget), "tpu_custom_call");
-  EXPECT_EQ(Find(*m, "s")->string_attr(AttrId::kApiVersion), "API_VERSION_STATUS_RETURNING");
-  const auto* j = Find(*m, "j")->GetAttr<BackendConfig>(AttrId::kBackendConfig);
+  EXPECT_EQ(test::FindInstruction(*m, "s")->string_attr(AttrId::kCustomCallTarget), "tpu_custom_call");
+  EXPECT_EQ(test::FindInstruction(*m, "s")->string_attr(AttrId::kApiVersion), "API_VERSION_STATUS_RETURNING");
+  const auto* j = test::FindInstruction(*m, "j")->GetAttr<BackendConfig>(AttrId::kBackendConfig);
   ASSERT_NE(j, nullptr);
   EXPECT_FALSE(j->is_string);
   EXPECT_EQ(j->text, R"({"flag_configs":[],"window_config":{"kernel_window_bounds":["1","8"]},"note":"has } and { inside"})");
-  EXPECT_EQ(Find(*m, "j")->string_attr(AttrId::kFusionKind), "kLoop");
+  EXPECT_EQ(test::FindInstruction(*m, "j")->string_attr(AttrId::kFusionKind), "kLoop");
   EXPECT_THAT(PrintModule(*m), HasSubstr(j->text));
 }
 
@@ -759,15 +748,15 @@ ENTRY e {
 )");
   ASSERT_NE(m, nullptr);
   const auto* pairs =
-      Find(*m, "cp")->GetAttr<std::vector<std::pair<int64_t, int64_t>>>(AttrId::kSourceTargetPairs);
+      test::FindInstruction(*m, "cp")->GetAttr<std::vector<std::pair<int64_t, int64_t>>>(AttrId::kSourceTargetPairs);
   ASSERT_NE(pairs, nullptr);
   EXPECT_THAT(*pairs, ElementsAre(std::pair<int64_t, int64_t>{0, 1}, std::pair<int64_t, int64_t>{1, 2},
                                   std::pair<int64_t, int64_t>{2, 3}, std::pair<int64_t, int64_t>{3, 0}));
-  EXPECT_THAT(Find(*m, "b")->control_predecessors(), ElementsAre(Find(*m, "a")));
-  EXPECT_THAT(Find(*m, "r")->control_predecessors(), ElementsAre(Find(*m, "b"), Find(*m, "cp")));
+  EXPECT_THAT(test::FindInstruction(*m, "b")->control_predecessors(), ElementsAre(test::FindInstruction(*m, "a")));
+  EXPECT_THAT(test::FindInstruction(*m, "r")->control_predecessors(), ElementsAre(test::FindInstruction(*m, "b"), test::FindInstruction(*m, "cp")));
   // control-predecessors are not attributes and not operands.
-  EXPECT_TRUE(Find(*m, "b")->attributes().empty());
-  EXPECT_EQ(Find(*m, "b")->operand_count(), 1);
+  EXPECT_TRUE(test::FindInstruction(*m, "b")->attributes().empty());
+  EXPECT_EQ(test::FindInstruction(*m, "b")->operand_count(), 1);
 }
 
 TEST(ParseAttributes, AsyncSpellings) {
@@ -792,24 +781,24 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const HloInstruction* rss = Find(*m, "rss");
+  const HloInstruction* rss = test::FindInstruction(*m, "rss");
   EXPECT_EQ(rss->opcode(), HloOpcode::kAsyncStart);
   EXPECT_EQ(rss->async_wrapped_opcode(), HloOpcode::kReduceScatter);
   EXPECT_EQ(rss->OpcodeSpelling(), "reduce-scatter-start");
-  EXPECT_EQ(Find(*m, "rsd")->opcode(), HloOpcode::kAsyncDone);
-  EXPECT_EQ(Find(*m, "rsd")->OpcodeSpelling(), "reduce-scatter-done");
-  EXPECT_EQ(Find(*m, "ars")->opcode(), HloOpcode::kAllReduceStart);
-  EXPECT_FALSE(Find(*m, "ars")->async_wrapped_opcode().has_value());
-  EXPECT_EQ(Find(*m, "cs")->opcode(), HloOpcode::kCopyStart);
-  EXPECT_EQ(Find(*m, "cs")->int_attr(AttrId::kCrossProgramPrefetchIndex), 0);
-  const HloInstruction* as = Find(*m, "as");
+  EXPECT_EQ(test::FindInstruction(*m, "rsd")->opcode(), HloOpcode::kAsyncDone);
+  EXPECT_EQ(test::FindInstruction(*m, "rsd")->OpcodeSpelling(), "reduce-scatter-done");
+  EXPECT_EQ(test::FindInstruction(*m, "ars")->opcode(), HloOpcode::kAllReduceStart);
+  EXPECT_FALSE(test::FindInstruction(*m, "ars")->async_wrapped_opcode().has_value());
+  EXPECT_EQ(test::FindInstruction(*m, "cs")->opcode(), HloOpcode::kCopyStart);
+  EXPECT_EQ(test::FindInstruction(*m, "cs")->int_attr(AttrId::kCrossProgramPrefetchIndex), 0);
+  const HloInstruction* as = test::FindInstruction(*m, "as");
   EXPECT_EQ(as->opcode(), HloOpcode::kAsyncStart);
   EXPECT_FALSE(as->async_wrapped_opcode().has_value());
   ASSERT_EQ(as->called_computations().size(), 1u);
   EXPECT_EQ(as->called_computations()[0]->name(), "async_comp");
   EXPECT_EQ(as->string_attr(AttrId::kAsyncExecutionThread), "main");
-  EXPECT_EQ(Find(*m, "au")->opcode(), HloOpcode::kAsyncUpdate);
-  EXPECT_EQ(Find(*m, "ad")->opcode(), HloOpcode::kAsyncDone);
+  EXPECT_EQ(test::FindInstruction(*m, "au")->opcode(), HloOpcode::kAsyncUpdate);
+  EXPECT_EQ(test::FindInstruction(*m, "ad")->opcode(), HloOpcode::kAsyncDone);
   const std::string printed = PrintModule(*m);
   EXPECT_THAT(printed, HasSubstr("reduce-scatter-start(%p)"));
   EXPECT_THAT(printed, HasSubstr("reduce-scatter-done(%rss)"));
@@ -823,7 +812,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const HloInstruction* c = Find(*m, "c");
+  const HloInstruction* c = test::FindInstruction(*m, "c");
   const Attribute* alias = c->FindUnknownAttribute("output_to_operand_aliasing");
   ASSERT_NE(alias, nullptr);
   EXPECT_EQ(alias->kind(), AttrKind::kRaw);
@@ -872,34 +861,34 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  EXPECT_EQ(Find(*m, "c")->string_attr(AttrId::kDirection), "LT");
-  EXPECT_EQ(Find(*m, "c")->string_attr(AttrId::kComparisonType), "TOTALORDER");
-  EXPECT_EQ(Find(*m, "g")->int_attr(AttrId::kIndex), 1);
-  EXPECT_EQ(Find(*m, "rp")->int_attr(AttrId::kExponentBits), 5);
-  EXPECT_EQ(Find(*m, "rp")->int_attr(AttrId::kMantissaBits), 10);
-  EXPECT_TRUE(Find(*m, "srt")->bool_attr(AttrId::kIsStable));
-  EXPECT_EQ(Find(*m, "srt")->to_apply()->name(), "lt");
-  EXPECT_EQ(Find(*m, "tk")->int_attr(AttrId::kK), 2);
-  EXPECT_TRUE(Find(*m, "tk")->bool_attr(AttrId::kLargest));
-  EXPECT_EQ(Find(*m, "io")->int_attr(AttrId::kIotaDimension), 0);
-  EXPECT_EQ(Find(*m, "r")->string_attr(AttrId::kDistribution), "rng_uniform");
-  const double* eps = Find(*m, "bnt")->GetAttr<double>(AttrId::kEpsilon);
+  EXPECT_EQ(test::FindInstruction(*m, "c")->string_attr(AttrId::kDirection), "LT");
+  EXPECT_EQ(test::FindInstruction(*m, "c")->string_attr(AttrId::kComparisonType), "TOTALORDER");
+  EXPECT_EQ(test::FindInstruction(*m, "g")->int_attr(AttrId::kIndex), 1);
+  EXPECT_EQ(test::FindInstruction(*m, "rp")->int_attr(AttrId::kExponentBits), 5);
+  EXPECT_EQ(test::FindInstruction(*m, "rp")->int_attr(AttrId::kMantissaBits), 10);
+  EXPECT_TRUE(test::FindInstruction(*m, "srt")->bool_attr(AttrId::kIsStable));
+  EXPECT_EQ(test::FindInstruction(*m, "srt")->to_apply()->name(), "lt");
+  EXPECT_EQ(test::FindInstruction(*m, "tk")->int_attr(AttrId::kK), 2);
+  EXPECT_TRUE(test::FindInstruction(*m, "tk")->bool_attr(AttrId::kLargest));
+  EXPECT_EQ(test::FindInstruction(*m, "io")->int_attr(AttrId::kIotaDimension), 0);
+  EXPECT_EQ(test::FindInstruction(*m, "r")->string_attr(AttrId::kDistribution), "rng_uniform");
+  const double* eps = test::FindInstruction(*m, "bnt")->GetAttr<double>(AttrId::kEpsilon);
   ASSERT_NE(eps, nullptr);
   EXPECT_EQ(*eps, 0.001);
-  EXPECT_EQ(Find(*m, "bnt")->int_attr(AttrId::kFeatureIndex), 1);
-  EXPECT_EQ(Find(*m, "bnt")->operand(0), Find(*m, "bnx"));  // defined after its use
-  EXPECT_EQ(Find(*m, "f")->string_attr(AttrId::kFftType), "FFT");
-  EXPECT_THAT(IntList(Find(*m, "f"), AttrId::kFftLength), ElementsAre(8));
-  const auto* constraints = Find(*m, "cu")->GetAttr<std::vector<Shape>>(AttrId::kOperandLayoutConstraints);
+  EXPECT_EQ(test::FindInstruction(*m, "bnt")->int_attr(AttrId::kFeatureIndex), 1);
+  EXPECT_EQ(test::FindInstruction(*m, "bnt")->operand(0), test::FindInstruction(*m, "bnx"));  // defined after its use
+  EXPECT_EQ(test::FindInstruction(*m, "f")->string_attr(AttrId::kFftType), "FFT");
+  EXPECT_THAT(IntList(test::FindInstruction(*m, "f"), AttrId::kFftLength), ElementsAre(8));
+  const auto* constraints = test::FindInstruction(*m, "cu")->GetAttr<std::vector<Shape>>(AttrId::kOperandLayoutConstraints);
   ASSERT_NE(constraints, nullptr);
   ASSERT_EQ(constraints->size(), 1u);
   EXPECT_EQ((*constraints)[0].ToString(), "f32[8]{0}");
-  EXPECT_EQ(Find(*m, "cu")->string_attr(AttrId::kCustomCallSchedule), "SCHEDULE_LATEST");
-  const auto* outfeed_shape = Find(*m, "of")->GetAttr<Box<Shape>>(AttrId::kOutfeedShape);
+  EXPECT_EQ(test::FindInstruction(*m, "cu")->string_attr(AttrId::kCustomCallSchedule), "SCHEDULE_LATEST");
+  const auto* outfeed_shape = test::FindInstruction(*m, "of")->GetAttr<Box<Shape>>(AttrId::kOutfeedShape);
   ASSERT_NE(outfeed_shape, nullptr);
   EXPECT_EQ((*outfeed_shape)->ToString(), "f32[8]{0}");
-  EXPECT_EQ(Find(*m, "of")->string_attr(AttrId::kOutfeedConfig), "cfg");
-  EXPECT_EQ(Find(*m, "tok")->operand_count(), 0);
+  EXPECT_EQ(test::FindInstruction(*m, "of")->string_attr(AttrId::kOutfeedConfig), "cfg");
+  EXPECT_EQ(test::FindInstruction(*m, "tok")->operand_count(), 0);
 }
 
 TEST(ParseAttributes, GatherAndScatterDimensionNumbers) {
@@ -913,7 +902,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const HloInstruction* g = Find(*m, "g");
+  const HloInstruction* g = test::FindInstruction(*m, "g");
   EXPECT_THAT(IntList(g, AttrId::kOffsetDims), ElementsAre(1));
   EXPECT_THAT(IntList(g, AttrId::kCollapsedSliceDims), ElementsAre(0));
   EXPECT_THAT(IntList(g, AttrId::kStartIndexMap), ElementsAre(0));
@@ -921,7 +910,7 @@ ENTRY e {
   EXPECT_EQ(g->int_attr(AttrId::kIndexVectorDim), 1);
   EXPECT_THAT(IntList(g, AttrId::kSliceSizes), ElementsAre(1, 4));
   EXPECT_TRUE(g->bool_attr(AttrId::kIndicesAreSorted));
-  const HloInstruction* s = Find(*m, "sc");
+  const HloInstruction* s = test::FindInstruction(*m, "sc");
   EXPECT_THAT(IntList(s, AttrId::kUpdateWindowDims), ElementsAre(1));
   EXPECT_THAT(IntList(s, AttrId::kInsertedWindowDims), ElementsAre(0));
   EXPECT_THAT(IntList(s, AttrId::kScatterDimsToOperandDims), ElementsAre(0));
@@ -960,21 +949,21 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const HloInstruction* w = Find(*m, "w");
+  const HloInstruction* w = test::FindInstruction(*m, "w");
   ASSERT_NE(w->GetAttr<HloComputation*>(AttrId::kCondition), nullptr);
   EXPECT_EQ((*w->GetAttr<HloComputation*>(AttrId::kCondition))->name(), "cond");
   EXPECT_EQ((*w->GetAttr<HloComputation*>(AttrId::kBody))->name(), "body");
   ASSERT_EQ(w->called_computations().size(), 2u);
-  EXPECT_EQ((*Find(*m, "c1")->GetAttr<HloComputation*>(AttrId::kTrueComputation))->name(), "body");
-  EXPECT_EQ((*Find(*m, "c1")->GetAttr<HloComputation*>(AttrId::kFalseComputation))->name(), "id");
-  const auto* branches = Find(*m, "c2")->GetAttr<ComputationList>(AttrId::kBranchComputations);
+  EXPECT_EQ((*test::FindInstruction(*m, "c1")->GetAttr<HloComputation*>(AttrId::kTrueComputation))->name(), "body");
+  EXPECT_EQ((*test::FindInstruction(*m, "c1")->GetAttr<HloComputation*>(AttrId::kFalseComputation))->name(), "id");
+  const auto* branches = test::FindInstruction(*m, "c2")->GetAttr<ComputationList>(AttrId::kBranchComputations);
   ASSERT_NE(branches, nullptr);
   ASSERT_EQ(branches->computations.size(), 3u);
   EXPECT_EQ(branches->computations[1]->name(), "id");
   EXPECT_EQ(branches->computations[2]->name(), "body");
   EXPECT_TRUE(branches->braced);
-  EXPECT_EQ(Find(*m, "cl")->to_apply()->name(), "id");
-  const auto* called = Find(*m, "cc")->GetAttr<ComputationList>(AttrId::kCalledComputations);
+  EXPECT_EQ(test::FindInstruction(*m, "cl")->to_apply()->name(), "id");
+  const auto* called = test::FindInstruction(*m, "cc")->GetAttr<ComputationList>(AttrId::kCalledComputations);
   ASSERT_NE(called, nullptr);
   EXPECT_EQ(called->computations[0]->name(), "id");
 }
@@ -996,11 +985,11 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const HloInstruction* w = Find(*m, "w");
+  const HloInstruction* w = test::FindInstruction(*m, "w");
   const HloComputation* condition = w->called_computation(AttrId::kCondition);
   const HloComputation* body = w->called_computation(AttrId::kBody);
   const HloComputation* first_branch =
-      Find(*m, "branch")->called_computation(AttrId::kBranchComputations);
+      test::FindInstruction(*m, "branch")->called_computation(AttrId::kBranchComputations);
   ASSERT_NE(condition, nullptr);
   ASSERT_NE(body, nullptr);
   ASSERT_NE(first_branch, nullptr);
@@ -1023,8 +1012,8 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const auto* bare = Find(*m, "a")->GetAttr<ComputationList>(AttrId::kCalls);
-  const auto* braced = Find(*m, "b")->GetAttr<ComputationList>(AttrId::kCalls);
+  const auto* bare = test::FindInstruction(*m, "a")->GetAttr<ComputationList>(AttrId::kCalls);
+  const auto* braced = test::FindInstruction(*m, "b")->GetAttr<ComputationList>(AttrId::kCalls);
   ASSERT_NE(bare, nullptr);
   ASSERT_NE(braced, nullptr);
   EXPECT_FALSE(bare->braced);
@@ -1058,23 +1047,23 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  EXPECT_THAT(Find(*m, "b")->literal().ints, ElementsAre(1, 0, 1));
-  EXPECT_THAT(Find(*m, "s1")->literal().ints, ElementsAre(-1, 0));
-  EXPECT_THAT(Find(*m, "s2")->literal().ints, ElementsAre(-2, 1));
-  EXPECT_THAT(Find(*m, "s4")->literal().ints, ElementsAre(-8, 7));
-  EXPECT_THAT(Find(*m, "s8")->literal().ints, ElementsAre(-128, 127));
-  EXPECT_THAT(Find(*m, "s16")->literal().ints, ElementsAre(-32768));
-  EXPECT_THAT(Find(*m, "s32")->literal().ints, ElementsAre(2147483647));
-  EXPECT_THAT(Find(*m, "s64")->literal().ints,
+  EXPECT_THAT(test::FindInstruction(*m, "b")->literal().ints, ElementsAre(1, 0, 1));
+  EXPECT_THAT(test::FindInstruction(*m, "s1")->literal().ints, ElementsAre(-1, 0));
+  EXPECT_THAT(test::FindInstruction(*m, "s2")->literal().ints, ElementsAre(-2, 1));
+  EXPECT_THAT(test::FindInstruction(*m, "s4")->literal().ints, ElementsAre(-8, 7));
+  EXPECT_THAT(test::FindInstruction(*m, "s8")->literal().ints, ElementsAre(-128, 127));
+  EXPECT_THAT(test::FindInstruction(*m, "s16")->literal().ints, ElementsAre(-32768));
+  EXPECT_THAT(test::FindInstruction(*m, "s32")->literal().ints, ElementsAre(2147483647));
+  EXPECT_THAT(test::FindInstruction(*m, "s64")->literal().ints,
               ElementsAre(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
-  EXPECT_THAT(Find(*m, "u1")->literal().ints, ElementsAre(1));
-  EXPECT_THAT(Find(*m, "u2")->literal().ints, ElementsAre(3));
-  EXPECT_THAT(Find(*m, "u4")->literal().ints, ElementsAre(15));
-  EXPECT_THAT(Find(*m, "u8")->literal().ints, ElementsAre(255));
-  EXPECT_THAT(Find(*m, "u16")->literal().ints, ElementsAre(65535));
-  EXPECT_THAT(Find(*m, "u32")->literal().ints, ElementsAre(4294967295));
+  EXPECT_THAT(test::FindInstruction(*m, "u1")->literal().ints, ElementsAre(1));
+  EXPECT_THAT(test::FindInstruction(*m, "u2")->literal().ints, ElementsAre(3));
+  EXPECT_THAT(test::FindInstruction(*m, "u4")->literal().ints, ElementsAre(15));
+  EXPECT_THAT(test::FindInstruction(*m, "u8")->literal().ints, ElementsAre(255));
+  EXPECT_THAT(test::FindInstruction(*m, "u16")->literal().ints, ElementsAre(65535));
+  EXPECT_THAT(test::FindInstruction(*m, "u32")->literal().ints, ElementsAre(4294967295));
   // Unsigned 64-bit values are stored bit-cast.
-  EXPECT_EQ(static_cast<uint64_t>(Find(*m, "u64")->literal().ints.at(0)),
+  EXPECT_EQ(static_cast<uint64_t>(test::FindInstruction(*m, "u64")->literal().ints.at(0)),
             std::numeric_limits<uint64_t>::max());
 }
 
@@ -1100,9 +1089,9 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  EXPECT_THAT(Find(*m, "f16")->literal().reals, ElementsAre(0.5, -65504.0));
-  EXPECT_EQ(Find(*m, "bf16")->literal().reals.at(0), -2.38197633e+38);
-  const std::vector<double>& f32 = Find(*m, "f32")->literal().reals;
+  EXPECT_THAT(test::FindInstruction(*m, "f16")->literal().reals, ElementsAre(0.5, -65504.0));
+  EXPECT_EQ(test::FindInstruction(*m, "bf16")->literal().reals.at(0), -2.38197633e+38);
+  const std::vector<double>& f32 = test::FindInstruction(*m, "f32")->literal().reals;
   ASSERT_EQ(f32.size(), 6u);
   EXPECT_EQ(f32[0], 0.01001);
   EXPECT_EQ(f32[1], -3.5233877e-06);
@@ -1110,14 +1099,14 @@ ENTRY e {
   EXPECT_EQ(f32[3], -std::numeric_limits<double>::infinity());
   EXPECT_EQ(Bits(f32[4]), 0x7ff8000000000000u);  // the default quiet NaN
   EXPECT_EQ(Bits(f32[5]), 0x8000000000000000u);  // -0 keeps its sign
-  EXPECT_EQ(Find(*m, "f64")->literal().reals.at(0), 0.1);
-  EXPECT_EQ(Bits(Find(*m, "payload")->literal().reals.at(0)), 0x7ff0000000000001u);
-  EXPECT_EQ(Bits(Find(*m, "negnan")->literal().reals.at(0)), 0xfff8000000000000u);
-  EXPECT_EQ(Find(*m, "e4m3fn")->literal().reals.at(0), 448.0);
-  EXPECT_EQ(Find(*m, "e5m2")->literal().reals.at(0), -57344.0);
-  EXPECT_EQ(Find(*m, "e8m0")->literal().reals.at(0), 1024.0);
-  EXPECT_THAT(Find(*m, "e2m1")->literal().reals, ElementsAre(6.0, -0.5));
-  EXPECT_TRUE(Find(*m, "f32")->literal().ints.empty());
+  EXPECT_EQ(test::FindInstruction(*m, "f64")->literal().reals.at(0), 0.1);
+  EXPECT_EQ(Bits(test::FindInstruction(*m, "payload")->literal().reals.at(0)), 0x7ff0000000000001u);
+  EXPECT_EQ(Bits(test::FindInstruction(*m, "negnan")->literal().reals.at(0)), 0xfff8000000000000u);
+  EXPECT_EQ(test::FindInstruction(*m, "e4m3fn")->literal().reals.at(0), 448.0);
+  EXPECT_EQ(test::FindInstruction(*m, "e5m2")->literal().reals.at(0), -57344.0);
+  EXPECT_EQ(test::FindInstruction(*m, "e8m0")->literal().reals.at(0), 1024.0);
+  EXPECT_THAT(test::FindInstruction(*m, "e2m1")->literal().reals, ElementsAre(6.0, -0.5));
+  EXPECT_TRUE(test::FindInstruction(*m, "f32")->literal().ints.empty());
 }
 
 TEST(ParseConstants, ComplexNestedElidedTupleAndEmpty) {
@@ -1135,27 +1124,27 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const ConstantLiteral& c = Find(*m, "c")->literal();
+  const ConstantLiteral& c = test::FindInstruction(*m, "c")->literal();
   ASSERT_EQ(c.reals.size(), 1u);
   EXPECT_TRUE(std::isnan(c.reals[0]));
   EXPECT_THAT(c.imags, ElementsAre(0.0));
-  const ConstantLiteral& c2 = Find(*m, "c2")->literal();
+  const ConstantLiteral& c2 = test::FindInstruction(*m, "c2")->literal();
   EXPECT_THAT(c2.reals, ElementsAre(1.5, 0.0));
   EXPECT_THAT(c2.imags, ElementsAre(-2.0, std::numeric_limits<double>::infinity()));
-  EXPECT_THAT(Find(*m, "nested")->literal().ints, ElementsAre(1, 2, 3, 4, 5, 6));
-  EXPECT_THAT(Find(*m, "cube")->literal().reals, ElementsAre(1, 2, 3, 4));
-  const ConstantLiteral& elided = Find(*m, "elided")->literal();
+  EXPECT_THAT(test::FindInstruction(*m, "nested")->literal().ints, ElementsAre(1, 2, 3, 4, 5, 6));
+  EXPECT_THAT(test::FindInstruction(*m, "cube")->literal().reals, ElementsAre(1, 2, 3, 4));
+  const ConstantLiteral& elided = test::FindInstruction(*m, "elided")->literal();
   EXPECT_TRUE(elided.elided);
   EXPECT_TRUE(elided.reals.empty());
-  const ConstantLiteral& tup = Find(*m, "tup")->literal();
+  const ConstantLiteral& tup = test::FindInstruction(*m, "tup")->literal();
   ASSERT_EQ(tup.elements.size(), 2u);
   EXPECT_THAT(tup.elements[0].ints, ElementsAre(7));
   ASSERT_EQ(tup.elements[1].elements.size(), 2u);
   EXPECT_THAT(tup.elements[1].elements[0].reals, ElementsAre(0.5, 1.0));
   EXPECT_THAT(tup.elements[1].elements[1].ints, ElementsAre(1));
-  EXPECT_TRUE(Find(*m, "empty")->literal().reals.empty());
-  EXPECT_FALSE(Find(*m, "empty")->literal().elided);
-  EXPECT_TRUE(Find(*m, "empty2")->literal().reals.empty());
+  EXPECT_TRUE(test::FindInstruction(*m, "empty")->literal().reals.empty());
+  EXPECT_FALSE(test::FindInstruction(*m, "empty")->literal().elided);
+  EXPECT_TRUE(test::FindInstruction(*m, "empty2")->literal().reals.empty());
   EXPECT_THAT(PrintModule(*m), HasSubstr("constant({...})"));
 }
 
@@ -1168,7 +1157,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  EXPECT_THAT(Find(*m, "c")->literal().reals, ElementsAre(0.1234567890123, 1e-40, 3.4028235677973366e+38));
+  EXPECT_THAT(test::FindInstruction(*m, "c")->literal().reals, ElementsAre(0.1234567890123, 1e-40, 3.4028235677973366e+38));
 }
 
 // --- errors ------------------------------------------------------------------------

@@ -83,7 +83,7 @@ ENTRY e {
   const OpRecord& start = r->ops[0];
   const OpRecord& dot = r->ops[1];
   const OpRecord& done = r->ops[2];
-  EXPECT_EQ(start.opcode, "copy-start");
+  EXPECT_EQ(start.instruction->OpcodeSpelling(), "copy-start");
   EXPECT_EQ(start.cycles, 0);
   // The copy reads 4 MiB from HBM into VMEM: shorter than the dot, so done does not wait.
   EXPECT_EQ(start.hbm_bytes, 1024 * 1024 * 4);
@@ -226,6 +226,31 @@ ENTRY e {
   EXPECT_NE(table.find("bound by"), std::string::npos);
   EXPECT_NE(table.find("MXU"), std::string::npos);
   EXPECT_LT(table.find("\nd "), table.find("\ne "));  // the dot takes longer: listed first
+}
+
+TEST(Report, TableRowsAreInstructionsAndNameTheirComputationWhenNamesRepeat) {
+  // `r` is a negate in the entry and an add in the called computation: two
+  // rows of their own opcodes, each saying whose it is. `n` is unique.
+  auto module = Parse(R"(HloModule twice
+inner {
+  x = f32[1024]{0} parameter(0)
+  ROOT r = f32[1024]{0} add(x, x)
+}
+ENTRY e {
+  a = f32[1024]{0} parameter(0)
+  c = f32[1024]{0} call(a), to_apply=inner
+  n = f32[1024]{0} exponential(c)
+  ROOT r = f32[1024]{0} negate(n)
+})");
+  ASSERT_NE(module, nullptr);
+  auto r = SimulateModule(*module, Preset("tpu-v5e"), {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::string table = FormatOpTable(*r);
+  EXPECT_NE(table.find("\ninner/r "), std::string::npos) << table;
+  EXPECT_NE(table.find("\ne/r "), std::string::npos) << table;
+  EXPECT_NE(table.find("\nn "), std::string::npos) << table;
+  const size_t add = table.find("\ninner/r ");
+  EXPECT_NE(table.substr(add, table.find('\n', add + 1) - add).find(" add "), std::string::npos);
 }
 
 /// The types an elementwise op is built with in ElementwiseModule when they

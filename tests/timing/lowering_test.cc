@@ -303,8 +303,8 @@ ENTRY e {
   auto program = LowerModule(*module, Preset("tpu-v5e"), options);
   ASSERT_TRUE(program.ok());
   EXPECT_EQ(program->steps.size(), 5u * 2 + 1);
-  // A trip count given by name (e.g. from a functional run) wins.
-  options.trip_counts["w"] = 7;
+  // A trip count given for the loop (e.g. from a functional run) wins.
+  options.trip_counts[module->entry()->root()] = 7;
   auto given = LowerModule(*module, Preset("tpu-v5e"), options);
   ASSERT_TRUE(given.ok());
   EXPECT_EQ(given->steps.size(), 7u * 2 + 1);
@@ -429,7 +429,7 @@ ENTRY e {
             "reach 2^63 here: more than tpusim counts in 64 bits");
   // Three runs (3 x 2^61 FLOPs and the adds) still fit.
   TimingOptions three;
-  three.trip_counts["w"] = 3;
+  three.trip_counts[loop->entry()->root()] = 3;
   program = LowerModule(*loop, Preset("tpu-v5e"), three);
   EXPECT_TRUE(program.ok()) << program.status().message();
 }

@@ -73,7 +73,7 @@ std::set<std::pair<std::string, int64_t>> ExecutedInstances(const CorpusModule& 
   std::set<std::pair<std::string, int64_t>> instances;
   std::map<std::string, int64_t> executions;
   for (const OpRecord& op : ops) {
-    const hlo::HloInstruction* inst = c.by_name.at(op.name);
+    const hlo::HloInstruction* inst = op.instruction;
     const auto collective = hlo::FindCollective(*inst);
     if (!collective || inst->opcode() == hlo::HloOpcode::kRecv) continue;
     auto participants =
@@ -87,8 +87,8 @@ std::set<std::pair<std::string, int64_t>> ExecutedInstances(const CorpusModule& 
     const std::string counter =
         inst->opcode() == hlo::HloOpcode::kSend
             ? "channel " + std::to_string(inst->int_attr(hlo::AttrId::kChannelId).value_or(0))
-            : op.name;
-    if (member) instances.emplace(op.name, executions[counter]++);
+            : inst->name();
+    if (member) instances.emplace(inst->name(), executions[counter]++);
   }
   return instances;
 }

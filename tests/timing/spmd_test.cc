@@ -304,8 +304,8 @@ TEST(Spmd, SymmetryGivesTheSameTimelineAsEveryDevice) {
   EXPECT_EQ(one.cycles, four.cycles);
   ASSERT_EQ(one.ops.size(), four.ops.size());
   for (size_t i = 0; i < one.ops.size(); ++i) {
-    EXPECT_EQ(one.ops[i].start_cycle, four.ops[i].start_cycle) << one.ops[i].name;
-    EXPECT_EQ(one.ops[i].cycles, four.ops[i].cycles) << one.ops[i].name;
+    EXPECT_EQ(one.ops[i].start_cycle, four.ops[i].start_cycle) << one.ops[i].instruction->name();
+    EXPECT_EQ(one.ops[i].cycles, four.ops[i].cycles) << one.ops[i].instruction->name();
   }
   ASSERT_EQ(one.collectives.size(), four.collectives.size());
   for (size_t i = 0; i < one.collectives.size(); ++i) {

@@ -57,7 +57,7 @@ add {
 /// The record of instruction `name` in `ops` (a test failure when absent).
 inline const OpRecord& Op(const std::vector<OpRecord>& ops, const std::string& name) {
   for (const OpRecord& op : ops) {
-    if (op.name == name) return op;
+    if (op.instruction->name() == name) return op;
   }
   ADD_FAILURE() << "no op " << name;
   static const OpRecord none;
