@@ -211,6 +211,17 @@ CLI::App* AddScenarioExecCommand(CLI::App& app, ScenarioExecOptions& options);
 /// The path of the running `tpusim` binary, for starting its child processes.
 std::string SelfPath();
 
+/// The chip presets' directory when --models-dir is not given: $TPUSIM_MODELS_DIR
+/// when set; else, for an installed binary (PREFIX/bin/tpusim),
+/// PREFIX/share/tpusim/models; else the source checkout's models/ that the
+/// build compiled in.
+std::string DefaultModelsDir();
+
+/// The validation suite `tpusim validate` runs by default: as DefaultModelsDir,
+/// PREFIX/share/tpusim/validation/tpu.validation.yaml for an installed binary,
+/// else the source checkout's scenarios/validation/.
+std::string DefaultValidationSuite();
+
 /// Writes a failed status's message to `err` verbatim, ending it with a newline.
 void PrintError(const Status& status, std::ostream& err);
 

@@ -264,7 +264,7 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
   cmd->add_option("-p,--param", options.overrides,
                   "Override one preset field, e.g. -p ici.hop_latency=0.5us (repeatable)")
       ->option_text("KEY=VALUE");
-  options.models_dir = TPUSIM_MODELS_DIR;
+  options.models_dir = DefaultModelsDir();
   cmd->add_option("--models-dir", options.models_dir,
                   "Where preset names are looked up; default: " + options.models_dir)
       ->option_text("DIR");

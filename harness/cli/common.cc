@@ -22,6 +22,31 @@ std::string SelfPath() {
   return ec ? "/proc/self/exe" : self.string();
 }
 
+namespace {
+
+/// `relative` under PREFIX/share/tpusim when the binary runs from PREFIX/bin
+/// and that path exists (an installed tpusim, wherever its prefix was moved),
+/// else `built_in`.
+std::string InstalledOr(const std::filesystem::path& relative, const char* built_in) {
+  const std::filesystem::path installed =
+      std::filesystem::path(SelfPath()).parent_path().parent_path() / "share" / "tpusim" / relative;
+  std::error_code ec;
+  return std::filesystem::exists(installed, ec) ? installed.string() : built_in;
+}
+
+}  // namespace
+
+std::string DefaultModelsDir() {
+  const char* env = std::getenv("TPUSIM_MODELS_DIR");
+  if (env != nullptr && *env != '\0') return env;
+  return InstalledOr("models", TPUSIM_MODELS_DIR);
+}
+
+std::string DefaultValidationSuite() {
+  return InstalledOr(std::filesystem::path("validation") / "tpu.validation.yaml",
+                     TPUSIM_VALIDATION_SUITE);
+}
+
 const CLI::Validator& PositiveNumber() {
   static const CLI::Validator positive(
       [](const std::string& text) -> std::string {

@@ -108,7 +108,7 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
   diff->add_option("-p,--param", options.overrides,
                    "Override one preset field (repeatable), as for exec")
       ->option_text("KEY=VALUE");
-  options.models_dir = TPUSIM_MODELS_DIR;  // the source tree's models/, set by CMake
+  options.models_dir = DefaultModelsDir();
   diff->add_option("--models-dir", options.models_dir,
                    "Where preset names are looked up; default: " + options.models_dir)
       ->option_text("DIR");

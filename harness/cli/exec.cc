@@ -181,7 +181,7 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
                    "Override one preset field, e.g. -p hbm.bandwidth=1TB/s -p mxu.count_per_core=2 "
                    "(repeatable; docs/presets.md lists the fields)")
       ->option_text("KEY=VALUE");
-  options.models_dir = TPUSIM_MODELS_DIR;  // the source tree's models/, set by CMake
+  options.models_dir = DefaultModelsDir();
   exec->add_option("--models-dir", options.models_dir,
                    "Where preset names are looked up; default: " + options.models_dir)
       ->option_text("DIR");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/cli/cli.h"
+#include "harness/commit.h"
 #include "harness/suite/scenario_exec.h"
 #include "harness/version.h"
 
@@ -56,8 +57,11 @@ int main(int argc, char** argv) {
       "modules XLA compiled.",
       "tpusim");
   app.set_help_flag("-h,--help", "Print this help and exit");
-  app.set_version_flag("--version", "tpusim " + std::string(tpusim::kVersion),
-                       "Print the version ('tpusim X.Y.Z') and exit");
+  app.set_version_flag("--version",
+                       "tpusim " + std::string(tpusim::kVersion) + " (commit " +
+                           std::string(tpusim::kCommit) + ")",
+                       "Print the version and the commit it was built from "
+                       "('tpusim X.Y.Z (commit HASH)') and exit");
   app.require_subcommand(0, 1);  // none: handled below, so unknown words are reported as such
   app.footer(kFooter);
   app.failure_message(FailureMessage);

@@ -67,7 +67,7 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows, std::ostream&
 CLI::App* AddPresetsCommand(CLI::App& app, PresetsOptions& options) {
   CLI::App* presets =
       app.add_subcommand("presets", "List the chip presets and their headline figures");
-  options.models_dir = TPUSIM_MODELS_DIR;  // the source tree's models/, set by CMake
+  options.models_dir = DefaultModelsDir();
   presets
       ->add_option("--models-dir", options.models_dir,
                    "Directory of chip presets (*.yaml) to list; default: " + options.models_dir)

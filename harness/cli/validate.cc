@@ -20,7 +20,7 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options) {
       "validate",
       "Time the workloads of published TPU measurements and report tpusim's error against them "
       "(docs/validation.md)");
-  options.suite = TPUSIM_VALIDATION_SUITE;
+  options.suite = DefaultValidationSuite();
   validate->add_option("SUITE", options.suite, "The suite file; default: " + options.suite)
       ->type_name("");
   validate->add_option("--family", options.families, "Run only this family (repeatable)")
@@ -51,7 +51,7 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options) {
       ->add_option("--hlo", options.hlo,
                    "Print the HLO module generated for the row with this id, and stop")
       ->option_text("ID");
-  options.models_dir = TPUSIM_MODELS_DIR;
+  options.models_dir = DefaultModelsDir();
   validate
       ->add_option("--models-dir", options.models_dir,
                    "Where preset names are looked up; default: " + options.models_dir)

@@ -20,6 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::MatchesRegex;
 using ::testing::Not;
 
 /// A small valid module: 1 computation, 4 instructions.
@@ -69,7 +70,8 @@ void ExpectAllCheck(const std::vector<fs::path>& modules) {
 TEST(Cli, VersionPrintsVersionAndExitsZero) {
   RunResult r = Tpusim({"--version"});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
-  EXPECT_EQ(r.out, "tpusim " TPUSIM_VERSION "\n");
+  EXPECT_THAT(r.out,
+              MatchesRegex("tpusim " TPUSIM_VERSION " \\(commit ([0-9a-f]+(-dirty)?|unknown)\\)\n"));
   EXPECT_THAT(r.err, IsEmpty());
 }
 
