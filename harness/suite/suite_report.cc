@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <iterator>
 #include <map>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <system_error>
 
 #include "harness/report/svg_chart.h"
 #include "harness/version.h"
@@ -18,6 +20,22 @@ namespace tpusim::harness {
 namespace {
 
 std::string Seconds(double s) { return FormatFixed(s, 3); }
+
+/// A testcase's classname: the scenario file without `.yaml`, its other dots
+/// made `_`, since Jenkins reads the part before the last dot as a package.
+std::string JUnitClassName(std::string file) {
+  if (file.ends_with(".yaml")) file.resize(file.size() - 5);
+  std::replace(file.begin(), file.end(), '.', '_');
+  return file;
+}
+
+/// The shortest decimal that reads back as `value` (std::to_chars), so a
+/// metric in the JUnit report is the one the run measured.
+std::string ShortestDecimal(double value) {
+  char text[32];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  return ec == std::errc() ? std::string(text, end) : std::string("nan");
+}
 
 int Count(const std::vector<ScenarioResult>& results, const std::string& status) {
   int n = 0;
@@ -84,16 +102,28 @@ std::string SuiteJUnit(const std::vector<ScenarioResult>& results) {
          "\" errors=\"" + std::to_string(Count(results, "error")) + "\" skipped=\"0\" time=\"" +
          Seconds(total) + "\">\n";
   for (const ScenarioResult& r : results) {
-    xml += "    <testcase name=\"" + XmlEscape(r.name) + "\" classname=\"" + XmlEscape(r.file) +
-           "\" time=\"" + Seconds(r.seconds) + "\"";
-    if (r.status == "pass") {
+    xml += "    <testcase name=\"" + XmlEscape(r.name) + "\" classname=\"" +
+           XmlEscape(JUnitClassName(r.file)) + "\" time=\"" + Seconds(r.seconds) + "\"";
+    if (r.status == "pass" && r.metrics.empty()) {
       xml += "/>\n";
       continue;
     }
-    const std::string tag = r.status == "error" ? "error" : "failure";
-    const std::string first = r.messages.empty() ? r.status : r.messages.front();
-    xml += ">\n      <" + tag + " message=\"" + XmlEscape(first) + "\" type=\"" + r.status + "\">" +
-           XmlEscape(Join(r.messages)) + "</" + tag + ">\n    </testcase>\n";
+    xml += ">\n";
+    if (!r.metrics.empty()) {
+      xml += "      <properties>\n";
+      for (const auto& [name, value] : r.metrics) {
+        xml += "        <property name=\"" + XmlEscape(name) + "\" value=\"" +
+               ShortestDecimal(value) + "\"/>\n";
+      }
+      xml += "      </properties>\n";
+    }
+    if (r.status != "pass") {
+      const std::string tag = r.status == "error" ? "error" : "failure";
+      const std::string first = r.messages.empty() ? r.status : r.messages.front();
+      xml += "      <" + tag + " message=\"" + XmlEscape(first) + "\" type=\"" + r.status + "\">" +
+             XmlEscape(Join(r.messages)) + "</" + tag + ">\n";
+    }
+    xml += "    </testcase>\n";
   }
   xml += "  </testsuite>\n</testsuites>\n";
   return xml;

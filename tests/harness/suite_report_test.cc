@@ -55,6 +55,30 @@ TEST(SuiteHtml, LargeNetworksAreDrawnInBlocksOfNodes) {
   EXPECT_THAT(html, HasSubstr("<title>chip 129 → chip 0 .. chip 2: 0.25</title>"));  // the last
 }
 
+TEST(SuiteJUnit, ClassnamesHaveNoDotsAndTimedScenariosCarryTheirMetrics) {
+  ScenarioResult failed = RingScenario(2);
+  failed.name = "v1.2";
+  failed.file = "suites/release.2026/v1.2.yaml";
+  failed.status = "fail";
+  failed.messages = {"time_us: 10 is above the maximum 9"};
+  failed.metrics = {{"time_us", 0.1}, {"cycles", 150000}};
+  ScenarioResult values;
+  values.name = "values";
+  values.file = "values.yaml";
+  values.status = "pass";
+  const std::string xml = SuiteJUnit({RingScenario(2), failed, values});
+  EXPECT_THAT(xml, HasSubstr("classname=\"ring\""));
+  EXPECT_THAT(xml, HasSubstr("<testcase name=\"v1.2\" classname=\"suites/release_2026/v1_2\""));
+  // Metrics in name order, each the shortest decimal that reads back exactly.
+  EXPECT_THAT(xml, HasSubstr("      <properties>\n"
+                             "        <property name=\"cycles\" value=\"150000\"/>\n"
+                             "        <property name=\"time_us\" value=\"0.1\"/>\n"
+                             "      </properties>\n"
+                             "      <failure message=\"time_us: 10 is above the maximum 9\""));
+  EXPECT_THAT(xml, HasSubstr("<property name=\"link_utilisation\" value=\"0.5\"/>"));
+  EXPECT_THAT(xml, HasSubstr("<testcase name=\"values\" classname=\"values\" time=\"0.000\"/>"));
+}
+
 TEST(ScenarioResultJson, RoundTripsTheReportData) {
   const ScenarioResult r = RingScenario(3);
   const StatusOr<ScenarioResult> back = ResultFromJson(ResultToJson(r), "result.json");
