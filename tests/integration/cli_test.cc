@@ -70,8 +70,8 @@ void ExpectAllCheck(const std::vector<fs::path>& modules) {
 TEST(Cli, VersionPrintsVersionAndExitsZero) {
   RunResult r = Tpusim({"--version"});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
-  EXPECT_THAT(r.out,
-              MatchesRegex("tpusim " TPUSIM_VERSION " \\(commit ([0-9a-f]+(-dirty)?|unknown)\\)\n"));
+  EXPECT_THAT(r.out, MatchesRegex("tpusim " TPUSIM_VERSION
+                                  " \\(commit ([0-9a-f]+(-dirty)?|unknown)\\)\n"));
   EXPECT_THAT(r.err, IsEmpty());
 }
 
@@ -179,6 +179,24 @@ TEST(Check, KeepsGoingAfterABadFile) {
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr(missing + ": error: cannot open file"));
   EXPECT_THAT(r.out, HasSubstr(good + ": ok ("));
+}
+
+TEST(Check, SkipsXlasReportsInADumpDirectoryWithANote) {
+  // What `tpusim check dump/*after_optimizations*.txt` picks up.
+  ScratchDir dir;
+  const std::string module = dir / "module_0001.jit_f.tpu_after_optimizations.txt";
+  const std::string buffers =
+      dir / "module_0001.jit_f.tpu_after_optimizations-buffer-assignment.txt";
+  const std::string memory =
+      dir / "module_0001.jit_f.tpu_after_optimizations-memory-usage-report.txt";
+  WriteText(module, kAddOneModule);
+  WriteText(buffers, "BufferAssignment:\nallocation 0: size 4, parameter 0\n");
+  WriteText(memory, "Total bytes used: 8 (8B)\n");
+  RunResult r = Tpusim({"check", "-v", module, buffers, memory});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(r.out, module + ": ok (1 computations, 4 instructions)\n");
+  EXPECT_EQ(r.err, buffers + ": skipped: XLA's buffer assignment, not an HLO module\n" + memory +
+                       ": skipped: XLA's memory usage report, not an HLO module\n");
 }
 
 // --- fmt --------------------------------------------------------------------
