@@ -264,7 +264,21 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
         << '\n';
     draw();
   };
-  RunProcesses(jobs, static_cast<int>(options.jobs), on_start, on_finish);
+  // With --update-golden, the scenarios that write their own golden run
+  // first: one that compares with another's (`golden: NAME`) must read the
+  // golden this run writes, not race it.
+  std::vector<size_t> writers, readers;
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    const bool reads_other = scenarios[i].golden != scenarios[i].name;
+    (options.update_golden && reads_other ? readers : writers).push_back(i);
+  }
+  for (const std::vector<size_t>& phase : {writers, readers}) {
+    std::vector<ProcessJob> batch;
+    for (size_t i : phase) batch.push_back(jobs[i]);
+    RunProcesses(
+        batch, static_cast<int>(options.jobs), [&](size_t k) { on_start(phase[k]); },
+        [&](size_t k, const ProcessOutcome& outcome) { on_finish(phase[k], outcome); });
+  }
   if (tty) err << "\r\033[K" << std::flush;
   std::error_code ec;
   fs::remove_all(scratch, ec);

@@ -166,6 +166,21 @@ TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
   EXPECT_THAT(ReadText(junit), HasSubstr("<failure message=\"output: 32 of 32 elements differ"));
 }
 
+TEST(Run, UpdateGoldenWritesEachGoldenBeforeTheScenariosThatReadIt) {
+  // `a_release_2` (first in file order) compares with `add`'s golden: in one
+  // --update-golden run of a fresh golden directory it reads what `add` wrote.
+  ScratchDir scratch;
+  const std::string checks = "mode: values\ninputs: {seed: 3}\nchecks:\n"
+                             "  outputs: {golden: true, exact: true}\n";
+  WriteScenario(scratch / "suite/a_release_2.yaml", kAddModule, "golden: add\n" + checks);
+  WriteScenario(scratch / "suite/add.yaml", kAddModule, checks);
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "-j", "1", "--golden-dir",
+                                                scratch / "golden", "--update-golden"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("2 scenario(s): 2 passed"));
+  EXPECT_FALSE(fs::exists(scratch / "golden/a_release_2"));
+}
+
 TEST(Run, PerOutputNamingNoOutputIsAnErrorAtItsKey) {
   ScratchDir scratch;
   // The scenario with a tolerance for output `name`, run updating its golden.
