@@ -139,17 +139,23 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
                           RunModule(spec, *module, spmd, chip, std::move(topology), err));
 
   nlohmann::ordered_json json;
-  if (spec.mode != RunMode::kTiming) {
+  const bool values = spec.mode != RunMode::kTiming && run.values_skipped.empty();
+  if (!run.values_skipped.empty()) {
+    out << "values: not computed, timed without them (loop trip counts from the program): "
+        << run.values_skipped << "\n\n";
+  }
+  if (values) {
     TPUSIM_ASSIGN_OR_RETURN(const std::vector<OutputSummary> outputs,
                             ReportValues(options, run.results));
     PrintSummaryTable(outputs, out);
     json["outputs"] = OutputsJson(outputs);
   }
   if (run.timing.has_value()) {
-    if (spec.mode != RunMode::kTiming) out << '\n';
+    if (values) out << '\n';
     out << timing::FormatOpTable(*run.timing, options.top);
     nlohmann::ordered_json metrics = nlohmann::ordered_json::parse(timing::TimingJson(*run.timing));
     if (json.contains("outputs")) metrics["outputs"] = std::move(json["outputs"]);
+    if (!run.values_skipped.empty()) metrics["values_skipped"] = run.values_skipped;
     json = std::move(metrics);
     if (!options.trace.empty()) {
       TPUSIM_RETURN_IF_ERROR(
@@ -282,11 +288,15 @@ HBM, VMEM, DMA, latency, ICI). docs/models.md explains every effect modelled.
 With --topology every device is timed, collectives meeting on the network (one device
 stands for all when their timelines are provably identical: "symmetry: used"), and a
 collective table follows: kind, executions, participants, bytes, time, algorithm.
+In full mode, values that cannot be computed (over --max-memory, an operation the
+evaluator lacks) are skipped: the first line says why, and the module is timed
+without them.
 
 Exit codes:
-  0  the module ran
+  0  the module ran (in full mode, perhaps without its values)
   2  usage error; FILE unreadable, malformed or not verifiable; bad or missing
-     input files or preset; an unsupported operation; a run over --max-memory)");
+     input files or preset; in values mode, an unsupported operation or a run over
+     --max-memory)");
   return exec;
 }
 

@@ -99,7 +99,11 @@ Verdict Judge(const DiffReport& report, const DiffSpec& spec) {
     v.effects.push_back("HBM bytes " + Percent(report.bytes_change) +
                         (bytes_out ? "" : " (within)"));
   }
-  if (!report.values_run) v.effects.push_back("outputs not compared (--mode timing)");
+  if (!report.values_run) {
+    v.effects.push_back(report.values_skipped.empty()
+                            ? "outputs not compared (--mode timing)"
+                            : "outputs not compared (their values could not be computed)");
+  }
 
   std::string effects;
   for (const std::string& e : v.effects) effects += (effects.empty() ? "" : ", ") + e;
@@ -222,7 +226,9 @@ void PrintDiffReport(const DiffReport& report, const Verdict& verdict, const Dif
   out << "\nstructure: " << report.structure.changes.size() << " change(s)\n";
   for (const StructuralChange& c : report.structure.changes) out << "  " << c.description << '\n';
 
-  if (!report.values_run) {
+  if (!report.values_skipped.empty()) {
+    out << "\nnumerics: not run: " << report.values_skipped << '\n';
+  } else if (!report.values_run) {
     out << "\nnumerics: not run (--mode timing)\n";
   } else {
     PrintNumerics(report, spec.thresholds, out);
@@ -294,6 +300,7 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
     outputs.push_back(std::move(e));
   }
   j["numerics"] = report.values_run ? std::move(outputs) : Json(nullptr);
+  if (!report.values_skipped.empty()) j["values_skipped"] = report.values_skipped;
   if (!report.timing_run) {
     j["performance"] = nullptr;
     return j.dump(2) + "\n";

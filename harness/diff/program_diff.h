@@ -57,6 +57,9 @@ struct DiffSpec {
 /// Everything `tpusim diff` found, before it is judged and printed.
 struct DiffReport {
   bool values_run = false;  ///< outputs computed and compared (--mode full or values)
+  /// Why the outputs were not compared although the mode asked for them:
+  /// values that cannot be computed (ValuesCannotBeComputed). Empty otherwise.
+  std::string values_skipped;
   bool timing_run = false;  ///< both timed (--mode full or timing)
   ModuleDiff structure;
   std::vector<OutputComparison> outputs;

@@ -57,7 +57,8 @@ Status CheckMemory(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
     return ResourceExhausted(module.filename() + ": error: running it needs about " +
                              FormatBytes(peak) + " per device x " + std::to_string(devices) +
                              " device(s), more than --max-memory " + FormatBytes(max_memory) +
-                             "; raise --max-memory or run fewer devices");
+                             "; raise --max-memory, run fewer devices, or time it without values "
+                             "(--mode timing)");
   }
   return Status();
 }
@@ -187,6 +188,11 @@ StatusOr<std::map<const hlo::HloInstruction*, int64_t>> ResolveTripCounts(
 
 }  // namespace
 
+bool ValuesCannotBeComputed(const Status& status) {
+  return status.code() == StatusCode::kResourceExhausted ||
+         status.code() == StatusCode::kUnimplemented;
+}
+
 StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
                               const eval::SpmdConfig& spmd,
                               const std::optional<arch::ChipConfig>& chip,
@@ -206,15 +212,24 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
   }
   ModuleRun run;
   if (spec.mode != RunMode::kTiming) {
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
-                            LoadInputs(module, spmd, spec.evaluation));
-    TPUSIM_ASSIGN_OR_RETURN(Evaluation evaluation, EvaluateModule(module, spmd, spec.evaluation,
-                                                                  std::move(inputs), err));
-    run.results = std::move(evaluation.results);
-    run.control_flow = std::move(evaluation.control_flow);
-    // What the program really did wins over the timing model's static guess,
-    // and the user's word over both: merge keeps the entries already present.
-    trip_counts.merge(run.control_flow.trip_counts);
+    StatusOr<Evaluation> evaluation = [&]() -> StatusOr<Evaluation> {
+      TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
+                              LoadInputs(module, spmd, spec.evaluation));
+      return EvaluateModule(module, spmd, spec.evaluation, std::move(inputs), err);
+    }();
+    if (evaluation.ok()) {
+      run.results = std::move(evaluation->results);
+      run.control_flow = std::move(evaluation->control_flow);
+      // What the program really did wins over the timing model's static guess,
+      // and the user's word over both: merge keeps the entries already present.
+      trip_counts.merge(run.control_flow.trip_counts);
+    } else if (spec.mode == RunMode::kFull && chip.has_value() &&
+               ValuesCannotBeComputed(evaluation.status())) {
+      // The time still says something: compare what can be compared.
+      run.values_skipped = evaluation.status().message();
+    } else {
+      return evaluation.status();
+    }
   }
   if (spec.mode != RunMode::kValues && chip.has_value()) {
     timing::TimingOptions timing_options;

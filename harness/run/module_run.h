@@ -53,9 +53,18 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
                                     std::vector<std::vector<value::Literal>> inputs,
                                     std::ostream& err);
 
+/// True for a failure of the values run that leaves the rest of a run
+/// meaningful: over the memory limit or a cap (kResourceExhausted), or an
+/// operation the evaluator lacks (kUnimplemented). Bad inputs are not.
+bool ValuesCannotBeComputed(const Status& status);
+
 /// What one run of a module produced.
 struct ModuleRun {
-  std::vector<value::Literal> results;  ///< one result per device; empty in timing mode
+  /// One result per device; empty in timing mode or when values_skipped.
+  std::vector<value::Literal> results;
+  /// In full mode, why the values could not be computed (ValuesCannotBeComputed):
+  /// the module was timed without them. Empty otherwise.
+  std::string values_skipped;
   /// Loop trip counts and branches the values run saw on device 0.
   eval::ControlFlowRecord control_flow;
   std::optional<timing::TimingResult> timing;  ///< set unless the mode is values
@@ -66,9 +75,10 @@ struct ModuleRun {
 /// devices of `spmd`, timing it on `chip` unless the mode is values, with its
 /// collectives on `topology`'s network when one is given (else device 0 alone,
 /// collectives costing their local bytes).
-/// Warnings go to `err`. Errors are input errors (bad inputs, unsupported
-/// operations, over the memory limit, an impossible topology). Times at most
-/// once per process (SystemC).
+/// Warnings go to `err`. Errors are input errors (bad inputs, an impossible
+/// topology; in values mode also unsupported operations and the memory
+/// limit, which full mode records in values_skipped and times on). Times at
+/// most once per process (SystemC).
 StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
                               const eval::SpmdConfig& spmd,
                               const std::optional<arch::ChipConfig>& chip,

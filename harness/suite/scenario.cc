@@ -253,7 +253,7 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
   TPUSIM_RETURN_IF_ERROR(
       r.Keys(root, "",
              {"name", "module", "chip", "topology", "device_assignment", "algorithm", "golden",
-              "inputs", "mode", "numerics", "timeout", "checks", "expect"}));
+              "inputs", "mode", "numerics", "timeout", "require", "checks", "expect"}));
   Scenario s;
   s.file = r.file();
   s.name = fs::path(r.file()).stem().string();
@@ -349,6 +349,21 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
                      "expected a positive duration like 30s or 500ms, got " + Reader::Got(t));
     }
     s.timeout_seconds = *seconds;
+  }
+  if (const YAML::Node require = root["require"]) {
+    if (!require.IsSequence()) {
+      return r.Error(require, "require", "expected a list such as [values], got " +
+                                             Reader::Got(require));
+    }
+    for (size_t i = 0; i < require.size(); ++i) {
+      const std::string path = "require[" + std::to_string(i) + "]";
+      TPUSIM_ASSIGN_OR_RETURN(const std::string what, r.String(require[i], path));
+      if (what != "values") return r.Error(require[i], path, "expected values, got '" + what + "'");
+      if (s.mode == "timing") {
+        return r.Error(require[i], path, "mode timing computes no values");
+      }
+      s.require_values = true;
+    }
   }
   if (root["inputs"]) {
     TPUSIM_RETURN_IF_ERROR(ReadInputs(r, root["inputs"], s));

@@ -75,6 +75,9 @@ struct Scenario {
   std::string mode = "full";               ///< full | timing | values
   std::string numerics = "tpu";            ///< tpu | ieee
   double timeout_seconds = 0;              ///< 0: the suite's --timeout
+  /// `require: [values]`: in full mode, values that cannot be computed fail
+  /// the scenario instead of being skipped with a note.
+  bool require_values = false;
   OutputsCheck outputs;
   std::map<std::string, MetricCheck> metrics;  ///< by MetricNames() entry
   std::vector<OpMatcher> forbid_ops;

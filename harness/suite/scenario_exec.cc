@@ -40,6 +40,14 @@ const value::ErrorSpec& ToleranceFor(const OutputsCheck& check, const std::strin
 void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
                  const hlo::HloModule& module, const ModuleRun& run, ScenarioResult& result) {
   std::vector<std::string>& failures = result.messages;
+  // Values that could not be computed leave the outputs unchecked, unless
+  // the scenario requires them.
+  const bool values_skipped = !run.values_skipped.empty();
+  const bool outputs_golden = scenario.outputs.golden && !values_skipped;
+  if (values_skipped && scenario.require_values) {
+    failures.push_back("require: [values]: the values could not be computed: " +
+                       run.values_skipped);
+  }
   for (std::string& f : CheckOps(scenario, module)) failures.push_back(std::move(f));
   if (run.timing.has_value()) {
     const timing::TimingResult& timing = *run.timing;
@@ -65,6 +73,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
   // A tolerance for an output the program does not have is a typo that
   // would leave the real output on the default tolerance.
   for (const auto& [name, where] : scenario.outputs.per_output_where) {
+    if (values_skipped) break;
     const bool known = std::any_of(outputs.begin(), outputs.end(), [&](const GoldenOutput& o) {
       return o.name == name || o.name.ends_with("/" + name);
     });
@@ -90,6 +99,9 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     for (std::string& f : CheckMetrics(scenario, result.metrics, nullptr)) {
       failures.push_back(std::move(f));
     }
+  } else if (writes_golden && values_skipped && scenario.outputs.golden) {
+    failures.push_back("golden not updated: its outputs need the values, which could not be "
+                       "computed: " + run.values_skipped);
   } else if (writes_golden) {
     Golden golden{StampOf(scenario), result.metrics, std::move(outputs)};
     const Status written = WriteGolden(dir, golden);
@@ -127,7 +139,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     for (std::string& f : CheckMetrics(scenario, result.metrics, &(*golden)->metrics)) {
       failures.push_back(std::move(f));
     }
-    if (scenario.outputs.golden) {
+    if (outputs_golden) {
       const std::vector<GoldenOutput>& expected = (*golden)->outputs;
       if (expected.size() != outputs.size()) {
         failures.push_back("the run has " + std::to_string(outputs.size()) +
@@ -156,6 +168,10 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     if (!why.empty()) failures.push_back(std::move(why));
   }
   result.status = failures.empty() ? "pass" : "fail";
+  if (values_skipped && !scenario.require_values) {
+    failures.insert(failures.begin(), "outputs not checked: the values could not be computed: " +
+                                          run.values_skipped);
+  }
 }
 
 /// Loads, runs and checks; an input error leaves status "error" (or, for a

@@ -54,6 +54,31 @@ TEST(DiffCli, RelayoutCopyIsARegressionNamingTheCopy) {
 // a reduce-scatter and an all-gather phase in which each of the 16 chips sends
 // 8 shards of V/32 one way and 7 the other, so 2 x 2 x 16 x 15 x V/32 = 30 V
 // = 2013265920 bytes on the links.
+TEST(DiffCli, ModulesWhoseValuesCannotBeComputedAreComparedInStructureAndTime) {
+  ScratchDir dir;
+  const std::string before = dir / "before.hlo";
+  const std::string after = dir / "after.hlo";
+  // A dot tpusim times but does not evaluate (sub-byte integer result); after
+  // it, a relayout copy.
+  const std::string dot = R"(HloModule unevaluated
+ENTRY e {
+  a = s4[256,256]{1,0} parameter(0)
+  d = s4[256,256]{1,0} dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+)";
+  WriteText(before, dot + "  ROOT n = s4[256,256]{1,0} negate(d)\n}\n");
+  WriteText(after, dot + "  c = s4[256,256]{0,1} copy(d)\n"
+                         "  ROOT n = s4[256,256]{1,0} negate(c)\n}\n");
+  const RunResult same = RunBinary(TPUSIM_BINARY, {"diff", before, before, "--chip", "tpu-v5e"});
+  EXPECT_EQ(same.exit_code, 0) << Describe(same);
+  EXPECT_THAT(Head(same.out, 1), HasSubstr("outputs not compared (their values could not be "
+                                           "computed)"));
+  EXPECT_THAT(same.out, HasSubstr("numerics: not run: " + before +
+                                  ":4:3: error: dot d: dot with a sub-byte integer result"));
+  const RunResult changed = RunBinary(TPUSIM_BINARY, {"diff", before, after, "--chip", "tpu-v5e"});
+  EXPECT_EQ(changed.exit_code, 1) << Describe(changed);
+  EXPECT_THAT(changed.out, HasSubstr("copy"));
+}
+
 TEST(DiffCli, TopologyComparesIciBytes) {
   const std::string module = kScenarios + "allreduce_topology/allreduce_16.hlo";
   const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e",

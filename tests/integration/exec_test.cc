@@ -160,6 +160,49 @@ TEST_F(ExecTest, IntegerDivisionByZeroHasXlaResult) {
   EXPECT_EQ(ReadNpy(dir_ / "out/output.npy"), Literal::CreateR1<int32_t>({-1, -1, INT32_MIN}));
 }
 
+// A dot tpusim times but does not evaluate (sub-byte integer result).
+constexpr char kUnevaluatedDot[] = R"(HloModule unevaluated
+ENTRY e {
+  a = s4[64,64]{1,0} parameter(0)
+  ROOT d = s4[64,64]{1,0} dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+
+TEST_F(ExecTest, FullModeTimesWhatItCannotEvaluateAndSaysWhyFirst) {
+  const std::string module = Module("unevaluated.hlo", kUnevaluatedDot);
+  const std::string json = dir_ / "out.json";
+  const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "values: not computed, timed without them (loop trip counts from the program): " +
+                module + ":4:3: error: dot d: dot with a sub-byte integer result");
+  EXPECT_THAT(r.out, HasSubstr("\nd                                        dot"));
+  const auto j = nlohmann::json::parse(ReadText(json));
+  EXPECT_THAT(j["values_skipped"].get<std::string>(), HasSubstr("sub-byte integer result"));
+  EXPECT_FALSE(j.contains("outputs"));
+  EXPECT_GT(j["cycles"].get<int64_t>(), 0);
+
+  // Values alone are what was asked for: an error.
+  const RunResult values = Tpusim({"exec", module});
+  EXPECT_EQ(values.exit_code, 2) << Describe(values);
+  EXPECT_THAT(values.err, HasSubstr("sub-byte integer result"));
+}
+
+TEST_F(ExecTest, OverTheMemoryLimitFullModeTimesAndValuesModeSuggestsTiming) {
+  const std::string module = Module("big.hlo", R"(HloModule big
+ENTRY e {
+  p = f32[1024,1024]{1,0} parameter(0)
+  ROOT n = f32[1024,1024]{1,0} negate(p)
+})");
+  const RunResult full = Tpusim({"exec", module, "--chip", "tpu-v5e", "--max-memory", "1MiB"});
+  ASSERT_EQ(full.exit_code, 0) << Describe(full);
+  EXPECT_THAT(full.out, HasSubstr("values: not computed"));
+  EXPECT_THAT(full.out, HasSubstr("more than --max-memory 1.00 MiB"));
+  EXPECT_THAT(full.out, HasSubstr("big on tpu-v5e: "));
+  const RunResult values = Tpusim({"exec", module, "--max-memory", "1MiB"});
+  EXPECT_EQ(values.exit_code, 2) << Describe(values);
+  EXPECT_THAT(values.err, HasSubstr("or time it without values (--mode timing)"));
+}
+
 TEST_F(ExecTest, MissingInputFileIsAnInputError) {
   const std::string module = Module("mul_add.hlo", kMulAddModule);
   const std::string inputs = MulAddInputs();

@@ -181,6 +181,25 @@ TEST(Run, UpdateGoldenWritesEachGoldenBeforeTheScenariosThatReadIt) {
   EXPECT_FALSE(fs::exists(scratch / "golden/a_release_2"));
 }
 
+TEST(Run, ValuesThatCannotBeComputedAreSkippedUnlessRequired) {
+  ScratchDir scratch;
+  // A dot tpusim times but does not evaluate (sub-byte integer result).
+  const std::string module = scratch / "unevaluated.hlo";
+  WriteText(module, "HloModule unevaluated\nENTRY e {\n  a = s4[64,64]{1,0} parameter(0)\n"
+                    "  ROOT d = s4[64,64]{1,0} dot(a, a), lhs_contracting_dims={1}, "
+                    "rhs_contracting_dims={0}\n}\n");
+  const std::string checks = "chip: tpu-v5e\nchecks:\n  time_us: {max: 1000}\n";
+  WriteScenario(scratch / "suite/timed.yaml", module, checks);
+  WriteScenario(scratch / "suite/strict.yaml", module, "require: [values]\n" + checks);
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("1 passed, 1 failed"));
+  EXPECT_THAT(r.out, HasSubstr("outputs not checked: the values could not be computed: "));
+  EXPECT_THAT(r.out, HasSubstr("require: [values]: the values could not be computed: "));
+  EXPECT_THAT(r.out, HasSubstr("dot with a sub-byte integer result"));
+}
+
 TEST(Run, PerOutputNamingNoOutputIsAnErrorAtItsKey) {
   ScratchDir scratch;
   // The scenario with a tolerance for output `name`, run updating its golden.
