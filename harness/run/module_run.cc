@@ -7,10 +7,10 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <vector>
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "harness/run/program_io.h"
 #include "harness/report/progress.h"
