@@ -143,6 +143,10 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return ReadError(path, errno);
   if (S_ISDIR(st.st_mode)) return ReadError(path, EISDIR);
+  // A device such as /dev/zero never ends: no input of tpusim's is one.
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+    return InvalidArgument(path + ": error: cannot read file: it is a device, not a file");
+  }
 
   std::string contents;
   if (S_ISREG(st.st_mode) && st.st_size > 0) contents.reserve(static_cast<size_t>(st.st_size));
@@ -154,6 +158,12 @@ StatusOr<std::string> ReadFile(const std::string& path) {
       return ReadError(path, errno);
     }
     if (n == 0) break;
+    // A pipe may not end either; a regular file's size is what it is.
+    if (!S_ISREG(st.st_mode) && contents.size() + static_cast<size_t>(n) > kMaxStreamBytes) {
+      return InvalidArgument(path + ": error: cannot read file: more than " +
+                             std::to_string(kMaxStreamBytes >> 30) +
+                             " GiB from a pipe; write it to a file first");
+    }
     contents.append(buffer, static_cast<size_t>(n));
   }
   return contents;

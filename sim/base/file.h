@@ -3,6 +3,7 @@
 #ifndef TPUSIM_SIM_BASE_FILE_H_
 #define TPUSIM_SIM_BASE_FILE_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,10 @@ namespace tpusim {
 /// message reads "PATH: error: cannot open file: REASON", REASON being
 /// strerror's text (e.g. "No such file or directory", "Is a directory").
 StatusOr<std::string> ReadFile(const std::string& path);
+
+/// The most ReadFile takes from a pipe or socket, which need not end; a
+/// device (e.g. /dev/zero) it refuses outright.
+inline constexpr size_t kMaxStreamBytes = size_t{1} << 30;
 
 /// Replaces the file at `path` with `contents`: writes a temporary file in the
 /// same directory, fsyncs it, renames it over `path` and fsyncs the directory.

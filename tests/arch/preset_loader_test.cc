@@ -338,6 +338,11 @@ TEST_F(MalformedPreset, ControlCharactersInKeysAndValuesAreEscaped) {
               HasSubstr("DIR/bad.yaml:1:11: error: inherits: unknown chip preset 'ba\\x1bse'"));
 }
 
+TEST_F(MalformedPreset, InheritingFromADeviceIsRefusedNotReadForever) {
+  EXPECT_EQ(ErrorOf("zero", "inherits: /dev/zero\n"),
+            "/dev/zero: error: cannot read file: it is a device, not a file");
+}
+
 TEST_F(MalformedPreset, UnknownTopLevelKey) {
   Write("base", kBase);
   EXPECT_EQ(ErrorOf("bad", "inherits: base\nclocks: 1GHz\n"),

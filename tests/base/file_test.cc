@@ -69,6 +69,23 @@ TEST_F(FileTest, ReadFileOfDirectoryIsInvalidArgument) {
   EXPECT_EQ(read.status().message(), dir_.string() + ": error: cannot open file: Is a directory");
 }
 
+TEST_F(FileTest, ReadFileRefusesADeviceThatNeverEnds) {
+  // /dev/zero would fill memory: refused before a byte is read.
+  StatusOr<std::string> read = ReadFile("/dev/zero");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().message(),
+            "/dev/zero: error: cannot read file: it is a device, not a file");
+}
+
+TEST_F(FileTest, ReadFileReadsAPipeUpToItsLimit) {
+  ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(Path("fifo")) << "HloModule piped\n"; });
+  StatusOr<std::string> read = ReadFile(Path("fifo"));
+  writer.join();
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(*read, "HloModule piped\n");
+}
+
 TEST_F(FileTest, WriteFileAtomicallyCreatesFileWithUmaskPermissions) {
   const mode_t old_mask = ::umask(022);
   Status written = WriteFileAtomically(Path("new.txt"), std::string("x\0y", 3));
