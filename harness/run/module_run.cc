@@ -83,7 +83,7 @@ StatusOr<std::vector<std::vector<Literal>>> LoadInputs(const hlo::HloModule& mod
   std::vector<std::vector<Literal>> args(static_cast<size_t>(devices));
   for (int64_t d = 0; d < devices; ++d) {
     if (seeded != nullptr) {
-      TPUSIM_ASSIGN_OR_RETURN(args[d], eval::SeededInputs(module, seeded->seed, d, max_memory));
+      TPUSIM_ASSIGN_OR_RETURN(args[d], eval::SeededInputs(module, spmd, seeded->seed, d, max_memory));
     } else {
       TPUSIM_ASSIGN_OR_RETURN(
           args[d], ReadInputs(module, std::get<InputDirectory>(spec.inputs).path,

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/hlo/collective_groups.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/instruction.h"
 #include "sim/hlo/primitive_type.h"
@@ -69,11 +70,19 @@ bool KeepsIndexValues(HloOpcode op) {
          op == HloOpcode::kTranspose;
 }
 
+/// An offsets or sizes operand of a ragged-all-to-all (operands 2 to 5).
+struct RaggedOperand {
+  const HloInstruction* collective = nullptr;
+  int64_t operand_index = 0;
+};
+
 /// Finds every index operand an integer leaf reaches and the largest start
-/// index each allows; `bound` ends as the smallest of them.
-class IndexBoundFinder {
+/// index each allows (`bound` ends as the smallest of them), and the first
+/// ragged-all-to-all offsets or sizes operand it reaches.
+class IndexUseFinder {
  public:
   std::optional<int64_t> bound() const { return bound_; }
+  std::optional<RaggedOperand> ragged() const { return ragged_; }
 
   void Visit(const HloInstruction& value, const LeafPath& path) {
     if (!visited_.emplace(&value, path).second) return;  // while loops feed back
@@ -127,6 +136,8 @@ class IndexBoundFinder {
         DimensionBound(user.operand(0)->shape(), dim,
                        dim < static_cast<int64_t>(sizes.size()) ? sizes[dim] : 1);
       }
+    } else if (op == HloOpcode::kRaggedAllToAll && operand_index >= 2 && !ragged_.has_value()) {
+      ragged_ = RaggedOperand{&user, operand_index};
     } else if (op == HloOpcode::kScatter &&
                operand_index == (user.operand_count() - 1) / 2) {
       // Operands: N targets, the indices, N updates. A scattered window is
@@ -145,6 +156,7 @@ class IndexBoundFinder {
   }
 
   std::optional<int64_t> bound_;
+  std::optional<RaggedOperand> ragged_;
   std::set<std::pair<const HloInstruction*, LeafPath>> visited_;
 };
 
@@ -211,16 +223,78 @@ bool SameOnEveryDevice(const HloInstruction& parameter, const Literal& leaf,
                                  sharding->type == hlo::Sharding::Type::kMaximal);
 }
 
+/// What one device's seeded inputs are drawn for.
+struct SeedTarget {
+  const hlo::HloModule& module;
+  const hlo::SpmdConfig& spmd;
+  uint64_t seed;
+  int64_t device;
+};
+
+/// Participant `sender` of a ragged-all-to-all sends `receiver` this many
+/// rows: in [0, rows_per_pair], drawn from the seed and the pair alone, so
+/// the sender's send_sizes and the receiver's recv_sizes agree.
+int64_t RaggedRows(uint64_t seed, int64_t sender, int64_t receiver, int64_t rows_per_pair) {
+  // Bit 63 keeps these streams apart from the per-leaf ones (device << 32 | leaf).
+  const uint64_t stream = (uint64_t{1} << 63) | (static_cast<uint64_t>(sender) << 32) |
+                          static_cast<uint64_t>(receiver);
+  value::Random random(seed, stream);
+  return random.UniformInt(0, rows_per_pair);
+}
+
+/// This device's value of a ragged-all-to-all offsets or sizes operand, made
+/// consistent across the group by construction. With n participants and
+/// S = min(input rows, output rows) / n, participant r sends RaggedRows(r, q)
+/// rows to participant q from rows [q*S, ...) of its input, landing at rows
+/// [r*S, ...) of q's output: every transfer is in bounds and no two senders
+/// write the same row. Nullopt when the device is in no group or the operand
+/// is not one entry per participant (the evaluator then says why).
+std::optional<std::vector<int64_t>> RaggedOperandValue(const SeedTarget& target,
+                                                       const RaggedOperand& use,
+                                                       int64_t element_count) {
+  const HloInstruction& collective = *use.collective;
+  const StatusOr<std::vector<int64_t>> participants = hlo::GroupParticipants(
+      target.module, collective, collective.opcode(), target.spmd, target.device);
+  if (!participants.ok()) return std::nullopt;
+  const int64_t n = static_cast<int64_t>(participants->size());
+  const auto self = std::find(participants->begin(), participants->end(), target.device);
+  const hlo::Shape& input = collective.operand(0)->shape();
+  const hlo::Shape& output = collective.operand(1)->shape();
+  if (n != element_count || self == participants->end() || !input.IsArray() ||
+      !output.IsArray() || input.rank() == 0 || output.rank() == 0) {
+    return std::nullopt;
+  }
+  const int64_t rank = self - participants->begin();
+  const int64_t rows_per_pair = std::min(input.dimensions()[0], output.dimensions()[0]) / n;
+  std::vector<int64_t> values(static_cast<size_t>(n));
+  for (int64_t peer = 0; peer < n; ++peer) {
+    switch (use.operand_index) {
+      case 2:  // input_offsets: where this sender's rows for `peer` start
+        values[peer] = peer * rows_per_pair;
+        break;
+      case 3:  // send_sizes
+        values[peer] = RaggedRows(target.seed, rank, peer, rows_per_pair);
+        break;
+      case 4:  // output_offsets: where they land in `peer`'s output
+        values[peer] = rank * rows_per_pair;
+        break;
+      default:  // recv_sizes: what `peer` sends this device
+        values[peer] = RaggedRows(target.seed, peer, rank, rows_per_pair);
+        break;
+    }
+  }
+  return values;
+}
+
 /// Fills every array leaf of `value` (produced by `parameter` at `path`),
 /// numbering leaves depth-first from `*next_leaf`; the parameter's leaves
 /// start at `first_leaf`.
-void FillValue(Literal& value, const HloInstruction& parameter, LeafPath& path, uint64_t seed,
-               int64_t device, int64_t first_leaf, int64_t* next_leaf) {
+void FillValue(Literal& value, const HloInstruction& parameter, LeafPath& path,
+               const SeedTarget& target, int64_t first_leaf, int64_t* next_leaf) {
   if (value.shape().IsTuple()) {
     for (int64_t i = 0; i < value.tuple_size(); ++i) {
       path.push_back(i);
-      FillValue(value.mutable_tuple_element(i), parameter, path, seed, device, first_leaf,
-                next_leaf);
+      FillValue(value.mutable_tuple_element(i), parameter, path, target, first_leaf, next_leaf);
       path.pop_back();
     }
     return;
@@ -228,18 +302,27 @@ void FillValue(Literal& value, const HloInstruction& parameter, LeafPath& path, 
   if (!value.shape().IsArray()) return;  // a token holds nothing
   std::optional<int64_t> index_bound;
   if (hlo::IsInteger(value.element_type())) {
-    IndexBoundFinder finder;
+    IndexUseFinder finder;
     finder.Visit(parameter, path);
     index_bound = finder.bound();
+    if (const std::optional<RaggedOperand> ragged = finder.ragged()) {
+      if (const auto values = RaggedOperandValue(target, *ragged, value.element_count())) {
+        ++*next_leaf;
+        for (int64_t i = 0; i < value.element_count(); ++i) {
+          value.SetFromDouble(i, static_cast<double>((*values)[i]));
+        }
+        return;
+      }
+    }
   }
   // Stream: device in the upper 32 bits (device 0's for values every device
   // shares), leaf number in the lower.
   const int64_t drawn_for =
-      SameOnEveryDevice(parameter, value, *next_leaf - first_leaf) ? 0 : device;
+      SameOnEveryDevice(parameter, value, *next_leaf - first_leaf) ? 0 : target.device;
   const uint64_t stream =
       (static_cast<uint64_t>(drawn_for) << 32) | static_cast<uint64_t>(*next_leaf);
   ++*next_leaf;
-  value::Random random(seed, stream);
+  value::Random random(target.seed, stream);
   FillLeaf(value, random, index_bound);
 }
 
@@ -261,7 +344,8 @@ void FillSeeded(Literal& value, uint64_t seed, uint64_t stream) {
   FillLeaves(value, random);
 }
 
-StatusOr<std::vector<Literal>> SeededInputs(const hlo::HloModule& module, uint64_t seed,
+StatusOr<std::vector<Literal>> SeededInputs(const hlo::HloModule& module,
+                                            const hlo::SpmdConfig& spmd, uint64_t seed,
                                             int64_t device, int64_t max_bytes) {
   const HloComputation* entry = module.entry();
   if (entry == nullptr) return InvalidArgument(module.filename() + ": module has no entry");
@@ -279,7 +363,8 @@ StatusOr<std::vector<Literal>> SeededInputs(const hlo::HloModule& module, uint64
     }
     TPUSIM_ASSIGN_OR_RETURN(Literal input, Literal::Create(parameter->shape(), max_bytes));
     LeafPath path;
-    FillValue(input, *parameter, path, seed, device, next_leaf, &next_leaf);
+    FillValue(input, *parameter, path, SeedTarget{module, spmd, seed, device}, next_leaf,
+              &next_leaf);
     inputs.push_back(std::move(input));
   }
   return inputs;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/base/status.h"
+#include "sim/hlo/collective_groups.h"
 #include "sim/hlo/module.h"
 #include "sim/value/literal.h"
 
@@ -28,11 +29,16 @@ namespace tpusim::eval {
 ///     dynamic-update-slice start indices, gather and scatter indices),
 ///     through tuples, get-tuple-element, fusion/call/while/conditional
 ///     parameters and value-preserving ops: uniform over [0, B], B the
-///     largest start that keeps every such slice in bounds.
+///     largest start that keeps every such slice in bounds;
+///   - a ragged-all-to-all's offsets and sizes (one entry per participant of
+///     this device's group under `spmd`): consistent across the group by
+///     construction, every transfer in bounds, no row written twice, sizes
+///     drawn from `seed` (program_inputs.cc, RaggedOperandValue).
 /// Errors: kResourceExhausted when the inputs of one device would exceed
 /// `max_bytes`; the errors of value::Literal::Create for unmaterialisable
 /// parameter shapes.
-StatusOr<std::vector<value::Literal>> SeededInputs(const hlo::HloModule& module, uint64_t seed,
+StatusOr<std::vector<value::Literal>> SeededInputs(const hlo::HloModule& module,
+                                                   const hlo::SpmdConfig& spmd, uint64_t seed,
                                                    int64_t device, int64_t max_bytes);
 
 /// Fills every array leaf of `value` by SeededInputs' per-type rules (without

@@ -23,7 +23,8 @@ std::unique_ptr<hlo::HloModule> Parse(std::string_view text) {
 }
 
 std::vector<Literal> Inputs(const hlo::HloModule& module, uint64_t seed, int64_t device = 0) {
-  auto inputs = SeededInputs(module, seed, device, int64_t{1} << 30);
+  auto inputs = SeededInputs(module, hlo::SpmdConfig::FromModule(module), seed, device,
+                             int64_t{1} << 30);
   EXPECT_TRUE(inputs.ok()) << inputs.status().message();
   return inputs.ok() ? std::move(*inputs) : std::vector<Literal>{};
 }
@@ -139,6 +140,74 @@ TEST(SeededInputs, IndicesReachingGatherStayInBounds) {
     int32_t olo = 100;
     for (int32_t v : in[1].data<int32_t>()) olo = std::min(olo, v);
     EXPECT_LT(olo, 0) << "seed " << seed;
+  }
+}
+
+// Four replicas in two groups; the sizes reach the collective through a tuple
+// and a copy, as they do in programs that compute them.
+constexpr char kRaggedAllToAll[] = R"(HloModule ragged, replica_count=4
+ENTRY %main (input: f32[9,2], output: f32[7,2], input_offsets: s32[2], t: (s32[2]), output_offsets: s32[2], recv_sizes: s32[2]) -> f32[7,2] {
+  %input = f32[9,2]{1,0} parameter(0)
+  %output = f32[7,2]{1,0} parameter(1)
+  %input_offsets = s32[2]{0} parameter(2)
+  %t = (s32[2]{0}) parameter(3)
+  %send_sizes = s32[2]{0} get-tuple-element(%t), index=0
+  %sizes = s32[2]{0} copy(%send_sizes)
+  %output_offsets = s32[2]{0} parameter(4)
+  %recv_sizes = s32[2]{0} parameter(5)
+  ROOT %r = f32[7,2]{1,0} ragged-all-to-all(%input, %output, %input_offsets, %sizes, %output_offsets, %recv_sizes), replica_groups={{3,0},{1,2}}
+}
+)";
+
+TEST(SeededInputs, RaggedAllToAllOffsetsAndSizesAgreeAcrossTheGroup) {
+  const auto module = Parse(kRaggedAllToAll);
+  ASSERT_NE(module, nullptr);
+  const std::vector<std::vector<int64_t>> groups = {{3, 0}, {1, 2}};
+  // Rows per pair: min(9, 7) / 2 = 3.
+  constexpr int64_t kRowsPerPair = 3;
+  bool some_sizes_differ = false;
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    std::vector<std::vector<Literal>> in;
+    for (int64_t device = 0; device < 4; ++device) in.push_back(Inputs(*module, seed, device));
+    auto at = [&](int64_t device, int param, int64_t i) -> int64_t {
+      const Literal& v = param == 3 ? in[device][3].tuple_element(0) : in[device][param];
+      return static_cast<int64_t>(v.GetAsDouble(i));
+    };
+    for (const std::vector<int64_t>& group : groups) {
+      for (int64_t rank = 0; rank < 2; ++rank) {
+        const int64_t device = group[rank];
+        for (int64_t peer = 0; peer < 2; ++peer) {
+          EXPECT_EQ(at(device, 2, peer), peer * kRowsPerPair);
+          EXPECT_EQ(at(device, 4, peer), rank * kRowsPerPair);
+          const int64_t sent = at(device, 3, peer);
+          EXPECT_GE(sent, 0);
+          EXPECT_LE(sent, kRowsPerPair);
+          // The receiver expects exactly what the sender sends.
+          EXPECT_EQ(at(group[peer], 5, rank), sent) << "seed " << seed;
+          some_sizes_differ |= sent != at(device, 3, 1 - peer);
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(some_sizes_differ);  // ragged, not one size for all
+}
+
+TEST(SeededInputs, RaggedAllToAllModuleEvaluatesOnEveryDevice) {
+  const auto module = Parse(kRaggedAllToAll);
+  ASSERT_NE(module, nullptr);
+  std::vector<std::vector<Literal>> inputs;
+  for (int64_t device = 0; device < 4; ++device) inputs.push_back(Inputs(*module, 5, device));
+  const std::vector<Literal> sent_by_0 = Inputs(*module, 5, 0);
+  auto results = Evaluator().EvaluateSpmd(*module, inputs);
+  ASSERT_TRUE(results.ok()) << results.status().message();
+  ASSERT_EQ(results->size(), 4u);
+  // Device 3 (rank 0 of its group) receives device 0's rows at rank 1's place.
+  const int64_t rows = static_cast<int64_t>(sent_by_0[3].tuple_element(0).GetAsDouble(0));
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t col = 0; col < 2; ++col) {
+      EXPECT_EQ((*results)[3].GetAsDouble((3 + row) * 2 + col),
+                sent_by_0[0].GetAsDouble(row * 2 + col));
+    }
   }
 }
 

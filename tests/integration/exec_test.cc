@@ -187,6 +187,25 @@ TEST_F(ExecTest, FullModeTimesWhatItCannotEvaluateAndSaysWhyFirst) {
   EXPECT_THAT(values.err, HasSubstr("sub-byte integer result"));
 }
 
+TEST_F(ExecTest, RaggedAllToAllRunsOnSeededOffsetsAndSizes) {
+  // Seeded offsets and sizes used to point outside the arrays, so values
+  // were never computed for a ragged-all-to-all program.
+  const std::string module = Module("ragged.hlo", R"(HloModule ragged, replica_count=4
+ENTRY e {
+  input = f32[16,2]{1,0} parameter(0)
+  output = f32[20,2]{1,0} parameter(1)
+  input_offsets = s32[4]{0} parameter(2)
+  send_sizes = s32[4]{0} parameter(3)
+  output_offsets = s32[4]{0} parameter(4)
+  recv_sizes = s32[4]{0} parameter(5)
+  ROOT r = f32[20,2]{1,0} ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1,2,3}}
+})");
+  const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, Not(HasSubstr("not computed")));
+  EXPECT_THAT(r.out, HasSubstr("device_3/output  f32[20,2]"));
+}
+
 TEST_F(ExecTest, OverTheMemoryLimitFullModeTimesAndValuesModeSuggestsTiming) {
   const std::string module = Module("big.hlo", R"(HloModule big
 ENTRY e {
