@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 namespace tpusim::timing {
 
 using hlo::HloInstruction;
@@ -127,6 +129,48 @@ std::optional<int64_t> KnownTripCount(const HloInstruction& w) {
   if (direction == "GT" && s < 0) return count(a - b, -s);
   if (direction == "GE" && s < 0) return count(a - b + 1, -s);
   return std::nullopt;
+}
+
+namespace {
+
+/// A cost-estimate field: protobuf's JSON writes int64 as a string, other
+/// writers as a number; nullopt for anything but a non-negative integer.
+std::optional<int64_t> EstimateField(const nlohmann::json& estimate, const char* key) {
+  const auto it = estimate.find(key);
+  if (it == estimate.end()) return 0;  // proto3 JSON omits zero fields
+  if (it->is_number_unsigned()) {
+    const uint64_t v = it->get<uint64_t>();
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    return static_cast<int64_t>(v);
+  }
+  if (!it->is_string()) return std::nullopt;
+  const std::string& text = it->get_ref<const std::string&>();
+  if (text.empty() || text.size() > 18) return std::nullopt;  // 18 digits fit int64
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+std::optional<KernelCostEstimate> CustomCallCostEstimate(const HloInstruction& custom_call) {
+  if (custom_call.opcode() != HloOpcode::kCustomCall) return std::nullopt;
+  const auto* config = custom_call.GetAttr<hlo::BackendConfig>(hlo::AttrId::kBackendConfig);
+  if (config == nullptr) return std::nullopt;
+  const nlohmann::json json = nlohmann::json::parse(config->text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return std::nullopt;
+  const auto kernel = json.find("custom_call_config");
+  if (kernel == json.end() || !kernel->is_object()) return std::nullopt;
+  const auto estimate = kernel->find("cost_estimate");
+  if (estimate == kernel->end() || !estimate->is_object()) return std::nullopt;
+  const std::optional<int64_t> flops = EstimateField(*estimate, "flops");
+  const std::optional<int64_t> transcendentals = EstimateField(*estimate, "transcendentals");
+  const std::optional<int64_t> bytes = EstimateField(*estimate, "bytes_accessed");
+  if (!flops || !transcendentals || !bytes) return std::nullopt;
+  return KernelCostEstimate{*flops, *transcendentals, *bytes};
 }
 
 }  // namespace tpusim::timing

@@ -1,5 +1,6 @@
 // Small questions timing asks of the HLO graph: how an instruction occupies a
-// core, and how many times a while loop runs when its bounds are constants.
+// core, how many times a while loop runs when its bounds are constants, and
+// what a compiled kernel says it costs.
 #ifndef TPUSIM_SIM_TIMING_HLO_HELPERS_H_
 #define TPUSIM_SIM_TIMING_HLO_HELPERS_H_
 
@@ -28,6 +29,11 @@ StepKind StepKindOf(const hlo::HloInstruction& inst);
 /// element i is `add(get-tuple-element(param, i), constant(step))`.
 /// nullopt when the loop is not recognised.
 std::optional<int64_t> KnownTripCount(const hlo::HloInstruction& while_inst);
+
+/// The cost estimate of a custom call, or nullopt when it carries none (or
+/// one whose fields are not non-negative integers: a kernel says nothing
+/// then, rather than something wrong).
+std::optional<KernelCostEstimate> CustomCallCostEstimate(const hlo::HloInstruction& custom_call);
 
 }  // namespace tpusim::timing
 

@@ -1,6 +1,7 @@
 #include "sim/timing/kernel_cost.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -164,7 +165,10 @@ bool SelectsFromOperand0(HloOpcode opcode) {
 }  // namespace
 
 KernelCoster::KernelCoster(const arch::ChipConfig& chip)
-    : cost_(chip), cores_(chip.megacore ? chip.tensorcores_per_chip : 1) {}
+    : cost_(chip),
+      cores_(chip.megacore ? chip.tensorcores_per_chip : 1),
+      mxu_rows_(chip.mxu.rows),
+      mxu_columns_(chip.mxu.cols * chip.mxu.count_per_core) {}
 
 int64_t KernelCoster::BufferBytes(const Shape& shape) const {
   if (shape.IsTuple()) {
@@ -487,6 +491,24 @@ void KernelCoster::AddF16Conversions(const HloInstruction& kernel, std::span<con
   }
 }
 
+void KernelCoster::AddEstimatedWork(const KernelCostEstimate& estimate,
+                                    chip::CoreWork& whole) const {
+  if (estimate.flops > 0) {
+    // The FLOPs at the MXUs' full bf16 rate: every MXU of every core streams
+    // m rows through one full weight tile, m chosen so the tiles' MACs cover
+    // the estimate (Split then gives each core its share).
+    chip::MatmulWork product;
+    product.k = mxu_rows_;
+    product.n = mxu_columns_ * cores_;
+    product.m = CeilDiv(CeilDiv(estimate.flops, 2), product.k * product.n);
+    whole.matmuls.push_back(product);
+  }
+  // Pallas counts exp, log, tanh and the like, which the VPU issues as its
+  // medium class (docs/models.md), one per element.
+  const int64_t per_vreg = cost_.vpu().sublanes() * cost_.vpu().lanes();
+  whole.vector.medium_ops = SatAdd(whole.vector.medium_ops, CeilDiv(estimate.transcendentals, per_vreg));
+}
+
 chip::CoreWork KernelCoster::Split(const chip::CoreWork& whole) const {
   if (cores_ == 1) return whole;
   chip::CoreWork part;
@@ -579,7 +601,14 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   const int64_t written = BufferBytes(written_shape);
   hbm = SatAdd(hbm, written);
   vmem = SatAdd(vmem, PhysicalBytes(inst.shape()));
-  AddF16Conversions(inst, read, written_shape, whole.vector);
+  const std::optional<KernelCostEstimate> estimate = CustomCallCostEstimate(inst);
+  if (estimate.has_value()) {
+    AddEstimatedWork(*estimate, whole);
+    flops = estimate->flops;
+    hbm = estimate->bytes_accessed;
+  } else {
+    AddF16Conversions(inst, read, written_shape, whole.vector);
+  }
   // A single matmul whose operands do not fit in VMEM re-reads them.
   if (matmuls.size() == 1 && !whole.matmuls.empty()) {
     const auto boundary_bytes = [&](const HloInstruction* operand) -> int64_t {
@@ -604,7 +633,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
     hbm = SatAdd(hbm, std::max<int64_t>(0, cost_.vmem().StreamedMatmulBytes(f) - once));
   }
   whole.hbm_bytes = hbm;
-  whole.hbm_write_bytes = written;
+  whole.hbm_write_bytes = std::min(written, hbm);
   whole.vmem_bytes = vmem;
   result.flops = flops;
   result.hbm_bytes = hbm;

@@ -34,6 +34,15 @@ struct KernelCost {
   int64_t hbm_bytes = 0;  ///< whole instruction, after granularity rounding and streaming re-reads
 };
 
+/// What a Pallas or Mosaic kernel (a `tpu_custom_call` custom call) says it
+/// costs: `custom_call_config.cost_estimate` of its backend config, which
+/// Pallas fills from the kernel's `pl.CostEstimate` and XLA's scheduler reads.
+struct KernelCostEstimate {
+  int64_t flops = 0;
+  int64_t transcendentals = 0;  ///< elementwise exp, log, tanh, ... evaluations
+  int64_t bytes_accessed = 0;   ///< HBM bytes read and written
+};
+
 /// Lowers instructions for one chip. `cores` TensorCores share each kernel:
 /// the chip's TensorCores on a megacore chip, else 1.
 class KernelCoster {
@@ -58,11 +67,16 @@ class KernelCoster {
   /// `written` rounded back (vpu.f16_load_ops / f16_store_ops per vreg).
   void AddF16Conversions(const hlo::HloInstruction& kernel, std::span<const int64_t> read,
                          const hlo::Shape& written, chip::VectorWork& v) const;
+  /// The work a kernel's cost estimate states, added to `whole`: its FLOPs as
+  /// MXU matmul work at the full bf16 rate, its transcendentals as VPU work.
+  void AddEstimatedWork(const KernelCostEstimate& estimate, chip::CoreWork& whole) const;
   /// Splits whole-kernel work over `cores_` TensorCores.
   chip::CoreWork Split(const chip::CoreWork& whole) const;
 
   chip::CoreCost cost_;  ///< unit models, for vreg geometry, granularity and VMEM capacity
   int64_t cores_;        ///< TensorCores sharing each kernel
+  int64_t mxu_rows_;     ///< contraction depth of an MXU weight tile
+  int64_t mxu_columns_;  ///< output columns of one core's MXUs side by side
 };
 
 }  // namespace tpusim::timing

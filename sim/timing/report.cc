@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
 
 #include "sim/hlo/computation.h"
+#include "sim/timing/hlo_helpers.h"
 
 namespace tpusim::timing {
 
@@ -97,6 +99,22 @@ std::string FormatCollectiveTable(const TimingResult& r) {
 
 }  // namespace
 
+/// The custom calls the run executed that carry no cost estimate, in order
+/// of first execution: opaque to tpusim, they are timed by the bytes they
+/// read and write only.
+std::vector<const hlo::HloInstruction*> UnestimatedCustomCalls(const TimingResult& r) {
+  std::vector<const hlo::HloInstruction*> calls;
+  std::set<const hlo::HloInstruction*> seen;
+  for (const OpRecord& op : r.ops) {
+    const hlo::HloInstruction& inst = *op.instruction;
+    if (inst.opcode() == hlo::HloOpcode::kCustomCall && seen.insert(&inst).second &&
+        !CustomCallCostEstimate(inst).has_value()) {
+      calls.push_back(&inst);
+    }
+  }
+  return calls;
+}
+
 std::string FormatOpTable(const TimingResult& r, int64_t limit) {
   struct Row {
     const hlo::HloInstruction* instruction = nullptr;
@@ -163,6 +181,19 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
                                  : 0.0,
                   std::string(BoundByName(bound)).c_str());
   }
+  const std::vector<const hlo::HloInstruction*> unestimated = UnestimatedCustomCalls(r);
+  if (!unestimated.empty()) {
+    out += Printf("note: %zu custom call%s without a cost estimate, timed by the bytes read and "
+                  "written only:",
+                  unestimated.size(), unestimated.size() == 1 ? "" : "s");
+    constexpr size_t kNamed = 5;
+    for (size_t i = 0; i < std::min(kNamed, unestimated.size()); ++i) {
+      out += Printf("%s %s (%s)", i == 0 ? "" : ",", unestimated[i]->name().c_str(),
+                    std::string(unestimated[i]->string_attr(hlo::AttrId::kCustomCallTarget)).c_str());
+    }
+    if (unestimated.size() > kNamed) out += Printf(" and %zu more", unestimated.size() - kNamed);
+    out += "\n";
+  }
   if (!r.interconnect.empty()) out += FormatCollectiveTable(r);
   return out;
 }
@@ -189,6 +220,12 @@ std::string TimingJson(const TimingResult& r) {
                    {"bound_by", std::string(BoundByName(op.bound_by))}});
   }
   j["ops"] = std::move(ops);
+  const std::vector<const hlo::HloInstruction*> unestimated = UnestimatedCustomCalls(r);
+  if (!unestimated.empty()) {
+    ordered_json names = ordered_json::array();
+    for (const hlo::HloInstruction* call : unestimated) names.push_back(call->name());
+    j["unestimated_custom_calls"] = std::move(names);
+  }
   j["device_count"] = r.device_count;
   j["symmetry"] = r.symmetry;
   j["interconnect"] = r.interconnect;

@@ -1,6 +1,7 @@
 // The SystemC engine end to end: layout effects, async overlap, megacore,
 // the one-run-per-process rule, and the report writers. Each TEST runs in its
 // own process (one SystemC run each).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -17,6 +18,8 @@
 
 namespace tpusim::timing {
 namespace {
+
+using ::testing::HasSubstr;
 
 int Unit(chip::Unit u) { return static_cast<int>(u); }
 
@@ -251,6 +254,27 @@ ENTRY e {
   EXPECT_NE(table.find("\nn "), std::string::npos) << table;
   const size_t add = table.find("\ninner/r ");
   EXPECT_NE(table.substr(add, table.find('\n', add + 1) - add).find(" add "), std::string::npos);
+}
+
+TEST(Report, CustomCallsWithoutACostEstimateAreNamed) {
+  // `k` states its cost; `opaque` and `sharding` do not, and say so.
+  auto module = Parse(R"(HloModule kernels
+ENTRY e {
+  a = f32[1024]{0} parameter(0)
+  k = f32[1024]{0} custom-call(a), custom_call_target="tpu_custom_call", backend_config={"custom_call_config": {"cost_estimate": {"flops": "4096", "bytes_accessed": "8192"}}}
+  opaque = f32[1024]{0} custom-call(k), custom_call_target="tpu_custom_call", backend_config={"custom_call_config": {"body": ""}}
+  ROOT sharding = f32[1024]{0} custom-call(opaque), custom_call_target="Sharding"
+})");
+  ASSERT_NE(module, nullptr);
+  auto r = SimulateModule(*module, Preset("tpu-v5e"), {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_THAT(FormatOpTable(*r),
+              HasSubstr("\nnote: 2 custom calls without a cost estimate, timed by the bytes read "
+                        "and written only: opaque (tpu_custom_call), sharding (Sharding)\n"));
+  const nlohmann::json j = nlohmann::json::parse(TimingJson(*r));
+  EXPECT_EQ(j["unestimated_custom_calls"], nlohmann::json({"opaque", "sharding"}));
+  EXPECT_EQ(j["ops"][0]["flops"], 4096);
+  EXPECT_EQ(j["ops"][0]["hbm_bytes"], 8192);
 }
 
 /// The types an elementwise op is built with in ElementwiseModule when they

@@ -245,6 +245,55 @@ ENTRY e {
   EXPECT_EQ(half - overlapped, (expected / v4.vpu.alus_per_slot + 1) / 2);
 }
 
+/// A Pallas kernel's custom call with `estimate` as its cost_estimate.
+std::string PallasKernel(const std::string& estimate) {
+  return R"(HloModule m
+ENTRY e {
+  a = bf16[1024,1024]{1,0} parameter(0)
+  b = bf16[1024,1024]{1,0} parameter(1)
+  ROOT k = bf16[1024,1024]{1,0} custom-call(a, b), custom_call_target="tpu_custom_call", backend_config={"custom_call_config": {"body": "", "cost_estimate": )" +
+         estimate + R"(}}
+})";
+}
+
+TEST(KernelCost, PallasKernelsAreTimedFromTheirCostEstimate) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  constexpr int64_t kFlops = int64_t{2} << 30;  // a 1024^3 matmul
+  const KernelCost cost = RootCost(
+      PallasKernel(R"({"flops": "2147483648", "transcendentals": "1048576", "bytes_accessed": "6291456"})"),
+      v5e);
+  EXPECT_EQ(cost.flops, kFlops);
+  EXPECT_EQ(cost.hbm_bytes, 6291456);
+  EXPECT_EQ(cost.per_core.hbm_bytes, 6291456);
+  // The FLOPs at the MXUs' full rate: the estimate's MACs over the MACs per
+  // cycle of all MXUs, plus one fill and drain.
+  const chip::CoreCost core(v5e);
+  const int64_t macs_per_cycle = v5e.mxu.rows * v5e.mxu.cols * v5e.mxu.count_per_core;
+  EXPECT_EQ(core.UnitBusy(chip::Unit::kMxu, cost.per_core),
+            kFlops / 2 / macs_per_cycle + v5e.mxu.rows + v5e.mxu.cols);
+  // Transcendentals as the VPU's medium class, one per element: 1024 vregs.
+  EXPECT_EQ(cost.per_core.vector.medium_ops, 1048576 / (8 * 128));
+
+  // Numbers rather than strings mean the same; omitted fields are zero.
+  const KernelCost numbers =
+      RootCost(PallasKernel(R"({"flops": 2147483648, "bytes_accessed": 6291456})"), v5e);
+  EXPECT_EQ(numbers.flops, kFlops);
+  EXPECT_EQ(numbers.hbm_bytes, 6291456);
+  EXPECT_EQ(numbers.per_core.vector.medium_ops, 0);
+}
+
+TEST(KernelCost, AKernelWithoutAUsableEstimateIsTimedByItsBoundaryBytes) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const int64_t boundary = 3 * 1024 * 1024 * 2;  // a and b read, k written
+  for (const std::string estimate : {R"({"flops": "-5"})", R"({"flops": "many"})",
+                                     R"({"bytes_accessed": 1.5})", R"("none")"}) {
+    const KernelCost cost = RootCost(PallasKernel(estimate), v5e);
+    EXPECT_EQ(cost.flops, 0) << estimate;
+    EXPECT_EQ(cost.hbm_bytes, boundary) << estimate;
+    EXPECT_TRUE(cost.per_core.matmuls.empty()) << estimate;
+  }
+}
+
 TEST(TripCount, CountedLoopWithConstantBounds) {
   auto module = Parse(R"(HloModule m
 cond {
