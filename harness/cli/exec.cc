@@ -131,6 +131,9 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
                            "with at most " + std::to_string(hlo::kMaxSpmdDevices) +
                            " devices in all");
   }
+  // --replicas and --partitions replace the header's counts: the ids the
+  // collectives name must exist in the program they make.
+  if (from_flags) TPUSIM_RETURN_IF_ERROR(hlo::CheckCollectiveIds(*module, spmd));
   std::optional<arch::TopologyConfig> topology;
   if (!options.topology.empty()) {
     TPUSIM_ASSIGN_OR_RETURN(topology, LoadTopologyOption(options.topology, "tpusim exec: error: "));

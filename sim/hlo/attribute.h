@@ -21,6 +21,14 @@ namespace tpusim::hlo {
 
 class HloComputation;
 
+/// Where something was written: 1-based line and column in the module text
+/// (0:0 for what no text wrote).
+struct SourceLocation {
+  uint32_t line = 0;
+  uint32_t column = 0;
+  friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
+};
+
 /// The kind of value an attribute holds; decides how it is parsed and printed.
 enum class AttrKind : uint8_t {
   kInt,              ///< `channel_id=3`
@@ -223,6 +231,9 @@ struct Attribute {
   /// The spelling of an unknown attribute; empty for known ones (see spelling()).
   std::string unknown_name;
   AttrValue value;
+  /// Where its name was written: errors about the value point there rather
+  /// than at the instruction.
+  SourceLocation location;
 
   AttrKind kind() const { return id == AttrId::kUnknown ? AttrKind::kRaw : AttrKindOf(id); }
   std::string_view spelling() const {

@@ -41,6 +41,42 @@ Status GroupError(const HloModule& module, const HloInstruction& inst, std::stri
       module.ErrorAt(inst.location(), inst.OpcodeSpelling() + " " + inst.name() + ": " + what));
 }
 
+/// What the ids of `mode` name ("replica", "partition", "device") and how
+/// many of them `config` has.
+std::pair<std::string, int64_t> IdDomain(GroupMode mode, const SpmdConfig& config) {
+  switch (mode) {
+    case GroupMode::kCrossReplica:
+    case GroupMode::kCrossReplicaAndPartition:
+      return {"replica", config.replica_count};
+    case GroupMode::kCrossPartition:
+      return {"partition", config.partition_count};
+    case GroupMode::kFlattenedId:
+      return {"device", config.device_count()};
+  }
+  return {"device", config.device_count()};  // unreachable: every GroupMode returns above
+}
+
+/// The error for an id that `config` does not have, at the attribute that
+/// names it: the id, and how many there are.
+Status IdOutOfRange(const HloModule& module, const HloInstruction& inst, AttrId attribute,
+                    GroupMode mode, const SpmdConfig& config, int64_t id) {
+  const auto count = [](int64_t n, const std::string& what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
+  const auto [id_name, id_count] = IdDomain(mode, config);
+  std::string counts = count(id_count, id_name);
+  if (mode == GroupMode::kFlattenedId) {
+    counts += " (" + count(config.replica_count, "replica") + " x " +
+              count(config.partition_count, "partition") + ")";
+  }
+  const std::string_view spelling =
+      attribute == AttrId::kFrontendAttributes ? kSendRecvPairsAttribute : AttrName(attribute);
+  return InvalidArgument(module.ErrorAt(
+      inst.AttributeLocation(attribute),
+      inst.OpcodeSpelling() + " " + inst.name() + ": " + std::string(spelling) + " name " +
+          id_name + " " + std::to_string(id) + ", but the program has " + counts));
+}
+
 /// The group size an all-gather or reduce-scatter's shapes imply (the ratio
 /// of result to operand along its dimension), or 0 when they imply none.
 int64_t GroupSizeFromShapes(const HloInstruction& inst, HloOpcode opcode) {
@@ -107,20 +143,10 @@ StatusOr<std::vector<int64_t>> GroupParticipants(const HloModule& module,
   const GroupMode mode = *mode_or;
   const DeviceId me = config.Device(device);
   // What the ids of a group name, how many there are, and which one is ours.
-  int64_t id_count = 0, my_id = 0;
-  std::string id_name;
-  switch (mode) {
-    case GroupMode::kCrossReplica:
-    case GroupMode::kCrossReplicaAndPartition:
-      id_count = config.replica_count, my_id = me.replica_id, id_name = "replica";
-      break;
-    case GroupMode::kCrossPartition:
-      id_count = config.partition_count, my_id = me.partition_id, id_name = "partition";
-      break;
-    case GroupMode::kFlattenedId:
-      id_count = config.device_count(), my_id = device, id_name = "device";
-      break;
-  }
+  const auto [id_name, id_count] = IdDomain(mode, config);
+  const int64_t my_id = mode == GroupMode::kFlattenedId    ? device
+                        : mode == GroupMode::kCrossPartition ? me.partition_id
+                                                             : me.replica_id;
 
   std::vector<int64_t> ids;
   const ReplicaGroups* groups = inst.replica_groups();
@@ -133,10 +159,7 @@ StatusOr<std::vector<int64_t>> GroupParticipants(const HloModule& module,
     for (const std::vector<int64_t>& group : groups->groups) {
       for (int64_t id : group) {
         if (id < 0 || id >= id_count) {
-          return GroupError(module, inst,
-                            "replica_groups name " + id_name + " " + std::to_string(id) +
-                                ", but the program has " + std::to_string(id_count) + " " +
-                                id_name + "s (SpmdConfig)");
+          return IdOutOfRange(module, inst, AttrId::kReplicaGroups, mode, config, id);
         }
       }
       if (std::find(group.begin(), group.end(), my_id) != group.end()) ids = group;
@@ -250,7 +273,9 @@ StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
     return result;
   }
   std::vector<std::pair<int64_t, int64_t>> ids;
-  if (opcode == HloOpcode::kSend || opcode == HloOpcode::kRecv) {
+  const bool send_recv = opcode == HloOpcode::kSend || opcode == HloOpcode::kRecv;
+  const AttrId pairs_attribute = send_recv ? AttrId::kFrontendAttributes : AttrId::kSourceTargetPairs;
+  if (send_recv) {
     TPUSIM_ASSIGN_OR_RETURN(auto pairs, SendRecvPairs(module, inst));
     if (!pairs.has_value()) return result;
     ids = std::move(*pairs);
@@ -270,11 +295,8 @@ StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
     const int64_t size = static_cast<int64_t>(domain.devices.size());
     std::vector<int64_t> group;
     for (const auto& [source, target] : ids) {
-      if (source < 0 || source >= size || target < 0 || target >= size) {
-        return GroupError(module, inst,
-                          "pair {" + std::to_string(source) + "," + std::to_string(target) +
-                              "} names an id past the " + std::to_string(size) +
-                              " the program has (SpmdConfig)");
+      for (const int64_t id : {source, target}) {
+        if (id < 0 || id >= size) return IdOutOfRange(module, inst, pairs_attribute, *mode, config, id);
       }
       result.pairs.emplace_back(domain.devices[source], domain.devices[target]);
       group.push_back(domain.devices[source]);
@@ -294,12 +316,22 @@ SpmdConfig SpmdConfig::FromModule(const HloModule& module) {
 
 namespace {
 
-/// Calls `visit(instruction, mode, largest id)` for each collective of
-/// `module` that names a device id (or whose empty groups imply a group
-/// size); an op whose attributes are malformed is left for the evaluation
-/// to report.
+/// The ids one attribute of a collective names, or that its shapes imply.
+struct NamedIds {
+  /// kReplicaGroups, kSourceTargetPairs, or kFrontendAttributes (send/recv
+  /// pairs); kUnknown when no attribute names them: empty groups, whose size
+  /// the shapes imply (ids 0 to largest).
+  AttrId attribute = AttrId::kUnknown;
+  int64_t smallest = 0;
+  int64_t largest = 0;
+};
+
+/// Calls `visit(instruction, mode, NamedIds)` for each attribute of each
+/// collective of `module` that names device ids (or for the collective whose
+/// empty groups imply a group size), in text order; an op whose attributes
+/// are malformed is left for the evaluation to report.
 template <typename Visit>
-void ForEachLargestId(const HloModule& module, Visit visit) {
+void ForEachNamedIds(const HloModule& module, Visit visit) {
   for (const auto& computation : module.computations()) {
     for (const auto& inst : computation->instructions()) {
       const std::optional<CollectiveSite> site = FindCollective(*inst);
@@ -307,27 +339,38 @@ void ForEachLargestId(const HloModule& module, Visit visit) {
       const HloInstruction& carrier = *site->inst;
       const StatusOr<GroupMode> mode = GroupModeOf(carrier, site->opcode);
       if (!mode.ok()) continue;
-      std::vector<int64_t> ids;
+      bool named = false;
+      const auto visit_ids = [&](AttrId attribute, const std::vector<int64_t>& ids) {
+        if (ids.empty()) return;
+        named = true;
+        const auto [smallest, largest] = std::minmax_element(ids.begin(), ids.end());
+        visit(carrier, *mode, NamedIds{attribute, *smallest, *largest});
+      };
       if (const ReplicaGroups* groups = carrier.replica_groups()) {
+        std::vector<int64_t> ids;
         for (const auto& group : groups->groups) ids.insert(ids.end(), group.begin(), group.end());
+        visit_ids(AttrId::kReplicaGroups, ids);
       }
-      std::vector<std::pair<int64_t, int64_t>> pairs;
-      if (const auto* p = carrier.GetAttr<std::vector<std::pair<int64_t, int64_t>>>(
+      const auto visit_pairs = [&](AttrId attribute,
+                                   const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+        std::vector<int64_t> ids;
+        for (const auto& [source, target] : pairs) {
+          ids.push_back(source);
+          ids.push_back(target);
+        }
+        visit_ids(attribute, ids);
+      };
+      if (const auto* pairs = carrier.GetAttr<std::vector<std::pair<int64_t, int64_t>>>(
               AttrId::kSourceTargetPairs)) {
-        pairs = *p;
+        visit_pairs(AttrId::kSourceTargetPairs, *pairs);
       }
-      if (auto p = SendRecvPairs(module, carrier); p.ok() && p->has_value()) pairs = **p;
-      for (const auto& [source, target] : pairs) {
-        ids.push_back(source);
-        ids.push_back(target);
+      if (auto pairs = SendRecvPairs(module, carrier); pairs.ok() && pairs->has_value()) {
+        visit_pairs(AttrId::kFrontendAttributes, **pairs);
       }
-      if (ids.empty()) {
-        // Empty groups hold every id: the shapes may say how many there are.
-        const int64_t size = GroupSizeFromShapes(carrier, site->opcode);
-        if (size == 0) continue;
-        ids.push_back(size - 1);
-      }
-      visit(carrier, *mode, *std::max_element(ids.begin(), ids.end()));
+      if (named) continue;
+      // Empty groups hold every id: the shapes may say how many there are.
+      const int64_t size = GroupSizeFromShapes(carrier, site->opcode);
+      if (size > 0) visit(carrier, *mode, NamedIds{AttrId::kUnknown, 0, size - 1});
     }
   }
 }
@@ -337,24 +380,34 @@ void ForEachLargestId(const HloModule& module, Visit visit) {
 SpmdConfig SpmdConfig::CoveringModule(const HloModule& module) {
   SpmdConfig config = FromModule(module);
   int64_t max_replica = -1, max_partition = -1, max_device = -1;
-  ForEachLargestId(module, [&](const HloInstruction&, GroupMode mode, int64_t max_id) {
+  ForEachNamedIds(module, [&](const HloInstruction&, GroupMode mode, NamedIds ids) {
     switch (mode) {
       case GroupMode::kCrossReplica:
       case GroupMode::kCrossReplicaAndPartition:
-        max_replica = std::max(max_replica, max_id);
+        max_replica = std::max(max_replica, ids.largest);
         break;
       case GroupMode::kCrossPartition:
-        max_partition = std::max(max_partition, max_id);
+        max_partition = std::max(max_partition, ids.largest);
         break;
       case GroupMode::kFlattenedId:
-        max_device = std::max(max_device, max_id);
+        max_device = std::max(max_device, ids.largest);
         break;
     }
   });
-  config.replica_count = std::max(config.replica_count, max_replica + 1);
-  config.partition_count = std::max(config.partition_count, max_partition + 1);
+  // A count the header states is the program's; only an unstated one grows.
+  const ModuleHeader& header = module.header();
+  if (!header.replica_count.has_value()) {
+    config.replica_count = std::max(config.replica_count, max_replica + 1);
+  }
+  if (!header.num_partitions.has_value()) {
+    config.partition_count = std::max(config.partition_count, max_partition + 1);
+  }
   if (max_device >= config.device_count()) {
-    config.replica_count = (max_device + config.partition_count) / config.partition_count;
+    if (!header.replica_count.has_value()) {
+      config.replica_count = (max_device + config.partition_count) / config.partition_count;
+    } else if (!header.num_partitions.has_value()) {
+      config.partition_count = (max_device + config.replica_count) / config.replica_count;
+    }
   }
   return config;
 }
@@ -362,10 +415,23 @@ SpmdConfig SpmdConfig::CoveringModule(const HloModule& module) {
 const HloInstruction* CollectiveNamingLargestId(const HloModule& module, int64_t& id) {
   const HloInstruction* largest = nullptr;
   id = -1;
-  ForEachLargestId(module, [&](const HloInstruction& inst, GroupMode, int64_t max_id) {
-    if (max_id > id) id = max_id, largest = &inst;
+  ForEachNamedIds(module, [&](const HloInstruction& inst, GroupMode, NamedIds ids) {
+    if (ids.largest > id) id = ids.largest, largest = &inst;
   });
   return largest;
+}
+
+Status CheckCollectiveIds(const HloModule& module, const SpmdConfig& config) {
+  Status status;
+  ForEachNamedIds(module, [&](const HloInstruction& inst, GroupMode mode, NamedIds ids) {
+    if (!status.ok() || ids.attribute == AttrId::kUnknown) return;
+    if (ids.smallest < 0) {
+      status = IdOutOfRange(module, inst, ids.attribute, mode, config, ids.smallest);
+    } else if (ids.largest >= IdDomain(mode, config).second) {
+      status = IdOutOfRange(module, inst, ids.attribute, mode, config, ids.largest);
+    }
+  });
+  return status;
 }
 
 }  // namespace tpusim::hlo

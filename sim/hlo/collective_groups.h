@@ -48,12 +48,13 @@ struct SpmdConfig {
 
   /// The module header's `replica_count` and `num_partitions` (1 when absent).
   static SpmdConfig FromModule(const HloModule& module);
-  /// FromModule, with each count raised to the least that every device id the
-  /// module's collectives name (replica groups, source-target pairs, send/recv
-  /// pairs) exists, and that every all-gather and reduce-scatter with empty
-  /// groups has the group size its shapes imply. For modules written for N
-  /// devices without saying so in the header, as XLA's own tests are (the
-  /// count is passed beside them).
+  /// FromModule, with each count the header leaves unstated raised to the
+  /// least that every device id the module's collectives name (replica
+  /// groups, source-target pairs, send/recv pairs) exists, and that every
+  /// all-gather and reduce-scatter with empty groups has the group size its
+  /// shapes imply. For modules written for N devices without saying so in the
+  /// header, as XLA's own tests are (the count is passed beside them). A count
+  /// the header states stays; CheckCollectiveIds reports ids beyond it.
   static SpmdConfig CoveringModule(const HloModule& module);
 };
 
@@ -61,6 +62,13 @@ struct SpmdConfig {
 /// CoveringModule's counts), with that id in `id`; nullptr (id -1) when no
 /// collective names one. For errors that point at it.
 const HloInstruction* CollectiveNamingLargestId(const HloModule& module, int64_t& id);
+
+/// Every device id the collectives of `module` name (replica groups,
+/// source-target pairs, send/recv pairs) exists in `config`; the first that
+/// does not, in text order, is an error at the attribute naming it that
+/// gives the id and the count (a negative id before the largest). Ids that
+/// empty groups imply are GroupParticipants's to check.
+Status CheckCollectiveIds(const HloModule& module, const SpmdConfig& config);
 
 /// XLA's CollectiveOpGroupMode: what the ids of replica_groups name.
 enum class GroupMode : uint8_t {

@@ -109,6 +109,11 @@ std::string_view HloInstruction::string_attr(AttrId id) const {
   return v ? std::string_view(*v) : std::string_view();
 }
 
+SourceLocation HloInstruction::AttributeLocation(AttrId id) const {
+  const Attribute* a = FindAttribute(id);
+  return a != nullptr && a->location.line != 0 ? a->location : location_;
+}
+
 HloComputation* HloInstruction::to_apply() const { return called_computation(AttrId::kToApply); }
 
 HloComputation* HloInstruction::called_computation(AttrId id) const {

@@ -21,13 +21,6 @@ namespace internal {
 class Parser;
 }  // namespace internal
 
-/// Where something was written: 1-based line and column in the module text.
-struct SourceLocation {
-  uint32_t line = 0;
-  uint32_t column = 0;
-  friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
-};
-
 /// "FILE:LINE:COL: error: MESSAGE", the one format of every located error.
 std::string FormatError(std::string_view filename, SourceLocation loc, std::string_view message);
 
@@ -118,6 +111,9 @@ class HloInstruction {
     const Attribute* a = FindAttribute(id);
     return a ? std::get_if<T>(&a->value) : nullptr;
   }
+  /// Where attribute `id` was written; the instruction's location when it is
+  /// absent or no text wrote it.
+  SourceLocation AttributeLocation(AttrId id) const;
 
   /// `dimensions={...}`; empty when absent.
   std::span<const int64_t> dimensions() const;

@@ -30,6 +30,7 @@ Status Parser::ParseAttributes(HloInstruction& instruction) {
   attributes.clear();
   while (lexer_.TryConsume(',')) {
     const size_t loc = lexer_.Mark();
+    const SourceLocation where = lexer_.Location();
     const std::string_view name = lexer_.ReadIdentifier();
     if (name.empty()) return lexer_.Expected("an attribute name");
     if (!lexer_.TryConsume('=')) {
@@ -77,6 +78,7 @@ Status Parser::ParseAttributes(HloInstruction& instruction) {
     attribute.id = stored_id;
     if (stored_id == AttrId::kUnknown) attribute.unknown_name = std::string(name);
     attribute.value = std::move(value);
+    attribute.location = where;
     attributes.push_back(std::move(attribute));
   }
   if (!attributes.empty()) {

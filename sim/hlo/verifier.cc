@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/hlo/collective_groups.h"
 #include "sim/hlo/shape_inference.h"
 #include "sim/hlo/verifier_rules.h"
 
@@ -67,7 +68,10 @@ class Verifier {
       TPUSIM_RETURN_IF_ERROR(VerifyComputation(*computation));
     }
     TPUSIM_RETURN_IF_ERROR(VerifyNoRecursion());
-    return VerifyEntryLayout();
+    TPUSIM_RETURN_IF_ERROR(VerifyEntryLayout());
+    // Device ids against the counts the header states (unstated ones grow
+    // to cover them).
+    return CheckCollectiveIds(module_, SpmdConfig::CoveringModule(module_));
   }
 
  private:

@@ -10,7 +10,8 @@ namespace tpusim::hlo {
 /// Checks what the parser does not: operand counts per opcode, attributes each
 /// opcode requires, shapes against shape inference for every opcode with
 /// defined inference, called computations' signatures, parameter numbering,
-/// and that neither data nor control edges form a cycle. The first problem is
+/// that neither data nor control edges form a cycle, and that the device ids
+/// collectives name exist when the header states the counts. The first problem is
 /// returned as "FILE:LINE:COL: error: ..." at the offending instruction.
 Status VerifyModule(const HloModule& module);
 

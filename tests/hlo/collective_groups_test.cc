@@ -143,12 +143,78 @@ ENTRY e {
   const SpmdConfig config{2, 1};
   auto ar = ResolveCollective(*module, *test::FindInstruction(*module, "ar"), HloOpcode::kAllReduce, config);
   ASSERT_FALSE(ar.ok());
-  EXPECT_THAT(ar.status().message(), ::testing::HasSubstr("groups.hlo:"));
-  EXPECT_THAT(ar.status().message(), ::testing::HasSubstr("replica_groups name replica 5"));
+  // At the attribute, not at the instruction.
+  EXPECT_THAT(ar.status().message(),
+              ::testing::HasSubstr("groups.hlo:11:30: error: all-reduce ar: replica_groups name "
+                                   "replica 5, but the program has 2 replicas"));
   auto cp =
       ResolveCollective(*module, *test::FindInstruction(*module, "cp"), HloOpcode::kCollectivePermute, config);
   ASSERT_FALSE(cp.ok());
-  EXPECT_THAT(cp.status().message(), ::testing::HasSubstr("pair {0,7}"));
+  EXPECT_THAT(cp.status().message(),
+              ::testing::HasSubstr("groups.hlo:12:44: error: collective-permute cp: "
+                                   "source_target_pairs name replica 7, but the program has 2 "
+                                   "replicas"));
+}
+
+// A count the header states is the program's: ids past it are errors, not a
+// reason to run more devices ({{0,1,2},{3,4,5}} with replica_count=4 used to
+// run 6), and the error names the id past the count rather than a replica
+// left out of every group ({{0,5},{2,3}} blamed replica 1).
+TEST(CheckCollectiveIds, IdsPastAStatedCountAreErrorsAtTheAttribute) {
+  for (const std::string groups : {"{{0,1,2},{3,4,5}}", "{{0,5},{2,3}}"}) {
+    auto module = Parse(std::string("HloModule m, replica_count=4\n") + kAdd + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), replica_groups=)" + groups + R"(, to_apply=add
+})");
+    ASSERT_NE(module, nullptr);
+    const SpmdConfig config = SpmdConfig::CoveringModule(*module);
+    EXPECT_EQ(config.replica_count, 4) << groups;
+    EXPECT_EQ(CheckCollectiveIds(*module, config).message(),
+              "groups.hlo:11:35: error: all-reduce ar: replica_groups name replica 5, but the "
+              "program has 4 replicas")
+        << groups;
+  }
+}
+
+TEST(CheckCollectiveIds, ChecksEachModeAgainstItsCountAndNegativeIds) {
+  auto module = Parse(std::string("HloModule m, replica_count=2, num_partitions=2\n") + kAdd + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ar = f32[4] all-reduce(p), replica_groups={{0,1,2,3}}, channel_id=1, use_global_device_ids=true, to_apply=add
+  ROOT cp = f32[4] collective-permute(ar), channel_id=2, source_target_pairs={{0,1},{1,0}}
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(CheckCollectiveIds(*module, SpmdConfig::CoveringModule(*module)).ok());
+  EXPECT_EQ(CheckCollectiveIds(*module, SpmdConfig{1, 2}).message(),
+            "groups.hlo:11:30: error: all-reduce ar: replica_groups name device 3, but the "
+            "program has 2 devices (1 replica x 2 partitions)");
+  EXPECT_EQ(CheckCollectiveIds(*module, SpmdConfig{2, 1}).message(),
+            "groups.hlo:11:30: error: all-reduce ar: replica_groups name device 3, but the "
+            "program has 2 devices (2 replicas x 1 partition)");
+
+  auto negative = Parse(std::string("HloModule m, replica_count=2\n") + kAdd + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), replica_groups={{-1,1}}, to_apply=add
+})");
+  ASSERT_NE(negative, nullptr);
+  EXPECT_THAT(CheckCollectiveIds(*negative, SpmdConfig{2, 1}).message(),
+              ::testing::HasSubstr("replica_groups name replica -1, but the program has 2"));
+}
+
+TEST(SpmdConfigTest, CoveringModuleRaisesOnlyTheCountsTheHeaderLeavesUnstated) {
+  // Global device ids 0..5 with 2 replicas stated: 3 partitions.
+  auto module = Parse(std::string("HloModule m, replica_count=2\n") + kAdd + R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), replica_groups={{0,1,2,3,4,5}}, channel_id=1, use_global_device_ids=true, to_apply=add
+})");
+  ASSERT_NE(module, nullptr);
+  const SpmdConfig config = SpmdConfig::CoveringModule(*module);
+  EXPECT_EQ(config.replica_count, 2);
+  EXPECT_EQ(config.partition_count, 3);
+  EXPECT_TRUE(CheckCollectiveIds(*module, config).ok());
 }
 
 }  // namespace

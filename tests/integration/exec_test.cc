@@ -71,6 +71,21 @@ ENTRY %main (a: f32[4]) -> f32[4] {
 }
 )";
 
+/// A module whose entry all-reduces f32[4] over `groups` (at line 9), with
+/// `header` after the module name (e.g. ", replica_count=4").
+std::string AllReduceModule(const std::string& header, const std::string& groups) {
+  return "HloModule ar" + header + R"(
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  ROOT ar = f32[4] all-reduce(p), replica_groups=)" +
+         groups + ", to_apply=add\n}\n";
+}
+
 class ExecTest : public ::testing::Test {
  protected:
   /// Writes `text` as a module file and returns its path.
@@ -478,22 +493,50 @@ ENTRY %main (a: f32[4096,4096]) -> f32[4096,4096] {
 }
 
 TEST_F(ExecTest, AModuleNamingTooManyDevicesSaysSoWithoutBlamingFlags) {
-  const std::string module = Module("far.hlo", R"(HloModule far
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
-  p = f32[4] parameter(0)
-  ROOT ar = f32[4] all-reduce(p), replica_groups={{0,5000}}, to_apply=add
-}
-)");
+  const std::string module = Module("far.hlo", AllReduceModule("", "{{0,5000}}"));
   const RunResult r = Tpusim({"exec", module, "--inputs", "seed:1"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr(module + ":9:3: error: all-reduce ar: names device id 5000: the "
                                         "module needs 5001 replicas x 1 partitions"));
   EXPECT_THAT(r.err, Not(HasSubstr("--replicas"))) << Describe(r);
+}
+
+// replica_count=4 with groups naming replica 5: check, exec, diff and run all
+// refuse it at the replica_groups attribute, naming the id and the count
+// (exec used to run 6 devices, or blame a replica left out of every group).
+TEST_F(ExecTest, ReplicaIdsPastTheReplicaCountAreLocatedErrorsInEveryCommand) {
+  for (const std::string groups : {"{{0,1,2},{3,4,5}}", "{{0,5},{2,3}}"}) {
+    const std::string module = Module("past.hlo", AllReduceModule(", replica_count=4", groups));
+    const std::string expected = module + ":9:35: error: all-reduce ar: replica_groups name "
+                                          "replica 5, but the program has 4 replicas\n";
+    const std::string scenario = dir_ / "past.yaml";
+    WriteText(scenario, "module: " + module + "\nchip: tpu-v5e\n");
+    const std::vector<std::vector<std::string>> commands = {
+        {"check", module},
+        {"exec", module, "--inputs", "seed:1"},
+        {"exec", module, "--chip", "tpu-v5e", "--mode", "timing"},
+        {"diff", module, module, "--chip", "tpu-v5e"},
+    };
+    for (const std::vector<std::string>& command : commands) {
+      const RunResult r = Tpusim(command);
+      EXPECT_EQ(r.exit_code, 2) << groups << " " << command[0] << "\n" << Describe(r);
+      EXPECT_EQ(r.err, expected) << groups << " " << command[0];
+    }
+    const RunResult run = Tpusim({"run", scenario, "--golden-dir", dir_ / "golden"});
+    EXPECT_EQ(run.exit_code, 2) << Describe(run);
+    EXPECT_THAT(run.out, HasSubstr(expected.substr(0, expected.size() - 1))) << Describe(run);
+  }
+  // --replicas replaces the header's count: the same check.
+  const std::string unstated = Module("unstated.hlo", R"(HloModule unstated
+ENTRY main {
+  p = f32[4] parameter(0)
+  ROOT cp = f32[4] collective-permute(p), source_target_pairs={{0,5}}
+}
+)");
+  const RunResult flags = Tpusim({"exec", unstated, "--inputs", "seed:1", "--replicas", "4"});
+  EXPECT_EQ(flags.exit_code, 2) << Describe(flags);
+  EXPECT_EQ(flags.err, unstated + ":4:43: error: collective-permute cp: source_target_pairs name "
+                                  "replica 5, but the program has 4 replicas\n");
 }
 
 TEST_F(ExecTest, TimingInputErrorsExitTwo) {
