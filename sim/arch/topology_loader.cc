@@ -733,6 +733,17 @@ int64_t ChipCount(const TopologyConfig& c) {
   return 0;
 }
 
+namespace {
+
+Status NoTpuWraparoundRule(const TopologyConfig& config, const ChipConfig& chip) {
+  return TopologyError(config, "wraparound",
+                       "tpu has no rule for chip '" + chip.name +
+                           "' (known: tpu-v4, tpu-v5p, tpu-v7x, tpu-v5e, tpu-v6e and presets "
+                           "inheriting from them; not tpu-v3); write the wraparound per axis");
+}
+
+}  // namespace
+
 Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip) {
   if (config.kind == TopologyKind::kMultiSlice) {
     StatusOr<TopologyConfig> slice = ParseTopologyShortForm(config.slice_topology_text);
@@ -744,16 +755,19 @@ Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip) {
   }
   if (!config.tpu_wraparound) return Status::Ok();
   // Whole 4x4x4 cubes wrap [GC-v4, SB, GC-v5p; 7x: ASSUMPTION, the same cubes];
-  // v5e and v6e pods are 16x16 and wrap only full axes [SB, GC-v6e].
-  enum class Rule { kMultipleOf4, kSize16 };
+  // v5e and v6e pods are 16x16 and wrap only full axes [SB, GC-v6e]. tpu-facts
+  // states no rule for v3 ("2D torus" only): its preset inherits tpu-v4's
+  // numbers, not its pods, so the search stops there.
+  enum class Rule { kMultipleOf4, kSize16, kUnknown };
   const std::vector<std::pair<std::string_view, Rule>> rules = {
       {"tpu-v4", Rule::kMultipleOf4},  {"tpu-v5p", Rule::kMultipleOf4},
       {"tpu-v7x", Rule::kMultipleOf4}, {"tpu-v5e", Rule::kSize16},
-      {"tpu-v6e", Rule::kSize16},
+      {"tpu-v6e", Rule::kSize16},      {"tpu-v3", Rule::kUnknown},
   };
   for (const std::string& name : {chip.name, chip.inherits}) {
     for (const auto& [preset, rule] : rules) {
       if (name != preset) continue;
+      if (rule == Rule::kUnknown) return NoTpuWraparoundRule(config, chip);
       config.wraparound.clear();
       for (int64_t d : config.dims) {
         config.wraparound.push_back(rule == Rule::kMultipleOf4 ? d % 4 == 0 : d == 16);
@@ -762,10 +776,7 @@ Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip) {
       return Status::Ok();
     }
   }
-  return TopologyError(config, "wraparound",
-                       "tpu has no rule for chip '" + chip.name +
-                           "' (known: tpu-v4, tpu-v5p, tpu-v7x, tpu-v5e, tpu-v6e and presets "
-                           "inheriting from them); write the wraparound per axis");
+  return NoTpuWraparoundRule(config, chip);
 }
 
 Status TopologyError(const TopologyConfig& config, const std::string& part,

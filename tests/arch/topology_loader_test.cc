@@ -352,11 +352,18 @@ TEST(TopologyTpuWraparound, FollowsEachGenerationsRule) {
   ASSERT_TRUE(ApplyTpuWraparound(c, chip).ok());
   EXPECT_EQ(c.slice_topology_text, "torus:16x4,wraparound=1x0");
 
+  // models/tpu-v3.yaml inherits tpu-v4's numbers, not its pods' wraparound.
   chip.name = "tpu-v3";
-  chip.inherits = "";
+  chip.inherits = "tpu-v4";
   c = MustShort("torus:4x4,wraparound=tpu");
   const Status unknown = ApplyTpuWraparound(c, chip);
   EXPECT_THAT(unknown.message(), HasSubstr("wraparound: tpu has no rule for chip 'tpu-v3'"));
+  chip.name = "my-v3";
+  chip.inherits = "tpu-v3";
+  c = MustShort("torus:4x4,wraparound=tpu");
+  EXPECT_THAT(ApplyTpuWraparound(c, chip).message(),
+              HasSubstr("wraparound: tpu has no rule for chip 'my-v3'"));
+  chip.name = "tpu-v3";
   // From a file, at the key; a multi-slice's, at its slice.
   c = *FromYaml("topology:\n  kind: torus\n  dims: [4, 4]\n  wraparound: tpu\n");
   EXPECT_THAT(ApplyTpuWraparound(c, chip).message(),

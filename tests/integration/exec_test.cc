@@ -634,6 +634,30 @@ TEST_F(ExecTest, TopologyErrorsExitTwo) {
   EXPECT_EQ(algorithm.exit_code, 2) << Describe(algorithm);
 }
 
+// models/tpu-v3.yaml inherits tpu-v4's numbers; `wraparound=tpu` must not
+// take v4's pod rule with them (docs/interconnect.md: v3 has none).
+TEST_F(ExecTest, TpuV3HasNoTpuWraparoundRuleInExecRunAndCollective) {
+  const std::string module =
+      Module("ar4.hlo", AllReduceModule(", replica_count=4", "{{0,1,2,3}}"));
+  const std::string no_rule = "tpu has no rule for chip 'tpu-v3'";
+  const RunResult exec = Tpusim({"exec", module, "--chip", "tpu-v3", "--mode", "timing",
+                                 "--topology", "torus:2x2,wraparound=tpu"});
+  EXPECT_EQ(exec.exit_code, 2) << Describe(exec);
+  EXPECT_THAT(exec.err, HasSubstr(no_rule)) << Describe(exec);
+  const RunResult collective =
+      Tpusim({"collective", "--op", "all-reduce", "--bytes", "1MiB", "--chip", "tpu-v3",
+              "--topology", "torus:4x4,wraparound=tpu"});
+  EXPECT_EQ(collective.exit_code, 2) << Describe(collective);
+  EXPECT_THAT(collective.err, HasSubstr(no_rule)) << Describe(collective);
+  const std::string scenario = dir_ / "v3.yaml";
+  WriteText(scenario,
+            "module: " + module + "\nchip: tpu-v3\ntopology: torus:2x2,wraparound=tpu\n");
+  const RunResult run = Tpusim({"run", scenario, "--golden-dir", dir_ / "golden"});
+  EXPECT_EQ(run.exit_code, 2) << Describe(run);
+  EXPECT_THAT(run.out, HasSubstr("v3.yaml:3:11: error: topology.wraparound: " + no_rule))
+      << Describe(run);
+}
+
 TEST_F(ExecTest, HelpDescribesEveryOption) {
   const RunResult r = Tpusim({"exec", "--help"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
