@@ -90,9 +90,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; every other parse error is a usage error.
+    // --help and --version exit 0 once printed; every other parse error is a
+    // usage error.
     const int code = app.exit(e);
-    return code == 0 ? harness::kExitOk : harness::kExitInputError;
+    return code == 0 ? WithStdoutChecked(harness::kExitOk) : harness::kExitInputError;
   }
 
   auto dispatch = [&]() -> int {

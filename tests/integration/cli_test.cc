@@ -302,7 +302,7 @@ TEST(Cli, AFailedWriteToStdoutExitsTwo) {
   WriteText(input, kAddOneModule);
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"check", "-v", input}, {"fmt", input},
-        {"exec", input, "--inputs", "seed:1"}}) {
+        {"exec", input, "--inputs", "seed:1"}, {"--help"}, {"--version"}, {"exec", "--help"}}) {
     std::vector<std::string> shell = {"-c", "exec \"$0\" \"$@\" >/dev/full", TPUSIM_BINARY};
     shell.insert(shell.end(), args.begin(), args.end());
     RunResult r = RunBinary("/bin/sh", shell);
