@@ -87,7 +87,8 @@ StatusOr<int64_t> ParseSize(const std::string& what, const std::string& text) {
   return bytes->value();
 }
 
-/// The sizes to time: --bytes, or every power of two from LO to HI (--sweep).
+/// The sizes to time: --bytes, or every power of two from LO to HI (--sweep),
+/// both included.
 StatusOr<std::vector<int64_t>> Sizes(const CollectiveOptions& options) {
   if (options.sweep.empty()) {
     TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, ParseSize("--bytes", options.bytes));
@@ -103,9 +104,17 @@ StatusOr<std::vector<int64_t>> Sizes(const CollectiveOptions& options) {
   if (lo > hi) {
     return InvalidArgument(std::string(kCommand) + "--sweep '" + options.sweep + "': LO exceeds HI");
   }
-  // Both are at most kMaxCollectiveBytes, so doubling cannot overflow.
+  // The powers of two in [LO, HI], as the help promises: 3:1000 is 4 to 512,
+  // not 3, 6, 12... Both ends are at most kMaxCollectiveBytes, so doubling
+  // cannot overflow.
   std::vector<int64_t> sizes;
-  for (int64_t s = lo; s <= hi; s *= 2) sizes.push_back(s);
+  int64_t s = 1;
+  while (s < lo) s *= 2;
+  for (; s <= hi; s *= 2) sizes.push_back(s);
+  if (sizes.empty()) {
+    return InvalidArgument(std::string(kCommand) + "--sweep '" + options.sweep +
+                           "': no power of two between LO and HI");
+  }
   return sizes;
 }
 
@@ -254,7 +263,8 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
                   "sends (e.g. 64MiB, 1GB, 4096)")
       ->option_text("SIZE");
   cmd->add_option("--sweep", options.sweep,
-                  "Time every power of two from LO to HI instead of --bytes (e.g. 1KiB:1GiB)")
+                  "Time every power of two from LO to HI (both included) instead of --bytes "
+                  "(e.g. 1KiB:1GiB; 3:1000 times 4 to 512)")
       ->option_text("LO:HI");
   cmd->add_option("--chip", options.chip,
                   "Chip preset whose ICI link bandwidth and hop latency apply: a name from "

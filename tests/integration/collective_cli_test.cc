@@ -198,6 +198,19 @@ RunResult AllReduceOn4x4(const std::vector<std::string>& extra) {
   return Tpusim(args);
 }
 
+// The help promises every power of two from LO to HI: a LO that is not one
+// starts at the next (3:1000 once timed 3, 6, 12, ... 768).
+TEST(CollectiveCliTest, SweepTimesThePowersOfTwoBetweenItsEnds) {
+  const RunResult r = AllReduceOn4x4({"--sweep", "3:1000"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  std::vector<int64_t> sizes;
+  for (const Row& row : Rows(r.out)) sizes.push_back(row.size);
+  EXPECT_EQ(sizes, (std::vector<int64_t>{4, 8, 16, 32, 64, 128, 256, 512})) << r.out;
+  const RunResult none = AllReduceOn4x4({"--sweep", "5:7"});
+  EXPECT_EQ(none.exit_code, 2) << Describe(none);
+  EXPECT_THAT(none.err, HasSubstr("--sweep '5:7': no power of two between LO and HI"));
+}
+
 TEST(CollectiveCliTest, SizesOver1024TiBAreRefusedNotWrappedOrLoopedOn) {
   // 2^62 once reported 0.00 us ("no data moves"); a sweep to it doubled past
   // INT64_MAX and never ended.
