@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <cstdint>
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <optional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -14,11 +16,13 @@
 #include <vector>
 
 #include "harness/cli/cli.h"
+#include "harness/report/progress.h"
 #include "harness/run/topology_option.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/arch/topology_config.h"
 #include "sim/base/file.h"
 #include "sim/base/units.h"
+#include "sim/ici/collectives.h"
 #include "sim/ici/interconnect.h"
 #include "sim/ici/topology.h"
 
@@ -164,6 +168,32 @@ StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text,
   return groups;
 }
 
+/// The most point-to-point transfers a direct collective times without
+/// --allow-large. Direct (what auto runs for all-to-all) sends between every
+/// ordered pair of a group, so its flows grow as n² and its run time faster:
+/// on one core torus:16x32's 261,632 transfers take about 5 s, torus:32x32's
+/// 1,047,552 about 34 s, and switch:4096's 16,773,120 ran for minutes
+/// without a word (and gigabytes of flows).
+constexpr int64_t kMaxDirectTransfers = int64_t{1} << 19;
+
+/// The transfers `collective` makes when `algorithm` (kAuto resolved by
+/// kind) runs it directly: n(n-1) per group, twice for all-reduce (a
+/// reduce-scatter, then an all-gather); 0 for other algorithms, whose flows
+/// grow with n, and for permute and send/recv, which send their pairs only.
+int64_t DirectTransfers(const ici::Collective& collective) {
+  const ici::Algorithm algorithm = collective.algorithm == ici::Algorithm::kAuto
+                                       ? ici::AutoAlgorithmOfKind(collective.kind)
+                                       : collective.algorithm;
+  if (algorithm != ici::Algorithm::kDirect) return 0;
+  const int64_t rounds = collective.kind == ici::CollectiveKind::kAllReduce ? 2 : 1;
+  int64_t transfers = 0;
+  for (const std::vector<int64_t>& group : collective.groups) {
+    const int64_t n = static_cast<int64_t>(group.size());
+    transfers += rounds * n * (n - 1);
+  }
+  return transfers;
+}
+
 /// `text` right-aligned in `width` columns, or after one space when wider
 /// (huge sizes and times must not run into the next column).
 std::string PadLeft(const std::string& text, size_t width) {
@@ -202,6 +232,18 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
     collective.groups = groups;
   }
   const int64_t n = static_cast<int64_t>(groups.front().size());
+  // Refused up front rather than run for minutes without a word.
+  const int64_t transfers = DirectTransfers(collective);
+  const bool large = transfers > kMaxDirectTransfers;
+  if (large && !options.allow_large) {
+    return InvalidArgument(
+        std::string(kCommand) + options.op + " on " + std::to_string(chips) + " chips in " +
+        std::to_string(groups.size()) + " group" + (groups.size() == 1 ? "" : "s") +
+        " sends between every pair directly: " + std::to_string(transfers) +
+        " transfers, more than the " + std::to_string(kMaxDirectTransfers) +
+        " timed in seconds (torus:32x32's 1047552 take about half a minute, and time grows "
+        "faster than the count); pass --allow-large to time it anyway, or use smaller --groups");
+  }
 
   out << "# tpusim collective: " << options.op << " on " << interconnect->Describe() << "\n";
   out << "# chip " << chip.name << ", " << groups.size() << " group" << (groups.size() == 1 ? "" : "s")
@@ -210,9 +252,21 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
   out << "#" << PadLeft("size (B)", 13) << PadLeft("time (us)", 14) << PadLeft("algbw (GB/s)", 14)
       << PadLeft("busbw (GB/s)", 14) << "  algorithm           explanation\n";
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  // On a terminal, a long run says it is working (ProgressLine draws after a
+  // second, nothing when stderr is not a terminal, and is erased before the
+  // row is printed).
+  std::atomic<int64_t> timed_sizes{0};
+  std::optional<ProgressLine> progress;
   for (const int64_t size : sizes) {
     collective.bytes = size;
+    if (large) {
+      progress.emplace("timing " + options.op + " of " + std::to_string(size) + " B, " +
+                           std::to_string(transfers) + " transfers",
+                       &timed_sizes, "of " + std::to_string(sizes.size()) + " sizes timed");
+    }
     StatusOr<ici::CollectiveTiming> timed = interconnect->Time(collective);
+    progress.reset();
+    ++timed_sizes;
     if (!timed.ok()) return timed.status().WithContext(std::string(kCommand) + options.op);
     const double seconds = static_cast<double>(timed->duration.value()) * 1e-12;
     const double algbw = seconds > 0 ? static_cast<double>(size) / seconds * 1e-9 : 0.0;
@@ -295,6 +349,10 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
       ->option_text("GROUPS");
   cmd->add_option("--json", options.json, "Also write the rows as JSON to OUT (atomically)")
       ->option_text("OUT");
+  cmd->add_flag("--allow-large", options.allow_large,
+                "Time a direct collective (all-to-all) of more than " +
+                    std::to_string(kMaxDirectTransfers) +
+                    " transfers (device pairs); such runs take minutes and gigabytes");
   cmd->footer(R"(Columns (as nccl-tests, doc/PERFORMANCE.md): size is --bytes; time is the
 simulated duration; algbw = size / time; busbw = algbw x factor with factor
 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all,
@@ -305,7 +363,8 @@ how many flows share it, and the longest route in hops.
 Exit codes:
   0  timed
   2  usage error, unknown preset or topology, impossible topology or groups, an
-     algorithm that cannot run this collective)");
+     algorithm that cannot run this collective, a direct collective of more
+     transfers than --allow-large lets through)");
   cmd->callback([&options]() {
     if (options.bytes.empty() == options.sweep.empty()) {
       throw CLI::ValidationError("give exactly one of --bytes and --sweep");

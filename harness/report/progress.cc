@@ -22,8 +22,9 @@ std::string WithThousands(int64_t n) {
 
 }  // namespace
 
-ProgressLine::ProgressLine(std::string label, const std::atomic<int64_t>* counter)
-    : label_(std::move(label)), counter_(counter) {
+ProgressLine::ProgressLine(std::string label, const std::atomic<int64_t>* counter,
+                           std::string unit)
+    : label_(std::move(label)), counter_(counter), unit_(std::move(unit)) {
   if (isatty(STDERR_FILENO) == 1) thread_ = std::thread([this] { Run(); });
 }
 
@@ -47,8 +48,8 @@ void ProgressLine::Run() {
   while (!stop_requested_.wait_for(lock, next, [this] { return stop_; })) {
     next = std::chrono::milliseconds(500);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    std::fprintf(stderr, "\r\033[K%s: %.1f s, %s instructions", label_.c_str(), seconds,
-                 WithThousands(counter_->load(std::memory_order_relaxed)).c_str());
+    std::fprintf(stderr, "\r\033[K%s: %.1f s, %s %s", label_.c_str(), seconds,
+                 WithThousands(counter_->load(std::memory_order_relaxed)).c_str(), unit_.c_str());
     std::fflush(stderr);
     drawn = true;
   }

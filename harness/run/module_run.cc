@@ -140,7 +140,7 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   std::optional<ProgressLine> progress;
   progress.emplace("evaluating " + module.name() + " on " + std::to_string(spmd.device_count()) +
                        " device(s)",
-                   &executed);
+                   &executed, "instructions");
   StatusOr<std::vector<Literal>> evaluated = evaluator.EvaluateSpmd(module, spmd, inputs);
   progress.reset();  // erases the line before anything else is printed
   TPUSIM_ASSIGN_OR_RETURN(evaluation.results, std::move(evaluated));

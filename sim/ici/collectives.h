@@ -73,6 +73,12 @@ std::array<std::vector<std::pair<int64_t, int64_t>>, 2> TorusHamiltonianCycles(i
 Algorithm ChooseAlgorithm(const Topology& topology, const Router& router,
                           const ChipCollective& collective);
 
+/// The part of the auto rule that depends on `kind` alone: kDirect for
+/// all-to-all, ragged-all-to-all, permute and send/recv, kRing for
+/// broadcast; kAuto for all-reduce, all-gather and reduce-scatter, whose
+/// algorithm depends on the topology and the groups.
+Algorithm AutoAlgorithmOfKind(CollectiveKind kind);
+
 /// Builds the flows of `collective` under `algorithm` (kAuto: ChooseAlgorithm).
 /// Errors (kInvalidArgument): an algorithm that cannot run this kind of
 /// collective (e.g. a ring permute), halving-doubling on a group whose size is

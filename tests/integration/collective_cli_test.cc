@@ -211,6 +211,36 @@ TEST(CollectiveCliTest, SweepTimesThePowersOfTwoBetweenItsEnds) {
   EXPECT_THAT(none.err, HasSubstr("--sweep '5:7': no power of two between LO and HI"));
 }
 
+// all-to-all runs every pair directly: switch:4096 is 16,773,120 transfers,
+// which ran for minutes without a word. Refused up front (within the time
+// a small run takes), naming the count and --allow-large; 512 chips still run.
+TEST(CollectiveCliTest, DirectCollectivesOfTooManyTransfersAreRefusedUpFront) {
+  for (const std::string op : {"all-to-all", "ragged-all-to-all"}) {
+    for (const std::string topology : {"switch:4096", "torus:64x64"}) {
+      const RunResult r = Tpusim({"collective", "--op", op, "--bytes", "64MiB", "--chip",
+                                  "tpu-v5e", "--topology", topology});
+      EXPECT_EQ(r.exit_code, 2) << Describe(r);
+      EXPECT_THAT(r.err, HasSubstr("tpusim collective: error: " + op +
+                                   " on 4096 chips in 1 group sends between every pair "
+                                   "directly: 16773120 transfers, more than the 524288"))
+          << Describe(r);
+      EXPECT_THAT(r.err, HasSubstr("pass --allow-large")) << Describe(r);
+    }
+  }
+  const RunResult direct = Tpusim({"collective", "--op", "all-reduce", "--bytes", "64MiB",
+                                   "--chip", "tpu-v5e", "--topology", "switch:1024",
+                                   "--algorithm", "direct"});
+  EXPECT_EQ(direct.exit_code, 2) << Describe(direct);
+  EXPECT_THAT(direct.err, HasSubstr("2095104 transfers")) << Describe(direct);
+  const RunResult ring = Tpusim({"collective", "--op", "all-reduce", "--bytes", "64MiB", "--chip",
+                                 "tpu-v5e", "--topology", "switch:4096"});
+  EXPECT_EQ(ring.exit_code, 0) << Describe(ring);
+  const RunResult small = Tpusim({"collective", "--op", "all-to-all", "--bytes", "64MiB",
+                                  "--chip", "tpu-v5e", "--topology", "switch:512"});
+  EXPECT_EQ(small.exit_code, 0) << Describe(small);
+  EXPECT_EQ(small.err, "") << Describe(small);
+}
+
 TEST(CollectiveCliTest, SizesOver1024TiBAreRefusedNotWrappedOrLoopedOn) {
   // 2^62 once reported 0.00 us ("no data moves"); a sweep to it doubled past
   // INT64_MAX and never ended.

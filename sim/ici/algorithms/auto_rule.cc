@@ -57,10 +57,16 @@ bool IsShardCollective(CollectiveKind kind) {
 
 }  // namespace
 
+Algorithm AutoAlgorithmOfKind(CollectiveKind kind) {
+  if (kind == CollectiveKind::kCollectiveBroadcast) return Algorithm::kRing;
+  return IsShardCollective(kind) ? Algorithm::kAuto : Algorithm::kDirect;
+}
+
 Algorithm ChooseAlgorithm(const Topology& topology, const Router& router,
                           const ChipCollective& collective) {
-  if (collective.kind == CollectiveKind::kCollectiveBroadcast) return Algorithm::kRing;
-  if (!IsShardCollective(collective.kind)) return Algorithm::kDirect;
+  if (const Algorithm by_kind = AutoAlgorithmOfKind(collective.kind); by_kind != Algorithm::kAuto) {
+    return by_kind;
+  }
   bool all_sub_grids = !topology.grid().dims.empty();
   const std::vector<NodeId>* largest = nullptr;
   bool all_power_of_two = true;
