@@ -15,6 +15,7 @@ class HloModule;
 class HloComputation {
  public:
   explicit HloComputation(std::string name) : name_(std::move(name)) {}
+  friend class HloModule;  // renames, keeping its name index
   HloComputation(const HloComputation&) = delete;
   HloComputation& operator=(const HloComputation&) = delete;
 

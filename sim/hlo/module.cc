@@ -21,6 +21,15 @@ HloComputation* HloModule::FindComputation(std::string_view name) const {
   return it == computations_by_name_.end() ? nullptr : it->second;
 }
 
+void HloModule::RenameComputation(HloComputation& computation, std::string name) {
+  const auto it = computations_by_name_.find(computation.name());
+  if (it != computations_by_name_.end() && it->second == &computation) {
+    computations_by_name_.erase(it);
+  }
+  computation.name_ = std::move(name);
+  computations_by_name_.emplace(computation.name(), &computation);
+}
+
 void HloModule::AssignUniqueIds() {
   int64_t next = 0;
   for (const auto& computation : computations_) {

@@ -98,6 +98,8 @@ class HloModule {
   HloComputation* AddComputation(std::unique_ptr<HloComputation> computation);
   /// The computation with this name, or nullptr.
   HloComputation* FindComputation(std::string_view name) const;
+  /// Gives `computation` (of this module) a name no other computation has.
+  void RenameComputation(HloComputation& computation, std::string name);
 
   /// The ENTRY computation (the last one when no computation says ENTRY).
   HloComputation* entry() const { return entry_; }

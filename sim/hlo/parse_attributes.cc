@@ -71,7 +71,7 @@ Status Parser::ParseAttributes(HloInstruction& instruction) {
     }
     const AttrId stored_id = kind == AttrKind::kRaw ? AttrId::kUnknown : id;
     const size_t index = attributes.size();
-    StatusOr<AttrValue> value_or = ParseAttributeValue(kind, &instruction, index);
+    StatusOr<AttrValue> value_or = ParseAttributeValue(kind, name, &instruction, index);
     if (!value_or.ok()) return AddNote(value_or.status(), "in attribute '" + std::string(name) + "'");
     AttrValue value = std::move(value_or).value();
     Attribute attribute;
@@ -89,7 +89,8 @@ Status Parser::ParseAttributes(HloInstruction& instruction) {
   return Status::Ok();
 }
 
-StatusOr<AttrValue> Parser::ParseAttributeValue(AttrKind kind, HloInstruction* instruction,
+StatusOr<AttrValue> Parser::ParseAttributeValue(AttrKind kind, std::string_view name,
+                                                HloInstruction* instruction,
                                                 size_t attribute_index) {
   switch (kind) {
     case AttrKind::kInt: {
@@ -138,20 +139,31 @@ StatusOr<AttrValue> Parser::ParseAttributeValue(AttrKind kind, HloInstruction* i
     case AttrKind::kComputation:
     case AttrKind::kComputationList: {
       PendingComputationRef ref{instruction, attribute_index, {}};
-      const bool braced = lexer_.TryConsume('{');
+      // A computation is a name, or written inline as `{ instructions }`.
+      const auto parse_item = [&]() -> Status {
+        PendingComputationRef::Item item;
+        if (AtInlineComputation()) {
+          TPUSIM_ASSIGN_OR_RETURN(item.inline_computation,
+                                  ParseInlineComputation(*instruction, name));
+        } else {
+          item.name.location = lexer_.Mark();
+          TPUSIM_ASSIGN_OR_RETURN(item.name.name, lexer_.ExpectIdentifier("a computation name"));
+        }
+        ref.items.push_back(item);
+        return Status::Ok();
+      };
+      const bool braced = !AtInlineComputation() && lexer_.TryConsume('{');
       if (braced && kind == AttrKind::kComputation) {
-        return lexer_.ErrorAt(lexer_.Location(), "expected one computation name, got a list");
+        return lexer_.ErrorAt(lexer_.Location(),
+                              "expected one computation (a name or { instructions }), got a list");
       }
       if (!(braced && lexer_.TryConsume('}'))) {
         do {
-          const size_t loc = lexer_.Mark();
-          TPUSIM_ASSIGN_OR_RETURN(std::string_view c,
-                                  lexer_.ExpectIdentifier("a computation name"));
-          ref.names.push_back({c, loc});
+          TPUSIM_RETURN_IF_ERROR(parse_item());
         } while (braced && lexer_.TryConsume(','));
         if (braced) TPUSIM_RETURN_IF_ERROR(lexer_.Expect('}', "to close the list"));
       }
-      const bool empty = ref.names.empty();
+      const bool empty = ref.items.empty();
       if (!empty) pending_computations_.push_back(std::move(ref));
       if (kind == AttrKind::kComputation) return AttrValue(static_cast<HloComputation*>(nullptr));
       ComputationList list;

@@ -37,7 +37,7 @@ StatusOr<std::unique_ptr<HloModule>> Parser::ParseModule() {
   if (module_->computations().empty()) {
     return lexer_.Expected("a computation after the module header");
   }
-  if (module_->entry() == nullptr) module_->set_entry(module_->computations().back().get());
+  if (module_->entry() == nullptr) module_->set_entry(last_top_level_);
   TPUSIM_RETURN_IF_ERROR(ResolveComputationReferences());
   module_->AssignUniqueIds();
   TPUSIM_RETURN_IF_ERROR(InferMissingShapes());
@@ -186,8 +186,12 @@ Status Parser::ParseComputation() {
     is_entry = true;
   }
   TPUSIM_ASSIGN_OR_RETURN(name, lexer_.ExpectIdentifier("a computation name"));
-  if (module_->FindComputation(name) != nullptr) {
-    return lexer_.ErrorAt(loc, "duplicate computation name '" + std::string(name) + "'");
+  if (HloComputation* taken = module_->FindComputation(name)) {
+    if (!inline_computations_.contains(taken)) {
+      return lexer_.ErrorAt(loc, "duplicate computation name '" + std::string(name) + "'");
+    }
+    // An inline computation took the name first: the written name wins.
+    module_->RenameComputation(*taken, UnusedComputationName(taken->name()));
   }
   auto owned = std::make_unique<HloComputation>(std::string(name));
   owned->set_location(loc);
@@ -214,22 +218,8 @@ Status Parser::ParseComputation() {
     if (!lexer_.TryConsume("->")) return lexer_.Expected("'->' before the result shape");
     TPUSIM_RETURN_IF_ERROR(ParseDiscardedShape());
   }
-  TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open the computation body"));
-  names_.Clear();
-  pending_operands_.clear();
-  pending_control_.clear();
-  bool saw_root = false;
-  while (!lexer_.TryConsume('}')) {
-    if (lexer_.AtEnd()) {
-      return lexer_.ErrorAt(lexer_.Location(), "unexpected end of file in computation '" +
-                                                   std::string(name) + "', expected '}'");
-    }
-    TPUSIM_RETURN_IF_ERROR(ParseInstruction(*computation, saw_root));
-  }
-  if (computation->instructions().empty()) {
-    return lexer_.ErrorAt(loc, "computation '" + std::string(name) + "' has no instructions");
-  }
-  if (!saw_root) computation->set_root(computation->instructions().back().get());
+  last_top_level_ = computation;
+  TPUSIM_RETURN_IF_ERROR(ParseComputationBody(*computation));
   if (lexer_.Peek() == ',') {
     // `, execution_thread="host"` after the closing brace.
     lexer_.Advance(1);
@@ -238,7 +228,83 @@ Status Parser::ParseComputation() {
     TPUSIM_ASSIGN_OR_RETURN(std::string thread, lexer_.ReadString("a quoted thread name"));
     computation->set_execution_thread(std::move(thread));
   }
-  return ResolveComputation(*computation);
+  return Status::Ok();
+}
+
+Status Parser::ParseComputationBody(HloComputation& computation) {
+  TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open the computation body"));
+  names_.Clear();
+  pending_operands_.clear();
+  pending_control_.clear();
+  bool saw_root = false;
+  while (!lexer_.TryConsume('}')) {
+    if (lexer_.AtEnd()) {
+      return lexer_.ErrorAt(lexer_.Location(), "unexpected end of file in computation '" +
+                                                   computation.name() + "', expected '}'");
+    }
+    TPUSIM_RETURN_IF_ERROR(ParseInstruction(computation, saw_root));
+  }
+  if (computation.instructions().empty()) {
+    return lexer_.ErrorAt(computation.location(),
+                          "computation '" + computation.name() + "' has no instructions");
+  }
+  if (!saw_root) computation.set_root(computation.instructions().back().get());
+  return ResolveComputation(computation);
+}
+
+std::string Parser::UnusedComputationName(const std::string& base) const {
+  std::string name = base;
+  for (int64_t n = 1; module_->FindComputation(name) != nullptr; ++n) {
+    name = base + "." + std::to_string(n);
+  }
+  return name;
+}
+
+bool Parser::AtInlineComputation() {
+  const size_t start = lexer_.position();
+  bool inline_body = false;
+  if (lexer_.TryConsume('{')) {
+    if (lexer_.PeekIdentifier() == "ROOT") {
+      inline_body = true;
+    } else if (!lexer_.ReadIdentifier().empty()) {
+      inline_body = lexer_.Peek() == '=';
+    }
+  }
+  lexer_.Rewind(start);
+  return inline_body;
+}
+
+StatusOr<HloComputation*> Parser::ParseInlineComputation(const HloInstruction& caller,
+                                                         std::string_view attribute) {
+  const SourceLocation loc = lexer_.NextLocation();
+  if (inline_depth_ >= kMaxInlineComputationDepth) {
+    return lexer_.ErrorAt(loc, "computations written inline nest more than " +
+                                   std::to_string(kMaxInlineComputationDepth) + " deep");
+  }
+  auto owned = std::make_unique<HloComputation>(
+      UnusedComputationName(caller.name() + "." + std::string(attribute)));
+  owned->set_location(loc);
+  HloComputation* computation = module_->AddComputation(std::move(owned));
+  inline_computations_.insert(computation);
+  // The caller's computation is half parsed: set its names and pending
+  // references aside, and the attributes its instruction has so far.
+  NameTable outer_names = std::move(names_);
+  names_ = NameTable();
+  std::vector<PendingOperand> outer_operands = std::move(pending_operands_);
+  pending_operands_.clear();
+  auto outer_control = std::move(pending_control_);
+  pending_control_.clear();
+  std::vector<Attribute> outer_attributes = std::move(attribute_scratch_);
+  attribute_scratch_.clear();
+  ++inline_depth_;
+  const Status body = ParseComputationBody(*computation);
+  --inline_depth_;
+  names_ = std::move(outer_names);
+  pending_operands_ = std::move(outer_operands);
+  pending_control_ = std::move(outer_control);
+  attribute_scratch_ = std::move(outer_attributes);
+  TPUSIM_RETURN_IF_ERROR(body);
+  return computation;
 }
 
 Status Parser::ParseInstruction(HloComputation& computation, bool& saw_root) {
@@ -413,8 +479,13 @@ Status Parser::ResolveComputationReferences() {
   for (PendingComputationRef& ref : pending_computations_) {
     Attribute& attr = ref.instruction->mutable_attributes()[ref.attribute_index];
     std::vector<HloComputation*> resolved;
-    resolved.reserve(ref.names.size());
-    for (const PendingName& p : ref.names) {
+    resolved.reserve(ref.items.size());
+    for (const PendingComputationRef::Item& item : ref.items) {
+      if (item.inline_computation != nullptr) {
+        resolved.push_back(item.inline_computation);
+        continue;
+      }
+      const PendingName& p = item.name;
       HloComputation* c = module_->FindComputation(p.name);
       if (c == nullptr) {
         return lexer_.ErrorAt(p.location, "undefined computation '" + std::string(p.name) +

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -120,6 +121,10 @@ class NameTable {
 /// freely; XLA's own modules nest a few levels.
 inline constexpr int64_t kMaxShapeDepth = 64;
 
+/// How deep computations written inline in attributes may nest: each level
+/// recurses through the parser; XLA's tests nest one or two.
+inline constexpr int64_t kMaxInlineComputationDepth = 64;
+
 class Parser {
  public:
   Parser(std::string_view text, std::string_view filename) : lexer_(text, filename) {}
@@ -133,6 +138,21 @@ class Parser {
   Status ParseHeaderAttribute(std::string_view name);
   Status ParseStackFrameTables();
   Status ParseComputation();
+  /// `{ instructions }` of `computation` at the cursor, its root, and its
+  /// operand and control-predecessor names resolved.
+  Status ParseComputationBody(HloComputation& computation);
+  /// An anonymous computation written in place of a name in attribute
+  /// `attribute` of `caller` (`to_apply={ ... }`), as XLA's parser accepts
+  /// it; the cursor is at its `{`. It joins the module named
+  /// `CALLER.ATTRIBUTE` (made unique), so that printing and re-parsing the
+  /// module gives the same program.
+  StatusOr<HloComputation*> ParseInlineComputation(const HloInstruction& caller,
+                                                   std::string_view attribute);
+  /// True when the `{` at the cursor opens an instruction list rather than a
+  /// list of computation names (the next token is ROOT, or a name and `=`).
+  bool AtInlineComputation();
+  /// `base`, or `base.N` with the least N that no computation has yet.
+  std::string UnusedComputationName(const std::string& base) const;
   Status ParseInstruction(HloComputation& computation, bool& saw_root);
   Status ParseOperands(HloInstruction* instruction);
   StatusOr<HloOpcode> ParseOpcode(std::string_view word, size_t loc,
@@ -158,7 +178,9 @@ class Parser {
 
   // parse_attributes.cc
   Status ParseAttributes(HloInstruction& instruction);
-  StatusOr<AttrValue> ParseAttributeValue(AttrKind kind, HloInstruction* instruction,
+  /// The value of attribute `name` of `instruction`, of `kind`.
+  StatusOr<AttrValue> ParseAttributeValue(AttrKind kind, std::string_view name,
+                                          HloInstruction* instruction,
                                           size_t attribute_index);
   StatusOr<Window> ParseWindow();
   StatusOr<ConvolutionDimensionNumbers> ParseDimLabels();
@@ -200,13 +222,26 @@ class Parser {
   struct PendingComputationRef {
     HloInstruction* instruction;
     size_t attribute_index;
-    std::vector<PendingName> names;
+    /// In the order written: a name to look up, or a computation written
+    /// inline (then `name` is unused).
+    struct Item {
+      PendingName name;
+      HloComputation* inline_computation = nullptr;
+    };
+    std::vector<Item> items;
   };
   std::vector<PendingComputationRef> pending_computations_;
   /// Instructions written without a shape, in text order.
   std::vector<HloInstruction*> missing_shapes_;
   /// Names of the current computation's instructions.
   NameTable names_;
+  /// The last computation written at the top level: the entry when none
+  /// says ENTRY (inline computations are added after the one holding them).
+  HloComputation* last_top_level_ = nullptr;
+  /// Inline computations open at the cursor (ParseInlineComputation's recursion).
+  int64_t inline_depth_ = 0;
+  /// Computations written inline, whose made-up names yield to written ones.
+  std::set<const HloComputation*> inline_computations_;
 };
 
 }  // namespace tpusim::hlo::internal

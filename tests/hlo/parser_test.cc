@@ -1023,6 +1023,91 @@ ENTRY e {
   EXPECT_THAT(PrintModule(*m), HasSubstr("calls={%f1}\n"));
 }
 
+TEST(ParseAttributes, ComputationsWrittenInline) {
+  // As XLA's parser tests write them: a computation in place of a name, in a
+  // single-computation attribute, in a list beside a name, nested in another,
+  // and in the last computation (which stays the entry).
+  auto m = Parse(R"(HloModule m
+named {
+  x = f32[] parameter(0)
+  ROOT n = f32[] negate(x)
+}
+main {
+  p = f32[4] parameter(0)
+  zero = f32[] constant(0)
+  r = f32[] reduce(p, zero), dimensions={0}, to_apply={
+    a = f32[] parameter(0)
+    b = f32[] parameter(1)
+    s = f32[] add(a, b)
+    ROOT c = f32[] call(s), to_apply={
+      q = f32[] parameter(0)
+      ROOT n = f32[] negate(q)
+    }
+  }
+  i = s32[] constant(1)
+  ROOT k = f32[] conditional(i, r, r), branch_computations={named, {
+    y = f32[] parameter(0)
+    ROOT e = f32[] exponential(y)
+  }}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->entry()->name(), "main");
+  const HloComputation* reducer = test::FindInstruction(*m, "r")->called_computation(AttrId::kToApply);
+  ASSERT_NE(reducer, nullptr);
+  EXPECT_EQ(reducer->name(), "r.to_apply");
+  EXPECT_EQ(reducer->root()->opcode(), HloOpcode::kCall);
+  // Names are per computation: the inline `n` does not clash with named's `n`.
+  const HloComputation* negate = reducer->root()->called_computation(AttrId::kToApply);
+  ASSERT_NE(negate, nullptr);
+  EXPECT_EQ(negate->name(), "c.to_apply");
+  EXPECT_EQ(negate->root()->name(), "n");
+  const auto* branches = test::FindInstruction(*m, "k")->GetAttr<ComputationList>(
+      AttrId::kBranchComputations);
+  ASSERT_NE(branches, nullptr);
+  ASSERT_EQ(branches->computations.size(), 2u);
+  EXPECT_EQ(branches->computations[0]->name(), "named");
+  EXPECT_EQ(branches->computations[1]->name(), "k.branch_computations");
+  EXPECT_EQ(branches->computations[1]->root()->opcode(), HloOpcode::kExp);
+  // A name written later wins over an inline computation's made-up one.
+  auto later = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT k = f32[] call(p), to_apply={
+    x = f32[] parameter(0)
+    ROOT c = f32[] call(x), to_apply={
+      y = f32[] parameter(0)
+      ROOT n = f32[] negate(y)
+    }
+  }
+}
+c.to_apply {
+  ROOT q = f32[] parameter(0)
+}
+)");
+  ASSERT_NE(later, nullptr);
+  EXPECT_EQ(later->FindComputation("c.to_apply")->root()->name(), "q");
+  const HloComputation* inner =
+      test::FindInstruction(*later, "c")->called_computation(AttrId::kToApply);
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ(inner->name(), "c.to_apply.1");
+  EXPECT_EQ(inner->root()->opcode(), HloOpcode::kNegate);
+}
+
+TEST(ParseErrors, InlineComputationsNestedDeeperThanTheLimitAreLocatedErrors) {
+  std::string text = "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] ";
+  constexpr int kDepth = 100'000;
+  for (int i = 0; i < kDepth; ++i) text += "call(p), to_apply={p = f32[] parameter(0) ROOT r = f32[] ";
+  text += "negate(p)";
+  for (int i = 0; i < kDepth; ++i) text += "}";
+  text += "\n}\n";
+  EXPECT_THAT(ParseError(text), HasSubstr("error: computations written inline nest more than 64 deep"));
+  // An inline computation's own errors are located in it.
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n"
+                         "  ROOT r = f32[] call(p), to_apply={\n    ROOT q = f32[] negate(zz)\n  }\n}\n"),
+              HasSubstr("bad.hlo:5:27: error: undefined operand 'zz' in computation 'r.to_apply'"));
+}
+
 // --- constants -------------------------------------------------------------------
 
 TEST(ParseConstants, IntegersOfEveryWidthAtTheirLimits) {
