@@ -124,8 +124,10 @@ std::string NetworkExplanation(const timing::TimingResult& result) {
     if (slowest == nullptr || c.cycles > slowest->cycles) slowest = &c;
   }
   if (slowest == nullptr) return "";
-  return "why: on " + result.interconnect + ", the slowest collective " + slowest->name + " (" +
-         slowest->kind + ", " + slowest->algorithm + ") was " + slowest->explanation;
+  return "why: on " + result.interconnect + ", the slowest collective " +
+         slowest->instruction->name() + " (" +
+         std::string(timing::CollectiveKindSpelling(slowest->kind)) + ", " +
+         std::string(ici::AlgorithmName(slowest->algorithm)) + ") was " + slowest->explanation;
 }
 
 std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule& module) {

@@ -135,20 +135,6 @@ CollectiveTiming Summarize(const Topology& topology, std::span<const Flow> batch
 
 }  // namespace
 
-std::string_view CollectiveKindName(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllReduce: return "all-reduce";
-    case CollectiveKind::kAllGather: return "all-gather";
-    case CollectiveKind::kReduceScatter: return "reduce-scatter";
-    case CollectiveKind::kAllToAll: return "all-to-all";
-    case CollectiveKind::kRaggedAllToAll: return "ragged-all-to-all";
-    case CollectiveKind::kCollectivePermute: return "collective-permute";
-    case CollectiveKind::kCollectiveBroadcast: return "collective-broadcast";
-    case CollectiveKind::kSendRecv: return "send-recv";
-  }
-  return "unknown";
-}
-
 StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
   std::string names;
   for (const auto& [value, spelling] : kAlgorithmNames) {

@@ -38,7 +38,21 @@ enum class CollectiveKind : uint8_t {
   kCollectiveBroadcast,
   kSendRecv,
 };
-std::string_view CollectiveKindName(CollectiveKind kind);  ///< "all-reduce", ...
+/// "all-reduce", ...; inline so that sim/timing, which links only this header,
+/// names kinds the same way.
+inline std::string_view CollectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce: return "all-reduce";
+    case CollectiveKind::kAllGather: return "all-gather";
+    case CollectiveKind::kReduceScatter: return "reduce-scatter";
+    case CollectiveKind::kAllToAll: return "all-to-all";
+    case CollectiveKind::kRaggedAllToAll: return "ragged-all-to-all";
+    case CollectiveKind::kCollectivePermute: return "collective-permute";
+    case CollectiveKind::kCollectiveBroadcast: return "collective-broadcast";
+    case CollectiveKind::kSendRecv: return "send-recv";
+  }
+  return "unknown";
+}
 
 enum class Algorithm : uint8_t {
   kAuto,               ///< what a TPU runtime would pick (docs/interconnect.md)

@@ -7,6 +7,7 @@
 
 #include "sim/hlo/computation.h"
 #include "sim/timing/hlo_helpers.h"
+#include "sim/timing/timing.h"
 
 namespace tpusim::timing {
 namespace {
@@ -68,6 +69,10 @@ int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode) {
 
 }  // namespace
 
+std::string_view CollectiveKindSpelling(ici::CollectiveKind kind) {
+  return kind == ici::CollectiveKind::kSendRecv ? "send/recv" : ici::CollectiveKindName(kind);
+}
+
 std::vector<int32_t> RendezvousOf(const CollectivePlan& plan, bool recv, int64_t device) {
   if (!plan.point_to_point) return {plan.group_of_device[device]};
   std::vector<int32_t> indices;
@@ -115,11 +120,6 @@ StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Pr
     auto made = std::make_unique<CollectivePlan>();
     made->inst = step.inst;
     made->kind = KindOf(opcode);
-    // The collective's name, without the -start of its async spelling.
-    std::string_view spelling = hlo::HloOpcodeName(opcode);
-    if (spelling.ends_with("-start")) spelling.remove_suffix(6);
-    made->kind_name =
-        made->kind == ici::CollectiveKind::kSendRecv ? "send/recv" : std::string(spelling);
     made->key = step.inst->unique_id();
     if (opcode == HloOpcode::kSend || opcode == HloOpcode::kRecv) {
       const int64_t channel = carrier->int_attr(hlo::AttrId::kChannelId).value_or(0);
@@ -130,9 +130,9 @@ StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Pr
       made->has_send = send != send_of_channel.end();
       made->has_recv = recv_of_channel.contains(channel);
     }
-    made->name = step.inst->opcode() == HloOpcode::kRecv && carrier->opcode() == HloOpcode::kSend
-                     ? carrier->name()
-                     : step.inst->name();
+    made->named = step.inst->opcode() == HloOpcode::kRecv && carrier->opcode() == HloOpcode::kSend
+                      ? carrier
+                      : step.inst;
     TPUSIM_ASSIGN_OR_RETURN(made->participants,
                             hlo::ResolveCollective(module, *carrier, opcode, config));
     if (made->participants.groups.empty()) continue;  // e.g. send/recv without pairs

@@ -23,11 +23,10 @@ namespace tpusim::timing {
 /// One collective instruction of the program, as every device executes it.
 struct CollectivePlan {
   const hlo::HloInstruction* inst = nullptr;  ///< the step (sync op, *-start, send or recv)
-  /// The instance's name in reports: the step's; a recv's is its channel's
-  /// first send's (an instance takes the name of the send that ran in it).
-  std::string name;
+  /// The instruction an instance's record names: the step; for a recv, its
+  /// channel's first send (an instance takes the send that ran in it).
+  const hlo::HloInstruction* named = nullptr;
   ici::CollectiveKind kind = ici::CollectiveKind::kAllReduce;
-  std::string kind_name;  ///< the collective's HLO spelling: "all-reduce", ..., "send/recv"
   /// Groups and pairs over all devices; send and recv carry their channel's
   /// send's pairs.
   hlo::CollectiveParticipants participants;

@@ -363,11 +363,11 @@ std::string SymmetryOf(const SimulationJob& job, const CollectivePlans& plans,
   for (const auto& plan : plans) {
     if (plan == nullptr) continue;
     if (plan->point_to_point) {
-      return "not used: " + plan->name + " makes devices wait on their own transfers";
+      return "not used: " + plan->named->name() + " makes devices wait on their own transfers";
     }
     for (int64_t d = 0; d < config.device_count(); ++d) {
       if (plan->group_of_device[d] < 0) {
-        return "not used: " + plan->name + " leaves device " + std::to_string(d) + " out";
+        return "not used: " + plan->named->name() + " leaves device " + std::to_string(d) + " out";
       }
     }
   }
@@ -547,8 +547,8 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
     }
     std::stable_sort(r.collectives.begin(), r.collectives.end(),
                      [](const CollectiveRecord& a, const CollectiveRecord& b) {
-                       return std::tie(a.start_cycle, a.name, a.execution) <
-                              std::tie(b.start_cycle, b.name, b.execution);
+                       return std::tie(a.start_cycle, a.instruction->name(), a.execution) <
+                              std::tie(b.start_cycle, b.instruction->name(), b.execution);
                      });
     if (m->job->options.interconnect != nullptr) SumLinks(*m->job->options.interconnect, r);
     results.push_back(std::move(r));

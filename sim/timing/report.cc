@@ -77,9 +77,11 @@ std::string FormatCollectiveTable(const TimingResult& r) {
     int64_t cycles = 0;
   };
   std::vector<Row> rows;
+  // One row per printed name (instructions of different computations that
+  // share a name share a row).
   std::map<std::string, size_t> index;
   for (const CollectiveRecord& c : r.collectives) {
-    auto [it, added] = index.emplace(c.name, rows.size());
+    auto [it, added] = index.emplace(c.instruction->name(), rows.size());
     if (added) rows.push_back({&c, 0, 0});
     ++rows[it->second].count;
     rows[it->second].cycles += c.cycles;
@@ -90,9 +92,11 @@ std::string FormatCollectiveTable(const TimingResult& r) {
                 "participants", "bytes", "us", "algorithm");
   for (const Row& row : rows) {
     const CollectiveRecord& c = *row.first;
-    out += Printf("%-32.32s %-20.20s %6lld %-44.44s %14lld %12.3f %-18s\n", c.name.c_str(),
-                  c.kind.c_str(), static_cast<long long>(row.count), GroupsText(c.groups).c_str(),
-                  static_cast<long long>(c.bytes), Micros(r, row.cycles), c.algorithm.c_str());
+    out += Printf("%-32.32s %-20.20s %6lld %-44.44s %14lld %12.3f %-18s\n",
+                  c.instruction->name().c_str(), std::string(CollectiveKindSpelling(c.kind)).c_str(),
+                  static_cast<long long>(row.count), GroupsText(c.groups).c_str(),
+                  static_cast<long long>(c.bytes), Micros(r, row.cycles),
+                  std::string(ici::AlgorithmName(c.algorithm)).c_str());
   }
   return out;
 }
@@ -239,15 +243,15 @@ std::string TimingJson(const TimingResult& r) {
   j["devices"] = std::move(devices);
   ordered_json collectives = ordered_json::array();
   for (const CollectiveRecord& c : r.collectives) {
-    collectives.push_back({{"name", c.name},
-                           {"kind", c.kind},
+    collectives.push_back({{"name", c.instruction->name()},
+                           {"kind", std::string(CollectiveKindSpelling(c.kind))},
                            {"execution", c.execution},
                            {"start_cycle", c.start_cycle},
                            {"cycles", c.cycles},
                            {"time_us", Micros(r, c.cycles)},
                            {"bytes", c.bytes},
                            {"ici_bytes", c.ici_bytes},
-                           {"algorithm", c.algorithm},
+                           {"algorithm", std::string(ici::AlgorithmName(c.algorithm))},
                            {"participants", c.groups},
                            {"contention_cycles", c.contention_cycles},
                            {"explanation", c.explanation}});
@@ -323,14 +327,14 @@ std::string TimingTraceJson(const TimingResult& r) {
     meta("thread_name", kNetworkPid, 0, "collectives");
     for (const CollectiveRecord& c : r.collectives) {
       events.push_back({{"ph", "X"},
-                        {"name", c.name},
+                        {"name", c.instruction->name()},
                         {"pid", kNetworkPid},
                         {"tid", 0},
                         {"ts", Micros(r, c.start_cycle)},
                         {"dur", Micros(r, c.cycles)},
-                        {"args", {{"kind", c.kind},
+                        {"args", {{"kind", std::string(CollectiveKindSpelling(c.kind))},
                                   {"bytes", c.bytes},
-                                  {"algorithm", c.algorithm},
+                                  {"algorithm", std::string(ici::AlgorithmName(c.algorithm))},
                                   {"participants", GroupsText(c.groups)},
                                   {"contention_cycles", c.contention_cycles},
                                   {"explanation", c.explanation}}}});
@@ -349,7 +353,7 @@ std::string TimingTraceJson(const TimingResult& r) {
         for (const ici::LinkBytes& l : c.links) {
           if (l.link != busiest[t]->link) continue;
           events.push_back({{"ph", "X"},
-                            {"name", c.name},
+                            {"name", c.instruction->name()},
                             {"pid", kNetworkPid},
                             {"tid", tid},
                             {"ts", Micros(r, c.start_cycle)},

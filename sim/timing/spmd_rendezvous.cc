@@ -32,7 +32,7 @@ Rendezvous& SpmdRendezvous::Arrive(const CollectivePlan& plan, int64_t execution
     for (const auto& [member, n] : slot->owed) slot->expected += n;
   }
   Rendezvous& r = *slot;
-  if (r.name.empty() || plan.inst->opcode() == hlo::HloOpcode::kSend) r.name = plan.name;
+  if (r.named == nullptr || plan.inst->opcode() == hlo::HloOpcode::kSend) r.named = plan.named;
   ++r.arrivals[device];
   if (++r.arrived == r.expected) {
     r.complete = true;
@@ -65,7 +65,7 @@ Status SpmdRendezvous::Deadlock(const hlo::HloModule& module) const {
                                  : "";
     return InvalidArgument(module.ErrorAt(
         r->plan->inst->location(),
-        r->plan->kind_name + " " + r->name + " (execution " + std::to_string(r->execution) +
+        std::string(CollectiveKindSpelling(r->plan->kind)) + " " + r->named->name() + " (execution " + std::to_string(r->execution) +
             ") never completes: devices {" + missing + "} do not reach it" + both +
             (arrived.empty() ? "" : ", devices {" + arrived + "} wait") +
             "; a deadlock: mismatched channels, or a collective in a branch or loop that "
@@ -83,7 +83,7 @@ void SpmdRendezvous::Transfer(const CollectivePlan& plan, int64_t execution, int
                               Rendezvous& r) {
   const auto [it, added] =
       instances_.try_emplace({plan.key, execution}, result_.collectives.size());
-  if (added) Join(plan, execution, now, r.name);
+  if (added) Join(plan, execution, now, *r.named);
   const size_t record = it->second;
   instance_rendezvous_[record].push_back(&r);
   if (network_index_[record] == kUntimed) {
@@ -96,10 +96,10 @@ void SpmdRendezvous::Transfer(const CollectivePlan& plan, int64_t execution, int
 }
 
 void SpmdRendezvous::Join(const CollectivePlan& plan, int64_t execution, int64_t now,
-                          const std::string& name) {
+                          const hlo::HloInstruction& named) {
   CollectiveRecord& record = result_.collectives.emplace_back();
-  record.name = name;
-  record.kind = plan.kind_name;
+  record.instruction = &named;
+  record.kind = plan.kind;
   record.execution = execution;
   record.start_cycle = now;
   record.bytes = plan.bytes;
@@ -117,8 +117,9 @@ void SpmdRendezvous::Join(const CollectivePlan& plan, int64_t execution, int64_t
     // Recorded for SimulateBatch; the run ends without the SystemC stop banner.
     if (error_.ok()) {
       error_ =
-          Status(joined.status().code(), name + ": the interconnect cannot time this " +
-                                             plan.kind_name + ": " + joined.status().message());
+          Status(joined.status().code(), named.name() + ": the interconnect cannot time this " +
+                                             std::string(CollectiveKindSpelling(plan.kind)) + ": " +
+                                             joined.status().message());
     }
     return;
   }
@@ -131,7 +132,7 @@ void SpmdRendezvous::Refresh(size_t record, int64_t now) {
   CollectiveRecord& out = result_.collectives[record];
   const ici::CollectiveTiming& timing = instance.timing;
   out.ici_bytes = timing.ici_bytes;
-  out.algorithm = std::string(ici::AlgorithmName(timing.algorithm));
+  out.algorithm = timing.algorithm;
   out.explanation = timing.explanation;
   out.links = timing.links;
   out.contention_cycles = instance.cycles - instance.alone_cycles;

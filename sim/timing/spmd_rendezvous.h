@@ -34,7 +34,8 @@ struct Rendezvous {
   const CollectivePlan* plan = nullptr;
   int64_t execution = 0;
   int32_t group = 0;
-  std::string name;  ///< the instance's report name (the send's, once it arrived)
+  /// The instruction the instance's record names (the send, once it arrived).
+  const hlo::HloInstruction* named = nullptr;
   int64_t expected = 0;
   std::map<int64_t, int64_t> owed;      ///< device -> arrivals it owes
   std::map<int64_t, int64_t> arrivals;  ///< device -> arrivals so far
@@ -87,7 +88,8 @@ class SpmdRendezvous {
   void Transfer(const CollectivePlan& plan, int64_t execution, int64_t now, Rendezvous& r);
 
   /// Records a new instance and puts it on the network at `now`.
-  void Join(const CollectivePlan& plan, int64_t execution, int64_t now, const std::string& name);
+  void Join(const CollectivePlan& plan, int64_t execution, int64_t now,
+            const hlo::HloInstruction& named);
 
   /// Copies instance `record`'s network answer into its record and moves the
   /// ends of its rendezvous (and their events) to match.

@@ -99,17 +99,26 @@ struct OpRecord {
   int64_t overhead_cycles = 0;
 };
 
+/// A collective's kind as reports and errors spell it: the HLO spelling
+/// ("all-reduce", ...; ici::CollectiveKindName's), except "send/recv" for a
+/// channel's send and recv, two HLO ops (ici spells it "send-recv", as
+/// `tpusim collective --op` takes it).
+std::string_view CollectiveKindSpelling(ici::CollectiveKind kind);
+
 /// One instance of a collective (one execution of its instruction on every
 /// participant): every group of the instruction, timed together.
 struct CollectiveRecord {
-  std::string name;        ///< instruction name (a channel's send for send/recv)
-  std::string kind;        ///< "all-reduce", "all-gather", ..., "send/recv"
+  /// What ran: an instruction of the timed module, which outlives the result.
+  /// For send/recv, the send that ran in the instance (when only the recv
+  /// ran, the channel's first send; the recv in a module without one).
+  const hlo::HloInstruction* instruction = nullptr;
+  ici::CollectiveKind kind = ici::CollectiveKind::kAllReduce;
   int64_t execution = 0;   ///< 0 for the instruction's first execution, then 1, ...
   int64_t start_cycle = 0; ///< when the first group's last participant arrived
   int64_t cycles = 0;      ///< until the last group's transfer ended
   int64_t bytes = 0;       ///< V (ici::Collective::bytes)
   int64_t ici_bytes = 0;   ///< summed over links
-  std::string algorithm;   ///< the one that ran
+  ici::Algorithm algorithm = ici::Algorithm::kAuto;  ///< the one that ran (never kAuto)
   std::string explanation; ///< what bounded it, from the interconnect
   /// Network cycles it lost to collectives in flight with it (shared links):
   /// its network time minus its time alone; 0 when it ran alone.

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/arch/topology_config.h"
@@ -42,7 +43,7 @@ TimingOptions On(const ici::Interconnect& network) {
 
 const CollectiveRecord& Named(const TimingResult& r, const std::string& name) {
   for (const CollectiveRecord& c : r.collectives) {
-    if (c.name == name) return c;
+    if (c.instruction->name() == name) return c;
   }
   ADD_FAILURE() << "no collective " << name;
   static const CollectiveRecord none;
@@ -52,8 +53,9 @@ const CollectiveRecord& Named(const TimingResult& r, const std::string& name) {
 /// Two async all-gathers of different instructions, both started at cycle 0
 /// (a *-start takes no time on the timeline), every device's shard 5 MB
 /// (every device must be in a group of each), timed on the ring torus:4.
-StatusOr<TimingResult> TwoAllGathersOnTheRing(const std::string& first,
-                                              const std::string& second) {
+/// `module` keeps the timed module, which the records point into.
+StatusOr<TimingResult> TwoAllGathersOnTheRing(const std::string& first, const std::string& second,
+                                              std::unique_ptr<hlo::HloModule>& module) {
   const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"clock=1GHz"});
   auto ring = Network("torus:4", v5e);
   auto m = Parse(std::string("HloModule two, replica_count=4\nENTRY e {\n") +
@@ -66,7 +68,8 @@ StatusOr<TimingResult> TwoAllGathersOnTheRing(const std::string& first,
                  "  db = f32[2500000]{0} all-gather-done(b)\n"
                  "  ROOT t = (f32[2500000]{0}, f32[2500000]{0}) tuple(da, db)\n}\n");
   if (ring == nullptr || m == nullptr) return InvalidArgument("no network or module");
-  return SimulateModule(*m, v5e, On(*ring));
+  module = std::move(m);
+  return SimulateModule(*module, v5e, On(*ring));
 }
 
 // On the ring torus:4 (x+ links L01 L12 L23 L30, x- links back), each group
@@ -79,15 +82,16 @@ StatusOr<TimingResult> TwoAllGathersOnTheRing(const std::string& first,
 // the bottleneck of every b flow), so each 5 MB x+ flow takes 1500 us, and
 // a's x- flows, alone on theirs, end at 500 us. Both end at 1500 us.
 TEST(SharedLinks, TwoAllGathersOfDifferentGroupsShareTheRingsLinks) {
-  auto r = TwoAllGathersOnTheRing("{0,1},{2,3}", "{0,2},{1,3}");
+  std::unique_ptr<hlo::HloModule> module;
+  auto r = TwoAllGathersOnTheRing("{0,1},{2,3}", "{0,2},{1,3}", module);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->collectives.size(), 2u);
   const CollectiveRecord& near = Named(*r, "a");
   const CollectiveRecord& far = Named(*r, "b");
   EXPECT_EQ(near.start_cycle, 0);
   EXPECT_EQ(far.start_cycle, 0);
-  EXPECT_EQ(near.algorithm, "ring");
-  EXPECT_EQ(far.algorithm, "ring");
+  EXPECT_EQ(near.algorithm, ici::Algorithm::kRing);
+  EXPECT_EQ(far.algorithm, ici::Algorithm::kRing);
   EXPECT_EQ(near.cycles, 1'500'000);
   EXPECT_EQ(near.contention_cycles, 1'000'000);  // alone: 500 us
   EXPECT_EQ(far.cycles, 1'500'000);
@@ -100,8 +104,8 @@ void ExpectBoth(const StatusOr<TimingResult>& r, int64_t cycles, int64_t content
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->collectives.size(), 2u);
   for (const CollectiveRecord& c : r->collectives) {
-    EXPECT_EQ(c.cycles, cycles) << c.name;
-    EXPECT_EQ(c.contention_cycles, contention) << c.name;
+    EXPECT_EQ(c.cycles, cycles) << c.instruction->name();
+    EXPECT_EQ(c.contention_cycles, contention) << c.instruction->name();
   }
   EXPECT_EQ(r->cycles, cycles);
 }
@@ -109,14 +113,16 @@ void ExpectBoth(const StatusOr<TimingResult>& r, int64_t cycles, int64_t content
 // The same two-member rings twice, from two instructions: each x+ link
 // carries two flows of each, so each takes twice its 1000 us alone.
 TEST(SharedLinks, TwoAllGathersOnTheSameLinksTakeTwiceAsLong) {
-  ExpectBoth(TwoAllGathersOnTheRing("{0,2},{1,3}", "{0,2},{1,3}"), 2'000'000, 1'000'000);
+  std::unique_ptr<hlo::HloModule> module;
+  ExpectBoth(TwoAllGathersOnTheRing("{0,2},{1,3}", "{0,2},{1,3}", module), 2'000'000, 1'000'000);
 }
 
 // a's pairs {0,1},{2,3} use L01, L23 and the x- links 1->0, 3->2; b's pairs
 // {1,2},{3,0} use L12, L30 and x- 2->1, 0->3: no link in common, so running
 // together costs nothing: 500 us each, as alone.
 TEST(SharedLinks, TwoAllGathersOnDisjointLinksTakeTheirTimeAlone) {
-  ExpectBoth(TwoAllGathersOnTheRing("{0,1},{2,3}", "{1,2},{3,0}"), 500'000, 0);
+  std::unique_ptr<hlo::HloModule> module;
+  ExpectBoth(TwoAllGathersOnTheRing("{0,1},{2,3}", "{1,2},{3,0}", module), 500'000, 0);
 }
 
 // An all-gather on pairs {0,1},{2,3} starts at 0 (5 MB per flow, one flow
@@ -219,8 +225,8 @@ TEST(SharedLinks, TwoTensorCoresPerChipShareTheChipsLinks) {
   ASSERT_EQ((*r)[1].collectives.size(), 1u);
   const CollectiveRecord& alone = (*r)[0].collectives[0];
   const CollectiveRecord& pair = (*r)[1].collectives[0];
-  EXPECT_EQ(alone.algorithm, "torus");
-  EXPECT_EQ(pair.algorithm, "torus");
+  EXPECT_EQ(alone.algorithm, ici::Algorithm::kTorus);
+  EXPECT_EQ(pair.algorithm, ici::Algorithm::kTorus);
   EXPECT_EQ(alone.cycles, 750'000);
   EXPECT_EQ(pair.cycles, 1'500'000);
   EXPECT_GT(alone.ici_bytes, 0);

@@ -33,7 +33,6 @@ struct CorpusModule {
   std::string file;
   std::unique_ptr<hlo::HloModule> module;
   hlo::SpmdConfig config;
-  std::map<std::string, const hlo::HloInstruction*> by_name;
 };
 
 std::vector<CorpusModule> ModulesWithCollectives() {
@@ -48,11 +47,10 @@ std::vector<CorpusModule> ModulesWithCollectives() {
     if (!text.ok()) continue;
     auto m = hlo::ParseHloModule(*text, p.string());
     if (!m.ok()) continue;
-    CorpusModule c{p.filename().string(), std::move(*m), {}, {}};
+    CorpusModule c{p.filename().string(), std::move(*m), {}};
     bool collective = false;
     for (const auto& comp : c.module->computations()) {
       for (const auto& inst : comp->instructions()) {
-        c.by_name[inst->name()] = inst.get();
         collective = collective || hlo::FindCollective(*inst).has_value();
       }
     }
@@ -115,13 +113,12 @@ TEST(SpmdCorpus, EveryExecutedCollectiveAppearsWithItsParticipants) {
     SCOPED_TRACE(c.file);
     // Every record's participants are the group rules' answer.
     for (const CollectiveRecord& record : r.collectives) {
-      const hlo::HloInstruction* inst = c.by_name.at(record.name);
-      const auto collective = hlo::FindCollective(*inst);
-      ASSERT_TRUE(collective.has_value()) << record.name;
+      const auto collective = hlo::FindCollective(*record.instruction);
+      ASSERT_TRUE(collective.has_value()) << record.instruction->name();
       auto participants =
           hlo::ResolveCollective(*c.module, *collective->inst, collective->opcode, c.config);
       ASSERT_TRUE(participants.ok()) << participants.status().message();
-      EXPECT_EQ(record.groups, participants->groups) << record.name;
+      EXPECT_EQ(record.groups, participants->groups) << record.instruction->name();
     }
     // Each traced device's executed collectives are exactly the instances
     // naming it.
@@ -132,7 +129,7 @@ TEST(SpmdCorpus, EveryExecutedCollectiveAppearsWithItsParticipants) {
       for (const CollectiveRecord& record : r.collectives) {
         for (const auto& group : record.groups) {
           if (std::find(group.begin(), group.end(), d.device) != group.end()) {
-            recorded.emplace(record.name, record.execution);
+            recorded.emplace(record.instruction->name(), record.execution);
           }
         }
       }
@@ -167,7 +164,7 @@ TEST(SpmdCorpus, HandCheckedParticipants) {
   EXPECT_EQ(rc2.device_count, 2);
   EXPECT_EQ(rc2.symmetry, "used");
   std::map<std::string, Groups> groups;
-  for (const CollectiveRecord& c : rc2.collectives) groups[c.name] = c.groups;
+  for (const CollectiveRecord& c : rc2.collectives) groups[c.instruction->name()] = c.groups;
   EXPECT_EQ(groups, (std::map<std::string, Groups>{
                         {"ar", {{0, 1}}}, {"ag", {{0, 1}}}, {"cp", {{0, 1}}}}));
   ASSERT_EQ(timers[0]->calls.size(), 3u);
@@ -177,7 +174,7 @@ TEST(SpmdCorpus, HandCheckedParticipants) {
   EXPECT_EQ(rc4.device_count, 8);
   ASSERT_FALSE(rc4.collectives.empty());
   for (const CollectiveRecord& c : rc4.collectives) {
-    EXPECT_EQ(c.groups, (Groups{{0, 2, 4, 6}, {1, 3, 5, 7}})) << c.name;
+    EXPECT_EQ(c.groups, (Groups{{0, 2, 4, 6}, {1, 3, 5, 7}})) << c.instruction->name();
   }
 }
 

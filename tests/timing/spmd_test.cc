@@ -47,13 +47,13 @@ ENTRY e {
   EXPECT_EQ(r->device_count, 2);
   ASSERT_EQ(r->collectives.size(), 1u);
   const CollectiveRecord& c = r->collectives[0];
-  EXPECT_EQ(c.name, "ar");
-  EXPECT_EQ(c.kind, "all-reduce");
+  EXPECT_EQ(c.instruction->name(), "ar");
+  EXPECT_EQ(c.kind, ici::CollectiveKind::kAllReduce);
   EXPECT_EQ(c.start_cycle, 0);
   EXPECT_EQ(c.cycles, network);
   EXPECT_EQ(c.bytes, 4096);
   EXPECT_EQ(c.ici_bytes, 3 * 4096);
-  EXPECT_EQ(c.algorithm, "ring");
+  EXPECT_EQ(c.algorithm, ici::Algorithm::kRing);
   EXPECT_EQ(c.groups, (Groups{{0, 1}}));
   ASSERT_EQ(timer.calls.size(), 1u);
   EXPECT_EQ(timer.calls[0].kind, ici::CollectiveKind::kAllReduce);
@@ -143,8 +143,8 @@ TEST(Spmd, AsyncCollectiveOverlapsTheInstructionsBetweenStartAndDone) {
   EXPECT_EQ(done.start_cycle + done.cycles, exposed.collectives.at(0).start_cycle + network);
   EXPECT_EQ(done.bound_by, BoundBy::kIci);
   EXPECT_EQ(exposed.cycles, network);
-  EXPECT_EQ(exposed.collectives.at(0).name, "s");
-  EXPECT_EQ(exposed.collectives.at(0).kind, "all-reduce");  // not its -start spelling
+  EXPECT_EQ(exposed.collectives.at(0).instruction->name(), "s");
+  EXPECT_EQ(exposed.collectives.at(0).kind, ici::CollectiveKind::kAllReduce);  // not a -start kind
 }
 
 TEST(Spmd, ParticipantsFollowIotaGroupsAndPermutePairs) {
@@ -163,13 +163,13 @@ ENTRY e {
   auto r = SimulateModule(*m, v5e, options);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->collectives.size(), 3u);
-  EXPECT_EQ(r->collectives[0].name, "ar");
+  EXPECT_EQ(r->collectives[0].instruction->name(), "ar");
   EXPECT_EQ(r->collectives[0].groups, (Groups{{0, 2}, {1, 3}}));
-  EXPECT_EQ(r->collectives[1].name, "ag");
+  EXPECT_EQ(r->collectives[1].instruction->name(), "ag");
   EXPECT_EQ(r->collectives[1].groups, (Groups{{0, 1}, {2, 3}}));
   EXPECT_EQ(r->collectives[1].bytes, 2048);  // the gathered result
-  EXPECT_EQ(r->collectives[2].name, "cp");
-  EXPECT_EQ(r->collectives[2].kind, "collective-permute");
+  EXPECT_EQ(r->collectives[2].instruction->name(), "cp");
+  EXPECT_EQ(r->collectives[2].kind, ici::CollectiveKind::kCollectivePermute);
   EXPECT_EQ(r->collectives[2].groups, (Groups{{0, 1, 2, 3}}));
   // The interconnect is asked once per instance, with every group.
   ASSERT_EQ(timer.calls.size(), 3u);
@@ -251,8 +251,8 @@ TEST(Spmd, SendAndRecvMeetAsOneInstance) {
   auto r = SimulateModule(*m, v5e, options);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->collectives.size(), 1u);
-  EXPECT_EQ(r->collectives[0].name, "snd");
-  EXPECT_EQ(r->collectives[0].kind, "send/recv");
+  EXPECT_EQ(r->collectives[0].instruction->name(), "snd");
+  EXPECT_EQ(r->collectives[0].kind, ici::CollectiveKind::kSendRecv);
   EXPECT_EQ(r->collectives[0].bytes, 32);
   EXPECT_EQ(r->collectives[0].groups, (Groups{{0, 1}}));
   ASSERT_EQ(timer.calls.size(), 1u);
