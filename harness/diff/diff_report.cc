@@ -242,7 +242,7 @@ void PrintDiffReport(const DiffReport& report, const Verdict& verdict, const Dif
 
 namespace {
 
-Json TotalsJson(const RunTotals& t) {
+Json TotalsJson(const Metrics& t) {
   Json j;
   j["cycles"] = t.cycles;
   j["time_us"] = t.time_us;

@@ -6,7 +6,6 @@
 #include <set>
 #include <tuple>
 
-#include "sim/value/literal.h"
 
 namespace tpusim::harness {
 namespace {
@@ -29,44 +28,16 @@ std::map<std::string, Cost> CostsByName(const timing::TimingResult& timed) {
   return costs;
 }
 
-/// What a collective delivers: its result; for a `*-start` whose shape is a
-/// tuple (operands, results, ...), element 1.
-int64_t CollectiveResultBytes(const hlo::HloInstruction& inst) {
-  const hlo::Shape& shape = inst.shape();
-  const hlo::Shape& result =
-      shape.IsTuple() && shape.tuple_size() >= 2 ? shape.tuple_shapes(1) : shape;
-  const StatusOr<int64_t> bytes = value::Literal::ByteSizeOf(result);
-  return bytes.ok() ? *bytes : 0;
-}
-
 double Abs(double x) { return x < 0 ? -x : x; }
 
 }  // namespace
-
-RunTotals Totals(const timing::TimingResult& timed) {
-  RunTotals totals;
-  totals.cycles = timed.cycles;
-  totals.time_us = timed.time_us;
-  totals.hbm_bytes = timed.hbm_bytes;
-  totals.flops = timed.flops;
-  for (const timing::OpRecord& op : timed.ops) {
-    if (hlo::IsCollective(op.instruction->opcode())) {
-      totals.collective_bytes += CollectiveResultBytes(*op.instruction);
-    }
-  }
-  if (!timed.interconnect.empty()) {
-    totals.ici_bytes = 0;
-    for (const timing::CollectiveRecord& c : timed.collectives) *totals.ici_bytes += c.ici_bytes;
-  }
-  return totals;
-}
 
 PerformanceDiff ComparePerformance(const timing::TimingResult& before,
                                    const timing::TimingResult& after,
                                    const std::map<std::string, std::string>& matched) {
   PerformanceDiff diff;
-  diff.before = Totals(before);
-  diff.after = Totals(after);
+  diff.before = MetricsOf(before);
+  diff.after = MetricsOf(after);
   const std::map<std::string, Cost> costs_before = CostsByName(before);
   const std::map<std::string, Cost> costs_after = CostsByName(after);
   std::set<std::string> paired_after;

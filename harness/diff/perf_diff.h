@@ -6,29 +6,14 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/run/metrics.h"
 #include "sim/hlo/module.h"
 #include "sim/timing/timing.h"
 
 namespace tpusim::harness {
-
-/// Totals of one timed run.
-struct RunTotals {
-  int64_t cycles = 0;
-  double time_us = 0;
-  int64_t hbm_bytes = 0;
-  int64_t flops = 0;
-  /// Result bytes of every executed collective (a `*-start` counts its
-  /// result, not its operands), from the shapes: what the collectives
-  /// deliver, not the traffic on the links.
-  int64_t collective_bytes = 0;
-  /// Bytes the collectives put on the inter-chip links, summed over links;
-  /// unset when the run had no network (`tpusim diff` without --topology).
-  std::optional<int64_t> ici_bytes;
-};
 
 /// One instruction's cost in both runs (summed over its executions); an
 /// instruction only in one run has zeros on the other side.
@@ -45,15 +30,12 @@ struct InstructionDelta {
 };
 
 struct PerformanceDiff {
-  RunTotals before;
-  RunTotals after;
+  Metrics before;
+  Metrics after;
   /// Every instruction that executed in either run, largest |delta cycles|
   /// first (ties: larger |delta HBM bytes|, then names).
   std::vector<InstructionDelta> instructions;
 };
-
-/// The totals of `timed`.
-RunTotals Totals(const timing::TimingResult& timed);
 
 /// Compares two runs; `matched` pairs instruction names before -> after
 /// (ModuleDiff::matched).

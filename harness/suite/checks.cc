@@ -42,47 +42,6 @@ std::string CheckOutput(const std::string& name, const value::Literal& actual,
   return message;
 }
 
-std::map<std::string, double> TimingMetrics(const timing::TimingResult& result) {
-  // On a network, the collective timeline says how long each collective took
-  // (start to last transfer); without one, the collective instructions' own
-  // records, async `-done` waits included.
-  int64_t collective_cycles = 0;
-  for (const timing::CollectiveRecord& c : result.collectives) collective_cycles += c.cycles;
-  if (result.collectives.empty()) {
-    for (const timing::OpRecord& op : result.ops) {
-      const hlo::HloOpcode opcode = op.instruction->opcode();
-      const bool done = opcode == hlo::HloOpcode::kAllReduceDone ||
-                        opcode == hlo::HloOpcode::kAllGatherDone ||
-                        opcode == hlo::HloOpcode::kCollectivePermuteDone;
-      if (done || hlo::IsCollective(opcode)) collective_cycles += op.cycles;
-    }
-  }
-  const double seconds = result.time_us * 1e-6;
-  std::map<std::string, double> metrics;
-  metrics["cycles"] = static_cast<double>(result.cycles);
-  metrics["time_us"] = result.time_us;
-  metrics["flops"] = static_cast<double>(result.flops);
-  metrics["hbm_bytes"] = static_cast<double>(result.hbm_bytes);
-  metrics["collective_time_us"] =
-      result.clock_hz > 0
-          ? static_cast<double>(collective_cycles) * 1e6 / static_cast<double>(result.clock_hz)
-          : 0;
-  metrics["utilisation"] = seconds > 0 && result.peak_flops > 0
-                               ? static_cast<double>(result.flops) / (result.peak_flops * seconds)
-                               : 0;
-  // The interconnect's share (zero without a topology): bytes on every link
-  // summed, and the busiest link's fraction of its bandwidth over the run.
-  int64_t ici_bytes = 0;
-  for (const timing::CollectiveRecord& c : result.collectives) ici_bytes += c.ici_bytes;
-  double link_utilisation = 0;
-  for (const timing::LinkUse& link : result.links) {
-    link_utilisation = std::max(link_utilisation, link.utilisation);
-  }
-  metrics["ici_bytes"] = static_cast<double>(ici_bytes);
-  metrics["link_utilisation"] = link_utilisation;
-  return metrics;
-}
-
 std::vector<std::string> CheckMetrics(const Scenario& scenario,
                                       const std::map<std::string, double>& actual,
                                       const std::map<std::string, double>* golden) {

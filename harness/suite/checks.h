@@ -23,11 +23,6 @@ namespace tpusim::harness {
 std::string CheckOutput(const std::string& name, const value::Literal& actual,
                         const value::Literal& golden, const value::ErrorSpec& tolerance);
 
-/// The metrics a scenario may check (MetricNames()) of one timed run:
-/// cycles, time_us, flops, hbm_bytes, collective_time_us (time of the
-/// collective instructions) and utilisation (flops / (peak FLOP/s x time)).
-std::map<std::string, double> TimingMetrics(const timing::TimingResult& result);
-
 /// Checks every metric the scenario names against its bounds and, when
 /// `golden` is given, its golden value. One message per failed check.
 std::vector<std::string> CheckMetrics(const Scenario& scenario,

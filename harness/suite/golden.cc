@@ -7,6 +7,7 @@
 #include <system_error>
 #include <vector>
 
+#include "harness/run/metrics.h"
 #include "harness/run/program_io.h"
 #include "harness/version.h"
 #include "sim/arch/preset_loader.h"
@@ -48,9 +49,7 @@ StatusOr<std::optional<Golden>> ReadGolden(const std::string& dir) {
     golden.stamp.version = json.at("tpusim_version").get<std::string>();
     golden.stamp.chip_hash = json.at("chip_hash").get<std::string>();
     golden.stamp.topology = json.at("topology").get<std::string>();
-    for (const auto& [name, value] : json.at("metrics").items()) {
-      golden.metrics[name] = value.get<double>();
-    }
+    golden.metrics = MetricsFromJson(json.at("metrics"));
     for (const ordered_json& entry : json.at("outputs")) {
       const std::string name = entry.at("name").get<std::string>();
       if (name.empty() || name.find("..") != std::string::npos || name[0] == '/') {
@@ -77,8 +76,7 @@ Status WriteGolden(const std::string& dir, const Golden& golden) {
   json["tpusim_version"] = golden.stamp.version;
   json["chip_hash"] = golden.stamp.chip_hash;
   json["topology"] = golden.stamp.topology;
-  json["metrics"] = ordered_json::object();
-  for (const auto& [name, value] : golden.metrics) json["metrics"][name] = value;
+  json["metrics"] = MetricsJson(golden.metrics);
   json["outputs"] = ordered_json::array();
   std::set<std::string> files;
   for (const GoldenOutput& output : golden.outputs) {

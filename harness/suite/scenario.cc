@@ -398,8 +398,10 @@ StatusOr<double> ParseNumberPrefix(std::string_view text, std::string_view& rest
 
 const std::vector<std::string>& MetricNames() {
   static const std::vector<std::string> kNames = {
-      "cycles",      "time_us",   "flops",           "hbm_bytes", "collective_time_us",
-      "utilisation", "ici_bytes", "link_utilisation"};
+#define V(name) #name,
+#include "harness/run/metrics.def"
+#undef V
+  };
   return kNames;
 }
 

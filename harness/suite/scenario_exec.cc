@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 
+#include "harness/run/metrics.h"
 #include "harness/run/module_run.h"
 #include "harness/run/program_io.h"
 #include "harness/run/run_spec.h"
@@ -51,7 +52,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
   for (std::string& f : CheckOps(scenario, module)) failures.push_back(std::move(f));
   if (run.timing.has_value()) {
     const timing::TimingResult& timing = *run.timing;
-    result.metrics = TimingMetrics(timing);
+    result.metrics = NamedMetrics(MetricsOf(timing));
     for (const timing::OpRecord& op : timing.ops) {
       result.op_time_us[op.instruction->OpcodeSpelling()] +=
           static_cast<double>(op.cycles) * 1e6 / static_cast<double>(timing.clock_hz);
@@ -272,10 +273,8 @@ std::string ResultToJson(const ScenarioResult& result) {
   json["file"] = result.file;
   json["status"] = result.status;
   json["messages"] = result.messages;
-  json["metrics"] = ordered_json::object();
-  for (const auto& [name, value] : result.metrics) json["metrics"][name] = value;
-  json["golden_metrics"] = ordered_json::object();
-  for (const auto& [name, value] : result.golden_metrics) json["golden_metrics"][name] = value;
+  json["metrics"] = MetricsJson(result.metrics);
+  json["golden_metrics"] = MetricsJson(result.golden_metrics);
   json["op_time_us"] = ordered_json::object();
   for (const auto& [opcode, us] : result.op_time_us) json["op_time_us"][opcode] = us;
   json["network"] = {{"nodes", result.network_nodes}, {"links", ordered_json::array()}};
@@ -294,12 +293,8 @@ StatusOr<ScenarioResult> ResultFromJson(const std::string& text, const std::stri
     result.file = json.at("file").get<std::string>();
     result.status = json.at("status").get<std::string>();
     result.messages = json.at("messages").get<std::vector<std::string>>();
-    for (const auto& [name, value] : json.at("metrics").items()) {
-      result.metrics[name] = value.get<double>();
-    }
-    for (const auto& [name, value] : json.at("golden_metrics").items()) {
-      result.golden_metrics[name] = value.get<double>();
-    }
+    result.metrics = MetricsFromJson(json.at("metrics"));
+    result.golden_metrics = MetricsFromJson(json.at("golden_metrics"));
     for (const auto& [opcode, us] : json.at("op_time_us").items()) {
       result.op_time_us[opcode] = us.get<double>();
     }

@@ -13,6 +13,7 @@
 #include <system_error>
 #include <utility>
 
+#include "harness/run/metrics.h"
 #include "harness/suite/scenario.h"
 #include "harness/version.h"
 #include "sim/base/file.h"
@@ -76,8 +77,7 @@ std::string ResultJsonLine(const Study& study, const PointResult& result) {
   const StudyPoint& point = study.points[static_cast<size_t>(result.index)];
   for (size_t a = 0; a < study.axes.size(); ++a) json["params"][study.axes[a]] = point.labels[a];
   json["status"] = result.status;
-  json["metrics"] = ordered_json::object();
-  for (const auto& [name, value] : result.metrics) json["metrics"][name] = value;
+  json["metrics"] = MetricsJson(result.metrics);
   json["message"] = result.message;
   return json.dump();
 }
@@ -90,9 +90,7 @@ StatusOr<PointResult> ResultFromJsonLine(const Study& study, const std::string& 
     result.index = json.at("index").get<int64_t>();
     result.key = json.at("point").get<std::string>();
     result.status = json.at("status").get<std::string>();
-    for (const auto& [name, value] : json.at("metrics").items()) {
-      result.metrics[name] = value.get<double>();
-    }
+    result.metrics = MetricsFromJson(json.at("metrics"));
     result.message = json.at("message").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(where + ": error: malformed result line: " + e.what());

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "harness/run/metrics.h"
 #include "harness/suite/checks.h"
 #include "harness/suite/golden.h"
 #include "harness/suite/scenario.h"
@@ -137,7 +138,7 @@ TEST(CheckOps, MinorDimsIsForTransposeOnly) {
                         "minor_dims applies to transpose only, not copy"));
 }
 
-TEST(TimingMetrics, CollectiveTimeAndUtilisation) {
+TEST(Metrics, CollectiveTimeAndUtilisation) {
   const auto module = hlo::ParseHloModule(R"(HloModule m, replica_count=2
 sum {
   x = f32[] parameter(0)
@@ -170,7 +171,7 @@ ENTRY main {
   add.instruction = test::FindInstruction(**module, "add");
   add.cycles = 1000;
   result.ops = {all_reduce, start, add};
-  const std::map<std::string, double> m = TimingMetrics(result);
+  const std::map<std::string, double> m = NamedMetrics(MetricsOf(result));
   EXPECT_DOUBLE_EQ(m.at("cycles"), 2000);
   EXPECT_DOUBLE_EQ(m.at("time_us"), 2);
   EXPECT_DOUBLE_EQ(m.at("hbm_bytes"), 64);
