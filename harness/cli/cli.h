@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/run/run_spec.h"
 #include "sim/base/status.h"
 
 namespace CLI {
@@ -88,6 +89,7 @@ struct ExecOptions {
   /// collectives cost only their local work.
   std::string topology;
   std::string algorithm = "auto";  ///< ici::AlgorithmName spellings
+  LoopLimits limits;               ///< --max-while-iterations, --max-loop-work, ...
 };
 /// Adds the `exec` subcommand to `app`; parsing fills `options`.
 CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options);
@@ -119,6 +121,7 @@ struct DiffOptions {
   std::string topology;            ///< short form or YAML file; empty: device 0 alone
   std::string topology_after;      ///< AFTER's network when it differs; empty: `topology`
   std::string algorithm = "auto";  ///< collective algorithm on `topology`
+  LoopLimits limits;               ///< --max-while-iterations, --max-loop-work, ...
 };
 /// Adds the `diff` subcommand to `app`; parsing fills `options`.
 CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options);
@@ -230,6 +233,10 @@ void PrintError(const Status& status, std::ostream& err);
 /// "must be positive, got 0". CLI::PositiveNumber names its range instead,
 /// the largest double in 300 digits.
 const CLI::Validator& PositiveNumber();
+
+/// Adds --max-while-iterations, --max-loop-work and --max-executed-instructions,
+/// which set `limits`, to a command that runs modules (exec, diff).
+void AddLoopLimitOptions(CLI::App& command, LoopLimits& limits);
 
 }  // namespace tpusim::harness
 

@@ -1,5 +1,6 @@
 // Helpers shared by the subcommands.
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <ostream>
@@ -59,6 +60,31 @@ const CLI::Validator& PositiveNumber() {
       },
       "POSITIVE");
   return positive;
+}
+
+void AddLoopLimitOptions(CLI::App& command, LoopLimits& limits) {
+  const struct {
+    const char* flag;
+    int64_t* value;
+    const char* help;
+  } options[] = {
+      {"--max-while-iterations", &limits.max_while_iterations,
+       "A while loop of the values run that iterates more than this is an error naming the "
+       "loop (a guard against loops that never end)"},
+      {"--max-loop-work", &limits.max_loop_work,
+       "A while loop of the values run that does more work than this is an error naming the "
+       "loop; work is 64 per executed instruction plus its result's elements, about 10^8 a "
+       "second"},
+      {"--max-executed-instructions", &limits.max_executed_instructions,
+       "Timing unrolls loops to their trip counts; more executed instructions than this is an "
+       "error naming the loop being unrolled"},
+  };
+  for (const auto& option : options) {
+    command.add_option(option.flag, *option.value, option.help)
+        ->option_text("N")
+        ->check(PositiveNumber())
+        ->capture_default_str();
+  }
 }
 
 }  // namespace tpusim::harness

@@ -49,6 +49,7 @@ StatusOr<DiffSpec> ParseDiffSpec(const DiffOptions& options) {
   TPUSIM_ASSIGN_OR_RETURN(
       spec.evaluation,
       ParseEvaluationSpec(kCommand, options.inputs, options.numerics, options.max_memory));
+  spec.limits = options.limits;
   spec.chip_name = options.chip;
   if (spec.mode != RunMode::kValues) {
     if (options.chip.empty()) {
@@ -141,6 +142,7 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
                    "Refuse, before allocating, a run needing more than this (default: half the "
                    "physical memory)")
       ->option_text("BYTES");
+  AddLoopLimitOptions(*diff, options.limits);
   diff->add_option("--rtol", options.rtol,
                    "An output element passes when |after - before| <= atol + rtol * |before|")
       ->option_text("X")

@@ -87,6 +87,7 @@ StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
   TPUSIM_ASSIGN_OR_RETURN(spec.trip_counts, ParseTripCounts(options.trip_counts));
   spec.default_trip_count = options.default_trip_count;
   spec.branch = options.branch;
+  spec.limits = options.limits;
   TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(options.algorithm));
   return spec;
 }
@@ -247,6 +248,7 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
                    "Refuse, before allocating, a run whose values would need more than this "
                    "(e.g. 8GiB, 512MB; default: half the physical memory)")
       ->option_text("BYTES");
+  AddLoopLimitOptions(*exec, options.limits);
   exec->add_option("--elided-constants", options.elided_constants,
                    "Constants whose values the dump elided (`{...}`): seeded fills them with "
                    "seeded values (the --inputs seed, else 0) and warns; error refuses to run")

@@ -57,9 +57,9 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
   TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
                           LoadInputs(before, spmd, spec.evaluation));
   TPUSIM_ASSIGN_OR_RETURN(const Evaluation run_before,
-                          EvaluateModule(before, spmd, spec.evaluation, inputs, err));
+                          EvaluateModule(before, spmd, spec.evaluation, spec.limits, inputs, err));
   TPUSIM_ASSIGN_OR_RETURN(const Evaluation run_after,
-                          EvaluateModule(after, spmd, spec.evaluation, std::move(inputs), err));
+                          EvaluateModule(after, spmd, spec.evaluation, spec.limits, std::move(inputs), err));
 
   value::ErrorSpec tolerance;
   tolerance.rtol = spec.thresholds.rtol;
@@ -139,6 +139,7 @@ StatusOr<DiffReport> Compare(const DiffSpec& spec, const hlo::HloModule& before,
     jobs[k].options.branches = control_flow[k].branches;
     jobs[k].options.interconnect = interconnects[k].get();
     jobs[k].options.algorithm = algorithm;
+    jobs[k].options.max_executed_instructions = spec.limits.max_executed_instructions;
   }
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<timing::TimingResult> timed,
                           timing::SimulateBatch(jobs));

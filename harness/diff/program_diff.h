@@ -44,6 +44,7 @@ struct DiffSpec {
   /// computes outputs.
   RunMode mode = RunMode::kFull;
   EvaluationSpec evaluation;             ///< the inputs both run on, and how
+  LoopLimits limits;                     ///< for both runs of each module
   std::optional<arch::ChipConfig> chip;  ///< the preset both are timed on; unset for kValues
   std::string chip_name;                 ///< that preset as given (name or file), for the reports
   std::string topology;                  ///< the network both run on; empty: device 0 alone

@@ -94,7 +94,7 @@ StatusOr<std::vector<std::vector<Literal>>> LoadInputs(const hlo::HloModule& mod
 }
 
 StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
-                                    const EvaluationSpec& spec,
+                                    const EvaluationSpec& spec, const LoopLimits& limits,
                                     std::vector<std::vector<Literal>> inputs, std::ostream& err) {
   TPUSIM_RETURN_IF_ERROR(CheckMemory(module, spmd, spec.max_memory));
   eval::EvaluatorOptions eval_options;
@@ -114,6 +114,8 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   }
 #endif
   eval_options.max_bytes = spec.max_memory;
+  eval_options.max_while_iterations = limits.max_while_iterations;
+  eval_options.max_loop_work = limits.max_loop_work;
 
   const std::vector<const hlo::HloInstruction*> elided = ElidedConstants(module);
   if (!elided.empty()) {
@@ -215,7 +217,7 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
     StatusOr<Evaluation> evaluation = [&]() -> StatusOr<Evaluation> {
       TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
                               LoadInputs(module, spmd, spec.evaluation));
-      return EvaluateModule(module, spmd, spec.evaluation, std::move(inputs), err);
+      return EvaluateModule(module, spmd, spec.evaluation, spec.limits, std::move(inputs), err);
     }();
     if (evaluation.ok()) {
       run.results = std::move(evaluation->results);
@@ -235,6 +237,7 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
     timing::TimingOptions timing_options;
     timing_options.trip_counts = std::move(trip_counts);
     timing_options.default_trip_count = spec.default_trip_count;
+    timing_options.max_executed_instructions = spec.limits.max_executed_instructions;
     timing_options.conditional_branch = spec.branch;
     timing_options.branches = run.control_flow.branches;
     timing_options.spmd = spmd;

@@ -49,7 +49,7 @@ StatusOr<std::vector<std::vector<value::Literal>>> LoadInputs(const hlo::HloModu
 /// the memory limit, and warns on `err` about elided constants filled with
 /// seeded values. Every failure is an input error.
 StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
-                                    const EvaluationSpec& spec,
+                                    const EvaluationSpec& spec, const LoopLimits& limits,
                                     std::vector<std::vector<value::Literal>> inputs,
                                     std::ostream& err);
 

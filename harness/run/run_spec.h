@@ -14,6 +14,7 @@
 #include "sim/base/status.h"
 #include "sim/eval/evaluator.h"
 #include "sim/ici/interconnect.h"
+#include "sim/timing/timing.h"
 
 namespace tpusim::harness {
 
@@ -48,6 +49,18 @@ enum class ElidedConstantPolicy : uint8_t {
   kError,   ///< refuse to run
 };
 
+/// Caps that make a runaway loop an error instead of a hang or exhausted
+/// memory: the flags --max-while-iterations, --max-loop-work and
+/// --max-executed-instructions, a scenario's keys of the same names.
+struct LoopLimits {
+  /// Iterations of one while loop in a values run.
+  int64_t max_while_iterations = eval::EvaluatorOptions{}.max_while_iterations;
+  /// Work of one while loop in a values run (eval::EvaluatorOptions's units).
+  int64_t max_loop_work = eval::EvaluatorOptions{}.max_loop_work;
+  /// Instructions timing issues, loops unrolled.
+  int64_t max_executed_instructions = timing::TimingOptions{}.max_executed_instructions;
+};
+
 /// How to evaluate a module.
 struct EvaluationSpec {
   std::string command = "tpusim exec";  ///< prefix of error messages
@@ -68,6 +81,7 @@ struct RunSpec {
   std::map<std::string, int64_t> trip_counts;
   int64_t default_trip_count = 1;  ///< for other loops of unknown trip count
   int64_t branch = 0;              ///< branch every conditional takes in timing
+  LoopLimits limits;
   /// The collective algorithm on the network; anything but kAuto needs one.
   ici::Algorithm algorithm = ici::Algorithm::kAuto;
 };

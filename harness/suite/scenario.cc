@@ -253,7 +253,8 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
   TPUSIM_RETURN_IF_ERROR(
       r.Keys(root, "",
              {"name", "module", "chip", "topology", "device_assignment", "algorithm", "golden",
-              "inputs", "mode", "numerics", "timeout", "require", "checks", "expect"}));
+              "inputs", "mode", "numerics", "max_while_iterations", "max_loop_work",
+              "max_executed_instructions", "timeout", "require", "checks", "expect"}));
   Scenario s;
   s.file = r.file();
   s.name = fs::path(r.file()).stem().string();
@@ -339,6 +340,14 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     if (s.numerics != "tpu" && s.numerics != "ieee") {
       return r.Error(root["numerics"], "numerics",
                      "expected tpu or ieee, got '" + s.numerics + "'");
+    }
+  }
+  for (const auto& [key, limit] : {std::pair{"max_while_iterations", &s.max_while_iterations},
+                                   std::pair{"max_loop_work", &s.max_loop_work},
+                                   std::pair{"max_executed_instructions",
+                                             &s.max_executed_instructions}}) {
+    if (const YAML::Node node = root[key]) {
+      TPUSIM_ASSIGN_OR_RETURN(*limit, r.Integer(node, key, 1));
     }
   }
   if (const YAML::Node t = root["timeout"]) {

@@ -75,6 +75,9 @@ struct Scenario {
   std::string mode = "full";               ///< full | timing | values
   std::string numerics = "tpu";            ///< tpu | ieee
   double timeout_seconds = 0;              ///< 0: the suite's --timeout
+  /// The loop limits of `tpusim exec --max-while-iterations`, --max-loop-work
+  /// and --max-executed-instructions (harness::LoopLimits); unset: its defaults.
+  std::optional<int64_t> max_while_iterations, max_loop_work, max_executed_instructions;
   /// `require: [values]`: in full mode, values that cannot be computed fail
   /// the scenario instead of being skipped with a note.
   bool require_values = false;

@@ -190,6 +190,11 @@ StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
   spec.evaluation.numerics = NumericsNamed(scenario.numerics);
   TPUSIM_ASSIGN_OR_RETURN(spec.evaluation.max_memory, ParseMaxMemory("", spec.evaluation.command));
   TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(scenario.algorithm));
+  LoopLimits& limits = spec.limits;
+  limits.max_while_iterations = scenario.max_while_iterations.value_or(limits.max_while_iterations);
+  limits.max_loop_work = scenario.max_loop_work.value_or(limits.max_loop_work);
+  limits.max_executed_instructions =
+      scenario.max_executed_instructions.value_or(limits.max_executed_instructions);
   return spec;
 }
 

@@ -40,9 +40,10 @@ StatusOr<Literal> EvalWhile(EvalContext& ctx, const HloInstruction& inst, Operan
                        "loop did not finish within its work budget: " +
                            std::to_string(iteration) + " iterations did " +
                            std::to_string(ctx.work() - work_at_start) +
-                           " units of work (an instruction is 64, plus its result's elements; "
-                           "EvaluatorOptions::max_loop_work is " +
-                           std::to_string(ctx.options().max_loop_work) + ")");
+                           " units of work (an instruction is 64, plus its result's elements), "
+                           "more than the limit of " +
+                           std::to_string(ctx.options().max_loop_work) +
+                           "; raise it with --max-loop-work (a scenario's max_loop_work)");
     }
     const Literal* args[] = {&state};
     TPUSIM_ASSIGN_OR_RETURN(Literal keep_going, ctx.Call(*condition, args));
@@ -60,7 +61,8 @@ StatusOr<Literal> EvalWhile(EvalContext& ctx, const HloInstruction& inst, Operan
       return ctx.Error(inst, StatusCode::kFailedPrecondition,
                        "loop did not finish within " +
                            std::to_string(ctx.options().max_while_iterations) +
-                           " iterations (EvaluatorOptions::max_while_iterations)");
+                           " iterations; raise the limit with --max-while-iterations (a "
+                           "scenario's max_while_iterations)");
     }
     TPUSIM_ASSIGN_OR_RETURN(state, ctx.Call(*body, args));
   }

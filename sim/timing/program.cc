@@ -59,6 +59,26 @@ class Lowerer {
     return Status(code, module_.ErrorAt(inst.location(), inst.name() + ": " + message));
   }
 
+  /// The cap on executed instructions, reported at the loop being unrolled
+  /// (its trip count is what the user can change) or, outside every loop, at
+  /// the instruction that reached it.
+  Status TooManyInstructions(const HloInstruction& inst) const {
+    const std::string limit = std::to_string(options_.max_executed_instructions);
+    const std::string raise =
+        "; raise the limit with --max-executed-instructions (a scenario's "
+        "max_executed_instructions)";
+    if (unrolling_.loop == nullptr) {
+      return Error(inst, StatusCode::kResourceExhausted,
+                   "the module reaches the limit of " + limit +
+                       " executed instructions (loops unrolled) here" + raise);
+    }
+    return Error(*unrolling_.loop, StatusCode::kResourceExhausted,
+                 "unrolling this loop for timing reached the limit of " + limit +
+                     " executed instructions after " + std::to_string(unrolling_.iteration) +
+                     " of its " + std::to_string(unrolling_.trips) + " iterations" + raise +
+                     " or lower its trip count");
+  }
+
   Status Issue(const HloInstruction& inst) {
     std::optional<KernelCost>& cached = program_.costs[inst.unique_id()];
     if (!cached) {
@@ -69,10 +89,7 @@ class Lowerer {
     }
     if (cached->kind == StepKind::kFree) return Status::Ok();
     if (static_cast<int64_t>(program_.steps.size()) >= options_.max_executed_instructions) {
-      return Error(
-          inst, StatusCode::kResourceExhausted,
-          "more than " + std::to_string(options_.max_executed_instructions) +
-              " executed instructions (loops unrolled); raise the limit or lower the trip counts");
+      return TooManyInstructions(inst);
     }
     Step step{&inst, &*cached, -1};
     if (cached->kind == StepKind::kAsyncStart) {
@@ -104,7 +121,9 @@ class Lowerer {
     const int64_t trips = given != options_.trip_counts.end()
                               ? given->second
                               : KnownTripCount(inst).value_or(options_.default_trip_count);
-    for (int64_t t = 0; t < trips; ++t) {
+    const UnrollingLoop outer = unrolling_;
+    unrolling_ = {&inst, 0, trips};
+    for (; unrolling_.iteration < trips; ++unrolling_.iteration) {
       const size_t before = program_.steps.size();
       TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));
       TPUSIM_RETURN_IF_ERROR(Walk(*body, depth + 1));
@@ -112,7 +131,9 @@ class Lowerer {
       // rather than spin through a huge trip count.
       if (program_.steps.size() == before) break;
     }
-    return Walk(*cond, depth + 1);  // the test that ends the loop
+    TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));  // the test that ends the loop
+    unrolling_ = outer;
+    return Status::Ok();
   }
 
   Status WalkConditional(const HloInstruction& inst, int depth) {
@@ -142,6 +163,13 @@ class Lowerer {
   Program& program_;
   /// Latest async id handed to each start instruction, by unique id.
   std::vector<int64_t> last_async_;
+  /// The innermost while loop being unrolled, for the error at the cap.
+  struct UnrollingLoop {
+    const HloInstruction* loop = nullptr;  ///< nullptr: outside every loop
+    int64_t iteration = 0;                 ///< iterations issued in full
+    int64_t trips = 0;
+  };
+  UnrollingLoop unrolling_;
   /// Totals of the steps so far, as the report sums them.
   int64_t flops_ = 0;
   int64_t hbm_bytes_ = 0;

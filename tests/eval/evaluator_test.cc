@@ -258,7 +258,11 @@ TEST(Evaluator, WhileOverIterationCapIsAnError) {
   auto r = TryEval(kCountingLoop, {Literal::CreateR0<int32_t>(10)}, options);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(r.status().message().find("while w"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find(
+                "while w: loop did not finish within 5 iterations; raise the limit with "
+                "--max-while-iterations (a scenario's max_while_iterations)"),
+            std::string::npos)
+      << r.status().message();
 }
 
 TEST(Evaluator, ComputationsNestedTooDeeplyAreALocatedErrorNotAStackOverflow) {
@@ -310,7 +314,9 @@ TEST(Evaluator, AnEndlessLoopIsRefusedByItsWorkBudgetNamingTheLoop) {
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find(
                 "while forever: loop did not finish within its work budget: 1001 iterations did "
-                "1154153 units of work"),
+                "1154153 units of work (an instruction is 64, plus its result's elements), "
+                "more than the limit of 1153000; raise it with --max-loop-work (a scenario's "
+                "max_loop_work)"),
             std::string::npos)
       << r.status().message();
   // The default refuses it well before max_while_iterations (2^24).

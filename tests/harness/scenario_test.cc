@@ -25,6 +25,9 @@ algorithm: ring
 inputs: {seed: 42, distribution: normal}
 mode: full
 numerics: ieee
+max_while_iterations: 100
+max_loop_work: 2000
+max_executed_instructions: 300
 timeout: 250ms
 checks:
   outputs:
@@ -53,6 +56,9 @@ checks:
   EXPECT_EQ(s->seed, 42u);
   EXPECT_EQ(s->mode, "full");
   EXPECT_EQ(s->numerics, "ieee");
+  EXPECT_EQ(s->max_while_iterations, 100);
+  EXPECT_EQ(s->max_loop_work, 2000);
+  EXPECT_EQ(s->max_executed_instructions, 300);
   EXPECT_DOUBLE_EQ(s->timeout_seconds, 0.25);
   EXPECT_TRUE(s->outputs.golden);
   EXPECT_EQ(s->outputs.tolerance.rtol, 1e-2);
@@ -79,7 +85,22 @@ TEST(Scenario, Defaults) {
   EXPECT_EQ(s->seed, 0u);
   EXPECT_EQ(s->numerics, "tpu");
   EXPECT_EQ(s->topology, "");
+  EXPECT_FALSE(s->max_while_iterations.has_value());
+  EXPECT_FALSE(s->max_loop_work.has_value());
+  EXPECT_FALSE(s->max_executed_instructions.has_value());
   EXPECT_FALSE(s->expect_fail);
+}
+
+TEST(Scenario, ALoopLimitBelowOneIsAnErrorAtItsKey) {
+  for (const char* key : {"max_while_iterations", "max_loop_work", "max_executed_instructions"}) {
+    StatusOr<Scenario> s = ParseScenario(
+        std::string("module: m.hlo\nmode: values\n") + key + ": 0\n", "l.yaml");
+    ASSERT_FALSE(s.ok()) << key;
+    EXPECT_EQ(s.status().message(), std::string("l.yaml:3:") +
+                                        std::to_string(std::string(key).size() + 3) +
+                                        ": error: key path `" + key +
+                                        "`: expected an integer of at least 1, got '0'");
+  }
 }
 
 TEST(Scenario, TopologyShortFormIsParsed) {

@@ -295,11 +295,52 @@ TEST_F(ExecTest, RunOverMaxMemoryIsRefusedBeforeRunning) {
   EXPECT_EQ(ok.exit_code, 0) << Describe(ok);
 }
 
+TEST_F(ExecTest, LoopLimitsNameTheLoopAndTheFlagThatRaisesThem) {
+  const std::string module = Module("loop.hlo", kTenIterationLoopModule);
+  const RunResult iterations = Tpusim({"exec", module, "--max-while-iterations", "5"});
+  EXPECT_EQ(iterations.exit_code, 2) << Describe(iterations);
+  EXPECT_THAT(iterations.err,
+              HasSubstr("loop.hlo:24:3: error: while w: loop did not finish within 5 iterations; "
+                        "raise the limit with --max-while-iterations (a scenario's "
+                        "max_while_iterations)"));
+  const RunResult work = Tpusim({"exec", module, "--max-loop-work", "100"});
+  EXPECT_EQ(work.exit_code, 2) << Describe(work);
+  EXPECT_THAT(work.err, HasSubstr("loop.hlo:24:3: error: while w: loop did not finish within its "
+                                  "work budget: "));
+  EXPECT_THAT(work.err, HasSubstr("more than the limit of 100; raise it with --max-loop-work"));
+  const RunResult timed =
+      Tpusim({"exec", module, "--mode", "timing", "--chip", "tpu-v5e",
+              "--max-executed-instructions", "5"});
+  EXPECT_EQ(timed.exit_code, 2) << Describe(timed);
+  EXPECT_THAT(timed.err, HasSubstr("loop.hlo:24:3: error: w: unrolling this loop for timing "
+                                   "reached the limit of 5 executed instructions after "));
+  EXPECT_THAT(timed.err, HasSubstr(" of its 10 iterations; raise the limit with "
+                                   "--max-executed-instructions"));
+  // diff runs modules with the same limits.
+  const RunResult diffed =
+      Tpusim({"diff", module, module, "--mode", "values", "--max-while-iterations", "5"});
+  EXPECT_EQ(diffed.exit_code, 2) << Describe(diffed);
+  EXPECT_THAT(diffed.err, HasSubstr("w: loop did not finish within 5 iterations"));
+
+  // Raised to what the loop needs, the same runs finish.
+  for (const std::vector<std::string>& args : {
+           std::vector<std::string>{"exec", module, "--max-while-iterations", "10",
+                                    "--max-loop-work", "100000"},
+           {"exec", module, "--mode", "timing", "--chip", "tpu-v5e",
+            "--max-executed-instructions", "1000"},
+           {"diff", module, module, "--mode", "values", "--max-while-iterations", "10"}}) {
+    const RunResult r = Tpusim(args);
+    EXPECT_EQ(r.exit_code, 0) << args[0] << "\n" << Describe(r);
+  }
+}
+
 TEST_F(ExecTest, BadOptionValuesAreUsageErrors) {
   const std::string module = Module("mul_add.hlo", kMulAddModule);
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--inputs", "seed:x"}, {"--inputs", dir_ / "no_such_dir"},
-        {"--numerics", "fast"}, {"--max-memory", "lots"}, {"--elided-constants", "maybe"}}) {
+        {"--numerics", "fast"}, {"--max-memory", "lots"}, {"--elided-constants", "maybe"},
+        {"--max-while-iterations", "0"}, {"--max-loop-work", "-1"},
+        {"--max-executed-instructions", "many"}}) {
     std::vector<std::string> command = {"exec", module};
     command.insert(command.end(), args.begin(), args.end());
     const RunResult r = Tpusim(command);

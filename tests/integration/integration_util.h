@@ -49,6 +49,35 @@ std::string ExpectedError(const std::string& path);
 ::testing::AssertionResult ListModules(const std::filesystem::path& dir,
                                        std::vector<std::filesystem::path>& modules);
 
+/// A module of one while loop, `w` at 24:3, of 10 iterations whose trip count
+/// timing reads off the condition.
+inline constexpr char kTenIterationLoopModule[] = R"(HloModule loop
+
+cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  x = f32[8] get-tuple-element(p), index=1
+  y = f32[8] exponential(x)
+  ROOT t = (s32[], f32[8]) tuple(next, y)
+}
+
+ENTRY e {
+  zero = s32[] constant(0)
+  x = f32[8] parameter(0)
+  t = (s32[], f32[8]) tuple(zero, x)
+  ROOT w = (s32[], f32[8]) while(t), condition=cond, body=body
+}
+)";
+
 }  // namespace tpusim::test
 
 #endif  // TPUSIM_TESTS_INTEGRATION_INTEGRATION_UTIL_H_

@@ -337,6 +337,36 @@ TEST(Run, AChildKilledByASignalFailsOnlyItsScenario) {
   EXPECT_THAT(r.out, HasSubstr("1 passed, 1 failed"));
 }
 
+// The loop limits of `tpusim exec` are scenario keys too: lowered, the
+// scenarios fail naming the loop and the key; raised, they pass.
+TEST(Run, ScenarioLoopLimitsAreKeys) {
+  ScratchDir scratch;
+  WriteText(scratch / "loop.hlo", kTenIterationLoopModule);
+  const auto write_suite = [&](const std::string& iterations, const std::string& instructions) {
+    WriteScenario(scratch / "suite/loop_values.yaml", scratch / "loop.hlo",
+                  "mode: values\nmax_while_iterations: " + iterations + "\n");
+    WriteScenario(scratch / "suite/loop_timing.yaml", scratch / "loop.hlo",
+                  "mode: timing\nchip: tpu-v5e\nmax_executed_instructions: " + instructions +
+                      "\n");
+  };
+  write_suite("5", "5");
+  const RunResult lowered =
+      RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden"});
+  EXPECT_NE(lowered.exit_code, 0) << Describe(lowered);
+  EXPECT_THAT(lowered.out, HasSubstr("loop.hlo:24:3: error: while w: loop did not finish within "
+                                     "5 iterations; raise the limit with "
+                                     "--max-while-iterations (a scenario's "
+                                     "max_while_iterations)"))
+      << Describe(lowered);
+  EXPECT_THAT(lowered.out, HasSubstr("loop.hlo:24:3: error: w: unrolling this loop for timing "
+                                     "reached the limit of 5 executed instructions after "))
+      << Describe(lowered);
+  write_suite("10", "1000");
+  const RunResult raised =
+      RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden"});
+  EXPECT_EQ(raised.exit_code, 0) << Describe(raised);
+}
+
 TEST(Run, ExpectedFailureScenarios) {
   ScratchDir scratch;
   WriteScenario(scratch / "suite/good.yaml", kAddModule,

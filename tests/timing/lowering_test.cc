@@ -359,6 +359,27 @@ ENTRY e {
   EXPECT_EQ(given->steps.size(), 7u * 2 + 1);
 }
 
+TEST(Lowering, TheInstructionCapOutsideEveryLoopNamesTheInstructionThatReachedIt) {
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  x = f32[8] parameter(0)
+  a = f32[8] add(x, x)
+  ROOT b = f32[8] multiply(a, a)
+})");
+  ASSERT_NE(module, nullptr);
+  TimingOptions options;
+  options.max_executed_instructions = 1;
+  auto program = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(program.status().message().find(
+                "test.hlo:5:3: error: b: the module reaches the limit of 1 executed instructions (loops "
+                "unrolled) here; raise the limit with --max-executed-instructions (a scenario's "
+                "max_executed_instructions)"),
+            std::string::npos)
+      << program.status().message();
+}
+
 TEST(Lowering, HugeTripCountsFailCleanlyOrCostNothing) {
   const std::string loop = R"(HloModule m
 cond {
@@ -388,7 +409,14 @@ ENTRY e {
   auto program = LowerModule(*module, Preset("tpu-v5e"), options);
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(program.status().message().find("executed instructions"), std::string::npos);
+  // The loop is named, where it is, how far it got and how to raise the cap.
+  EXPECT_NE(program.status().message().find(
+                "test.hlo:20:3: error: w: unrolling this loop for timing reached the limit of "
+                "1000 executed instructions after 500 of its 2000000000 iterations; raise the "
+                "limit with --max-executed-instructions (a scenario's "
+                "max_executed_instructions) or lower its trip count"),
+            std::string::npos)
+      << program.status().message();
 
   // A loop whose iterations issue no work costs nothing, however many trips.
   auto idle = Parse(R"(HloModule m
