@@ -56,7 +56,7 @@ int64_t CoreCost::UnitBusy(Unit unit, const CoreWork& work) const {
       return SatAdd(total, MulDivCeil(vpu_.Cycles(convert), convert_exposed_percent_, 100));
     }
     case Unit::kVpu:
-      return vpu_.Cycles(work.vector);
+      return SatAdd(vpu_.Cycles(work.vector), xlu_.Cycles(work.vector.xlu_waited_vregs));
     case Unit::kXlu:
       return xlu_.Cycles(work.vector.xlu_vregs);
     case Unit::kHbm:

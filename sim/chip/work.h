@@ -50,6 +50,9 @@ struct VectorWork {
   int64_t transcendental_ops = 0;  ///< sin, cos, tan and the inverse/hyperbolic ones
   int64_t xlu_vregs = 0;  ///< vregs through the transpose unit (minor transposes, lane reductions)
   int64_t convert_ops = 0;  ///< of cheap_ops, those widening f16 inputs and rounding f16 results
+  /// Of xlu_vregs, those whose results the VPU's next op waits for, so that
+  /// their XLU time adds to the VPU's instead of overlapping it.
+  int64_t xlu_waited_vregs = 0;
 };
 
 /// Everything one instruction asks of one TensorCore.

@@ -147,6 +147,16 @@ TEST(CoreCost, MxuWaitsForTheExposedShareOfAMatmulKernelsF16Conversions) {
   EXPECT_EQ(CoreCost(chip).UnitBusy(Unit::kMxu, work), 0);
 }
 
+TEST(CoreCost, TheVpuWaitsForTheGathersItsAddsNeed) {
+  CoreCost cost(Tiny());  // 1 ALU; 8 cycles per XLU vreg
+  CoreWork work;
+  work.vector = {.cheap_ops = 5, .xlu_vregs = 3};
+  EXPECT_EQ(cost.UnitBusy(Unit::kVpu, work), 5);  // independent transposes overlap
+  work.vector.xlu_waited_vregs = 2;
+  EXPECT_EQ(cost.UnitBusy(Unit::kVpu, work), 5 + 2 * 8);
+  EXPECT_EQ(cost.UnitBusy(Unit::kXlu, work), 3 * 8);  // the XLU's own time is unchanged
+}
+
 TEST(CoreCost, EachUnitAnswersForItsOwnWork) {
   CoreCost cost(Tiny());
   CoreWork work;

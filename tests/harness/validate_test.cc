@@ -197,6 +197,23 @@ TEST(Workload, MatmulIsAnOutputFusionAroundAConvolution) {
   EXPECT_NE(w->hlo_text.find("kind=kOutput"), std::string::npos);
 }
 
+TEST(Workload, PoolingReadsItsOperandInTheResultsLayout) {
+  // [1,128,384,384] pools to [1,128,192,192], whose least-padding layout puts
+  // the channels on the lanes; XLA copies the operand into that layout before
+  // the timed reduce-window (the published rows name that copy), so the
+  // generated operand is already there, not in the parameter's row-major one.
+  StatusOr<Workload> w = WorkloadFor(Row("reduce-window",
+                                         "f16[1,128,384,384] -> f16[1,128,192,192] "
+                                         "window=size=1x1x2x2 stride=1x1x2x2 (VALID), "
+                                         "to_apply=add"));
+  ASSERT_TRUE(w.ok());
+  EXPECT_NE(w->hlo_text.find("x = f16[1,128,384,384]{1,3,2,0:T(8,128)(2,1)} parameter(0)"),
+            std::string::npos)
+      << w->hlo_text;
+  EXPECT_NE(w->hlo_text.find("ROOT reduce-window = f16[1,128,192,192]{1,3,2,0:T(8,128)(2,1)}"),
+            std::string::npos);
+}
+
 TEST(Workload, LayoutsPutTheDimensionThatPadsLeastOnTheLanes) {
   // Row-major would pad the minor 8 to 128 lanes (16x); the 128 goes there instead.
   StatusOr<Workload> w = WorkloadFor(Row("add", "f16[128,8,8],f16[128,8,8] -> f16[128,8,8]"));

@@ -191,6 +191,49 @@ ENTRY e {
   EXPECT_EQ(cost.per_core.vector.xlu_vregs, 1024 / 8);
 }
 
+TEST(KernelCost, F16WindowsWidenTheirOperandOncePerWindowElement) {
+  const arch::ChipConfig v4 = Preset("tpu-v4");
+  const int64_t widen = v4.vpu.f16_load_ops;
+  // A 2x2 stride-2 f16 window sum whose operand and result have `layout`.
+  const auto pool = [&](const std::string& operand, const std::string& result,
+                        const std::string& layout) {
+    return RootCost(R"(HloModule m
+add {
+  a = f16[] parameter(0)
+  b = f16[] parameter(1)
+  ROOT s = f16[] add(a, b)
+}
+ENTRY e {
+  x = f16[)" + operand + "]{" + layout + R"(:T(8,128)(2,1)} parameter(0)
+  z = f16[] constant(0)
+  ROOT r = f16[)" + result + "]{" + layout +
+                        R"(:T(8,128)(2,1)} reduce-window(x, z), window={size=1x1x2x2 stride=1x1x2x2}, to_apply=add
+})",
+                    v4);
+  };
+  // Channels on the lanes: the window crosses no lane; 128x16x16 f16
+  // elements are 1 x (16/8) x 16 = 32 vregs of 8x128.
+  const KernelCost channels = pool("1,128,16,16", "1,128,8,8", "1,3,2,0");
+  const int64_t operand_vregs = 32, result_vregs = 8, window = 4;
+  const int64_t cores = v4.tensorcores_per_chip;  // megacore: split evenly
+  // The kernel's boundary widens the operand and the init value (one vreg)
+  // once and rounds the result; the window's other three visits widen the
+  // operand again; one add per window element and result vreg.
+  const int64_t convert =
+      (window * operand_vregs + 1) * widen + result_vregs * v4.vpu.f16_store_ops;
+  const auto share = [&](int64_t ops) { return (ops + cores - 1) / cores; };
+  EXPECT_EQ(channels.per_core.vector.convert_ops, share(convert));
+  EXPECT_EQ(channels.per_core.vector.cheap_ops, share(convert + window * result_vregs));
+  EXPECT_EQ(channels.per_core.vector.xlu_vregs, 0);
+  // The width on the lanes: each operand vreg (4 x 32 x 2 of them) is
+  // gathered across lanes once per window element on that dimension, and the
+  // adds wait for it.
+  const KernelCost width = pool("1,4,256,256", "1,4,128,128", "3,2,1,0");
+  const int64_t width_vregs = 4 * 32 * 2;
+  EXPECT_EQ(width.per_core.vector.xlu_vregs, 2 * width_vregs / cores);
+  EXPECT_EQ(width.per_core.vector.xlu_waited_vregs, 2 * width_vregs / cores);
+}
+
 TEST(KernelCost, Int8WeightsConvertedInAFusionAreReadAsInt8) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   const KernelCost cost = RootCost(R"(HloModule m
