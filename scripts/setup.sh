@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libxml2-utils                                 # xmllint: run_test validates JUnit reports against tests/harness/junit.xsd
   python3 python3-numpy libopenblas-dev        # reference numerics and plots; bench/gemm_bench's yardstick
+  python3-pytest                                # the Python package's tests (python/tpusim, docs/python.md)
   openmpi-bin libopenmpi-dev                    # `mpirun -n K tpusim sweep` (docs/sweeps.md)
 )
 # --docs: also Chromium, which scripts/report_screenshot.sh drives headless to

@@ -41,6 +41,8 @@ TEST(Install, TheInstalledBinaryFindsItsDataWhereverThePrefixIsMoved) {
       RunBinary(tpusim, {"exec", "--mode", "timing", "--chip", "tpu-v5e", kModule});
   EXPECT_EQ(exec.exit_code, 0) << Describe(exec);
   EXPECT_TRUE(fs::exists(dir / "moved/share/doc/tpusim/CHANGELOG.md"));
+  EXPECT_TRUE(fs::exists(share + "/python/tpusim/__init__.py"));  // docs/python.md
+  EXPECT_TRUE(fs::exists(share + "/python/tpusim/pytest_plugin.py"));
 
   // TPUSIM_MODELS_DIR wins over the installed presets.
   fs::create_directory(dir / "mine");
