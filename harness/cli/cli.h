@@ -150,7 +150,8 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options);
 int RunCollective(const CollectiveOptions& options, std::ostream& out, std::ostream& err);
 
 /// `tpusim run PATH... [-j N] [--filter GLOB] [--update-golden] [--json OUT]
-/// [--junit OUT] [--report DIR]`: run every scenario found, each in its own child process.
+/// [--junit OUT] [--report DIR] [--github-annotations]`: run every scenario
+/// found, each in its own child process.
 struct RunOptions {
   std::vector<std::string> paths;  ///< scenario files or directories searched recursively
   int64_t jobs = 1;                ///< scenarios run at once
@@ -159,6 +160,7 @@ struct RunOptions {
   std::string json;                ///< suite report as JSON here; empty: do not
   std::string junit;               ///< JUnit XML here; empty: do not
   std::string report;              ///< HTML report (and traces) into this directory; empty: do not
+  bool github_annotations = false;  ///< print GitHub Actions ::error/::warning lines
   std::string golden_dir = "golden";  ///< the golden store's root
   std::string models_dir;  ///< where preset names resolve; AddRunCommand sets the default
   double timeout = 600;    ///< seconds per scenario unless it says `timeout`

@@ -113,6 +113,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
                   "Write an HTML report (DIR/index.html, charts inline) and each timed "
                   "scenario's Perfetto trace (DIR/traces/NAME.json) into DIR")
       ->option_text("DIR");
+  run->add_flag("--github-annotations", options.github_annotations,
+                "After the table, print a GitHub Actions annotation (::error, or ::warning "
+                "when stale) for each scenario that did not pass, at the file and line its "
+                "message names");
   run->add_option("--golden-dir", options.golden_dir, "Root of the golden store")
       ->option_text("DIR")
       ->capture_default_str();
@@ -285,6 +289,7 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
 
   results.insert(results.end(), ran.begin(), ran.end());
   PrintSuiteTable(results, out);
+  if (options.github_annotations) out << SuiteGithubAnnotations(results);
   int code = kExitOk;
   for (const ScenarioResult& r : results) {
     if (r.status == "error") code = kExitInputError;

@@ -89,6 +89,84 @@ std::string SuiteJson(const std::vector<ScenarioResult>& results) {
   return json.dump(2) + "\n";
 }
 
+namespace {
+
+/// `text` escaped for a workflow command's message, or with `property` also
+/// for one of its `key=value` properties (GitHub's toolkit escaping rules).
+std::string GithubEscape(const std::string& text, bool property) {
+  std::string out;
+  for (char c : text) {
+    if (c == '%') {
+      out += "%25";
+    } else if (c == '\r') {
+      out += "%0D";
+    } else if (c == '\n') {
+      out += "%0A";
+    } else if (property && c == ':') {
+      out += "%3A";
+    } else if (property && c == ',') {
+      out += "%2C";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/// FILE, LINE and COL of a message that starts `FILE:LINE:COL:` or
+/// `FILE:LINE:` (tpusim's located errors); nullopt when it is not located.
+struct MessageLocation {
+  std::string file;
+  int64_t line = 0;
+  int64_t column = 0;
+};
+std::optional<MessageLocation> LocationOf(const std::string& message) {
+  const size_t colon = message.find(':');
+  if (colon == std::string::npos || colon == 0) return std::nullopt;
+  // The all-digit field from `from` up to the next ':', or npos.
+  const auto number = [&](size_t from, int64_t& value) -> size_t {
+    size_t end = from;
+    while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+    if (end == from || end - from > 9 || end >= message.size() || message[end] != ':') {
+      return std::string::npos;
+    }
+    std::from_chars(message.data() + from, message.data() + end, value);
+    return end;
+  };
+  MessageLocation at{message.substr(0, colon)};
+  const size_t after_line = number(colon + 1, at.line);
+  if (after_line == std::string::npos || at.line <= 0) return std::nullopt;
+  number(after_line + 1, at.column);
+  return at;
+}
+
+}  // namespace
+
+std::string SuiteGithubAnnotations(const std::vector<ScenarioResult>& results) {
+  std::string out;
+  for (const ScenarioResult& r : results) {
+    if (r.status == "pass") continue;
+    std::optional<MessageLocation> at;
+    for (const std::string& m : r.messages) {
+      if ((at = LocationOf(m))) break;
+    }
+    std::string where = "file=" + GithubEscape(at ? at->file : r.file, true);
+    if (at) {
+      where += ",line=" + std::to_string(at->line);
+      if (at->column > 0) where += ",col=" + std::to_string(at->column);
+    }
+    std::string message;
+    for (const std::string& m : r.messages) message += (message.empty() ? "" : "\n") + m;
+    if (message.empty()) message = r.status;
+    std::string status = r.status;
+    for (char& c : status) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out += (r.status == "stale" ? "::warning " : "::error ") + where +
+           ",title=" + GithubEscape("tpusim scenario " + r.name + ": " + status, true) +
+           "::" + GithubEscape(message, false) + "\n";
+  }
+  return out;
+}
+
 std::string SuiteJUnit(const std::vector<ScenarioResult>& results) {
   double total = 0;
   for (const ScenarioResult& r : results) total += r.seconds;

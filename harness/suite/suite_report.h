@@ -21,6 +21,13 @@ std::string SuiteJson(const std::vector<ScenarioResult>& results);
 /// for fail and stale, <error> for error, each carrying every message.
 std::string SuiteJUnit(const std::vector<ScenarioResult>& results);
 
+/// GitHub Actions workflow commands, one line per scenario that did not pass:
+/// `::error` for fail and error, `::warning` for stale, at the location its
+/// first located message names (FILE:LINE:COL:) or else at the scenario file,
+/// titled with the scenario's name and status and carrying every message, so
+/// the run's page and the pull request's diff show them where they arose.
+std::string SuiteGithubAnnotations(const std::vector<ScenarioResult>& results);
+
 /// A self-contained XHTML page: the counts; inline SVG charts of each
 /// scenario's wall time, simulated time against its golden, simulated time by
 /// opcode, HBM bytes against golden, and for multi-chip scenarios ICI bytes and

@@ -79,6 +79,29 @@ TEST(SuiteJUnit, ClassnamesHaveNoDotsAndTimedScenariosCarryTheirMetrics) {
   EXPECT_THAT(xml, HasSubstr("<testcase name=\"values\" classname=\"values\" time=\"0.000\"/>"));
 }
 
+TEST(SuiteGithubAnnotations, OneCommandPerScenarioThatDidNotPassAtItsLocation) {
+  ScenarioResult failed;
+  failed.name = "mlp, v5e";
+  failed.file = "suite/mlp.yaml";
+  failed.status = "fail";
+  failed.messages = {"time_us: 10 is above the maximum 9", "hbm_bytes: +100% (golden 50%)"};
+  ScenarioResult stale = failed;
+  stale.status = "stale";
+  stale.messages = {};
+  ScenarioResult broken;
+  broken.name = "broken";
+  broken.file = "suite/broken.yaml";
+  broken.status = "error";
+  broken.messages = {"suite/m.hlo:12:7: error: expected ']'"};
+  EXPECT_EQ(SuiteGithubAnnotations({RingScenario(2), failed, stale, broken}),
+            "::error file=suite/mlp.yaml,title=tpusim scenario mlp%2C v5e%3A FAIL::"
+            "time_us: 10 is above the maximum 9%0Ahbm_bytes: +100%25 (golden 50%25)\n"
+            "::warning file=suite/mlp.yaml,title=tpusim scenario mlp%2C v5e%3A STALE::stale\n"
+            "::error file=suite/m.hlo,line=12,col=7,title=tpusim scenario broken%3A ERROR::"
+            "suite/m.hlo:12:7: error: expected ']'\n");
+  EXPECT_EQ(SuiteGithubAnnotations({RingScenario(2)}), "");
+}
+
 TEST(ScenarioResultJson, RoundTripsTheReportData) {
   const ScenarioResult r = RingScenario(3);
   const StatusOr<ScenarioResult> back = ResultFromJson(ResultToJson(r), "result.json");

@@ -164,6 +164,13 @@ TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("output: 32 of 32 elements differ (exact)"));
   EXPECT_THAT(ReadText(junit), HasSubstr("<failure message=\"output: 32 of 32 elements differ"));
+
+  // The same failure as a GitHub Actions annotation on the scenario file.
+  r = RunBinary(TPUSIM_BINARY,
+                {"run", scratch / "suite", "--golden-dir", golden, "--github-annotations"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("::error file=" + (scratch / "suite/add.yaml") +
+                               ",title=tpusim scenario add%3A FAIL::output: 32 of 32"));
 }
 
 TEST(Run, UpdateGoldenWritesEachGoldenBeforeTheScenariosThatReadIt) {
