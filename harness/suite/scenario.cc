@@ -433,7 +433,7 @@ StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file)
                              ": error: a scenario must be a mapping of keys, got " +
                              std::string(arch::NodeKind(root)));
     }
-    return ParseRoot(reader, root);
+    return reader.Finish(ParseRoot(reader, root));
   } catch (const YAML::Exception& e) {
     return InvalidArgument(reader.Where(e.mark) + ": error: " + e.msg);
   }

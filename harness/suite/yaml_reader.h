@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,9 @@ class YamlReader {
   }
 
   /// Checks that `node` is a mapping whose keys are all in `known`, once each.
+  /// An unknown key does not stop the reading: its error (with the known key
+  /// it most likely misspells) is kept, and `Finish` reports every one, so a
+  /// user fixes them all in one round.
   Status Keys(const YAML::Node& node, const std::string& path,
               const std::vector<std::string_view>& known) const {
     if (!node.IsMap()) return Error(node, path, "expected a mapping, got " + Got(node));
@@ -56,15 +60,63 @@ class YamlReader {
       const std::string key_path = Join(path, key.IsScalar() ? key.Scalar() : "?");
       if (!key.IsScalar()) return Error(key, key_path, "keys must be plain names");
       if (!seen.insert(key.Scalar()).second) return Error(key, key_path, "duplicate key");
-      bool found = false;
-      for (std::string_view k : known) found = found || k == key.Scalar();
-      if (!found) {
+      if (std::find(known.begin(), known.end(), key.Scalar()) == known.end()) {
         std::string list;
         for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        return Error(key, key_path, "unknown key (known: " + list + ")");
+        std::string message = "unknown key (known: " + list + ")";
+        if (const std::string_view guess = ClosestKey(key.Scalar(), known); !guess.empty()) {
+          message += "; did you mean '" + std::string(guess) + "'?";
+        }
+        unknown_keys_.push_back({key.Mark().line, key.Mark().column,
+                                 Error(key, key_path, message).message()});
       }
     }
     return Status::Ok();
+  }
+
+  /// `parsed` when every key was known; else every unknown key's error, one
+  /// per line in file order, then `parsed`'s own error if it failed too.
+  template <typename T>
+  StatusOr<T> Finish(StatusOr<T> parsed) const {
+    if (unknown_keys_.empty()) return parsed;
+    std::sort(unknown_keys_.begin(), unknown_keys_.end());
+    std::string message;
+    for (const auto& [line, column, error] : unknown_keys_) {
+      message += (message.empty() ? "" : "\n") + error;
+    }
+    if (!parsed.ok()) message += "\n" + parsed.status().message();
+    return InvalidArgument(message);
+  }
+
+  /// The known key `key` most likely misspells: the nearest by edit distance,
+  /// if at most a third of its letters (and at least one) differ; else empty.
+  static std::string_view ClosestKey(std::string_view key,
+                                     const std::vector<std::string_view>& known) {
+    std::string_view best;
+    size_t best_distance = std::max<size_t>(1, key.size() / 3) + 1;
+    for (std::string_view k : known) {
+      const size_t d = EditDistance(key, k);
+      if (d < best_distance) best = k, best_distance = d;
+    }
+    return best;
+  }
+
+  /// Levenshtein distance (insertions, deletions, substitutions), ASCII case-blind.
+  static size_t EditDistance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                          std::tolower(static_cast<unsigned char>(b[j - 1]));
+        const size_t next = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+        diagonal = row[j];
+        row[j] = next;
+      }
+    }
+    return row[b.size()];
   }
 
   static std::string Join(const std::string& path, const std::string& key) {
@@ -113,6 +165,8 @@ class YamlReader {
 
  private:
   std::string file_;
+  /// Each unknown key's position (line, column) and located error, for Finish.
+  mutable std::vector<std::tuple<int, int, std::string>> unknown_keys_;
 };
 
 }  // namespace tpusim::harness

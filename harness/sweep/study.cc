@@ -479,7 +479,7 @@ StatusOr<Study> LoadStudy(const std::string& file, const std::string& models_dir
                              ": error: a study must be a mapping of keys, got " +
                              std::string(arch::NodeKind(root)));
     }
-    return ParseStudy(reader, root, models_dir);
+    return reader.Finish(ParseStudy(reader, root, models_dir));
   } catch (const YAML::Exception& e) {
     return InvalidArgument(reader.Where(e.mark) + ": error: " + e.msg);
   }

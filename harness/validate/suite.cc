@@ -22,17 +22,8 @@ StatusOr<double> Percent(const YamlReader& reader, const YAML::Node& node,
                       "expected a positive percentage such as '8%', got " + YamlReader::Got(node));
 }
 
-}  // namespace
-
-StatusOr<ValidationSuite> LoadValidationSuite(const std::string& path) {
-  TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
-  YamlReader reader(path);
-  YAML::Node root;
-  try {
-    root = arch::LoadOneDocument(text);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(reader.Where(e.mark) + ": error: " + e.msg);
-  }
+StatusOr<ValidationSuite> ParseValidationSuite(const YamlReader& reader, const YAML::Node& root,
+                                               const std::string& path) {
   TPUSIM_RETURN_IF_ERROR(reader.Keys(root, "", {"families"}));
   const YAML::Node families = root["families"];
   if (!families.IsSequence() || families.size() == 0) {
@@ -68,6 +59,20 @@ StatusOr<ValidationSuite> LoadValidationSuite(const std::string& path) {
     suite.families.push_back(std::move(family));
   }
   return suite;
+}
+
+}  // namespace
+
+StatusOr<ValidationSuite> LoadValidationSuite(const std::string& path) {
+  TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  const YamlReader reader(path);
+  YAML::Node root;
+  try {
+    root = arch::LoadOneDocument(text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(reader.Where(e.mark) + ": error: " + e.msg);
+  }
+  return reader.Finish(ParseValidationSuite(reader, root, path));
 }
 
 }  // namespace tpusim::harness

@@ -2,6 +2,7 @@
 // positions and key paths of its errors. (Malformed files run through the
 // binary in tests/integration/run_test.cc.)
 #include "harness/suite/scenario.h"
+#include "harness/suite/yaml_reader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -89,6 +90,27 @@ TEST(Scenario, Defaults) {
   EXPECT_FALSE(s->max_loop_work.has_value());
   EXPECT_FALSE(s->max_executed_instructions.has_value());
   EXPECT_FALSE(s->expect_fail);
+}
+
+TEST(Scenario, EveryUnknownKeyIsReportedAtOnceWithTheKeyItMisspells) {
+  StatusOr<Scenario> s = ParseScenario(
+      "module: m.hlo\nnumeric: tpu\nchip: tpu-v5e\nchecks:\n  time_us: {maxx: 1, golden: true}\n"
+      "  zzzzzz: 1\n",
+      "u.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "u.yaml:2:1: error: key path `numeric`: unknown key (known: name, module, chip, "
+            "topology, device_assignment, algorithm, golden, inputs, mode, numerics, "
+            "max_while_iterations, max_loop_work, max_executed_instructions, timeout, require, "
+            "checks, expect); did you mean 'numerics'?\n"
+            "u.yaml:5:13: error: key path `checks.time_us.maxx`: unknown key (known: golden, "
+            "tolerance, min, max); did you mean 'max'?\n"
+            "u.yaml:6:3: error: key path `checks.zzzzzz`: unknown key (known: outputs, "
+            "forbid_ops, require_ops, cycles, time_us, flops, hbm_bytes, collective_time_us, "
+            "utilisation, ici_bytes, link_utilisation)");
+  EXPECT_EQ(YamlReader::ClosestKey("tolerence", {"golden", "tolerance"}), "tolerance");
+  EXPECT_EQ(YamlReader::ClosestKey("Golden", {"golden", "tolerance"}), "golden");
+  EXPECT_EQ(YamlReader::ClosestKey("gold", {"golden", "tolerance"}), "");  // 2 of 4 differ
 }
 
 TEST(Scenario, ALoopLimitBelowOneIsAnErrorAtItsKey) {
