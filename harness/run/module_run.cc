@@ -211,6 +211,18 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
     TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(*topology, *chip));
     for (const arch::SlowDevice& slow : topology->slow_devices) slowdowns[slow.device] = slow.factor;
     TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(*topology, *chip));
+    // Before any values are computed, and at the topology the user wrote.
+    if (Status fits = timing::CheckDevicesFitNetwork(spmd.device_count(), *interconnect);
+        !fits.ok()) {
+      return arch::TopologyError(*topology, "", fits.message());
+    }
+    const int64_t chips = interconnect->device_count() / topology->devices_per_chip;
+    const int64_t used = spmd.device_count() / topology->devices_per_chip;
+    if (used < chips) {
+      err << "warning: the module's " << spmd.device_count() << " devices use " << used << " of "
+          << arch::CanonicalTopologyText(*topology) << "'s " << chips << " chips; the other "
+          << chips - used << " stay idle\n";
+    }
   }
   ModuleRun run;
   if (spec.mode != RunMode::kTiming) {

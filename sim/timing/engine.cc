@@ -398,18 +398,8 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
     m.simulated = {0};
     return Status::Ok();
   }
-  const ici::CollectiveTimer& network = *job.options.interconnect;
-  const int64_t per_chip = network.devices_per_chip();
-  if (devices % per_chip != 0) {
-    return InvalidArgument(job.module->filename() + ": error: " + std::to_string(devices) +
-                           " devices do not fill whole chips of " + std::to_string(per_chip) +
-                           " devices (the topology's devices_per_chip)");
-  }
-  if (network.device_count() > 0 && devices > network.device_count()) {
-    return InvalidArgument(job.module->filename() + ": error: " + std::to_string(devices) +
-                           " devices need " + std::to_string(devices / per_chip) +
-                           " chips; the topology has " +
-                           std::to_string(network.device_count() / per_chip));
+  if (Status fits = CheckDevicesFitNetwork(devices, *job.options.interconnect); !fits.ok()) {
+    return InvalidArgument(job.module->filename() + ": error: " + fits.message());
   }
   TPUSIM_ASSIGN_OR_RETURN(CollectivePlans plans,
                           PlanCollectives(*job.module, m.program, m.config));
@@ -554,6 +544,20 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
     results.push_back(std::move(r));
   }
   return results;
+}
+
+Status CheckDevicesFitNetwork(int64_t devices, const ici::CollectiveTimer& network) {
+  const int64_t per_chip = network.devices_per_chip();
+  if (devices % per_chip != 0) {
+    return InvalidArgument(std::to_string(devices) + " devices do not fill whole chips of " +
+                           std::to_string(per_chip) + " devices (the topology's devices_per_chip)");
+  }
+  if (network.device_count() > 0 && devices > network.device_count()) {
+    return InvalidArgument("the module's " + std::to_string(devices) + " devices need " +
+                           std::to_string(devices / per_chip) + " chips; the topology has " +
+                           std::to_string(network.device_count() / per_chip));
+  }
+  return Status::Ok();
 }
 
 StatusOr<TimingResult> SimulateModule(const hlo::HloModule& module, const arch::ChipConfig& chip,

@@ -186,6 +186,12 @@ struct TimingResult {
 StatusOr<TimingResult> SimulateModule(const hlo::HloModule& module, const arch::ChipConfig& chip,
                                       const TimingOptions& options);
 
+/// Whether `devices` devices fit `network`: whole chips of its
+/// devices_per_chip, no more than it has. The message (without a location)
+/// says what is missing; SimulateModule checks it, and a caller can check it
+/// before other work and place the error where the topology was written.
+Status CheckDevicesFitNetwork(int64_t devices, const ici::CollectiveTimer& network);
+
 /// One module on one chip, for SimulateBatch.
 struct SimulationJob {
   const hlo::HloModule* module = nullptr;

@@ -660,6 +660,19 @@ ENTRY e {
                                 "--topology", "torus:2x2x1,devices_per_chip=3"});
   EXPECT_EQ(odd.exit_code, 2) << Describe(odd);
   EXPECT_THAT(odd.err, HasSubstr("8 devices do not fill whole chips of 3 devices"));
+  // Too few chips: refused before any values are computed, at the scenario's
+  // `topology:`; too many: a warning names the idle chips.
+  const std::string scenario = dir_ / "small.yaml";
+  WriteText(scenario, "module: " + module + "\nchip: tpu-v7x\nmode: full\ntopology: torus:2x2\n");
+  const RunResult small = Tpusim({"run", scenario, "--golden-dir", dir_ / "golden"});
+  EXPECT_EQ(small.exit_code, 2) << Describe(small);
+  EXPECT_THAT(small.out, HasSubstr("small.yaml:4:11: error: topology: the module's 8 devices need "
+                                   "8 chips; the topology has 4"));
+  const RunResult idle =
+      Tpusim({"exec", module, "--chip", "tpu-v7x", "--mode", "timing", "--topology", "torus:4x4"});
+  EXPECT_EQ(idle.exit_code, 0) << Describe(idle);
+  EXPECT_THAT(idle.err, HasSubstr("warning: the module's 8 devices use 8 of torus:4x4's 16 chips; "
+                                  "the other 8 stay idle"));
 }
 
 TEST_F(ExecTest, TopologyErrorsExitTwo) {

@@ -274,7 +274,7 @@ TEST(SharedLinks, DevicesMustFillWholeChipsThatTheTopologyHas) {
   ASSERT_NE(many, nullptr);
   r = SimulateModule(*many, v7x, On(*slice));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "test.hlo: error: 10 devices need 5 chips; the topology has 4");
+  EXPECT_EQ(r.status().message(), "test.hlo: error: the module's 10 devices need 5 chips; the topology has 4");
 }
 
 }  // namespace
