@@ -18,6 +18,7 @@
 #include "sim/base/units.h"
 #include "sim/eval/program_inputs.h"
 #include "sim/hlo/parser.h"
+#include "sim/hlo/platform.h"
 #include "sim/hlo/verifier.h"
 #include "sim/ici/interconnect.h"
 #if TPUSIM_HAVE_RTL
@@ -201,6 +202,15 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
                               std::optional<arch::TopologyConfig> topology, std::ostream& err) {
   TPUSIM_ASSIGN_OR_RETURN(auto trip_counts, ResolveTripCounts(module, spec.trip_counts));
   // The network that times collectives, with the topology's per-device slowdowns.
+  if (const std::optional<hlo::ForeignPlatform> foreign = hlo::ForeignPlatformOf(module)) {
+    const hlo::SourceLocation at = foreign->first->location();
+    err << module.filename() << ':' << at.line << ':' << at.column << ": warning: "
+        << foreign->evidence << " belongs to " << foreign->platform
+        << "'s backend: this module was compiled for " << foreign->platform << ", not TPU ("
+        << foreign->instructions
+        << " instruction(s) of that backend), so its times say little about a TPU; compile "
+           "it for a TPU topology (docs/ci.md)\n";
+  }
   std::unique_ptr<ici::Interconnect> interconnect;
   std::map<int64_t, double> slowdowns;
   if (topology.has_value() || spec.algorithm != ici::Algorithm::kAuto) {

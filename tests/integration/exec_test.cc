@@ -283,6 +283,18 @@ TEST_F(ExecTest, UnsupportedCustomCallNamesTargetAndLocation) {
   EXPECT_THAT(r.err, HasSubstr("my_secret_kernel"));
 }
 
+TEST_F(ExecTest, AModuleCompiledForGpuIsTimedWithAWarning) {
+  const std::string module = Module("gpu.hlo", R"(HloModule gpu
+ENTRY e {
+  a = f32[128,128] parameter(0)
+  ROOT g = f32[128,128] custom-call(a, a), custom_call_target="__cublas$gemm"
+})");
+  const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", "timing"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("gpu.hlo:4:3: warning: custom call '__cublas$gemm' belongs to "
+                               "GPU's backend: this module was compiled for GPU, not TPU"));
+}
+
 TEST_F(ExecTest, RunOverMaxMemoryIsRefusedBeforeRunning) {
   const std::string module = Module("mul_add.hlo", kMulAddModule);
   const RunResult r =
