@@ -67,6 +67,11 @@ std::string Shade(double fraction) {
   return fill;
 }
 
+/// A chart's title, saying so when each row has its own scale.
+std::string ScaledTitle(const std::string& title, BarScale scale) {
+  return scale == BarScale::kPerRow ? title + " (each row to its own scale)" : title;
+}
+
 }  // namespace
 
 std::string XmlEscape(const std::string& text) {
@@ -102,14 +107,19 @@ std::string XmlEscape(const std::string& text) {
 std::string PaletteColour(size_t i) { return kPalette[i % std::size(kPalette)]; }
 
 std::string HorizontalBarChart(const std::string& title, const std::vector<BarRow>& rows,
-                               const std::string& unit, const std::vector<LegendEntry>& legend) {
-  double most = 0;
-  for (const BarRow& row : rows) {
+                               const std::string& unit, const std::vector<LegendEntry>& legend,
+                               BarScale scale) {
+  const auto largest = [](const BarRow& row) {
+    double most = 0;
     for (const Bar& bar : row.bars) most = std::max(most, bar.value);
-  }
+    return most;
+  };
+  double shared = 0;
+  for (const BarRow& row : rows) shared = std::max(shared, largest(row));
   std::string body;
   int y = kTitleHeight + Legend(legend, kTitleHeight, body);
   for (const BarRow& row : rows) {
+    const double most = scale == BarScale::kPerRow ? largest(row) : shared;
     body += Text(0, y + kBarHeight - 2, row.label);
     for (const Bar& bar : row.bars) {
       const double width = most > 0 ? std::max(bar.value / most * kPlotWidth, 1.0) : 1.0;
@@ -120,24 +130,28 @@ std::string HorizontalBarChart(const std::string& title, const std::vector<BarRo
     if (row.bars.empty()) y += kBarHeight;
     y += kRowGap;
   }
-  return SvgOpen(kLabelWidth + kPlotWidth + 140, y + 4, title) + body + "</svg>\n";
+  return SvgOpen(kLabelWidth + kPlotWidth + 140, y + 4, ScaledTitle(title, scale)) + body +
+         "</svg>\n";
 }
 
 std::string StackedBarChart(const std::string& title, const std::vector<std::string>& row_labels,
                             const std::vector<std::vector<double>>& values,
-                            const std::vector<LegendEntry>& legend, const std::string& unit) {
-  double most = 0;
-  for (const std::vector<double>& row : values) {
+                            const std::vector<LegendEntry>& legend, const std::string& unit,
+                            BarScale scale) {
+  const auto sum = [](const std::vector<double>& row) {
     double total = 0;
     for (double v : row) total += v;
-    most = std::max(most, total);
-  }
+    return total;
+  };
+  double shared = 0;
+  for (const std::vector<double>& row : values) shared = std::max(shared, sum(row));
   std::string body;
   int y = kTitleHeight + Legend(legend, kTitleHeight, body);
   for (size_t r = 0; r < row_labels.size(); ++r) {
     body += Text(0, y + kBarHeight, row_labels[r]);
     double x = kLabelWidth, total = 0;
     const std::vector<double>& row = r < values.size() ? values[r] : std::vector<double>{};
+    const double most = scale == BarScale::kPerRow ? sum(row) : shared;
     for (size_t s = 0; s < row.size() && s < legend.size(); ++s) {
       total += row[s];
       if (row[s] <= 0 || most <= 0) continue;
@@ -149,7 +163,8 @@ std::string StackedBarChart(const std::string& title, const std::vector<std::str
     body += Text(x + 4, y + kBarHeight, FormatSignificant(total) + " " + unit);
     y += kBarHeight + kRowGap;
   }
-  return SvgOpen(kLabelWidth + kPlotWidth + 140, y + 4, title) + body + "</svg>\n";
+  return SvgOpen(kLabelWidth + kPlotWidth + 140, y + 4, ScaledTitle(title, scale)) + body +
+         "</svg>\n";
 }
 
 std::string LineChart(const std::string& title, const std::string& x_name,

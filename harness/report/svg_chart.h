@@ -37,17 +37,25 @@ struct LegendEntry {
 /// The i-th of ten distinct colours, cycled: for series and segments.
 std::string PaletteColour(size_t i);
 
-/// Horizontal bars on one linear scale from 0 to the largest value, each bar
+/// How the bars of a chart are scaled: all rows from 0 to the largest value
+/// of the chart, or each row from 0 to its own largest (a row's total, for
+/// stacked bars), so that a small scenario next to a large one still shows
+/// its bars' proportions; the labels keep the absolute values either way.
+enum class BarScale { kShared, kPerRow };
+
+/// Horizontal bars on a linear scale from 0 (see BarScale), each bar
 /// labelled with its value and `unit`.
 std::string HorizontalBarChart(const std::string& title, const std::vector<BarRow>& rows,
-                               const std::string& unit, const std::vector<LegendEntry>& legend = {});
+                               const std::string& unit, const std::vector<LegendEntry>& legend = {},
+                               BarScale scale = BarScale::kShared);
 
 /// Horizontal stacked bars: row r is the segments values[r][0], values[r][1],
 /// ... left to right, segment s in legend[s]'s fill; each segment's value is
 /// its tooltip and the row's total is written after it.
 std::string StackedBarChart(const std::string& title, const std::vector<std::string>& row_labels,
                             const std::vector<std::vector<double>>& values,
-                            const std::vector<LegendEntry>& legend, const std::string& unit);
+                            const std::vector<LegendEntry>& legend, const std::string& unit,
+                            BarScale scale = BarScale::kShared);
 
 /// A line chart over categories: x_labels evenly spaced along x, one line per
 /// series (values[s][x], nullopt where the series has no point), y from 0 to

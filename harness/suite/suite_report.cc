@@ -240,7 +240,9 @@ std::string MetricChart(const std::string& title, const std::vector<ScenarioResu
   }
   std::vector<LegendEntry> legend;
   if (any_golden) legend = {{StatusFill("pass"), "this run (colour: status)"}, {kGoldenFill, "golden"}};
-  return HorizontalBarChart(title, rows, unit, legend);
+  // Against a golden, what matters is each scenario's change: its own scale.
+  return HorizontalBarChart(title, rows, unit, legend,
+                            against_golden ? BarScale::kPerRow : BarScale::kShared);
 }
 
 /// Simulated time by opcode, per scenario: the seven opcodes that take the
@@ -273,7 +275,9 @@ std::string OpTimeChart(const std::vector<ScenarioResult>& results) {
     }
     values.push_back(std::move(row));
   }
-  return StackedBarChart("Simulated time by opcode", labels, values, legend, "us");
+  // Each scenario's mix, whatever its size; the totals are written beside.
+  return StackedBarChart("Simulated time by opcode", labels, values, legend, "us",
+                         BarScale::kPerRow);
 }
 
 /// The scenario's link utilisation as a from-node x to-node heatmap; networks

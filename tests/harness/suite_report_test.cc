@@ -45,6 +45,23 @@ TEST(SuiteHtml, DrawsGoldenOpTimeAndAHeatmapCellPerLink) {
   EXPECT_THAT(html, HasSubstr("busy 50.0% of the run"));
 }
 
+TEST(SvgChart, PerRowScalesDrawASmallRowAsWideAsALargeOne) {
+  const std::vector<BarRow> rows = {{"big", {{1000, "#111111"}, {500, "#222222"}}},
+                                    {"small", {{1, "#333333"}, {2, "#444444"}}}};
+  const std::string shared = HorizontalBarChart("t", rows, "us");
+  EXPECT_THAT(shared, HasSubstr("width=\"420.0\" height=\"10.0\" fill=\"#111111\""));
+  EXPECT_THAT(shared, HasSubstr("width=\"1.0\" height=\"10.0\" fill=\"#333333\""));  // 1 px
+  const std::string per_row = HorizontalBarChart("t", rows, "us", {}, BarScale::kPerRow);
+  EXPECT_THAT(per_row, HasSubstr("width=\"210.0\" height=\"10.0\" fill=\"#333333\""));
+  EXPECT_THAT(per_row, HasSubstr("width=\"420.0\" height=\"10.0\" fill=\"#444444\""));
+  EXPECT_THAT(per_row, HasSubstr(">1 us</text>"));  // labels stay absolute
+  EXPECT_THAT(per_row, HasSubstr("t (each row to its own scale)"));
+  const std::string stacked = StackedBarChart("s", {"big", "small"}, {{900, 100}, {1, 1}},
+                                              {{"#555555", "a"}, {"#666666", "b"}}, "us",
+                                              BarScale::kPerRow);
+  EXPECT_THAT(stacked, HasSubstr("width=\"210.0\" height=\"12.0\" fill=\"#666666\""));
+}
+
 TEST(SuiteHtml, LargeNetworksAreDrawnInBlocksOfNodes) {
   // 130 nodes: blocks of 3 (at most 64 cells a side), each cell the busiest
   // link between two blocks.
