@@ -445,9 +445,9 @@ TEST(Run, HtmlReportIsWellFormedWithChartsAndTraces) {
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   const std::string html = ReadText(report + "/index.html");
   EXPECT_THAT(html, HasSubstr("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-  EXPECT_THAT(html, HasSubstr("<title>Simulated time against golden</title>"));
-  EXPECT_THAT(html, HasSubstr("<title>Simulated time by opcode</title>"));
-  EXPECT_THAT(html, HasSubstr("<title>HBM bytes against golden</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>Simulated time against golden (each row to its own scale)</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>Simulated time by opcode (each row to its own scale)</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>HBM bytes against golden (each row to its own scale)</title>"));
   EXPECT_THAT(html, HasSubstr("fill=\"#e53935\""));  // a failed scenario's bar
   // Single-chip scenarios only: no network charts.
   EXPECT_THAT(html, Not(HasSubstr("ICI bytes")));
@@ -476,7 +476,7 @@ TEST(Run, HtmlReportOfMultiChipScenariosHasLinkHeatmaps) {
   const std::string html = ReadText(report + "/index.html");
   EXPECT_THAT(html, HasSubstr(">golden</text>"));
   EXPECT_THAT(html, HasSubstr(">all-reduce-done</text>"));
-  EXPECT_THAT(html, HasSubstr("<title>ICI bytes against golden (multi-chip scenarios)</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>ICI bytes against golden (multi-chip scenarios) (each row to its own scale)</title>"));
   EXPECT_THAT(html, HasSubstr("<title>Link utilisation: allreduce-torus-4x4</title>"));
   EXPECT_THAT(html, HasSubstr("<title>Link utilisation: allreduce-fattree-2to1</title>"));
   // A torus link between neighbours, and a fat-tree uplink from a chip to its
