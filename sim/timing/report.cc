@@ -1,6 +1,7 @@
 #include "sim/timing/report.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -268,6 +269,34 @@ std::string TimingJson(const TimingResult& r) {
   return j.dump(1) + "\n";
 }
 
+namespace {
+
+/// A trace event's args for `op`: its opcode and bound, with `counts` its
+/// FLOPs and HBM bytes, and where the program came from when the module's
+/// metadata says (op_name, source_file, source_line), so a slice in Perfetto
+/// leads back to the framework's code.
+ordered_json OpArgs(const OpRecord& op, bool counts) {
+  ordered_json args = {{"opcode", op.instruction->OpcodeSpelling()},
+                       {"bound_by", std::string(BoundByName(op.bound_by))}};
+  if (counts) {
+    args["flops"] = op.flops;
+    args["hbm_bytes"] = op.hbm_bytes;
+  }
+  for (const char* key : {"op_name", "source_file"}) {
+    const std::string_view value = op.instruction->metadata_field(key);
+    if (!value.empty()) args[key] = std::string(value);
+  }
+  const std::string_view line = op.instruction->metadata_field("source_line");
+  int64_t number = 0;
+  if (const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), number);
+      !line.empty() && ec == std::errc() && end == line.data() + line.size()) {
+    args["source_line"] = number;
+  }
+  return args;
+}
+
+}  // namespace
+
 std::string TimingTraceJson(const TimingResult& r) {
   ordered_json events = ordered_json::array();
   const auto meta = [&](const char* what, int64_t pid, int64_t tid, const std::string& name) {
@@ -289,11 +318,7 @@ std::string TimingTraceJson(const TimingResult& r) {
                         {"tid", 0},
                         {"ts", Micros(r, op.start_cycle)},
                         {"dur", Micros(r, op.cycles)},
-                        {"args",
-                         {{"opcode", op.instruction->OpcodeSpelling()},
-                          {"bound_by", std::string(BoundByName(op.bound_by))},
-                          {"flops", op.flops},
-                          {"hbm_bytes", op.hbm_bytes}}}});
+                        {"args", OpArgs(op, true)}});
       for (int u = 0; u < chip::kUnitCount; ++u) {
         if (op.unit_cycles[u] <= 0) continue;
         events.push_back({{"ph", "X"},
@@ -306,20 +331,32 @@ std::string TimingTraceJson(const TimingResult& r) {
     }
   }
   // The other traced devices: one process each, with its instructions.
-  for (const DeviceTiming& d : r.devices) {
-    if (d.ops.empty()) continue;
-    const int64_t pid = kDevicePidBase + d.device;
-    meta("process_name", pid, 0, "device " + std::to_string(d.device));
+  const auto device_track = [&](int64_t device, const std::vector<OpRecord>& ops,
+                                const std::string& label) {
+    const int64_t pid = kDevicePidBase + device;
+    meta("process_name", pid, 0, label);
     meta("thread_name", pid, 0, "instructions");
-    for (const OpRecord& op : d.ops) {
+    for (const OpRecord& op : ops) {
       events.push_back({{"ph", "X"},
                         {"name", op.instruction->name()},
                         {"pid", pid},
                         {"tid", 0},
                         {"ts", Micros(r, op.start_cycle)},
                         {"dur", Micros(r, op.cycles)},
-                        {"args", {{"opcode", op.instruction->OpcodeSpelling()},
-                                  {"bound_by", std::string(BoundByName(op.bound_by))}}}});
+                        {"args", OpArgs(op, false)}});
+    }
+  };
+  for (const DeviceTiming& d : r.devices) {
+    if (!d.ops.empty()) device_track(d.device, d.ops, "device " + std::to_string(d.device));
+  }
+  // Under symmetry only device 0 was simulated, and the others ran the same
+  // program on symmetric data: their tracks mirror device 0's, and say so.
+  if (r.symmetry == "used") {
+    for (int64_t device = 1; device < std::min<int64_t>(r.device_count, kTracedDevices);
+         ++device) {
+      device_track(device, r.ops,
+                   "device " + std::to_string(device) +
+                       " (mirrors device 0: the devices are symmetric)");
     }
   }
   if (!r.collectives.empty()) {

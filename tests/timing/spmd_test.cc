@@ -4,6 +4,7 @@
 // rules, deadlocks are reported, and symmetry gives the same answer as
 // simulating every device. Each TEST runs in its own process (one SystemC
 // run each).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -76,6 +77,38 @@ ENTRY e {
   const std::string table = FormatOpTable(*r);
   EXPECT_NE(table.find("2 devices (symmetry: used)"), std::string::npos);
   EXPECT_NE(table.find("{0,1}"), std::string::npos);
+}
+
+TEST(Spmd, TheTraceMirrorsSymmetricDevicesAndCarriesSourceMetadata) {
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
+  auto m = Parse(std::string("HloModule ar, replica_count=3\n") + kAdd + R"(
+ENTRY e {
+  p = f32[1024]{0} parameter(0)
+  x = f32[1024]{0} exponential(p), metadata={op_name="jit(f)/exp" source_file="model.py" source_line=42}
+  ROOT ar = f32[1024]{0} all-reduce(x), replica_groups={{0,1,2}}, to_apply=add
+})");
+  ASSERT_NE(m, nullptr);
+  const TestTimer timer(1'000'000);
+  auto r = SimulateModule(*m, v5e, WithTimer(timer));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->symmetry, "used");
+  const nlohmann::json trace = nlohmann::json::parse(TimingTraceJson(*r));
+  std::vector<std::string> processes;
+  int exp_slices = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.push_back(e["args"]["name"]);
+    if (e["ph"] == "X" && e["name"] == "x" && e.contains("args")) {
+      ++exp_slices;
+      EXPECT_EQ(e["args"]["op_name"], "jit(f)/exp");
+      EXPECT_EQ(e["args"]["source_file"], "model.py");
+      EXPECT_EQ(e["args"]["source_line"], 42);
+    }
+  }
+  EXPECT_THAT(processes, ::testing::Contains("device 1 (mirrors device 0: the devices are "
+                                             "symmetric)"));
+  EXPECT_THAT(processes, ::testing::Contains("device 2 (mirrors device 0: the devices are "
+                                             "symmetric)"));
+  EXPECT_EQ(exp_slices, 3);  // device 0's instruction track and its two mirrors
 }
 
 TEST(Spmd, StragglerDelaysTheCollectiveForEveryone) {
