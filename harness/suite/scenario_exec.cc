@@ -126,14 +126,26 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       failures.push_back("no golden in " + dir + "; run tpusim run --update-golden");
       return;
     }
+    // A scenario's own golden must have been made under the same stamp. One
+    // that reads another scenario's golden compares across what its own
+    // chip or topology changes (a what-if, a release against the last); only
+    // another tpusim version makes that golden stale, and the update that
+    // fixes it is the owner's.
     const GoldenStamp stamp = StampOf(scenario);
-    if (!((*golden)->stamp == stamp)) {
+    const GoldenStamp& made = (*golden)->stamp;
+    const bool own = scenario.golden == scenario.name;
+    if (own ? !(made == stamp) : made.version != stamp.version) {
       result.status = "stale";
-      failures.push_back("stale golden in " + dir + ": made by tpusim " + (*golden)->stamp.version +
-                         ", chip hash '" + (*golden)->stamp.chip_hash + "', topology '" +
-                         (*golden)->stamp.topology + "'; this run is tpusim " + stamp.version +
-                         ", chip hash '" + stamp.chip_hash + "', topology '" + stamp.topology +
-                         "'; check and run --update-golden");
+      std::string message = "stale golden in " + dir + ": made by tpusim " + made.version;
+      if (own) {
+        message += ", chip hash '" + made.chip_hash + "', topology '" + made.topology +
+                   "'; this run is tpusim " + stamp.version + ", chip hash '" + stamp.chip_hash +
+                   "', topology '" + stamp.topology + "'; check and run --update-golden";
+      } else {
+        message += "; this run is tpusim " + stamp.version + "; it is the golden of scenario '" +
+                   scenario.golden + "': check and run --update-golden, which rewrites it";
+      }
+      failures.push_back(std::move(message));
       return;
     }
     result.golden_metrics = (*golden)->metrics;

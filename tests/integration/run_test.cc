@@ -253,6 +253,37 @@ TEST(Run, StaleGoldenIsReportedAsStale) {
   EXPECT_THAT(r.out, HasSubstr("stale golden"));
 }
 
+TEST(Run, AGoldenOfAnotherScenarioIsComparedAcrossChipAndTopology) {
+  // `fat_tree` asks how the torus scenario's time changes on another network:
+  // the torus golden is what it compares with, not a stale golden of its own.
+  ScratchDir scratch;
+  const std::string checks = "chip: tpu-v5e\nmode: timing\nchecks:\n"
+                             "  time_us: {golden: true, tolerance: 50%}\n";
+  WriteScenario(scratch / "suite/torus.yaml", kMlpModule, "topology: torus:2x2\n" + checks);
+  WriteScenario(scratch / "suite/fat_tree.yaml", kMlpModule,
+                "golden: torus\ntopology: fattree:radix=4,levels=2\n" + checks);
+  const std::string golden = scratch / "golden";
+  RunResult r = RunBinary(TPUSIM_BINARY,
+                          {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("2 scenario(s): 2 passed"));
+  // A golden another tpusim version made is stale for its readers too, and
+  // the advice names whose golden it is.
+  const std::string manifest = golden + "/torus/metrics.json";
+  std::string text = ReadText(manifest);
+  const std::string version = "\"tpusim_version\": \"" TPUSIM_VERSION "\"";
+  ASSERT_NE(text.find(version), std::string::npos);
+  text.replace(text.find(version), version.size(), "\"tpusim_version\": \"0.0.1\"");
+  WriteText(manifest, text);
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("this run is tpusim " TPUSIM_VERSION "; it is the golden of "
+                               "scenario 'torus': check and run --update-golden, which rewrites "
+                               "it"));
+}
+
 TEST(Run, TimeoutFailsOneScenarioAndTheRestStillRun) {
   ScratchDir scratch;
   WriteScenario(scratch / "suite/a_slow.yaml", kMlpModule,
