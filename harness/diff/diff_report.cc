@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/run/metrics.h"
 #include "sim/base/units.h"
 
 namespace tpusim::harness {
@@ -240,21 +241,6 @@ void PrintDiffReport(const DiffReport& report, const Verdict& verdict, const Dif
   PrintPerformance(report, spec.top, spec.chip_name, out);
 }
 
-namespace {
-
-Json TotalsJson(const Metrics& t) {
-  Json j;
-  j["cycles"] = t.cycles;
-  j["time_us"] = t.time_us;
-  j["hbm_bytes"] = t.hbm_bytes;
-  j["flops"] = t.flops;
-  j["collective_bytes"] = t.collective_bytes;
-  j["ici_bytes"] = t.ici_bytes.has_value() ? Json(*t.ici_bytes) : Json(nullptr);
-  return j;
-}
-
-}  // namespace
-
 std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, const DiffSpec& spec,
                            int exit_code) {
   Json j;
@@ -306,8 +292,14 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
     return j.dump(2) + "\n";
   }
   Json& perf = j["performance"];
-  perf["before"] = TotalsJson(report.performance.before);
-  perf["after"] = TotalsJson(report.performance.after);
+  // The metrics goldens, scenario results and sweeps store, by their one
+  // writer; diff's own totals beside them.
+  perf["before"] = MetricsJson(NamedMetrics(report.performance.before));
+  perf["after"] = MetricsJson(NamedMetrics(report.performance.after));
+  perf["collective_bytes_before"] = report.performance.before.collective_bytes;
+  perf["collective_bytes_after"] = report.performance.after.collective_bytes;
+  perf["ici_routed"] = report.performance.before.ici_bytes.has_value() &&
+                       report.performance.after.ici_bytes.has_value();
   perf["network_before"] =
       report.network_before.empty() ? Json(nullptr) : Json(report.network_before);
   perf["network_after"] = report.network_after.empty() ? Json(nullptr) : Json(report.network_after);

@@ -15,6 +15,7 @@
 namespace tpusim::test {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -80,11 +81,26 @@ ENTRY e {
 }
 
 TEST(DiffCli, TopologyComparesIciBytes) {
+  const ScratchDir scratch;
   const std::string module = kScenarios + "allreduce_topology/allreduce_16.hlo";
-  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e",
-                                                "--mode", "timing", "--topology", "torus:4x4"});
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e", "--mode", "timing",
+                                "--topology", "torus:4x4", "--json", scratch / "diff.json"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("ICI bytes                2013265920       2013265920"));
+  // The JSON's before and after are the metrics a golden stores (same keys,
+  // same writer); diff's collective bytes sit beside them.
+  const nlohmann::ordered_json report =
+      nlohmann::ordered_json::parse(ReadText(scratch / "diff.json"));
+  const nlohmann::ordered_json& before = report["performance"]["before"];
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : before.items()) keys.push_back(key);
+  EXPECT_THAT(keys, ElementsAre("collective_time_us", "cycles", "flops", "hbm_bytes", "ici_bytes",
+                                "link_utilisation", "time_us", "utilisation"));
+  EXPECT_EQ(before["ici_bytes"], 2013265920.0);
+  EXPECT_GT(before["link_utilisation"].get<double>(), 0);
+  EXPECT_EQ(report["performance"]["ici_routed"], true);
+  EXPECT_EQ(report["performance"]["collective_bytes_before"], 64 << 20);
   const RunResult alone = RunBinary(
       TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e", "--mode", "timing"});
   ASSERT_EQ(alone.exit_code, 0) << Describe(alone);
@@ -161,7 +177,9 @@ TEST(DiffCli, EquivalentRewriteOfATransformerBlockPasses) {
   ASSERT_EQ(report["numerics"].size(), 1u);
   EXPECT_EQ(report["numerics"][0]["differing"], 0);
   EXPECT_EQ(report["performance"]["before"]["cycles"], report["performance"]["after"]["cycles"]);
-  EXPECT_TRUE(report["performance"]["before"]["ici_bytes"].is_null());
+  EXPECT_EQ(report["performance"]["before"]["ici_bytes"], 0);
+  EXPECT_EQ(report["performance"]["ici_routed"], false);
+  EXPECT_EQ(report["performance"]["collective_bytes_before"], 0);
 }
 
 TEST(DiffCli, JsonCarriesTheRegression) {
