@@ -35,10 +35,9 @@ Metrics MetricsOf(const timing::TimingResult& result) {
   if (result.collectives.empty()) {
     for (const timing::OpRecord& op : result.ops) {
       const hlo::HloOpcode opcode = op.instruction->opcode();
-      const bool done = opcode == hlo::HloOpcode::kAllReduceDone ||
-                        opcode == hlo::HloOpcode::kAllGatherDone ||
-                        opcode == hlo::HloOpcode::kCollectivePermuteDone;
-      if (done || hlo::IsCollective(opcode)) collective_cycles += op.cycles;
+      if (hlo::IsCollective(opcode) || hlo::IsCollectiveDone(opcode)) {
+        collective_cycles += op.cycles;
+      }
     }
   }
   metrics.collective_time_us =

@@ -103,7 +103,7 @@ int64_t GroupSizeFromShapes(const HloInstruction& inst, HloOpcode opcode) {
 }  // namespace
 
 bool IsCollectiveOpcode(HloOpcode opcode) {
-  return CollectiveKindOf(opcode) != CollectiveKind::kNone;
+  return CollectiveKindOf(opcode) != CollectiveKind::kNone && OpRoleOf(opcode) != OpRole::kAsyncDone;
 }
 
 std::optional<CollectiveSite> FindCollective(const HloInstruction& inst) {

@@ -36,7 +36,8 @@ enum class AttrId : uint8_t;
 /// kNone: the opcode is not elementwise.
 enum class ElementwiseCost : uint8_t { kNone, kCheap, kMedium, kTranscendental };
 
-/// The collective an op performs or starts (opcode.def's collective column).
+/// The collective an op performs, starts or waits for (opcode.def's collective
+/// column).
 enum class CollectiveKind : uint8_t {
   kNone,
   kAllGather,
@@ -100,16 +101,24 @@ inline bool IsElementwise(HloOpcode opcode) {
   return ElementwiseCostOf(opcode) != ElementwiseCost::kNone;
 }
 
-/// opcode.def's collective column.
+/// opcode.def's collective column: for a -done op, the collective it waits for.
 CollectiveKind CollectiveKindOf(HloOpcode opcode);
+/// opcode.def's role column.
+OpRole OpRoleOf(HloOpcode opcode);
 /// Collectives among devices, sync and async (start ops included, done ops
 /// and the point-to-point send and recv not).
 inline bool IsCollective(HloOpcode opcode) {
   const CollectiveKind kind = CollectiveKindOf(opcode);
-  return kind != CollectiveKind::kNone && kind != CollectiveKind::kSendRecv;
+  return kind != CollectiveKind::kNone && kind != CollectiveKind::kSendRecv &&
+         OpRoleOf(opcode) != OpRole::kAsyncDone;
 }
-/// opcode.def's role column.
-OpRole OpRoleOf(HloOpcode opcode);
+/// The -done ops that wait for a collective among devices (all-reduce-done,
+/// all-gather-done, collective-permute-done; not send-done and recv-done).
+inline bool IsCollectiveDone(HloOpcode opcode) {
+  const CollectiveKind kind = CollectiveKindOf(opcode);
+  return kind != CollectiveKind::kNone && kind != CollectiveKind::kSendRecv &&
+         OpRoleOf(opcode) == OpRole::kAsyncDone;
+}
 /// opcode.def's operand-types column.
 OperandTypes OperandTypesOf(HloOpcode opcode);
 

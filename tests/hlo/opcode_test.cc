@@ -21,8 +21,8 @@ TEST(Opcode, EverySpellingReadsBackAsItsOpcode) {
   }
 }
 
-// An X-start op starts what X does and X-done only waits for it, so the role
-// and collective columns follow from the spelling.
+// An X-start op starts what X does and X-done waits for it, so the role and
+// collective columns follow from the spelling.
 TEST(Opcode, AsyncPairsStartTheCollectiveOfTheirSyncForm) {
   for (int i = 0; i < kHloOpcodeCount; ++i) {
     const auto opcode = static_cast<HloOpcode>(i);
@@ -35,10 +35,14 @@ TEST(Opcode, AsyncPairsStartTheCollectiveOfTheirSyncForm) {
       }
     } else if (name.ends_with("-done")) {
       EXPECT_EQ(OpRoleOf(opcode), OpRole::kAsyncDone) << name;
-      EXPECT_EQ(CollectiveKindOf(opcode), CollectiveKind::kNone) << name;
-      EXPECT_TRUE(HloOpcodeFromName(std::string(WithoutSuffix(name, "-done")) + "-start") ||
-                  HloOpcodeFromName(WithoutSuffix(name, "-done")))
-          << name << " finishes no op";
+      // X-done waits for what X-start (or X: send, recv) started.
+      std::optional<HloOpcode> started =
+          HloOpcodeFromName(std::string(WithoutSuffix(name, "-done")) + "-start");
+      if (!started) started = HloOpcodeFromName(WithoutSuffix(name, "-done"));
+      ASSERT_TRUE(started.has_value()) << name << " finishes no op";
+      EXPECT_EQ(CollectiveKindOf(opcode), CollectiveKindOf(*started)) << name;
+      EXPECT_EQ(IsCollectiveDone(opcode), IsCollective(*started)) << name;
+      EXPECT_FALSE(IsCollective(opcode)) << name;
     }
   }
 }
@@ -46,6 +50,7 @@ TEST(Opcode, AsyncPairsStartTheCollectiveOfTheirSyncForm) {
 // Elementwise ops compute, and collectives are neither elementwise nor free.
 TEST(Opcode, ColumnsDoNotContradictEachOther) {
   int collectives = 0;
+  int collective_dones = 0;
   for (int i = 0; i < kHloOpcodeCount; ++i) {
     const auto opcode = static_cast<HloOpcode>(i);
     const std::string_view name = HloOpcodeName(opcode);
@@ -55,12 +60,15 @@ TEST(Opcode, ColumnsDoNotContradictEachOther) {
     }
     if (CollectiveKindOf(opcode) != CollectiveKind::kNone) {
       EXPECT_FALSE(IsElementwise(opcode)) << name;
-      EXPECT_TRUE(OpRoleOf(opcode) == OpRole::kCompute || OpRoleOf(opcode) == OpRole::kAsyncStart)
+      EXPECT_TRUE(OpRoleOf(opcode) == OpRole::kCompute || OpRoleOf(opcode) == OpRole::kAsyncStart ||
+                  OpRoleOf(opcode) == OpRole::kAsyncDone)
           << name;
     }
     if (IsCollective(opcode)) ++collectives;
+    if (IsCollectiveDone(opcode)) ++collective_dones;
   }
   EXPECT_EQ(collectives, 10);  // 7 collectives and the -start forms of 3
+  EXPECT_EQ(collective_dones, 3);  // the -done forms of those 3
 }
 
 }  // namespace
