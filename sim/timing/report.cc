@@ -69,6 +69,22 @@ std::string GroupsText(const std::vector<std::vector<int64_t>>& groups) {
   return text;
 }
 
+/// How a table names each of `instructions`: its name, or, when another of
+/// them shares it (a loop's condition and body both holding a `compare`),
+/// its computation's name and its own ("body/compare").
+std::map<const hlo::HloInstruction*, std::string> RowLabels(
+    const std::vector<const hlo::HloInstruction*>& instructions) {
+  std::map<std::string, int> name_uses;
+  for (const hlo::HloInstruction* inst : instructions) ++name_uses[inst->name()];
+  std::map<const hlo::HloInstruction*, std::string> labels;
+  for (const hlo::HloInstruction* inst : instructions) {
+    labels[inst] = name_uses[inst->name()] > 1 && inst->parent() != nullptr
+                       ? inst->parent()->name() + "/" + inst->name()
+                       : inst->name();
+  }
+  return labels;
+}
+
 /// The collective table: one row per collective instruction (its executions
 /// summed), in order of first start.
 std::string FormatCollectiveTable(const TimingResult& r) {
@@ -78,15 +94,19 @@ std::string FormatCollectiveTable(const TimingResult& r) {
     int64_t cycles = 0;
   };
   std::vector<Row> rows;
-  // One row per printed name (instructions of different computations that
-  // share a name share a row).
-  std::map<std::string, size_t> index;
+  std::vector<const hlo::HloInstruction*> instructions;
+  // instruction -> row; `rows` keeps the order of first start.
+  std::map<const hlo::HloInstruction*, size_t> index;
   for (const CollectiveRecord& c : r.collectives) {
-    auto [it, added] = index.emplace(c.instruction->name(), rows.size());
-    if (added) rows.push_back({&c, 0, 0});
+    auto [it, added] = index.emplace(c.instruction, rows.size());
+    if (added) {
+      rows.push_back({&c, 0, 0});
+      instructions.push_back(c.instruction);
+    }
     ++rows[it->second].count;
     rows[it->second].cycles += c.cycles;
   }
+  const std::map<const hlo::HloInstruction*, std::string> labels = RowLabels(instructions);
   std::string out = Printf("\n%lld devices (symmetry: %s), %s\n", static_cast<long long>(r.device_count),
                            r.symmetry.c_str(), r.interconnect.c_str());
   out += Printf("%-32s %-20s %6s %-44s %14s %12s %-18s\n", "collective", "kind", "runs",
@@ -94,7 +114,7 @@ std::string FormatCollectiveTable(const TimingResult& r) {
   for (const Row& row : rows) {
     const CollectiveRecord& c = *row.first;
     out += Printf("%-32.32s %-20.20s %6lld %-44.44s %14lld %12.3f %-18s\n",
-                  c.instruction->name().c_str(), std::string(CollectiveKindSpelling(c.kind)).c_str(),
+                  labels.at(c.instruction).c_str(), std::string(CollectiveKindSpelling(c.kind)).c_str(),
                   static_cast<long long>(row.count), GroupsText(c.groups).c_str(),
                   static_cast<long long>(c.bytes), Micros(r, row.cycles),
                   std::string(ici::AlgorithmName(c.algorithm)).c_str());

@@ -111,6 +111,35 @@ ENTRY e {
   EXPECT_EQ(exp_slices, 3);  // device 0's instruction track and its two mirrors
 }
 
+// The collective table has a row per instruction: two all-reduces named
+// `ar` in different computations are two rows, each saying whose it is (rows
+// keyed by name had summed them into one row of 2 runs).
+TEST(Spmd, CollectiveTableRowsAreInstructionsNotNames) {
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
+  auto m = Parse(std::string("HloModule twice, replica_count=2\n") + kAdd + R"(
+inner {
+  x = f32[1024]{0} parameter(0)
+  ROOT ar = f32[1024]{0} all-reduce(x), replica_groups={{0,1}}, to_apply=add
+}
+ENTRY e {
+  p = f32[1024]{0} parameter(0)
+  c = f32[1024]{0} call(p), to_apply=inner
+  ROOT ar = f32[1024]{0} all-reduce(c), replica_groups={{0,1}}, to_apply=add
+})");
+  ASSERT_NE(m, nullptr);
+  const TestTimer timer(10'000'000);
+  auto r = SimulateModule(*m, v5e, WithTimer(timer));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->collectives.size(), 2u);
+  const std::string table = FormatOpTable(*r);
+  const size_t collectives = table.find("\ncollective ");
+  ASSERT_NE(collectives, std::string::npos) << table;
+  const std::string rows = table.substr(collectives);
+  EXPECT_NE(rows.find("\ninner/ar "), std::string::npos) << table;
+  EXPECT_NE(rows.find("\ne/ar "), std::string::npos) << table;
+  EXPECT_EQ(rows.find("\nar "), std::string::npos) << table;
+}
+
 TEST(Spmd, StragglerDelaysTheCollectiveForEveryone) {
   const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
   auto m = Parse(std::string("HloModule straggle, replica_count=2\n") + kAdd + R"(
