@@ -143,8 +143,6 @@ std::vector<const hlo::HloInstruction*> UnestimatedCustomCalls(const TimingResul
 std::string FormatOpTable(const TimingResult& r, int64_t limit) {
   struct Row {
     const hlo::HloInstruction* instruction = nullptr;
-    std::string name;
-    std::string opcode;
     int64_t count = 0;
     int64_t cycles = 0;
     int64_t flops = 0;
@@ -153,6 +151,7 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
     std::map<BoundBy, int64_t> bound;  ///< executions bound by each unit
   };
   std::vector<Row> rows;
+  std::vector<const hlo::HloInstruction*> instructions;
   // instruction -> row; `rows` keeps the order of first execution.
   std::map<const hlo::HloInstruction*, size_t> index;
   for (const OpRecord& op : r.ops) {
@@ -160,8 +159,7 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
     if (added) {
       rows.emplace_back();
       rows.back().instruction = op.instruction;
-      rows.back().name = op.instruction->name();
-      rows.back().opcode = op.instruction->OpcodeSpelling();
+      instructions.push_back(op.instruction);
     }
     Row& row = rows[it->second];
     ++row.count;
@@ -171,15 +169,7 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
     row.overhead_cycles += op.overhead_cycles;
     ++row.bound[op.bound_by];
   }
-  // Computations may reuse a name (a loop's condition and body both holding a
-  // `compare`): such rows say whose they are.
-  std::map<std::string, int> name_uses;
-  for (const Row& row : rows) ++name_uses[row.name];
-  for (Row& row : rows) {
-    if (name_uses[row.name] > 1 && row.instruction->parent() != nullptr) {
-      row.name = row.instruction->parent()->name() + "/" + row.name;
-    }
-  }
+  const std::map<const hlo::HloInstruction*, std::string> labels = RowLabels(instructions);
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Row& a, const Row& b) { return a.cycles > b.cycles; });
   std::string out =
@@ -196,7 +186,8 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
       if (n > most) most = n, bound = b;
     }
     out += Printf("%-40.40s %-22.22s %6lld %14lld %12.3f %16lld %16lld %6.1f%% %6.1f%% %6.1f%% %-9s\n",
-                  row.name.c_str(), row.opcode.c_str(), static_cast<long long>(row.count),
+                  labels.at(row.instruction).c_str(), row.instruction->OpcodeSpelling().c_str(),
+                  static_cast<long long>(row.count),
                   static_cast<long long>(row.cycles), Micros(r, row.cycles),
                   static_cast<long long>(row.flops), static_cast<long long>(row.hbm_bytes),
                   100 * Fraction(r, row.flops, r.peak_flops, row.cycles),
