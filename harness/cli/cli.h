@@ -220,8 +220,13 @@ std::string SelfPath();
 /// The chip presets' directory when --models-dir is not given: $TPUSIM_MODELS_DIR
 /// when set; else, for an installed binary (PREFIX/bin/tpusim),
 /// PREFIX/share/tpusim/models; else the source checkout's models/ that the
-/// build compiled in.
-std::string DefaultModelsDir();
+/// build compiled in. Computed once per process.
+const std::string& DefaultModelsDir();
+
+/// Adds `--models-dir DIR` to `command`, setting `models_dir` to
+/// DefaultModelsDir until the option is given; `what` leads its help.
+void AddModelsDirOption(CLI::App& command, std::string& models_dir,
+                        const std::string& what = "Where preset names are looked up");
 
 /// The validation suite `tpusim validate` runs by default: as DefaultModelsDir,
 /// PREFIX/share/tpusim/validation/tpu.validation.yaml for an installed binary,

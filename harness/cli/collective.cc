@@ -328,10 +328,7 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
   cmd->add_option("-p,--param", options.overrides,
                   "Override one preset field, e.g. -p ici.hop_latency=0.5us (repeatable)")
       ->option_text("KEY=VALUE");
-  options.models_dir = DefaultModelsDir();
-  cmd->add_option("--models-dir", options.models_dir,
-                  "Where preset names are looked up; default: " + options.models_dir)
-      ->option_text("DIR");
+  AddModelsDirOption(*cmd, options.models_dir);
   cmd->add_option("--topology", options.topology,
                   "The interconnect: a short form (torus:4x4x4, mesh:8x4, twisted:4x4x8, "
                   "fattree:radix=32,levels=3, switch:64; add ,link_bandwidth=45GB/s,hop_latency=1us "

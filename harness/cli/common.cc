@@ -37,10 +37,20 @@ std::string InstalledOr(const std::filesystem::path& relative, const char* built
 
 }  // namespace
 
-std::string DefaultModelsDir() {
-  const char* env = std::getenv("TPUSIM_MODELS_DIR");
-  if (env != nullptr && *env != '\0') return env;
-  return InstalledOr("models", TPUSIM_MODELS_DIR);
+const std::string& DefaultModelsDir() {
+  // Once per process: every subcommand's --models-dir shows the same default.
+  static const std::string dir = [] {
+    const char* env = std::getenv("TPUSIM_MODELS_DIR");
+    if (env != nullptr && *env != '\0') return std::string(env);
+    return InstalledOr("models", TPUSIM_MODELS_DIR);
+  }();
+  return dir;
+}
+
+void AddModelsDirOption(CLI::App& command, std::string& models_dir, const std::string& what) {
+  models_dir = DefaultModelsDir();
+  command.add_option("--models-dir", models_dir, what + "; default: " + models_dir)
+      ->option_text("DIR");
 }
 
 std::string DefaultValidationSuite() {

@@ -109,10 +109,7 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
   diff->add_option("-p,--param", options.overrides,
                    "Override one preset field (repeatable), as for exec")
       ->option_text("KEY=VALUE");
-  options.models_dir = DefaultModelsDir();
-  diff->add_option("--models-dir", options.models_dir,
-                   "Where preset names are looked up; default: " + options.models_dir)
-      ->option_text("DIR");
+  AddModelsDirOption(*diff, options.models_dir);
   diff->add_option("--inputs", options.inputs,
                    "The entry parameters both modules run on: seed:N (drawn for BEFORE) or a "
                    "directory of param_<N>.npy files, as for exec")

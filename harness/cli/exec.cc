@@ -191,10 +191,7 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
                    "Override one preset field, e.g. -p hbm.bandwidth=1TB/s -p mxu.count_per_core=2 "
                    "(repeatable; docs/presets.md lists the fields)")
       ->option_text("KEY=VALUE");
-  options.models_dir = DefaultModelsDir();
-  exec->add_option("--models-dir", options.models_dir,
-                   "Where preset names are looked up; default: " + options.models_dir)
-      ->option_text("DIR");
+  AddModelsDirOption(*exec, options.models_dir);
   exec->add_option("--json", options.json,
                    "Write the metrics as JSON to OUT (atomically): chip, cycles, time_us, flops, "
                    "hbm_bytes, ops[] per executed instruction, and outputs[] as in the table")

@@ -67,11 +67,7 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows, std::ostream&
 CLI::App* AddPresetsCommand(CLI::App& app, PresetsOptions& options) {
   CLI::App* presets =
       app.add_subcommand("presets", "List the chip presets and their headline figures");
-  options.models_dir = DefaultModelsDir();
-  presets
-      ->add_option("--models-dir", options.models_dir,
-                   "Directory of chip presets (*.yaml) to list; default: " + options.models_dir)
-      ->option_text("DIR");
+  AddModelsDirOption(*presets, options.models_dir, "Directory of chip presets (*.yaml) to list");
   presets->footer(R"(One row per preset: the preset it inherits from, TensorCore clock, TensorCores
 x MXUs per core and MXU shape, peak dense bf16 TFLOP/s per chip, HBM bandwidth and
 capacity per chip, and ICI links x one-way GB/s per link. Sources for every figure

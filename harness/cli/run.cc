@@ -120,10 +120,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
   run->add_option("--golden-dir", options.golden_dir, "Root of the golden store")
       ->option_text("DIR")
       ->capture_default_str();
-  options.models_dir = DefaultModelsDir();
-  run->add_option("--models-dir", options.models_dir,
-                  "Where preset names are looked up; default: " + options.models_dir)
-      ->option_text("DIR");
+  AddModelsDirOption(*run, options.models_dir);
   run->add_option("--timeout", options.timeout,
                   "Seconds a scenario may run (unless it sets `timeout`) before it is killed "
                   "and failed")

@@ -220,11 +220,7 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepOptions& options) {
       ->capture_default_str();
   sweep->add_flag("--resume", options.resume,
                   "Continue the sweep in DIR: skip the points it holds, run the rest");
-  options.models_dir = DefaultModelsDir();
-  sweep
-      ->add_option("--models-dir", options.models_dir,
-                   "Where preset names are looked up; default: " + options.models_dir)
-      ->option_text("DIR");
+  AddModelsDirOption(*sweep, options.models_dir);
   sweep
       ->add_option("--timeout", options.timeout,
                    "Seconds a point may run (unless its scenario sets `timeout`) before it is "

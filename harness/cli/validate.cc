@@ -51,11 +51,7 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options) {
       ->add_option("--hlo", options.hlo,
                    "Print the HLO module generated for the row with this id, and stop")
       ->option_text("ID");
-  options.models_dir = DefaultModelsDir();
-  validate
-      ->add_option("--models-dir", options.models_dir,
-                   "Where preset names are looked up; default: " + options.models_dir)
-      ->option_text("DIR");
+  AddModelsDirOption(*validate, options.models_dir);
   validate->footer(R"(Exit codes:
   0  every family's mean absolute error is within the bound its suite file states
   1  a family's error is over its bound, or some of its rows could not be timed
