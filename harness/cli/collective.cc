@@ -168,32 +168,6 @@ StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text,
   return groups;
 }
 
-/// The most point-to-point transfers a direct collective times without
-/// --allow-large. Direct (what auto runs for all-to-all) sends between every
-/// ordered pair of a group, so its flows grow as n² and its run time faster:
-/// on one core torus:16x32's 261,632 transfers take about 5 s, torus:32x32's
-/// 1,047,552 about 34 s, and switch:4096's 16,773,120 ran for minutes
-/// without a word (and gigabytes of flows).
-constexpr int64_t kMaxDirectTransfers = int64_t{1} << 19;
-
-/// The transfers `collective` makes when `algorithm` (kAuto resolved by
-/// kind) runs it directly: n(n-1) per group, twice for all-reduce (a
-/// reduce-scatter, then an all-gather); 0 for other algorithms, whose flows
-/// grow with n, and for permute and send/recv, which send their pairs only.
-int64_t DirectTransfers(const ici::Collective& collective) {
-  const ici::Algorithm algorithm = collective.algorithm == ici::Algorithm::kAuto
-                                       ? ici::AutoAlgorithmOfKind(collective.kind)
-                                       : collective.algorithm;
-  if (algorithm != ici::Algorithm::kDirect) return 0;
-  const int64_t rounds = collective.kind == ici::CollectiveKind::kAllReduce ? 2 : 1;
-  int64_t transfers = 0;
-  for (const std::vector<int64_t>& group : collective.groups) {
-    const int64_t n = static_cast<int64_t>(group.size());
-    transfers += rounds * n * (n - 1);
-  }
-  return transfers;
-}
-
 /// `text` right-aligned in `width` columns, or after one space when wider
 /// (huge sizes and times must not run into the next column).
 std::string PadLeft(const std::string& text, size_t width) {
@@ -233,14 +207,14 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
   }
   const int64_t n = static_cast<int64_t>(groups.front().size());
   // Refused up front rather than run for minutes without a word.
-  const int64_t transfers = DirectTransfers(collective);
-  const bool large = transfers > kMaxDirectTransfers;
+  const int64_t transfers = ici::DirectTransfers(collective);
+  const bool large = transfers > ici::kMaxDirectTransfers;
   if (large && !options.allow_large) {
     return InvalidArgument(
         std::string(kCommand) + options.op + " on " + std::to_string(chips) + " chips in " +
         std::to_string(groups.size()) + " group" + (groups.size() == 1 ? "" : "s") +
         " sends between every pair directly: " + std::to_string(transfers) +
-        " transfers, more than the " + std::to_string(kMaxDirectTransfers) +
+        " transfers, more than the " + std::to_string(ici::kMaxDirectTransfers) +
         " timed in seconds (torus:32x32's 1047552 take about half a minute, and time grows "
         "faster than the count); pass --allow-large to time it anyway, or use smaller --groups");
   }
@@ -348,7 +322,7 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
       ->option_text("OUT");
   cmd->add_flag("--allow-large", options.allow_large,
                 "Time a direct collective (all-to-all) of more than " +
-                    std::to_string(kMaxDirectTransfers) +
+                    std::to_string(ici::kMaxDirectTransfers) +
                     " transfers (device pairs); such runs take minutes and gigabytes");
   cmd->footer(R"(Columns (as nccl-tests, doc/PERFORMANCE.md): size is --bytes; time is the
 simulated duration; algbw = size / time; busbw = algbw x factor with factor

@@ -79,6 +79,21 @@ Algorithm ChooseAlgorithm(const Topology& topology, const Router& router,
 /// algorithm depends on the topology and the groups.
 Algorithm AutoAlgorithmOfKind(CollectiveKind kind);
 
+/// The point-to-point transfers `collective` makes between the ordered pairs
+/// of its groups when `collective.algorithm` (kAuto resolved by kind alone,
+/// as AutoAlgorithmOfKind) is kDirect: n(n-1) per group of n, twice for
+/// all-reduce (a reduce-scatter, then an all-gather). 0 for other
+/// algorithms, whose flows grow with n, and for broadcast, permute and
+/// send/recv, which send from one root or along their pairs only. The
+/// direct algorithm's flows, and the time to run them, grow with this count:
+/// the up-front estimate of whether timing it takes seconds or minutes.
+int64_t DirectTransfers(const Collective& collective);
+
+/// The most DirectTransfers timed in seconds: on one core torus:16x32's
+/// 261,632 transfers take about 5 s, torus:32x32's 1,047,552 about 34 s, and
+/// switch:4096's 16,773,120 ran for minutes (and gigabytes of flows).
+inline constexpr int64_t kMaxDirectTransfers = int64_t{1} << 19;
+
 /// Builds the flows of `collective` under `algorithm` (kAuto: ChooseAlgorithm).
 /// Errors (kInvalidArgument): an algorithm that cannot run this kind of
 /// collective (e.g. a ring permute), halving-doubling on a group whose size is

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/ici/collectives.h"
 #include "sim/ici/interconnect.h"
 #include "sim/ici/topology.h"
 
@@ -570,6 +571,33 @@ TEST(InterconnectAlgorithmTest, EveryAlgorithmRunsAnAllReduce) {
     EXPECT_GT(t.duration, Picoseconds(0)) << AlgorithmName(a);
     EXPECT_GT(t.ici_bytes, 0) << AlgorithmName(a);
   }
+}
+
+// The up-front size estimate of a direct collective: n(n-1) transfers per
+// group of n (an all-to-all on two groups of 4: 2 x 12), twice for all-reduce;
+// nothing for collectives that do not run every pair directly.
+TEST(InterconnectAlgorithmTest, DirectTransfersCountTheOrderedPairsOfEachGroup) {
+  const std::vector<std::vector<int64_t>> two_fours = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  EXPECT_EQ(DirectTransfers(Over(CollectiveKind::kAllToAll, two_fours, 64)), 24);
+  EXPECT_EQ(DirectTransfers(Over(CollectiveKind::kRaggedAllToAll, AllChips(5), 64)), 20);
+  EXPECT_EQ(DirectTransfers(Over(CollectiveKind::kAllReduce, two_fours, 64, Algorithm::kDirect)),
+            48);
+  EXPECT_EQ(DirectTransfers(Over(CollectiveKind::kAllGather, AllChips(3), 64, Algorithm::kDirect)),
+            6);
+  // Auto runs all-reduce on rings or trees, not directly.
+  EXPECT_EQ(DirectTransfers(Over(CollectiveKind::kAllReduce, two_fours, 64)), 0);
+  EXPECT_EQ(DirectTransfers(Over(CollectiveKind::kAllToAll, two_fours, 64, Algorithm::kRing)), 0);
+  // One root, or a pair each: linear in n.
+  EXPECT_EQ(DirectTransfers(Over(CollectiveKind::kCollectiveBroadcast, AllChips(8), 64,
+                                 Algorithm::kDirect)),
+            0);
+  Collective permute = Over(CollectiveKind::kCollectivePermute, {}, 64);
+  permute.pairs = {{0, 1}, {1, 0}};
+  EXPECT_EQ(DirectTransfers(permute), 0);
+  // switch:4096's all-to-all, which ran for minutes, is past the limit.
+  EXPECT_EQ(DirectTransfers(Over(CollectiveKind::kAllToAll, AllChips(4096), 64)), 16'773'120);
+  EXPECT_GT(DirectTransfers(Over(CollectiveKind::kAllToAll, AllChips(4096), 64)),
+            kMaxDirectTransfers);
 }
 
 TEST(InterconnectAlgorithmTest, ImpossibleRequestsAreErrors) {

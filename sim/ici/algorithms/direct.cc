@@ -1,4 +1,5 @@
 // The direct algorithm: every pair of participants talks over its own route.
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -48,3 +49,34 @@ Status DirectAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
 }
 
 }  // namespace tpusim::ici::algorithms
+
+namespace tpusim::ici {
+
+// Counts the Spread calls of DirectAlgorithm's all-pairs branch.
+int64_t DirectTransfers(const Collective& collective) {
+  const Algorithm algorithm = collective.algorithm == Algorithm::kAuto
+                                  ? AutoAlgorithmOfKind(collective.kind)
+                                  : collective.algorithm;
+  if (algorithm != Algorithm::kDirect) return 0;
+  switch (collective.kind) {
+    case CollectiveKind::kCollectiveBroadcast:
+    case CollectiveKind::kCollectivePermute:
+    case CollectiveKind::kSendRecv:
+      return 0;
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kRaggedAllToAll:
+      break;
+  }
+  const int64_t rounds = collective.kind == CollectiveKind::kAllReduce ? 2 : 1;
+  int64_t transfers = 0;
+  for (const std::vector<int64_t>& group : collective.groups) {
+    const int64_t n = static_cast<int64_t>(group.size());
+    transfers += rounds * n * (n - 1);
+  }
+  return transfers;
+}
+
+}  // namespace tpusim::ici
