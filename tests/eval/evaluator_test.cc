@@ -323,6 +323,46 @@ TEST(Evaluator, AnEndlessLoopIsRefusedByItsWorkBudgetNamingTheLoop) {
   EXPECT_LT(EvaluatorOptions().max_loop_work / 1153, EvaluatorOptions().max_while_iterations);
 }
 
+/// kEndlessLoop's loop as the body of another endless loop.
+std::string EndlessInnerLoop() {
+  const std::string endless = kEndlessLoop;
+  return endless.substr(0, endless.find("ENTRY")) + R"(outer_body {
+  p = f32[1024] parameter(0)
+  ROOT inner = f32[1024] while(p), condition=cond, body=body
+}
+
+ENTRY main {
+  z = f32[1024] parameter(0)
+  ROOT outer = f32[1024] while(z), condition=cond, body=outer_body
+})";
+}
+
+// An endless loop inside another loop: the inner one never returns, so its own
+// budget (counted from its own start) refuses it, and the error names it, not
+// the outer loop that is still in its first iteration.
+TEST(Evaluator, AnEndlessLoopInsideALoopIsRefusedNamingTheInnerLoop) {
+  EvaluatorOptions options;
+  options.max_loop_work = 1153 * 1000;
+  auto r = TryEval(EndlessInnerLoop(), {Literal(hlo::Shape(hlo::PrimitiveType::kF32, {1024}))},
+                   options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  // The same iterations and work as the loop alone (kEndlessLoop).
+  EXPECT_NE(r.status().message().find(
+                "while inner: loop did not finish within its work budget: 1001 iterations did "
+                "1154153 units of work"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(r.status().message().find("outer"), std::string::npos) << r.status().message();
+  // With the iteration cap below the budget, the cap blames the inner loop too.
+  options.max_while_iterations = 5;
+  r = TryEval(EndlessInnerLoop(), {Literal(hlo::Shape(hlo::PrimitiveType::kF32, {1024}))}, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("while inner: loop did not finish within 5 iterations"),
+            std::string::npos)
+      << r.status().message();
+}
+
 TEST(Evaluator, ALoopWithinItsWorkBudgetRuns) {
   EvaluatorOptions options;
   options.max_loop_work = 10'000;
