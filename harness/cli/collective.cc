@@ -183,9 +183,9 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, Sizes(options));
   TPUSIM_ASSIGN_OR_RETURN(const arch::ChipConfig chip,
                           arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
-  TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology, LoadTopologyOption(options.topology, kCommand));
   // `wraparound=tpu` takes the chip's rule, as exec and run resolve it.
-  TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, chip));
+  TPUSIM_ASSIGN_OR_RETURN(const arch::TopologyConfig topology,
+                          LoadTopologyOption(options.topology, kCommand, &chip));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<ici::Interconnect> interconnect,
                           ici::Interconnect::Create(topology, chip));
   const int64_t chips = interconnect->topology().chip_count();

@@ -137,7 +137,8 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
   if (from_flags) TPUSIM_RETURN_IF_ERROR(hlo::CheckCollectiveIds(*module, spmd));
   std::optional<arch::TopologyConfig> topology;
   if (!options.topology.empty()) {
-    TPUSIM_ASSIGN_OR_RETURN(topology, LoadTopologyOption(options.topology, "tpusim exec: error: "));
+    TPUSIM_ASSIGN_OR_RETURN(topology, LoadTopologyOption(options.topology, "tpusim exec: error: ",
+                                                          chip ? &*chip : nullptr));
   }
   TPUSIM_ASSIGN_OR_RETURN(const ModuleRun run,
                           RunModule(spec, *module, spmd, chip, std::move(topology), err));

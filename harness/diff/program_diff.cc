@@ -115,9 +115,8 @@ StatusOr<DiffReport> Compare(const DiffSpec& spec, const hlo::HloModule& before,
   const auto network =
       [&](const std::string& option) -> StatusOr<std::unique_ptr<ici::Interconnect>> {
     if (option.empty()) return std::unique_ptr<ici::Interconnect>();
-    TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig topology,
-                            LoadTopologyOption(option, "tpusim diff: error: "));
-    TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(topology, chip));
+    TPUSIM_ASSIGN_OR_RETURN(const arch::TopologyConfig topology,
+                            LoadTopologyOption(option, "tpusim diff: error: ", &chip));
     return ici::Interconnect::Create(topology, chip);
   };
   std::unique_ptr<ici::Interconnect> interconnects[2];

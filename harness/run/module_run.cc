@@ -218,7 +218,6 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
       return InvalidArgument("tpusim exec: error: --topology and --algorithm time collectives on "
                              "a network: give --chip NAME and --topology SHORTFORM|FILE");
     }
-    TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(*topology, *chip));
     for (const arch::SlowDevice& slow : topology->slow_devices) slowdowns[slow.device] = slow.factor;
     TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(*topology, *chip));
     // Before any values are computed, and at the topology the user wrote.

@@ -74,7 +74,8 @@ struct ModuleRun {
 /// elided constants, trip counts, branch, collective algorithm) on the
 /// devices of `spmd`, timing it on `chip` unless the mode is values, with its
 /// collectives on `topology`'s network when one is given (else device 0 alone,
-/// collectives costing their local bytes).
+/// collectives costing their local bytes); its `wraparound: tpu` resolved for
+/// `chip` already (LoadTopologyOption, ResolveScenario).
 /// Warnings go to `err`. Errors are input errors (bad inputs, an impossible
 /// topology; in values mode also unsupported operations and the memory
 /// limit, which full mode records in values_skipped and times on). Times at

@@ -5,15 +5,23 @@
 namespace tpusim::harness {
 
 StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
-                                                  std::string_view command) {
+                                                  std::string_view command,
+                                                  const arch::ChipConfig* chip) {
   const bool is_file = text.ends_with(".yaml") || text.ends_with(".yml");
-  if (!is_file) {
-    StatusOr<arch::TopologyConfig> parsed = arch::ParseTopologyShortForm(text);
-    if (!parsed.ok()) return parsed.status().WithContext(std::string(command) + "--topology");
-    return parsed;
+  if (is_file) {
+    TPUSIM_ASSIGN_OR_RETURN(const std::string contents, ReadFile(text));
+    TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig config, arch::ParseTopologyFile(contents, text));
+    if (chip != nullptr) TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(config, *chip));
+    return config;
   }
-  TPUSIM_ASSIGN_OR_RETURN(const std::string contents, ReadFile(text));
-  return arch::ParseTopologyFile(contents, text);
+  const std::string option = std::string(command) + "--topology";
+  StatusOr<arch::TopologyConfig> parsed = arch::ParseTopologyShortForm(text);
+  if (!parsed.ok()) return parsed.status().WithContext(option);
+  if (chip != nullptr) {
+    const Status applied = arch::ApplyTpuWraparound(*parsed, *chip);
+    if (!applied.ok()) return applied.WithContext(option + ": '" + text + "'");
+  }
+  return parsed;
 }
 
 }  // namespace tpusim::harness

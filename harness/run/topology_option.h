@@ -6,16 +6,20 @@
 #include <string>
 #include <string_view>
 
+#include "sim/arch/chip_config.h"
 #include "sim/arch/topology_config.h"
 #include "sim/base/status.h"
 
 namespace tpusim::harness {
 
 /// Reads `text`: a short form (arch::ParseTopologyShortForm), or a file
-/// ending in .yaml/.yml (arch::ParseTopologyFile). Errors start with
-/// `command` (e.g. "tpusim exec: error: ").
+/// ending in .yaml/.yml (arch::ParseTopologyFile), and with a `chip` resolves
+/// `wraparound: tpu` by its rule (arch::ApplyTpuWraparound). A short form's
+/// errors start with `command` (e.g. "tpusim exec: error: ") and
+/// "--topology", as the other option errors do; a file's are located in it.
 StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
-                                                  std::string_view command);
+                                                  std::string_view command,
+                                                  const arch::ChipConfig* chip);
 
 }  // namespace tpusim::harness
 
