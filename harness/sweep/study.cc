@@ -30,8 +30,9 @@ constexpr size_t kMaxPoints = 100000;
 /// preset field) and `topology.KEY` (a key of a topology mapping).
 const std::vector<std::string_view>& PlainAxes() {
   static const std::vector<std::string_view> kAxes = {
-      "module",    "chip", "topology", "device_assignment",
-      "algorithm", "mode", "numerics", "inputs.seed"};
+      "module",      "chip",          "topology",      "device_assignment",        "algorithm",
+      "mode",        "numerics",      "inputs.seed",   "max_while_iterations",     "max_loop_work",
+      "max_executed_instructions"};
   return kAxes;
 }
 

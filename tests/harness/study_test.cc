@@ -94,6 +94,27 @@ TEST_F(StudyTest, ExplicitPointsLeaveUnsetAxesAtTheBase) {
   EXPECT_THAT(study.points[1].scenario_text, HasSubstr("algorithm: ring"));
 }
 
+// The loop limits are axes: a point sets its scenario's key, overriding the
+// base's.
+TEST_F(StudyTest, LoopLimitsAreAxes) {
+  Write("base.yaml", "module: " + std::string(TPUSIM_SOURCE_DIR) +
+                         "/scenarios/allreduce_topology/allreduce_16.hlo\n"
+                         "chip: tpu-v5e\ntopology: torus:4x4\nmode: timing\n"
+                         "max_executed_instructions: 7\n");
+  const Study study = Load(
+      "grid:\n  max_executed_instructions: [5, 1000]\n  max_while_iterations: [9]\n"
+      "  max_loop_work: [100]\n");
+  ASSERT_EQ(study.points.size(), 2u);
+  EXPECT_EQ(study.axes, (std::vector<std::string>{"max_executed_instructions",
+                                                  "max_while_iterations", "max_loop_work"}));
+  EXPECT_EQ(study.points[1].labels, (std::vector<std::string>{"1000", "9", "100"}));
+  const std::string& text = study.points[1].scenario_text;
+  EXPECT_THAT(text, HasSubstr("max_executed_instructions: 1000"));
+  EXPECT_THAT(text, Not(HasSubstr("max_executed_instructions: 7")));
+  EXPECT_THAT(text, HasSubstr("max_while_iterations: 9"));
+  EXPECT_THAT(text, HasSubstr("max_loop_work: 100"));
+}
+
 PointResult Result(const Study& study, size_t index, const std::string& message) {
   PointResult r;
   r.index = static_cast<int64_t>(index);

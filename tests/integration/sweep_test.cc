@@ -314,6 +314,26 @@ std::vector<std::string> MalformedStudies() {
   return FileNamesEndingWith(TPUSIM_MALFORMED_STUDIES_DIR, ".study.yaml");
 }
 
+// A study varies the loop limits like any other scenario key: the point
+// under the limit the loop needs fails naming the loop, the other runs.
+TEST(SweepLoopLimits, APointsLimitOverridesTheBase) {
+  const ScratchDir scratch;
+  WriteText(scratch / "loop.hlo", kTenIterationLoopModule);
+  WriteText(scratch / "base.yaml",
+            "module: loop.hlo\nchip: tpu-v5e\nmode: full\nmax_executed_instructions: 5\n");
+  WriteText(scratch / "l.study.yaml",
+            "base: base.yaml\ngrid:\n  max_executed_instructions: [5, 1000]\n");
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"sweep", scratch / "l.study.yaml", "--out", scratch / "out"});
+  EXPECT_THAT(r.out, HasSubstr("2 point(s), 1 ok, 1 failed")) << Describe(r);
+  const std::vector<std::string> rows = Lines(ReadText(scratch / "out/results.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_THAT(rows[1], HasSubstr(",5,error,"));
+  EXPECT_THAT(rows[1], HasSubstr("w: unrolling this loop for timing reached the limit of 5 "
+                                 "executed instructions"));
+  EXPECT_THAT(rows[2], HasSubstr(",1000,ok,"));
+}
+
 TEST(MalformedStudies, AtLeastTen) { EXPECT_GE(MalformedStudies().size(), 10u); }
 
 class MalformedStudy : public ::testing::TestWithParam<std::string> {};
