@@ -138,7 +138,7 @@ StatusOr<DiffReport> Compare(const DiffSpec& spec, const hlo::HloModule& before,
     jobs[k].options.branches = control_flow[k].branches;
     jobs[k].options.interconnect = interconnects[k].get();
     jobs[k].options.algorithm = algorithm;
-    jobs[k].options.max_executed_instructions = spec.limits.max_executed_instructions;
+    ApplyLoopLimits(spec.limits, jobs[k].options);
   }
   TPUSIM_ASSIGN_OR_RETURN(const std::vector<timing::TimingResult> timed,
                           timing::SimulateBatch(jobs));

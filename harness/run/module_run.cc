@@ -115,8 +115,7 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   }
 #endif
   eval_options.max_bytes = spec.max_memory;
-  eval_options.max_while_iterations = limits.max_while_iterations;
-  eval_options.max_loop_work = limits.max_loop_work;
+  ApplyLoopLimits(limits, eval_options);
 
   const std::vector<const hlo::HloInstruction*> elided = ElidedConstants(module);
   if (!elided.empty()) {
@@ -258,7 +257,7 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
     timing::TimingOptions timing_options;
     timing_options.trip_counts = std::move(trip_counts);
     timing_options.default_trip_count = spec.default_trip_count;
-    timing_options.max_executed_instructions = spec.limits.max_executed_instructions;
+    ApplyLoopLimits(spec.limits, timing_options);
     timing_options.conditional_branch = spec.branch;
     timing_options.branches = run.control_flow.branches;
     timing_options.spmd = spmd;

@@ -108,4 +108,18 @@ StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::
   return counts;
 }
 
+void ApplyLoopLimits(const LoopLimits& limits, eval::EvaluatorOptions& options) {
+  options.max_while_iterations = limits.max_while_iterations;
+  options.raise_while_iterations =
+      "raise the limit with --max-while-iterations (a scenario's max_while_iterations)";
+  options.max_loop_work = limits.max_loop_work;
+  options.raise_loop_work = "raise it with --max-loop-work (a scenario's max_loop_work)";
+}
+
+void ApplyLoopLimits(const LoopLimits& limits, timing::TimingOptions& options) {
+  options.max_executed_instructions = limits.max_executed_instructions;
+  options.raise_executed_instructions =
+      "raise the limit with --max-executed-instructions (a scenario's max_executed_instructions)";
+}
+
 }  // namespace tpusim::harness

@@ -61,6 +61,12 @@ struct LoopLimits {
   int64_t max_executed_instructions = timing::TimingOptions{}.max_executed_instructions;
 };
 
+/// Sets `options`' loop limits from `limits`, and the remedy each limit's
+/// error gives: the flag and the scenario key that raise it (sim/ states the
+/// loop and the limit, and knows neither).
+void ApplyLoopLimits(const LoopLimits& limits, eval::EvaluatorOptions& options);
+void ApplyLoopLimits(const LoopLimits& limits, timing::TimingOptions& options);
+
 /// How to evaluate a module.
 struct EvaluationSpec {
   std::string command = "tpusim exec";  ///< prefix of error messages

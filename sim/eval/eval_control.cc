@@ -24,6 +24,9 @@ ControlFlowRecord* DeviceZeroRecord(const EvalContext& ctx) {
   return device_zero ? ctx.options().control_flow : nullptr;
 }
 
+/// "; REMEDY" after a limit's error, when the caller said how to raise it.
+std::string Remedy(const std::string& remedy) { return remedy.empty() ? "" : "; " + remedy; }
+
 }  // namespace
 
 StatusOr<Literal> EvalWhile(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
@@ -43,7 +46,7 @@ StatusOr<Literal> EvalWhile(EvalContext& ctx, const HloInstruction& inst, Operan
                            " units of work (an instruction is 64, plus its result's elements), "
                            "more than the limit of " +
                            std::to_string(ctx.options().max_loop_work) +
-                           "; raise it with --max-loop-work (a scenario's max_loop_work)");
+                           Remedy(ctx.options().raise_loop_work));
     }
     const Literal* args[] = {&state};
     TPUSIM_ASSIGN_OR_RETURN(Literal keep_going, ctx.Call(*condition, args));
@@ -60,9 +63,8 @@ StatusOr<Literal> EvalWhile(EvalContext& ctx, const HloInstruction& inst, Operan
     if (iteration >= ctx.options().max_while_iterations) {
       return ctx.Error(inst, StatusCode::kFailedPrecondition,
                        "loop did not finish within " +
-                           std::to_string(ctx.options().max_while_iterations) +
-                           " iterations; raise the limit with --max-while-iterations (a "
-                           "scenario's max_while_iterations)");
+                           std::to_string(ctx.options().max_while_iterations) + " iterations" +
+                           Remedy(ctx.options().raise_while_iterations));
     }
     TPUSIM_ASSIGN_OR_RETURN(state, ctx.Call(*body, args));
   }

@@ -401,8 +401,8 @@ StatusOr<Literal> EvalConstant(EvalContext& ctx, const HloInstruction& inst, Ope
   if (inst.literal().elided) {
     if (!ctx.options().elided_constant_seed.has_value()) {
       return ctx.Error(inst, StatusCode::kInvalidArgument,
-                       "the dump elided this constant's values (`{...}`); give a seed for them "
-                       "(tpusim exec --elided-constants seeded)");
+                       "the dump elided this constant's values (`{...}`) and no seed was given "
+                       "to fill them (EvaluatorOptions::elided_constant_seed)");
     }
     // A stream of its own per constant, apart from every input's stream
     // (those have the top bit clear).

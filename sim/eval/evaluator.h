@@ -61,6 +61,12 @@ struct EvaluatorOptions {
   /// does 3.4 x 10^8; an endless f32[1024] loop is refused after ~12 s, a
   /// trivial one after ~8 s (it took 17 s to meet max_while_iterations).
   int64_t max_loop_work = int64_t{1} << 31;
+  /// How the user raises max_while_iterations and max_loop_work, which
+  /// their errors add after stating the loop, the limit and what it reached:
+  /// the caller names its own flag or setting; sim/ knows no command line.
+  /// Empty: the error ends there.
+  std::string raise_while_iterations;
+  std::string raise_loop_work;
   /// A constant whose values the dump elided (`constant({...})`) is filled
   /// with seeded values from this seed (FillSeeded, one stream per constant);
   /// unset, such a constant is an error.

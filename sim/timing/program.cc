@@ -64,19 +64,18 @@ class Lowerer {
   /// the instruction that reached it.
   Status TooManyInstructions(const HloInstruction& inst) const {
     const std::string limit = std::to_string(options_.max_executed_instructions);
-    const std::string raise =
-        "; raise the limit with --max-executed-instructions (a scenario's "
-        "max_executed_instructions)";
+    const std::string& raise = options_.raise_executed_instructions;
     if (unrolling_.loop == nullptr) {
       return Error(inst, StatusCode::kResourceExhausted,
                    "the module reaches the limit of " + limit +
-                       " executed instructions (loops unrolled) here" + raise);
+                       " executed instructions (loops unrolled) here" +
+                       (raise.empty() ? "" : "; " + raise));
     }
     return Error(*unrolling_.loop, StatusCode::kResourceExhausted,
                  "unrolling this loop for timing reached the limit of " + limit +
                      " executed instructions after " + std::to_string(unrolling_.iteration) +
-                     " of its " + std::to_string(unrolling_.trips) + " iterations" + raise +
-                     " or lower its trip count");
+                     " of its " + std::to_string(unrolling_.trips) + " iterations; " +
+                     (raise.empty() ? "lower" : raise + " or lower") + " its trip count");
   }
 
   Status Issue(const HloInstruction& inst) {

@@ -45,6 +45,10 @@ struct TimingOptions {
   /// Upper bound on executed instructions (loops unrolled), to fail cleanly
   /// instead of exhausting memory.
   int64_t max_executed_instructions = 20'000'000;
+  /// How the user raises max_executed_instructions, which its error adds:
+  /// the caller names its own flag or setting; sim/ knows no command line.
+  /// Empty: the error offers only a lower trip count.
+  std::string raise_executed_instructions;
   /// The devices of the SPMD program; unset: the module header's counts,
   /// raised to cover the ids its collectives name (hlo::SpmdConfig::CoveringModule).
   std::optional<hlo::SpmdConfig> spmd;
