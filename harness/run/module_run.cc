@@ -200,7 +200,6 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
                               const std::optional<arch::ChipConfig>& chip,
                               std::optional<arch::TopologyConfig> topology, std::ostream& err) {
   TPUSIM_ASSIGN_OR_RETURN(auto trip_counts, ResolveTripCounts(module, spec.trip_counts));
-  // The network that times collectives, with the topology's per-device slowdowns.
   if (const std::optional<hlo::ForeignPlatform> foreign = hlo::ForeignPlatformOf(module)) {
     const hlo::SourceLocation at = foreign->first->location();
     err << module.filename() << ':' << at.line << ':' << at.column << ": warning: "
@@ -210,6 +209,7 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
         << " instruction(s) of that backend), so its times say little about a TPU; compile "
            "it for a TPU topology (docs/ci.md)\n";
   }
+  // The network that times collectives, with the topology's per-device slowdowns.
   std::unique_ptr<ici::Interconnect> interconnect;
   std::map<int64_t, double> slowdowns;
   if (topology.has_value() || spec.algorithm != ici::Algorithm::kAuto) {
