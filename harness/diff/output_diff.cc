@@ -7,8 +7,8 @@ OutputComparison DiffOutput(const std::string& name, const value::Literal& befor
   OutputComparison result;
   static_cast<value::LiteralComparison&>(result) = value::CompareLiterals(before, after, tolerance);
   result.name = name;
-  result.before_shape = before.shape().ToString(/*print_layout=*/false);
-  result.after_shape = after.shape().ToString(/*print_layout=*/false);
+  result.before_shape = before.ShapeString();
+  result.after_shape = after.ShapeString();
   return result;
 }
 

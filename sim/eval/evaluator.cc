@@ -162,15 +162,30 @@ Kernel KernelFor(HloOpcode opcode) {
     case HloOpcode::kOutfeed:
       return EvalOutfeed;
     case HloOpcode::kDynamicReshape:
+      return EvalDynamicReshape;
     case HloOpcode::kGetDimensionSize:
+      return EvalGetDimensionSize;
+    case HloOpcode::kSetDimensionSize:
+      return EvalSetDimensionSize;
     case HloOpcode::kRngGetAndUpdateState:
     case HloOpcode::kScan:
-    case HloOpcode::kSetDimensionSize:
       return nullptr;
     case HloOpcode::kParameter:
       return nullptr;  // bound to its argument before any kernel runs
   }
   return nullptr;  // unreachable: every HloOpcode returns above
+}
+
+/// True for the ops whose kernels read their operands' dynamic sizes themselves.
+bool ReadsDynamicSizes(HloOpcode opcode) {
+  return opcode == HloOpcode::kGetDimensionSize || opcode == HloOpcode::kSetDimensionSize ||
+         opcode == HloOpcode::kDynamicReshape;
+}
+
+/// True when some operand has a dimension smaller than its bound.
+bool AnyPadded(Operands operands) {
+  return std::any_of(operands.begin(), operands.end(),
+                     [](const Literal* operand) { return operand->HasPaddedDimension(); });
 }
 
 /// True for instructions that must run even when nothing reads their value:
@@ -333,7 +348,10 @@ StatusOr<Literal> EvalContext::CallNested(const HloComputation& computation, Ope
     } else {
       const Kernel kernel = KernelFor(inst.opcode());
       if (kernel == nullptr) return Unsupported(inst, "opcode not implemented by the evaluator");
-      TPUSIM_ASSIGN_OR_RETURN(Literal result, kernel(*this, inst, operands));
+      TPUSIM_ASSIGN_OR_RETURN(Literal result, ReadsDynamicSizes(inst.opcode()) ||
+                                                      !AnyPadded(operands)
+                                                  ? kernel(*this, inst, operands)
+                                                  : EvalOnPaddedOperands(*this, inst, operands, kernel));
       work_ += kInstructionWork + (result.shape().IsArray() ? result.element_count() : 0);
       values[plan.order[pos]] = std::move(result);
       if (options_.progress != nullptr && device_.replica_id == 0 && device_.partition_id == 0) {

@@ -144,6 +144,18 @@ StatusOr<value::Literal> EvalAfterAll(EvalContext&, const hlo::HloInstruction&, 
 StatusOr<value::Literal> EvalReplicaId(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalPartitionId(EvalContext&, const hlo::HloInstruction&, Operands);
 
+// Bounded dynamic dimensions (eval_dynamic.cc).
+StatusOr<value::Literal> EvalGetDimensionSize(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalSetDimensionSize(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalDynamicReshape(EvalContext&, const hlo::HloInstruction&, Operands);
+/// Runs `kernel`, the kernel of `inst`, on operands of which some dimension is
+/// smaller than its bound: elementwise ops and copy keep the sizes, reduce
+/// reduces only the valid elements, tuples and called computations carry
+/// them; any other op is kUnimplemented ("not supported with dynamic
+/// dimension") rather than a result computed from padding.
+StatusOr<value::Literal> EvalOnPaddedOperands(EvalContext& ctx, const hlo::HloInstruction& inst,
+                                              Operands ops, Kernel kernel);
+
 StatusOr<value::Literal> EvalReduce(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalReduceWindow(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalSelectAndScatter(EvalContext&, const hlo::HloInstruction&, Operands);

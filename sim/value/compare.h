@@ -27,8 +27,9 @@ struct ErrorSpec {
 
 /// How far an array is from its reference.
 struct LiteralComparison {
-  /// False when the shapes are incompatible (other dimensions or element
-  /// type) or not arrays: nothing below was measured.
+  /// False when the shapes are incompatible (other dimensions, dynamic sizes
+  /// or element type) or not arrays: nothing below was measured. Padding
+  /// beyond a dynamic size is zero on both sides, so only valid elements differ.
   bool compared = false;
   int64_t elements = 0;
   /// Elements that are not bit-identical, two NaNs apart (their payloads are

@@ -1,5 +1,6 @@
 #include "sim/value/literal.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <utility>
@@ -132,7 +133,7 @@ void AppendLiteral(const Literal& literal, std::string& out) {
   // are summarised, never printed whole.
   constexpr int64_t kMaxPrinted = 8;
   const int64_t count = literal.element_count();
-  out += shape.ToString(false);
+  out += literal.ShapeString();
   out += shape.rank() == 0 ? " " : " {";
   for (int64_t i = 0; i < count && i < kMaxPrinted; ++i) {
     if (i > 0) out += ", ";
@@ -294,8 +295,56 @@ std::vector<Literal> Literal::DecomposeTuple() && {
   return elements;
 }
 
+int64_t Literal::dynamic_size(int64_t dim) const {
+  TPUSIM_VALUE_CHECK(shape_.IsArray() && dim >= 0 && dim < shape_.rank(),
+                     "dynamic_size: no such dimension");
+  return dynamic_sizes_.empty() ? shape_.dimensions(dim) : dynamic_sizes_[dim];
+}
+
+void Literal::set_dynamic_size(int64_t dim, int64_t size) {
+  TPUSIM_VALUE_CHECK(shape_.IsArray() && dim >= 0 && dim < shape_.rank() &&
+                         shape_.is_dynamic_dimension(dim),
+                     "set_dynamic_size: not a dynamic dimension");
+  TPUSIM_VALUE_CHECK(size >= 0 && size <= shape_.dimensions(dim),
+                     "set_dynamic_size: size beyond the bound");
+  if (dynamic_sizes_.empty()) dynamic_sizes_.assign(shape_.dimensions().begin(), shape_.dimensions().end());
+  dynamic_sizes_[dim] = size;
+  // Zero the padding: every element whose index along `dim` is >= size.
+  const int64_t element_bytes = ElementByteSize(shape_.element_type());
+  int64_t inner = element_bytes;  // bytes of one step along `dim`
+  for (int64_t d = dim + 1; d < shape_.rank(); ++d) inner *= shape_.dimensions(d);
+  const int64_t bound = shape_.dimensions(dim);
+  const int64_t outer = bound == 0 || inner == 0
+                            ? 0
+                            : static_cast<int64_t>(bytes_.size()) / (bound * inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    std::byte* row = bytes_.data() + o * bound * inner;
+    std::fill(row + size * inner, row + bound * inner, std::byte{0});
+  }
+  if (std::equal(dynamic_sizes_.begin(), dynamic_sizes_.end(), shape_.dimensions().begin())) {
+    dynamic_sizes_.clear();
+  }
+}
+
+bool Literal::HasPaddedDimension() const {
+  if (!dynamic_sizes_.empty()) return true;
+  return std::any_of(elements_.begin(), elements_.end(),
+                     [](const Literal& e) { return e.HasPaddedDimension(); });
+}
+
+std::string Literal::ShapeString() const {
+  std::string out = shape_.ToString(false);
+  if (dynamic_sizes_.empty()) return out;
+  out += " sizes=";
+  for (size_t d = 0; d < dynamic_sizes_.size(); ++d) {
+    out += (d > 0 ? "," : "") + std::to_string(dynamic_sizes_[d]);
+  }
+  return out;
+}
+
 bool operator==(const Literal& a, const Literal& b) {
-  return a.shape_.Compatible(b.shape_) && a.bytes_ == b.bytes_ && a.elements_ == b.elements_;
+  return a.shape_.Compatible(b.shape_) && a.dynamic_sizes_ == b.dynamic_sizes_ &&
+         a.bytes_ == b.bytes_ && a.elements_ == b.elements_;
 }
 
 std::string Literal::ToString() const {

@@ -6,7 +6,10 @@
 // timing concern: a Literal's shape never carries one, and the same values
 // have the same bytes whatever layout the program asks for. Each element is
 // stored as its NativeType (element_type.h): sub-byte integers one per byte,
-// narrow floats as raw bits. A dimension with a dynamic bound holds the bound.
+// narrow floats as raw bits. A dimension with a dynamic bound holds the bound
+// in the buffer and carries its current (dynamic) size: the elements at
+// indices beyond it are padding, always zero, so that values are equal when
+// their sizes and valid regions are.
 #ifndef TPUSIM_SIM_VALUE_LITERAL_H_
 #define TPUSIM_SIM_VALUE_LITERAL_H_
 
@@ -145,6 +148,20 @@ class Literal {
   /// 0 for NaN; pred is value != 0 (so NaN is true); complex gets (value, 0).
   void SetFromDouble(int64_t linear_index, double value);
 
+  /// The current size of array dimension `dim`: the bound unless
+  /// set_dynamic_size made it smaller (static dimensions are their size).
+  int64_t dynamic_size(int64_t dim) const;
+  /// Sets a dynamic dimension's current size, 0 <= size <= its bound, and
+  /// zeroes the elements beyond it. Aborts on a static dimension or a size out
+  /// of range (callers check; see eval's set-dimension-size).
+  void set_dynamic_size(int64_t dim, int64_t size);
+  /// True when some array dimension, here or in a tuple element, is smaller
+  /// than its bound.
+  bool HasPaddedDimension() const;
+  /// An array's shape without layout, followed by its current sizes when some
+  /// dimension is below its bound: `f32[<=8,2] sizes=5,2`.
+  std::string ShapeString() const;
+
   int64_t tuple_size() const { return static_cast<int64_t>(elements_.size()); }
   const Literal& tuple_element(int64_t i) const;
   /// For changing an element's values in place; assigning it a Literal of
@@ -153,8 +170,8 @@ class Literal {
   /// Moves the elements out of a tuple, leaving this the empty tuple.
   std::vector<Literal> DecomposeTuple() &&;
 
-  /// Bitwise equality: compatible shapes and identical bytes (so NaNs with the
-  /// same bits are equal and +0 differs from -0).
+  /// Bitwise equality: compatible shapes, the same dynamic sizes and identical
+  /// bytes (so NaNs with the same bits are equal and +0 differs from -0).
   friend bool operator==(const Literal& a, const Literal& b);
 
   /// A one-line summary: the shape and the first elements, e.g.
@@ -171,6 +188,8 @@ class Literal {
   hlo::Shape shape_;
   std::vector<std::byte> bytes_;
   std::vector<Literal> elements_;  ///< tuple elements
+  /// Current size of each array dimension; empty while every one is at its bound.
+  std::vector<int64_t> dynamic_sizes_;
 };
 
 template <typename T>

@@ -515,14 +515,14 @@ TEST(Evaluator, UnsupportedOpcodeNamesOpcodeAndLocation) {
   const char* text = R"(HloModule m
 ENTRY e {
   p = f32[4] parameter(0)
-  ROOT r = s32[] get-dimension-size(p), dimensions={0}
+  ROOT r = u64[2] rng-get-and-update-state(), delta=4096
 })";
   auto r = TryEval(text, {R1<float>({1, 2, 3, 4})});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(r.status().message().find("<input>:4:"), std::string::npos) << r.status().message();
-  EXPECT_NE(r.status().message().find("get-dimension-size r"), std::string::npos);
-  EXPECT_FALSE(Evaluator::IsOpcodeImplemented(hlo::HloOpcode::kGetDimensionSize));
+  EXPECT_NE(r.status().message().find("rng-get-and-update-state r"), std::string::npos);
+  EXPECT_FALSE(Evaluator::IsOpcodeImplemented(hlo::HloOpcode::kRngGetAndUpdateState));
   EXPECT_TRUE(Evaluator::IsOpcodeImplemented(hlo::HloOpcode::kDot));
   EXPECT_TRUE(Evaluator::IsOpcodeImplemented(hlo::HloOpcode::kParameter));
   // Every elementwise opcode (opcode.def's cost column, which timing reads

@@ -135,6 +135,37 @@ TEST_F(ExecTest, ReadsNpyInputsAndWritesTupleOutputs) {
   EXPECT_THAT(r.out, HasSubstr("output_1  s32[3]"));
 }
 
+/// A TF program with a bounded dynamic dimension: set-dimension-size to 3,
+/// add, reduce, get-dimension-size (issue 15: it was not evaluated).
+constexpr char kBoundedDynamicModule[] = R"(HloModule tf_dynamic
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY main {
+  x = s32[8] parameter(0)
+  n = s32[] constant(3)
+  d = s32[<=8] set-dimension-size(x, n), dimensions={0}
+  e = s32[<=8] add(d, d)
+  zero = s32[] constant(0)
+  r = s32[] reduce(e, zero), dimensions={0}, to_apply=add
+  sz = s32[] get-dimension-size(e), dimensions={0}
+  ROOT t = (s32[], s32[]) tuple(r, sz)
+}
+)";
+
+TEST_F(ExecTest, RunsSetDimensionSizeAndReducesOnlyTheValidElements) {
+  const std::string module = Module("dyn.hlo", kBoundedDynamicModule);
+  const std::string inputs = dir_ / "inputs";
+  WriteNpy(inputs + "/param_0.npy", Literal::CreateR1<int32_t>({1, 2, 3, 100, 100, 100, 100, 100}));
+  const std::string out = dir_ / "out";
+  const RunResult r = Tpusim({"exec", module, "--inputs", inputs, "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(ReadNpy(out + "/output_0.npy"), Literal::CreateR0<int32_t>(12));  // 2 * (1 + 2 + 3)
+  EXPECT_EQ(ReadNpy(out + "/output_1.npy"), Literal::CreateR0<int32_t>(3));
+}
+
 TEST_F(ExecTest, SeededRunsAreIdenticalAndSeedsDiffer) {
   const std::string module = Module("mul_add.hlo", kMulAddModule);
   const RunResult a = Tpusim({"exec", module, "--inputs", "seed:7", "--out", dir_ / "a"});
