@@ -209,35 +209,26 @@ StatusOr<Literal> EvalDynamicReshape(EvalContext& ctx, const HloInstruction& ins
 
 StatusOr<Literal> EvalOnPaddedOperands(EvalContext& ctx, const HloInstruction& inst, Operands ops,
                                        Kernel kernel) {
-  switch (inst.opcode()) {
-#define V TPUSIM_HLO_CASE_IF_ELEMENTWISE
-#include "sim/hlo/opcode.def"
-#undef V
-    case HloOpcode::kCopy: {
-      TPUSIM_ASSIGN_OR_RETURN(Literal result, kernel(ctx, inst, ops));
-      TPUSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes,
-                              ElementwiseSizes(ctx, inst, ops, result));
-      TPUSIM_RETURN_IF_ERROR(SetSizes(ctx, inst, result, sizes));
-      return result;
-    }
-    case HloOpcode::kReduce:
-      return EvalReduceOnPadded(ctx, inst, ops);
-    // Values that are their operands, or computations whose own instructions
-    // meet the sizes: the sizes travel with the values.
-    case HloOpcode::kAddDependency:
-    case HloOpcode::kCall:
-    case HloOpcode::kConditional:
-    case HloOpcode::kDomain:
-    case HloOpcode::kFusion:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kTuple:
-    case HloOpcode::kWhile:
-      return kernel(ctx, inst, ops);
-    default:
-      return ctx.Unsupported(inst, "not supported with dynamic dimension (an operand is smaller "
-                                   "than its bound)");
+  const HloOpcode opcode = inst.opcode();
+  if (hlo::IsElementwise(opcode) || opcode == HloOpcode::kCopy) {
+    TPUSIM_ASSIGN_OR_RETURN(Literal result, kernel(ctx, inst, ops));
+    TPUSIM_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, ElementwiseSizes(ctx, inst, ops, result));
+    TPUSIM_RETURN_IF_ERROR(SetSizes(ctx, inst, result, sizes));
+    return result;
   }
+  if (opcode == HloOpcode::kReduce) return EvalReduceOnPadded(ctx, inst, ops);
+  // Values that are their operands, or computations whose own instructions
+  // meet the sizes: the sizes travel with the values.
+  static constexpr HloOpcode kCarriesSizes[] = {
+      HloOpcode::kAddDependency, HloOpcode::kCall,   HloOpcode::kConditional,
+      HloOpcode::kDomain,        HloOpcode::kFusion, HloOpcode::kGetTupleElement,
+      HloOpcode::kOptimizationBarrier, HloOpcode::kTuple, HloOpcode::kWhile};
+  if (std::find(std::begin(kCarriesSizes), std::end(kCarriesSizes), opcode) !=
+      std::end(kCarriesSizes)) {
+    return kernel(ctx, inst, ops);
+  }
+  return ctx.Unsupported(inst, "not supported with dynamic dimension (an operand is smaller than "
+                               "its bound)");
 }
 
 }  // namespace tpusim::eval

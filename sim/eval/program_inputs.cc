@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -136,6 +137,10 @@ class IndexUseFinder {
         DimensionBound(user.operand(0)->shape(), dim,
                        dim < static_cast<int64_t>(sizes.size()) ? sizes[dim] : 1);
       }
+    } else if (op == HloOpcode::kSetDimensionSize && operand_index == 1) {
+      // A size, 0 up to the dimension's bound.
+      const std::span<const int64_t> dims = user.dimensions();
+      if (dims.size() == 1) DimensionBound(user.operand(0)->shape(), dims[0], 0);
     } else if (op == HloOpcode::kRaggedAllToAll && operand_index >= 2 && !ragged_.has_value()) {
       ragged_ = RaggedOperand{&user, operand_index};
     } else if (op == HloOpcode::kScatter &&

@@ -163,6 +163,42 @@ TEST(DiffCli, PaddedDynamicShapeIsARegressionNamingThePad) {
                                      "f32[1024,256]{1,0}"));
 }
 
+// A bounded dynamic dimension made static (issue 15): the static module
+// multiplies and reduces the padding rows the dynamic one leaves out. Timing
+// pads to the bound as the TPU backend does, so time is unchanged; the values
+// and the types of %e name the change. Seeds are drawn for BEFORE, so the size
+// %n is drawn within [0, 1024] for its set-dimension-size.
+TEST(DiffCli, DynamicDimensionMadeStaticIsARegressionNamingTheShape) {
+  ScratchDir dir;
+  const std::string head = R"(HloModule dynamic
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[1024,512] parameter(0)
+  n = s32[] parameter(1)
+  zero = f32[] constant(0)
+)";
+  const std::string tail = "  ROOT r = f32[512] reduce(e, zero), dimensions={0}, to_apply=add\n}\n";
+  const std::string before = dir / "dynamic.hlo";
+  const std::string after = dir / "static.hlo";
+  WriteText(before, head +
+                        "  d = f32[<=1024,512] set-dimension-size(x, n), dimensions={0}\n"
+                        "  e = f32[<=1024,512] multiply(d, d)\n" +
+                        tail);
+  WriteText(after, head + "  e = f32[1024,512] multiply(x, x)\n" + tail);
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", before, after, "--chip", "tpu-v4"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), StartsWith("REGRESSION: "));
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("output: 512 of 512 elements beyond tolerance"));
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("time +0.0% (within)"));
+  EXPECT_THAT(r.out, HasSubstr("removed: set-dimension-size f32[<=1024,512] (of %x, %n)"));
+  EXPECT_THAT(r.out, HasSubstr("removed: multiply f32[<=1024,512] (of %d, %d)"));
+  EXPECT_THAT(r.out, HasSubstr("added: multiply f32[1024,512] (of %x, %x)"));
+}
+
 TEST(DiffCli, EquivalentRewriteOfATransformerBlockPasses) {
   const ScratchDir scratch;
   const RunResult r = Diff("healthy_transformer", {"--json", scratch / "diff.json"});
