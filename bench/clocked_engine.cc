@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <utility>
+#include <vector>
 
 #include "sim/chip/core_cost.h"
 
@@ -59,7 +61,23 @@ class ClockedCore : public sc_core::sc_module {
 
   void Run() {
     const int dma = static_cast<int>(chip::Unit::kDma);
-    for (const timing::Step& step : program_.steps) {
+    // Every iteration of every loop, none fast-forwarded: the reference.
+    std::vector<std::pair<size_t, int64_t>> loops;  // (begin step, iterations left)
+    const std::vector<timing::Step>& steps = program_.steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const timing::Step& step = steps[i];
+      if (step.role == timing::StepRole::kLoopBegin) {
+        loops.emplace_back(i, step.trips);
+        continue;
+      }
+      if (step.role == timing::StepRole::kLoopEnd) {
+        if (--loops.back().second > 0) {
+          i = loops.back().first;
+        } else {
+          loops.pop_back();
+        }
+        continue;
+      }
       const timing::KernelCost& c = *step.cost;
       if (c.kind == timing::StepKind::kKernel) {
         int64_t longest = 0;

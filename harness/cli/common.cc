@@ -86,8 +86,9 @@ void AddLoopLimitOptions(CLI::App& command, LoopLimits& limits) {
        "loop; work is 64 per executed instruction plus its result's elements, about 10^8 a "
        "second"},
       {"--max-executed-instructions", &limits.max_executed_instructions,
-       "Timing unrolls loops to their trip counts; more executed instructions than this is an "
-       "error naming the loop being unrolled"},
+       "Timing lowers each loop body once and simulates its iterations until one repeats "
+       "exactly, then fast-forwards the rest; a program longer than this, or more instructions "
+       "simulated one by one, is an error naming the instruction or the loop"},
   };
   for (const auto& option : options) {
     command.add_option(option.flag, *option.value, option.help)

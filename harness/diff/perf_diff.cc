@@ -22,8 +22,8 @@ std::map<std::string, Cost> CostsByName(const timing::TimingResult& timed) {
   for (const timing::OpRecord& op : timed.ops) {
     Cost& cost = costs[op.instruction->name()];
     cost.opcode = op.instruction->OpcodeSpelling();
-    cost.cycles += op.cycles;
-    cost.hbm_bytes += op.hbm_bytes;
+    cost.cycles += op.TotalCycles();
+    cost.hbm_bytes += op.TotalHbmBytes();
   }
   return costs;
 }

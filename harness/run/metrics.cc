@@ -36,7 +36,7 @@ Metrics MetricsOf(const timing::TimingResult& result) {
     for (const timing::OpRecord& op : result.ops) {
       const hlo::HloOpcode opcode = op.instruction->opcode();
       if (hlo::IsCollective(opcode) || hlo::IsCollectiveDone(opcode)) {
-        collective_cycles += op.cycles;
+        collective_cycles += op.TotalCycles();
       }
     }
   }
@@ -57,7 +57,7 @@ Metrics MetricsOf(const timing::TimingResult& result) {
   }
   for (const timing::OpRecord& op : result.ops) {
     if (hlo::IsCollective(op.instruction->opcode())) {
-      metrics.collective_bytes += CollectiveResultBytes(*op.instruction);
+      metrics.collective_bytes += SatMul(CollectiveResultBytes(*op.instruction), op.runs);
     }
   }
   return metrics;

@@ -57,7 +57,8 @@ struct LoopLimits {
   int64_t max_while_iterations = eval::EvaluatorOptions{}.max_while_iterations;
   /// Work of one while loop in a values run (eval::EvaluatorOptions's units).
   int64_t max_loop_work = eval::EvaluatorOptions{}.max_loop_work;
-  /// Instructions timing issues, loops unrolled.
+  /// Instructions of the timed program (each loop body once), and of those
+  /// the timing simulates one by one (fast-forwarded iterations do not count).
   int64_t max_executed_instructions = timing::TimingOptions{}.max_executed_instructions;
 };
 

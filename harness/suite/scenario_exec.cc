@@ -55,7 +55,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     result.metrics = NamedMetrics(MetricsOf(timing));
     for (const timing::OpRecord& op : timing.ops) {
       result.op_time_us[op.instruction->OpcodeSpelling()] +=
-          static_cast<double>(op.cycles) * 1e6 / static_cast<double>(timing.clock_hz);
+          static_cast<double>(op.TotalCycles()) * 1e6 / static_cast<double>(timing.clock_hz);
     }
     result.network_nodes = timing.nodes;
     for (const timing::LinkUse& link : timing.links) {

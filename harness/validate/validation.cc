@@ -115,7 +115,7 @@ std::vector<Prediction> PredictShard(const std::vector<ValidationRow>& all,
     int64_t cycles = -1;
     for (const timing::OpRecord& op : r.ops) {
       if (op.instruction->name() != timed[j]) continue;
-      cycles = std::max<int64_t>(cycles, 0) + op.cycles;
+      cycles = std::max<int64_t>(cycles, 0) + op.TotalCycles();
       p.bound_by = std::string(timing::BoundByName(op.bound_by));
     }
     if (cycles < 0) {

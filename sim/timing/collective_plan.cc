@@ -112,6 +112,7 @@ StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Pr
   }
   CollectivePlans plans(program.costs.size());
   for (const Step& step : program.steps) {
+    if (step.role != StepRole::kInstruction) continue;
     std::unique_ptr<CollectivePlan>& plan = plans[step.inst->unique_id()];
     if (plan != nullptr) continue;
     const std::optional<hlo::CollectiveSite> collective = hlo::FindCollective(*step.inst);

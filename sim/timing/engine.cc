@@ -97,6 +97,10 @@ struct CoreRole {
   SpmdRendezvous* spmd = nullptr;       ///< nullptr: no interconnect
   std::vector<OpRecord>* records = nullptr;  ///< where to record, or nullptr
   DeviceTiming* timing = nullptr;       ///< the leader's end and waits
+  bool fast_forward_loops = true;       ///< TimingOptions::fast_forward_loops
+  /// TimingOptions::max_executed_instructions: instructions simulated one by
+  /// one (fast-forwarded iterations do not count).
+  int64_t max_executed_instructions = 0;
 };
 
 /// One TensorCore issuing the program in order.
@@ -124,6 +128,14 @@ class TensorCore : public sc_core::sc_module {
   }
 
   bool finished() const { return finished_; }
+  /// Where the instructions simulated one by one reached their cap
+  /// (TimingOptions::max_executed_instructions).
+  struct OverLimit {
+    const Step* step = nullptr;  ///< the instruction that went over; nullptr: never
+    const Step* loop = nullptr;  ///< the innermost loop's end step around it, if any
+    int64_t iteration = 0;       ///< that loop's iterations finished
+  };
+  const OverLimit& over_limit() const { return over_limit_; }
   /// The instruction whose time would carry the clock past
   /// kMaxSimulatedCycles, and that time; nullptr when the run stayed within.
   const hlo::HloInstruction* beyond_horizon() const { return beyond_horizon_; }
@@ -184,133 +196,242 @@ class TensorCore : public sc_core::sc_module {
     return true;
   }
 
+  /// A while loop whose iterations this core is running.
+  struct ActiveLoop {
+    size_t begin = 0;             ///< index of its loop-begin step
+    int64_t iteration = 0;        ///< iterations finished
+    int64_t iteration_start = 0;  ///< cycle the current iteration started at
+    bool started_idle = false;    ///< no copy was outstanding when it started
+    bool met_collective = false;  ///< the current iteration took part in a collective
+    size_t first_record = 0;      ///< the current iteration's first record
+  };
+
+  void StartIteration(ActiveLoop& loop, const tlm_utils::tlm_quantumkeeper& keeper) {
+    loop.iteration_start = TimeToCycles(keeper.get_current_time());
+    loop.started_idle = dma_idle_at_ <= loop.iteration_start;
+    loop.met_collective = false;
+    loop.first_record = role_.records != nullptr ? role_.records->size() : 0;
+  }
+
+  /// True when every later iteration of `loop` will repeat the one that just
+  /// ended, cycle for cycle: it started and ended with no copy outstanding
+  /// (the DMA queue is the only unit that keeps state from one instruction to
+  /// the next) and met no other device, and its instructions and their costs
+  /// are the same every iteration (the program is lowered once per loop).
+  bool Steady(const ActiveLoop& loop, const tlm_utils::tlm_quantumkeeper& keeper) const {
+    return role_.fast_forward_loops && loop.started_idle && !loop.met_collective &&
+           dma_idle_at_ <= TimeToCycles(keeper.get_current_time());
+  }
+
+  /// Runs the remaining iterations of `loop`, whose end step is `end`, as
+  /// copies of the one that just ended: the clock moves on by their cycles
+  /// and the iteration's records stand for them too (OpRecord::runs). False
+  /// when that carries the run past the horizon.
+  bool FastForward(const Step& end, ActiveLoop& loop, tlm_utils::tlm_quantumkeeper& keeper) {
+    const int64_t now = TimeToCycles(keeper.get_current_time());
+    const int64_t period = now - loop.iteration_start;
+    const int64_t remaining = end.trips - loop.iteration;
+    const int64_t skipped = SatMul(period, remaining);
+    if (!WithinHorizon(end, now, skipped)) return false;
+    if (role_.records != nullptr) {
+      std::vector<OpRecord>& records = *role_.records;
+      const size_t last = records.size();
+      for (size_t r = loop.first_record; r < last; ++r) {
+        OpRecord copy = records[r];
+        copy.start_cycle += period;
+        copy.runs = SatMul(copy.runs, remaining);
+        records.push_back(copy);
+      }
+    }
+    Advance(keeper, skipped);
+    loop.iteration = end.trips;
+    return true;
+  }
+
+  /// Moves this core's clock on by `cycles`; on a megacore chip, waits for
+  /// the other TensorCores to get there too.
+  void Advance(tlm_utils::tlm_quantumkeeper& keeper, int64_t cycles) {
+    keeper.inc(CyclesToTime(cycles));
+    if (barrier_.cores > 1) {
+      keeper.sync();
+      if (++barrier_.arrived == barrier_.cores) {
+        barrier_.arrived = 0;
+        barrier_.all_arrived.notify();
+      } else {
+        sc_core::wait(barrier_.all_arrived);
+      }
+    } else if (keeper.need_sync()) {
+      keeper.sync();
+    }
+  }
+
+  /// Issues one instruction: meets its collective, asks the units, records
+  /// it. False when the run must stop (an interconnect error or the horizon).
+  bool Execute(const Step& step, tlm_utils::tlm_quantumkeeper& keeper) {
+    const int64_t start = TimeToCycles(keeper.get_current_time());
+    OpRecord record;
+    int64_t cycles = 0;
+    const KernelCost& cost = *step.cost;
+    // A collective this device takes part in: arrive at its group (or
+    // its transfers).
+    std::vector<Rendezvous*> met;
+    std::optional<Waited> network;  ///< a sync collective's wait for its transfer
+    const CollectivePlan* plan =
+        role_.spmd != nullptr ? role_.spmd->PlanFor(*step.inst, role_.device) : nullptr;
+    // Every core of the device marks the loops, so that all of them
+    // fast-forward the same iterations.
+    if (plan != nullptr) {
+      for (ActiveLoop& loop : loops_) loop.met_collective = true;
+    }
+    if (meets_collectives_ && plan != nullptr) {
+      keeper.sync();
+      const bool recv = step.inst->opcode() == hlo::HloOpcode::kRecv;
+      const int64_t execution = executions_[{plan->key, recv}]++;
+      for (int32_t group : RendezvousOf(*plan, recv, role_.device)) {
+        met.push_back(&role_.spmd->Arrive(*plan, execution, group, role_.device,
+                                          TimeToCycles(sc_core::sc_time_stamp())));
+      }
+      if (cost.kind == StepKind::kKernel) {
+        if (!AwaitGroups(keeper, met, network.emplace())) return false;
+      }
+    }
+    switch (cost.kind) {
+      case StepKind::kKernel: {
+        // The per-block pipeline steps hold up the TensorCore's units,
+        // not the HBM stream, which runs on under the DMA engines.
+        const int64_t steps = cost_.PipelineStepCycles(cost.per_core);
+        int64_t longest = 0;
+        int64_t longest_busy = 0;
+        record.bound_by = BoundBy::kLatency;
+        for (int u = 0; u < chip::kUnitCount; ++u) {
+          const Unit unit = static_cast<Unit>(u);
+          if (unit == Unit::kDma) continue;
+          const int64_t busy = Ask(unit, cost.per_core, keeper.get_local_time());
+          record.unit_cycles[u] = busy;
+          longest_busy = std::max(longest_busy, busy);
+          const int64_t paced = unit == Unit::kHbm ? busy : SatAdd(busy, steps);
+          if (paced > longest) {
+            longest = paced;
+            record.bound_by = busy > 0 ? BoundByUnit(unit) : BoundBy::kLatency;
+          }
+        }
+        // Overhead on top of the busiest unit: the fixed start-up, the
+        // pipeline's exposed prologue and epilogue, and the steps that the
+        // HBM stream did not hide (longest - longest_busy).
+        const int64_t edges = cost_.PipelineEdgeCycles(cost.per_core);
+        const int64_t fixed =
+            SatAdd(SatAdd(cost_.kernel_start(), edges), longest - longest_busy);
+        longest = longest_busy;
+        record.overhead_cycles = fixed;
+        if (longest < fixed) record.bound_by = BoundBy::kLatency;
+        cycles = Slowed(SatAdd(longest, fixed));
+        if (network.has_value()) {
+          // The local part (the adds of a reduction) overlaps the transfer,
+          // which started when the group completed; the thread has waited
+          // until the transfer ended.
+          const int64_t local_end = SatAdd(network->completed, cycles);
+          if (network->end > local_end) record.bound_by = BoundBy::kIci;
+          cycles = std::max(local_end, network->end) - TimeToCycles(keeper.get_current_time());
+        }
+        break;
+      }
+      case StepKind::kAsyncStart: {
+        const int64_t until_done = Ask(Unit::kDma, cost.per_core, keeper.get_local_time());
+        record.unit_cycles[static_cast<int>(Unit::kDma)] = until_done;
+        if (!WithinHorizon(step, start, until_done)) return false;
+        async_done_at_[step.async_id] = start + until_done;
+        dma_idle_at_ = std::max(dma_idle_at_, start + until_done);
+        // A start of an earlier iteration that no done awaited: its
+        // transfers still end the run.
+        std::vector<Rendezvous*>& joined = async_rendezvous_[step.async_id];
+        unawaited_.insert(unawaited_.end(), joined.begin(), joined.end());
+        joined = std::move(met);
+        record.bound_by = BoundBy::kDma;
+        break;
+      }
+      case StepKind::kAsyncDone: {
+        const int64_t issued = TimeToCycles(keeper.get_current_time());
+        int64_t ready = step.async_id >= 0 ? async_done_at_[step.async_id] : 0;
+        record.bound_by = BoundBy::kDma;
+        if (step.async_id >= 0 && !async_rendezvous_[step.async_id].empty()) {
+          Waited waited;
+          if (!AwaitGroups(keeper, async_rendezvous_[step.async_id], waited)) return false;
+          if (waited.end > ready) ready = waited.end, record.bound_by = BoundBy::kIci;
+          async_rendezvous_[step.async_id].clear();  // its transfers have ended
+        }
+        cycles = std::max<int64_t>(0, ready - TimeToCycles(keeper.get_current_time()));
+        if (ready <= issued) record.bound_by = BoundBy::kLatency;
+        break;
+      }
+      case StepKind::kFree:
+        break;
+    }
+    // From now, not from the step's start: a collective's wait has moved the clock.
+    if (!WithinHorizon(step, TimeToCycles(keeper.get_current_time()), cycles)) return false;
+    Advance(keeper, cycles);
+    if (role_.records != nullptr) {
+      record.instruction = step.inst;
+      record.start_cycle = start;
+      record.cycles = TimeToCycles(keeper.get_current_time()) - start;
+      record.flops = cost.flops;
+      record.hbm_bytes = cost.hbm_bytes;
+      role_.records->push_back(std::move(record));
+    }
+    return true;
+  }
+
   void Run() {
     tlm_utils::tlm_quantumkeeper keeper;
     keeper.reset();
     // The host hands the device its program and arguments before the first
     // kernel runs.
     keeper.inc(CyclesToTime(cost_.program_launch()));
-    for (const Step& step : program_.steps) {
-      const int64_t start = TimeToCycles(keeper.get_current_time());
-      OpRecord record;
-      int64_t cycles = 0;
-      const KernelCost& cost = *step.cost;
-      // A collective this device takes part in: arrive at its group (or
-      // its transfers).
-      std::vector<Rendezvous*> met;
-      std::optional<Waited> network;  ///< a sync collective's wait for its transfer
-      if (meets_collectives_) {
-        if (const CollectivePlan* plan = role_.spmd->PlanFor(*step.inst, role_.device)) {
-          keeper.sync();
-          const bool recv = step.inst->opcode() == hlo::HloOpcode::kRecv;
-          const int64_t execution = executions_[{plan->key, recv}]++;
-          for (int32_t group : RendezvousOf(*plan, recv, role_.device)) {
-            met.push_back(&role_.spmd->Arrive(*plan, execution, group, role_.device,
-                                              TimeToCycles(sc_core::sc_time_stamp())));
+    const std::vector<Step>& steps = program_.steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step& step = steps[i];
+      switch (step.role) {
+        case StepRole::kLoopBegin:
+          loops_.push_back(ActiveLoop{i});
+          StartIteration(loops_.back(), keeper);
+          break;
+        case StepRole::kLoopEnd: {
+          ActiveLoop& loop = loops_.back();
+          ++loop.iteration;
+          if (loop.iteration < step.trips && Steady(loop, keeper) &&
+              !FastForward(step, loop, keeper)) {
+            return;
           }
-          if (cost.kind == StepKind::kKernel) {
-            if (!AwaitGroups(keeper, met, network.emplace())) return;
+          if (loop.iteration < step.trips) {
+            StartIteration(loop, keeper);
+            i = loop.begin;
+          } else {
+            loops_.pop_back();
           }
+          break;
         }
-      }
-      switch (cost.kind) {
-        case StepKind::kKernel: {
-          // The per-block pipeline steps hold up the TensorCore's units,
-          // not the HBM stream, which runs on under the DMA engines.
-          const int64_t steps = cost_.PipelineStepCycles(cost.per_core);
-          int64_t longest = 0;
-          int64_t longest_busy = 0;
-          record.bound_by = BoundBy::kLatency;
-          for (int u = 0; u < chip::kUnitCount; ++u) {
-            const Unit unit = static_cast<Unit>(u);
-            if (unit == Unit::kDma) continue;
-            const int64_t busy = Ask(unit, cost.per_core, keeper.get_local_time());
-            record.unit_cycles[u] = busy;
-            longest_busy = std::max(longest_busy, busy);
-            const int64_t paced = unit == Unit::kHbm ? busy : SatAdd(busy, steps);
-            if (paced > longest) {
-              longest = paced;
-              record.bound_by = busy > 0 ? BoundByUnit(unit) : BoundBy::kLatency;
+        case StepRole::kInstruction:
+          if (++executed_ > role_.max_executed_instructions) {
+            over_limit_.step = &step;
+            if (!loops_.empty()) {
+              over_limit_.loop = &steps[steps[loops_.back().begin].partner];
+              over_limit_.iteration = loops_.back().iteration;
             }
+            return;
           }
-          // Overhead on top of the busiest unit: the fixed start-up, the
-          // pipeline's exposed prologue and epilogue, and the steps that the
-          // HBM stream did not hide (longest - longest_busy).
-          const int64_t edges = cost_.PipelineEdgeCycles(cost.per_core);
-          const int64_t fixed =
-              SatAdd(SatAdd(cost_.kernel_start(), edges), longest - longest_busy);
-          longest = longest_busy;
-          record.overhead_cycles = fixed;
-          if (longest < fixed) record.bound_by = BoundBy::kLatency;
-          cycles = Slowed(SatAdd(longest, fixed));
-          if (network.has_value()) {
-            // The local part (the adds of a reduction) overlaps the transfer,
-            // which started when the group completed; the thread has waited
-            // until the transfer ended.
-            const int64_t local_end = SatAdd(network->completed, cycles);
-            if (network->end > local_end) record.bound_by = BoundBy::kIci;
-            cycles = std::max(local_end, network->end) - TimeToCycles(keeper.get_current_time());
-          }
+          if (!Execute(step, keeper)) return;
           break;
-        }
-        case StepKind::kAsyncStart: {
-          const int64_t until_done = Ask(Unit::kDma, cost.per_core, keeper.get_local_time());
-          record.unit_cycles[static_cast<int>(Unit::kDma)] = until_done;
-          if (!WithinHorizon(step, start, until_done)) return;
-          async_done_at_[step.async_id] = start + until_done;
-          async_rendezvous_[step.async_id] = std::move(met);
-          record.bound_by = BoundBy::kDma;
-          break;
-        }
-        case StepKind::kAsyncDone: {
-          const int64_t issued = TimeToCycles(keeper.get_current_time());
-          int64_t ready = step.async_id >= 0 ? async_done_at_[step.async_id] : 0;
-          record.bound_by = BoundBy::kDma;
-          if (step.async_id >= 0 && !async_rendezvous_[step.async_id].empty()) {
-            Waited waited;
-            if (!AwaitGroups(keeper, async_rendezvous_[step.async_id], waited)) return;
-            if (waited.end > ready) ready = waited.end, record.bound_by = BoundBy::kIci;
-            async_rendezvous_[step.async_id].clear();  // its transfers have ended
-          }
-          cycles = std::max<int64_t>(0, ready - TimeToCycles(keeper.get_current_time()));
-          if (ready <= issued) record.bound_by = BoundBy::kLatency;
-          break;
-        }
-        case StepKind::kFree:
-          break;
-      }
-      // From now, not from the step's start: a collective's wait has moved the clock.
-      if (!WithinHorizon(step, TimeToCycles(keeper.get_current_time()), cycles)) return;
-      keeper.inc(CyclesToTime(cycles));
-      if (barrier_.cores > 1) {
-        keeper.sync();
-        if (++barrier_.arrived == barrier_.cores) {
-          barrier_.arrived = 0;
-          barrier_.all_arrived.notify();
-        } else {
-          sc_core::wait(barrier_.all_arrived);
-        }
-      } else if (keeper.need_sync()) {
-        keeper.sync();
-      }
-      if (role_.records != nullptr) {
-        record.instruction = step.inst;
-        record.start_cycle = start;
-        record.cycles = TimeToCycles(keeper.get_current_time()) - start;
-        record.flops = cost.flops;
-        record.hbm_bytes = cost.hbm_bytes;
-        role_.records->push_back(std::move(record));
       }
     }
     int64_t end = TimeToCycles(keeper.get_current_time());
-    for (int64_t done_at : async_done_at_) end = std::max(end, done_at);  // outstanding copies
+    end = std::max(end, dma_idle_at_);  // outstanding copies
     keeper.sync();
+    // A *-start whose done never ran: its transfer's end is final once passed.
     for (const auto& started : async_rendezvous_) {
-      // A *-start whose done never ran: its transfer's end is final once passed.
-      for (const Rendezvous* r : started) {
-        if (r->complete && !role_.spmd->AwaitEnd(*r)) return;
-        end = std::max(end, r->end);
-      }
+      unawaited_.insert(unawaited_.end(), started.begin(), started.end());
+    }
+    for (const Rendezvous* r : unawaited_) {
+      if (r->complete && !role_.spmd->AwaitEnd(*r)) return;
+      end = std::max(end, r->end);
     }
     if (role_.timing != nullptr) role_.timing->end_cycle = end;
     finished_ = true;
@@ -329,6 +450,14 @@ class TensorCore : public sc_core::sc_module {
   /// Executions so far by (rendezvous key, is a recv): a send/recv channel
   /// counts its sends and its recvs apart.
   std::map<std::pair<int64_t, bool>, int64_t> executions_;
+  /// Completion cycle of the last copy queued on the DMA engine.
+  int64_t dma_idle_at_ = 0;
+  /// Rendezvous of starts whose id a later start reused before a done
+  /// awaited them (a start without a done, in a loop).
+  std::vector<Rendezvous*> unawaited_;
+  std::vector<ActiveLoop> loops_;  ///< the loops being run, innermost last
+  int64_t executed_ = 0;          ///< instructions simulated one by one
+  OverLimit over_limit_;
   bool finished_ = false;
   const hlo::HloInstruction* beyond_horizon_ = nullptr;
   int64_t beyond_horizon_cycles_ = 0;
@@ -434,6 +563,30 @@ void SumLinks(const ici::CollectiveTimer& timer, TimingResult& r) {
   r.nodes = timer.NodeNames();
 }
 
+/// The error of a run whose instructions simulated one by one reached
+/// `options.max_executed_instructions`: at the loop that was iterating (its
+/// trip count is what the user can change), or at the instruction.
+Status OverExecutedLimit(const hlo::HloModule& module, const TimingOptions& options,
+                         const TensorCore::OverLimit& over) {
+  const std::string limit = std::to_string(options.max_executed_instructions);
+  const std::string& raise = options.raise_executed_instructions;
+  if (over.loop == nullptr) {
+    return ResourceExhausted(module.ErrorAt(
+        over.step->inst->location(),
+        over.step->inst->name() + ": the run reaches the limit of " + limit +
+            " executed instructions here" + (raise.empty() ? "" : "; " + raise)));
+  }
+  const hlo::HloInstruction& loop = *over.loop->inst;
+  return ResourceExhausted(module.ErrorAt(
+      loop.location(),
+      loop.name() + ": simulating this loop iteration by iteration reached the limit of " + limit +
+          " executed instructions after " + std::to_string(over.iteration) + " of its " +
+          std::to_string(over.loop->trips) +
+          " iterations (iterations that meet other devices or leave copies in flight are not "
+          "fast-forwarded); " +
+          (raise.empty() ? "lower" : raise + " or lower") + " its trip count"));
+}
+
 bool g_simulated = false;  ///< the SystemC kernel has been started in this process
 
 }  // namespace
@@ -491,6 +644,8 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
         role.leader = c == 0;
         role.slowdown = timing.slowdown;
         role.spmd = m.spmd.get();
+        role.fast_forward_loops = m.job->options.fast_forward_loops;
+        role.max_executed_instructions = m.job->options.max_executed_instructions;
         if (c == 0) {
           role.timing = &timing;
           if (device == 0) {
@@ -522,6 +677,11 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
                 " cycles, which carries the run past the simulator's horizon of 2^53 cycles"));
       }
     }
+    for (const auto& core : m->cores) {
+      if (core->over_limit().step != nullptr) {
+        return OverExecutedLimit(*m->module, m->job->options, core->over_limit());
+      }
+    }
     if (m->spmd != nullptr) {
       TPUSIM_RETURN_IF_ERROR(m->spmd->error());
       const bool all_finished = std::all_of(m->cores.begin(), m->cores.end(),
@@ -532,8 +692,8 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
     for (const DeviceTiming& d : r.devices) r.cycles = std::max(r.cycles, d.end_cycle);
     r.time_us = static_cast<double>(r.cycles) * 1e6 / static_cast<double>(r.clock_hz);
     for (const OpRecord& op : r.ops) {
-      r.flops = SatAdd(r.flops, op.flops);
-      r.hbm_bytes = SatAdd(r.hbm_bytes, op.hbm_bytes);
+      r.flops = SatAdd(r.flops, op.TotalFlops());
+      r.hbm_bytes = SatAdd(r.hbm_bytes, op.TotalHbmBytes());
     }
     std::stable_sort(r.collectives.begin(), r.collectives.end(),
                      [](const CollectiveRecord& a, const CollectiveRecord& b) {

@@ -59,23 +59,15 @@ class Lowerer {
     return Status(code, module_.ErrorAt(inst.location(), inst.name() + ": " + message));
   }
 
-  /// The cap on executed instructions, reported at the loop being unrolled
-  /// (its trip count is what the user can change) or, outside every loop, at
-  /// the instruction that reached it.
+  /// The cap on the lowered program's length (each loop lowered once),
+  /// reported at the instruction that reached it.
   Status TooManyInstructions(const HloInstruction& inst) const {
-    const std::string limit = std::to_string(options_.max_executed_instructions);
     const std::string& raise = options_.raise_executed_instructions;
-    if (unrolling_.loop == nullptr) {
-      return Error(inst, StatusCode::kResourceExhausted,
-                   "the module reaches the limit of " + limit +
-                       " executed instructions (loops unrolled) here" +
-                       (raise.empty() ? "" : "; " + raise));
-    }
-    return Error(*unrolling_.loop, StatusCode::kResourceExhausted,
-                 "unrolling this loop for timing reached the limit of " + limit +
-                     " executed instructions after " + std::to_string(unrolling_.iteration) +
-                     " of its " + std::to_string(unrolling_.trips) + " iterations; " +
-                     (raise.empty() ? "lower" : raise + " or lower") + " its trip count");
+    return Error(inst, StatusCode::kResourceExhausted,
+                 "the module's program reaches the limit of " +
+                     std::to_string(options_.max_executed_instructions) +
+                     " instructions here (each loop body counted once)" +
+                     (raise.empty() ? "" : "; " + raise));
   }
 
   Status Issue(const HloInstruction& inst) {
@@ -87,10 +79,9 @@ class Lowerer {
       cached = std::move(*cost);
     }
     if (cached->kind == StepKind::kFree) return Status::Ok();
-    if (static_cast<int64_t>(program_.steps.size()) >= options_.max_executed_instructions) {
-      return TooManyInstructions(inst);
-    }
-    Step step{&inst, &*cached, -1};
+    if (instructions_ >= options_.max_executed_instructions) return TooManyInstructions(inst);
+    ++instructions_;
+    Step step{StepRole::kInstruction, &inst, &*cached};
     if (cached->kind == StepKind::kAsyncStart) {
       step.async_id = program_.async_count++;
       last_async_[inst.unique_id()] = step.async_id;
@@ -98,13 +89,14 @@ class Lowerer {
       step.async_id = last_async_[inst.operand(0)->unique_id()];
     }
     program_.steps.push_back(step);
-    // The report sums every run (loops unrolled): the totals must fit too.
-    flops_ = SatAdd(flops_, cached->flops);
-    hbm_bytes_ = SatAdd(hbm_bytes_, cached->hbm_bytes);
+    // The report sums every run (each iteration of the enclosing loops):
+    // the totals must fit too.
+    flops_ = SatAdd(flops_, SatMul(cached->flops, runs_));
+    hbm_bytes_ = SatAdd(hbm_bytes_, SatMul(cached->hbm_bytes, runs_));
     if (flops_ == kInt64Max || hbm_bytes_ == kInt64Max) {
       return Error(inst, StatusCode::kInvalidArgument,
                    std::string("the module's ") + (flops_ == kInt64Max ? "FLOPs" : "HBM bytes") +
-                       ", summed over every run (loops unrolled), reach 2^63 here: more than "
+                       ", summed over every run (each loop iteration), reach 2^63 here: more than "
                        "tpusim counts in 64 bits");
     }
     return Status::Ok();
@@ -120,18 +112,22 @@ class Lowerer {
     const int64_t trips = given != options_.trip_counts.end()
                               ? given->second
                               : KnownTripCount(inst).value_or(options_.default_trip_count);
-    const UnrollingLoop outer = unrolling_;
-    unrolling_ = {&inst, 0, trips};
-    for (; unrolling_.iteration < trips; ++unrolling_.iteration) {
-      const size_t before = program_.steps.size();
-      TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));
-      TPUSIM_RETURN_IF_ERROR(Walk(*body, depth + 1));
-      // An iteration that issues nothing issues nothing every time: stop
-      // rather than spin through a huge trip count.
-      if (program_.steps.size() == before) break;
+    // One iteration, the condition and then the body, between the loop's
+    // begin and end steps; an iteration that issues nothing is left out.
+    const size_t begin = program_.steps.size();
+    program_.steps.push_back(Step{StepRole::kLoopBegin, &inst, nullptr, -1, trips});
+    const int64_t outer_runs = runs_;
+    runs_ = SatMul(runs_, std::max<int64_t>(trips, 0));
+    TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));
+    TPUSIM_RETURN_IF_ERROR(Walk(*body, depth + 1));
+    runs_ = outer_runs;
+    if (trips <= 0 || program_.steps.size() == begin + 1) {
+      program_.steps.resize(begin);
+    } else {
+      program_.steps[begin].partner = program_.steps.size();
+      program_.steps.push_back(Step{StepRole::kLoopEnd, &inst, nullptr, -1, trips, begin});
     }
     TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));  // the test that ends the loop
-    unrolling_ = outer;
     return Status::Ok();
   }
 
@@ -162,13 +158,10 @@ class Lowerer {
   Program& program_;
   /// Latest async id handed to each start instruction, by unique id.
   std::vector<int64_t> last_async_;
-  /// The innermost while loop being unrolled, for the error at the cap.
-  struct UnrollingLoop {
-    const HloInstruction* loop = nullptr;  ///< nullptr: outside every loop
-    int64_t iteration = 0;                 ///< iterations issued in full
-    int64_t trips = 0;
-  };
-  UnrollingLoop unrolling_;
+  /// Runs of the instructions being lowered: the product of the trip
+  /// counts of the loops around them.
+  int64_t runs_ = 1;
+  int64_t instructions_ = 0;  ///< instruction steps lowered so far
   /// Totals of the steps so far, as the report sums them.
   int64_t flops_ = 0;
   int64_t hbm_bytes_ = 0;

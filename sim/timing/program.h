@@ -1,9 +1,12 @@
-// A module lowered for one chip: the flat sequence of instructions each
-// TensorCore issues (loops unrolled to their trip counts, the chosen branch
-// of each conditional, calls inlined), each with its cost.
+// A module lowered for one chip: the sequence of instructions each
+// TensorCore issues (the chosen branch of each conditional, calls inlined),
+// each with its cost. A while loop's condition and body are lowered once,
+// between a loop-begin and a loop-end step that carry its trip count; the
+// engine runs the iterations (docs/models.md, "Loops").
 #ifndef TPUSIM_SIM_TIMING_PROGRAM_H_
 #define TPUSIM_SIM_TIMING_PROGRAM_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -16,11 +19,24 @@
 
 namespace tpusim::timing {
 
-/// One issued instruction.
+/// What a step of the sequence is.
+enum class StepRole : uint8_t {
+  kInstruction,  ///< an issued instruction
+  kLoopBegin,    ///< a while loop's first iteration starts at the next step
+  kLoopEnd,      ///< an iteration of the loop ends here
+};
+
+/// One issued instruction, or where a loop's iterations begin or end.
 struct Step {
+  StepRole role = StepRole::kInstruction;
+  /// The instruction; for loop steps, the while.
   const hlo::HloInstruction* inst = nullptr;
-  const KernelCost* cost = nullptr;  ///< owned by the Program, shared by every iteration
-  int64_t async_id = -1;             ///< start: its id; done: the id it waits for (-1: none)
+  /// Owned by the Program, shared by every iteration; nullptr for loop steps.
+  const KernelCost* cost = nullptr;
+  int64_t async_id = -1;  ///< start: its id; done: the id it waits for (-1: none)
+  int64_t trips = 0;      ///< loop steps: the loop's trip count (at least 1)
+  /// Loop steps: the index of the other end of the loop (begin <-> end).
+  size_t partner = 0;
 };
 
 struct Program {

@@ -162,12 +162,12 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
       instructions.push_back(op.instruction);
     }
     Row& row = rows[it->second];
-    ++row.count;
-    row.cycles += op.cycles;
-    row.flops += op.flops;
-    row.hbm_bytes += op.hbm_bytes;
-    row.overhead_cycles += op.overhead_cycles;
-    ++row.bound[op.bound_by];
+    row.count = SatAdd(row.count, op.runs);
+    row.cycles = SatAdd(row.cycles, op.TotalCycles());
+    row.flops = SatAdd(row.flops, op.TotalFlops());
+    row.hbm_bytes = SatAdd(row.hbm_bytes, op.TotalHbmBytes());
+    row.overhead_cycles = SatAdd(row.overhead_cycles, op.TotalOverheadCycles());
+    row.bound[op.bound_by] = SatAdd(row.bound[op.bound_by], op.runs);
   }
   const std::map<const hlo::HloInstruction*, std::string> labels = RowLabels(instructions);
   std::stable_sort(rows.begin(), rows.end(),
@@ -234,6 +234,7 @@ std::string TimingJson(const TimingResult& r) {
                    {"hbm_bytes", op.hbm_bytes},
                    {"overhead_cycles", op.overhead_cycles},
                    {"bound_by", std::string(BoundByName(op.bound_by))}});
+    if (op.runs > 1) ops.back()["runs"] = op.runs;
   }
   j["ops"] = std::move(ops);
   const std::vector<const hlo::HloInstruction*> unestimated = UnestimatedCustomCalls(r);
@@ -293,6 +294,8 @@ ordered_json OpArgs(const OpRecord& op, bool counts) {
     args["flops"] = op.flops;
     args["hbm_bytes"] = op.hbm_bytes;
   }
+  // A fast-forwarded loop's iterations: the slice is the first of the runs.
+  if (op.runs > 1) args["runs"] = op.runs;
   for (const char* key : {"op_name", "source_file"}) {
     const std::string_view value = op.instruction->metadata_field(key);
     if (!value.empty()) args[key] = std::string(value);

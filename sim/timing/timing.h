@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sim/arch/chip_config.h"
+#include "sim/base/arith.h"
 #include "sim/base/status.h"
 #include "sim/chip/work.h"
 #include "sim/hlo/collective_groups.h"
@@ -42,9 +43,15 @@ struct TimingOptions {
   /// instruction of the timed module, in conditional_branch's numbering; they
   /// take precedence over it.
   std::map<const hlo::HloInstruction*, int64_t> branches;
-  /// Upper bound on executed instructions (loops unrolled), to fail cleanly
-  /// instead of exhausting memory.
+  /// Upper bound on the instructions of the lowered program (each loop body
+  /// once) and on those the engine simulates one by one (iterations it
+  /// fast-forwards do not count), to fail cleanly instead of exhausting
+  /// memory and time.
   int64_t max_executed_instructions = 20'000'000;
+  /// Fast-forward a loop once an iteration repeats exactly (docs/models.md,
+  /// "Loops"); false simulates every iteration, the reference the fast path
+  /// is tested against.
+  bool fast_forward_loops = true;
   /// How the user raises max_executed_instructions, which its error adds:
   /// the caller names its own flag or setting; sim/ knows no command line.
   /// Empty: the error offers only a lower trip count.
@@ -87,7 +94,8 @@ BoundBy BoundByUnit(chip::Unit unit);
 std::string_view BoundByName(BoundBy bound);
 
 /// One executed instruction (an instruction inside a loop body appears once
-/// per iteration; instructions that do no work are not listed).
+/// per iteration simulated; instructions that do no work are not listed), or
+/// the runs of it in fast-forwarded iterations.
 struct OpRecord {
   /// What ran: an instruction of the timed module, which outlives the result
   /// (its name and opcode are read from it, not copied per execution).
@@ -101,6 +109,17 @@ struct OpRecord {
   /// Of `cycles`, the fixed kernel start-up and the HBM pipeline's exposed
   /// prologue, epilogue and per-block steps (no unit hides them).
   int64_t overhead_cycles = 0;
+  /// The runs this record stands for: 1, or the runs of the instruction in
+  /// the iterations of a loop fast-forwarded after it, each a copy of this
+  /// one (the first starting at start_cycle). cycles, flops, hbm_bytes,
+  /// unit_cycles and overhead_cycles are those of one run; the Total*
+  /// functions sum over the runs.
+  int64_t runs = 1;
+
+  int64_t TotalCycles() const { return SatMul(cycles, runs); }
+  int64_t TotalFlops() const { return SatMul(flops, runs); }
+  int64_t TotalHbmBytes() const { return SatMul(hbm_bytes, runs); }
+  int64_t TotalOverheadCycles() const { return SatMul(overhead_cycles, runs); }
 };
 
 /// A collective's kind as reports and errors spell it: the HLO spelling

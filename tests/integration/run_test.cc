@@ -387,7 +387,7 @@ TEST(Run, ScenarioLoopLimitsAreKeys) {
                   "mode: timing\nchip: tpu-v5e\nmax_executed_instructions: " + instructions +
                       "\n");
   };
-  write_suite("5", "5");
+  write_suite("5", "3");
   const RunResult lowered =
       RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden"});
   EXPECT_NE(lowered.exit_code, 0) << Describe(lowered);
@@ -396,8 +396,8 @@ TEST(Run, ScenarioLoopLimitsAreKeys) {
                                      "--max-while-iterations (a scenario's "
                                      "max_while_iterations)"))
       << Describe(lowered);
-  EXPECT_THAT(lowered.out, HasSubstr("loop.hlo:24:3: error: w: unrolling this loop for timing "
-                                     "reached the limit of 5 executed instructions after "))
+  EXPECT_THAT(lowered.out, HasSubstr("loop.hlo:7:3: error: lt: the module's program reaches the "
+                                     "limit of 3 instructions here"))
       << Describe(lowered);
   write_suite("10", "1000");
   const RunResult raised =

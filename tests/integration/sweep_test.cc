@@ -320,17 +320,16 @@ TEST(SweepLoopLimits, APointsLimitOverridesTheBase) {
   const ScratchDir scratch;
   WriteText(scratch / "loop.hlo", kTenIterationLoopModule);
   WriteText(scratch / "base.yaml",
-            "module: loop.hlo\nchip: tpu-v5e\nmode: full\nmax_executed_instructions: 5\n");
+            "module: loop.hlo\nchip: tpu-v5e\nmode: full\nmax_executed_instructions: 3\n");
   WriteText(scratch / "l.study.yaml",
-            "base: base.yaml\ngrid:\n  max_executed_instructions: [5, 1000]\n");
+            "base: base.yaml\ngrid:\n  max_executed_instructions: [3, 1000]\n");
   const RunResult r =
       RunBinary(TPUSIM_BINARY, {"sweep", scratch / "l.study.yaml", "--out", scratch / "out"});
   EXPECT_THAT(r.out, HasSubstr("2 point(s), 1 ok, 1 failed")) << Describe(r);
   const std::vector<std::string> rows = Lines(ReadText(scratch / "out/results.csv"));
   ASSERT_EQ(rows.size(), 3u);
-  EXPECT_THAT(rows[1], HasSubstr(",5,error,"));
-  EXPECT_THAT(rows[1], HasSubstr("w: unrolling this loop for timing reached the limit of 5 "
-                                 "executed instructions"));
+  EXPECT_THAT(rows[1], HasSubstr(",3,error,"));
+  EXPECT_THAT(rows[1], HasSubstr("lt: the module's program reaches the limit of 3 instructions"));
   EXPECT_THAT(rows[2], HasSubstr(",1000,ok,"));
 }
 

@@ -1,10 +1,14 @@
 // Every corpus module times on every preset without error, and the cycle
 // count is deterministic: each module is simulated twice in the same batch and
-// both runs must agree exactly. One preset per TEST (one SystemC run each).
+// both runs must agree exactly. A third run simulates every loop iteration
+// (no fast-forward) and must agree with them in cycles and in every
+// instruction's runs and totals. One preset per TEST (one SystemC run each).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,23 +41,43 @@ std::vector<std::unique_ptr<hlo::HloModule>> LoadCorpus() {
   return modules;
 }
 
+/// Each instruction's runs and cycles, FLOPs and HBM bytes summed over them.
+std::map<std::string, std::array<int64_t, 4>> TotalsByInstruction(const TimingResult& r) {
+  std::map<std::string, std::array<int64_t, 4>> totals;
+  for (const OpRecord& op : r.ops) {
+    std::array<int64_t, 4>& t = totals[op.instruction->name()];
+    t[0] += op.runs;
+    t[1] += op.TotalCycles();
+    t[2] += op.TotalFlops();
+    t[3] += op.TotalHbmBytes();
+  }
+  return totals;
+}
+
 class CorpusTiming : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CorpusTiming, EveryModuleTimesDeterministically) {
   const arch::ChipConfig chip = Preset(GetParam());
   const std::vector<std::unique_ptr<hlo::HloModule>> modules = LoadCorpus();
+  TimingOptions unrolled;
+  unrolled.fast_forward_loops = false;
   std::vector<SimulationJob> jobs;
   for (const auto& m : modules) {
     jobs.push_back({m.get(), &chip, {}});
     jobs.push_back({m.get(), &chip, {}});
+    jobs.push_back({m.get(), &chip, unrolled});
   }
   auto results = SimulateBatch(jobs);
   ASSERT_TRUE(results.ok()) << results.status().message();
-  ASSERT_EQ(results->size(), 2 * modules.size());
+  ASSERT_EQ(results->size(), 3 * modules.size());
   int64_t busy_modules = 0;
   for (size_t i = 0; i < modules.size(); ++i) {
-    const TimingResult& a = (*results)[2 * i];
-    const TimingResult& b = (*results)[2 * i + 1];
+    const TimingResult& a = (*results)[3 * i];
+    const TimingResult& b = (*results)[3 * i + 1];
+    const TimingResult& every_iteration = (*results)[3 * i + 2];
+    EXPECT_EQ(a.cycles, every_iteration.cycles) << modules[i]->name();
+    EXPECT_EQ(a.flops, every_iteration.flops) << modules[i]->name();
+    EXPECT_EQ(TotalsByInstruction(a), TotalsByInstruction(every_iteration)) << modules[i]->name();
     EXPECT_EQ(a.cycles, b.cycles) << modules[i]->name();
     EXPECT_EQ(a.hbm_bytes, b.hbm_bytes) << modules[i]->name();
     ASSERT_EQ(a.ops.size(), b.ops.size()) << modules[i]->name();

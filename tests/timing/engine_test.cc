@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -117,6 +119,145 @@ ENTRY e {
   // The program starts after its launch; the copy-start itself takes no time.
   EXPECT_EQ(r->ops[0].start_cycle, v5e.overhead.program_launch.value());
   EXPECT_EQ(r->ops[2].start_cycle, v5e.overhead.program_launch.value() + dma);
+}
+
+/// Each instruction's runs and the cycles summed over them.
+std::map<std::string, std::pair<int64_t, int64_t>> RunsAndCycles(const TimingResult& r) {
+  std::map<std::string, std::pair<int64_t, int64_t>> totals;
+  for (const OpRecord& op : r.ops) {
+    totals[op.instruction->name()].first += op.runs;
+    totals[op.instruction->name()].second += op.TotalCycles();
+  }
+  return totals;
+}
+
+// A loop fast-forwards only from an iteration that started and ended with no
+// copy in flight: here the copy started before the loop holds up the DMA
+// queue, so the first iterations' copies wait behind it and take longer than
+// the later ones. Fast-forwarded or simulated iteration by iteration, the
+// cycles and every instruction's runs and cycles are the same, on a
+// single-core chip and on a megacore one.
+TEST(Engine, LoopsFastForwardWithTheCyclesOfEveryIterationSimulated) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const arch::ChipConfig v4 = Preset("tpu-v4");
+  auto module = Parse(R"(HloModule loop, is_scheduled=true
+cond {
+  p = (s32[], f32[512,512]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(40)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[512,512]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[512,512]{1,0} get-tuple-element(p), index=1
+  cs = (f32[512,512]{1,0}, f32[512,512]{1,0}, u32[]) copy-start(x)
+  e = f32[512,512]{1,0} exponential(x)
+  cd = f32[512,512]{1,0} copy-done(cs)
+  y = f32[512,512]{1,0} add(e, cd)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[512,512]{1,0}) tuple(next, y)
+}
+ENTRY e {
+  big = f32[4096,4096]{1,0} parameter(0)
+  x = f32[512,512]{1,0} parameter(1)
+  bs = (f32[4096,4096]{1,0}, f32[4096,4096]{1,0}, u32[]) copy-start(big)
+  zero = s32[] constant(0)
+  t = (s32[], f32[512,512]{1,0}) tuple(zero, x)
+  w = (s32[], f32[512,512]{1,0}) while(t), condition=cond, body=body
+  bd = f32[4096,4096]{1,0} copy-done(bs)
+  ROOT r = f32[512,512]{1,0} get-tuple-element(w), index=1
+})");
+  ASSERT_NE(module, nullptr);
+  TimingOptions every_iteration;
+  every_iteration.fast_forward_loops = false;
+  const std::vector<SimulationJob> jobs = {{module.get(), &v5e, {}},
+                                           {module.get(), &v5e, every_iteration},
+                                           {module.get(), &v4, {}},
+                                           {module.get(), &v4, every_iteration}};
+  auto r = SimulateBatch(jobs);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (size_t chip = 0; chip < 2; ++chip) {
+    const TimingResult& fast = (*r)[2 * chip];
+    const TimingResult& slow = (*r)[2 * chip + 1];
+    EXPECT_EQ(fast.cycles, slow.cycles) << fast.chip;
+    EXPECT_EQ(fast.flops, slow.flops) << fast.chip;
+    EXPECT_EQ(fast.hbm_bytes, slow.hbm_bytes) << fast.chip;
+    EXPECT_EQ(RunsAndCycles(fast), RunsAndCycles(slow)) << fast.chip;
+    EXPECT_EQ(RunsAndCycles(fast).at("cd").first, 40);
+    // Iteration by iteration, the first copies wait behind the big one...
+    std::vector<int64_t> waits;
+    for (const OpRecord& op : slow.ops) {
+      if (op.instruction->name() == "cd") waits.push_back(op.cycles);
+    }
+    ASSERT_EQ(waits.size(), 40u);
+    EXPECT_GT(waits.front(), waits.back()) << fast.chip;
+    // ... and the fast run simulated the iterations until one repeated, then
+    // stood for the rest with one record per instruction.
+    EXPECT_LT(fast.ops.size(), slow.ops.size()) << fast.chip;
+    EXPECT_TRUE(std::any_of(fast.ops.begin(), fast.ops.end(),
+                            [](const OpRecord& op) { return op.runs > 1; }))
+        << fast.chip;
+  }
+}
+
+/// A loop of two billion iterations of one add (and the loop test).
+constexpr char kLongLoop[] = R"(HloModule m
+cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2000000000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  x = f32[8] get-tuple-element(p), index=1
+  ROOT t = (s32[], f32[8]) tuple(next, x)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  x = f32[8] parameter(0)
+  t = (s32[], f32[8]) tuple(zero, x)
+  ROOT w = (s32[], f32[8]) while(t), condition=cond, body=body
+})";
+
+TEST(Engine, TwoBillionIterationsFastForwardAfterTheFirst) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto module = Parse(kLongLoop);
+  ASSERT_NE(module, nullptr);
+  auto r = SimulateModule(*module, v5e, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // One iteration simulated (lt, next), its copies for the rest, the last test.
+  ASSERT_EQ(r->ops.size(), 5u);
+  const std::map<std::string, std::pair<int64_t, int64_t>> totals = RunsAndCycles(*r);
+  EXPECT_EQ(totals.at("next").first, 2'000'000'000);
+  EXPECT_EQ(totals.at("lt").first, 2'000'000'001);
+  EXPECT_EQ(r->cycles, v5e.overhead.program_launch.value() + totals.at("next").second +
+                           totals.at("lt").second);
+}
+
+// A loop simulated iteration by iteration stops at the cap on instructions
+// simulated one by one, named with how far it got and what to change.
+TEST(Engine, TheCapOnSimulatedInstructionsNamesTheLoopAndHowFarItGot) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto module = Parse(kLongLoop);
+  ASSERT_NE(module, nullptr);
+  TimingOptions options;
+  options.fast_forward_loops = false;
+  options.max_executed_instructions = 1000;
+  options.raise_executed_instructions = "raise it with the caller's flag";
+  auto r = SimulateModule(*module, v5e, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(r.status().message(),
+            "test.hlo:20:3: error: w: simulating this loop iteration by iteration reached the "
+            "limit of 1000 executed instructions after 500 of its 2000000000 iterations "
+            "(iterations that meet other devices or leave copies in flight are not "
+            "fast-forwarded); raise it with the caller's flag or lower its trip count");
 }
 
 TEST(Engine, MegacoreRunsBothTensorCoresInStep) {
