@@ -1,13 +1,24 @@
 // `tpusim diff BEFORE AFTER --chip NAME`: its options, parsed into a DiffSpec,
 // and the call into harness/diff, which runs both compilations of the program
-// and judges and reports what changed. docs/cli.md and docs/diff.md describe
-// the report.
+// and judges and reports what changed; with two XLA dump directories, that
+// for every pair of modules of one name, one verdict line each. docs/cli.md
+// and docs/diff.md describe the reports.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "harness/cli/cli.h"
 #include "harness/diff/diff_report.h"
+#include "harness/diff/dump_dir.h"
 #include "harness/diff/program_diff.h"
 #include "harness/run/run_spec.h"
 #include "sim/arch/preset_loader.h"
@@ -18,6 +29,8 @@ namespace tpusim::harness {
 namespace {
 
 constexpr char kCommand[] = "tpusim diff";
+
+using Json = nlohmann::ordered_json;
 
 /// A --time-tolerance or --bytes-tolerance value, in percent.
 StatusOr<double> ParseTolerance(const std::string& text, const std::string& flag) {
@@ -71,18 +84,200 @@ StatusOr<DiffSpec> ParseDiffSpec(const DiffOptions& options) {
   return spec;
 }
 
-/// The whole comparison; errors are input errors. Sets `exit_code` to 0 or 1.
-Status Execute(const DiffOptions& options, std::ostream& out, std::ostream& err, int& exit_code) {
-  TPUSIM_ASSIGN_OR_RETURN(const DiffSpec spec, ParseDiffSpec(options));
-  TPUSIM_ASSIGN_OR_RETURN(const DiffReport report, DiffPrograms(spec, err));
-  const Verdict verdict = Judge(report, spec);
-  exit_code = verdict.failed ? kExitCheckFailed : kExitOk;
-  PrintDiffReport(report, verdict, spec, out);
-  if (!options.json.empty()) {
+/// One pair's comparison, judged.
+struct PairDiff {
+  DiffReport report;
+  Verdict verdict;
+  int exit_code = kExitOk;  ///< kExitOk or kExitCheckFailed, as the verdict says
+};
+
+/// Judges what a pair's comparison found: the one judgement both the
+/// two-file and the dump-directory forms make.
+PairDiff JudgePair(DiffReport report, const DiffSpec& spec) {
+  PairDiff pair;
+  pair.verdict = Judge(report, spec);
+  pair.report = std::move(report);
+  pair.exit_code = pair.verdict.failed ? kExitCheckFailed : kExitOk;
+  return pair;
+}
+
+/// `tpusim diff BEFORE.hlo AFTER.hlo`: the whole report. Sets `exit_code` to
+/// 0 or 1.
+Status DiffFiles(const DiffSpec& spec, const std::string& json, std::ostream& out,
+                 std::ostream& err, int& exit_code) {
+  TPUSIM_ASSIGN_OR_RETURN(DiffReport report, DiffPrograms(spec, err));
+  const PairDiff pair = JudgePair(std::move(report), spec);
+  exit_code = pair.exit_code;
+  PrintDiffReport(pair.report, pair.verdict, spec, out);
+  if (!json.empty()) {
     TPUSIM_RETURN_IF_ERROR(
-        WriteFileAtomically(options.json, DiffReportJson(report, verdict, spec, exit_code)));
+        WriteFileAtomically(json, DiffReportJson(pair.report, pair.verdict, spec, exit_code)));
   }
   return Status();
+}
+
+/// How one module of two dump directories came out.
+enum class ModuleOutcome : uint8_t { kOk, kRegressed, kChanged, kOnlyBefore, kOnlyAfter, kError };
+
+/// The outcome's word in the JSON report.
+std::string_view ModuleOutcomeName(ModuleOutcome outcome) {
+  switch (outcome) {
+    case ModuleOutcome::kOk:
+      return "ok";
+    case ModuleOutcome::kRegressed:
+      return "regression";
+    case ModuleOutcome::kChanged:
+      return "changed";
+    case ModuleOutcome::kOnlyBefore:
+      return "only before";
+    case ModuleOutcome::kOnlyAfter:
+      return "only after";
+    case ModuleOutcome::kError:
+      return "error";
+  }
+  return "error";
+}
+
+/// One module's verdict line (after "module NAME: "), exit code and JSON entry.
+struct ModuleResult {
+  ModuleOutcome outcome = ModuleOutcome::kOk;
+  int exit_code = kExitOk;
+  std::string line;
+  Json json;
+};
+
+/// A module in one dump only: a change (a function the program no longer
+/// compiles, or a new one), so exit 1.
+ModuleResult OneSidedModule(const DumpModulePair& pair) {
+  const bool before = pair.before.has_value();
+  const std::string& path = before ? pair.before->path : pair.after->path;
+  ModuleResult result;
+  result.outcome = before ? ModuleOutcome::kOnlyBefore : ModuleOutcome::kOnlyAfter;
+  result.exit_code = kExitCheckFailed;
+  result.line = std::string(ModuleOutcomeName(result.outcome)) + " (" + path + ")";
+  result.json["verdict"] = ModuleOutcomeName(result.outcome);
+  result.json["exit_code"] = result.exit_code;
+  result.json["before"] = before ? Json(path) : Json(nullptr);
+  result.json["after"] = before ? Json(nullptr) : Json(path);
+  return result;
+}
+
+/// The first line of `text`.
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+/// A pair's verdict line from its comparison under `spec`; an input error
+/// (e.g. a malformed module) is this module's verdict alone.
+ModuleResult PairedModule(const DiffSpec& spec, StatusOr<DiffReport> report, std::ostream& err) {
+  ModuleResult result;
+  if (!report.ok()) {
+    PrintError(report.status(), err);
+    result.outcome = ModuleOutcome::kError;
+    result.exit_code = kExitInputError;
+    result.line = "ERROR: " + FirstLine(report.status().message());
+    result.json = {{"verdict", ModuleOutcomeName(result.outcome)},
+                   {"exit_code", result.exit_code},
+                   {"error", report.status().message()},
+                   {"before", spec.before},
+                   {"after", spec.after}};
+    return result;
+  }
+  const PairDiff pair = JudgePair(std::move(report).value(), spec);
+  const Verdict& verdict = pair.verdict;
+  result.outcome = !verdict.failed ? ModuleOutcome::kOk
+                   : verdict.worse ? ModuleOutcome::kRegressed
+                                   : ModuleOutcome::kChanged;
+  result.exit_code = pair.exit_code;
+  result.line = verdict.headline;
+  // The per-pair writer returns text, which keeps nlohmann out of the headers.
+  result.json = Json::parse(DiffReportJson(pair.report, verdict, spec, result.exit_code));
+  return result;
+}
+
+/// The common options for each pair of modules, in pairing order.
+std::vector<DiffSpec> PairSpecs(const DiffSpec& spec, const DumpPairing& pairing) {
+  std::vector<DiffSpec> specs;
+  for (const DumpModulePair& pair : pairing.pairs) {
+    if (!pair.before.has_value() || !pair.after.has_value()) continue;
+    DiffSpec& pair_spec = specs.emplace_back(spec);
+    pair_spec.before = pair.before->path;
+    pair_spec.after = pair.after->path;
+  }
+  return specs;
+}
+
+/// The closing line: how many modules came out each way.
+std::string Summary(const std::vector<ModuleOutcome>& outcomes) {
+  const auto count = [&](ModuleOutcome outcome) {
+    return std::to_string(std::count(outcomes.begin(), outcomes.end(), outcome));
+  };
+  return std::to_string(outcomes.size()) + " modules: " + count(ModuleOutcome::kOk) + " ok, " +
+         count(ModuleOutcome::kRegressed) + " regressed, " + count(ModuleOutcome::kChanged) +
+         " changed, " + count(ModuleOutcome::kOnlyBefore) + " only before, " +
+         count(ModuleOutcome::kOnlyAfter) + " only after, " + count(ModuleOutcome::kError) +
+         " not compared (error)";
+}
+
+/// `tpusim diff DUMP_BEFORE DUMP_AFTER`: every module paired by name and
+/// compared as two files are, one line each, then the summary. Sets
+/// `exit_code` to the worst module's.
+Status DiffDumpDirectories(const DiffSpec& spec, const DiffOptions& options, std::ostream& out,
+                           std::ostream& err, int& exit_code) {
+  if (std::holds_alternative<InputDirectory>(spec.evaluation.inputs)) {
+    return InvalidArgument(std::string(kCommand) +
+                           ": error: --inputs DIR holds one program's parameters, but the "
+                           "modules of a dump directory each take their own: use --inputs seed:N");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<DumpModule> before, ListDumpModules(spec.before));
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<DumpModule> after, ListDumpModules(spec.after));
+  const DumpPairing pairing = PairDumpModules(before, after);
+  for (const std::string& note : pairing.notes) out << "note: " << note << '\n';
+  const std::vector<DiffSpec> pair_specs = PairSpecs(spec, pairing);
+  std::vector<StatusOr<DiffReport>> reports = DiffProgramPairs(pair_specs, err);
+  size_t next_report = 0;
+  std::vector<ModuleOutcome> outcomes;
+  Json modules = Json::object();
+  for (const DumpModulePair& pair : pairing.pairs) {
+    const bool paired = pair.before.has_value() && pair.after.has_value();
+    ModuleResult result =
+        paired ? PairedModule(pair_specs[next_report], std::move(reports[next_report]), err)
+               : OneSidedModule(pair);
+    if (paired) ++next_report;
+    out << "module " << pair.label << ": " << result.line << '\n';
+    outcomes.push_back(result.outcome);
+    exit_code = std::max(exit_code, result.exit_code);
+    modules[pair.label] = std::move(result.json);
+  }
+  const std::string summary = Summary(outcomes);
+  out << summary << '\n';
+  if (options.json.empty()) return Status();
+  const Json report = {{"exit_code", exit_code}, {"summary", summary},
+                       {"before", spec.before},  {"after", spec.after},
+                       {"notes", pairing.notes}, {"modules", std::move(modules)}};
+  return WriteFileAtomically(options.json, report.dump(2) + "\n");
+}
+
+/// Whether `path` is a directory; an unreadable path is not (reading it then
+/// reports why).
+bool IsDirectory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+/// The whole comparison, of two modules or two dump directories; errors are
+/// input errors. Sets `exit_code` to 0 or 1, or for dump directories 2 when a
+/// module could not be compared.
+Status Execute(const DiffOptions& options, std::ostream& out, std::ostream& err, int& exit_code) {
+  const bool before_dir = IsDirectory(options.before);
+  const bool after_dir = IsDirectory(options.after);
+  if (before_dir != after_dir) {
+    return InvalidArgument(std::string(kCommand) +
+                           ": error: " + (before_dir ? options.before : options.after) +
+                           " is a directory but " + (before_dir ? options.after : options.before) +
+                           " is not: give two HLO modules or two XLA dump directories");
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const DiffSpec spec, ParseDiffSpec(options));
+  if (before_dir) return DiffDumpDirectories(spec, options, out, err, exit_code);
+  return DiffFiles(spec, options.json, out, err, exit_code);
 }
 
 }  // namespace
@@ -91,8 +286,12 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
   CLI::App* diff = app.add_subcommand(
       "diff",
       "Run two compilations of one program on the same inputs and chip; report what changed");
-  diff->add_option("BEFORE", options.before, "The reference HLO module")->required()->type_name("");
-  diff->add_option("AFTER", options.after, "The HLO module compared with it")
+  diff->add_option("BEFORE", options.before,
+                   "The reference HLO module, or an XLA dump directory (--xla_dump_to)")
+      ->required()
+      ->type_name("");
+  diff->add_option("AFTER", options.after,
+                   "The HLO module compared with it, or a dump directory when BEFORE is one")
       ->required()
       ->type_name("");
   diff->add_option("--chip", options.chip,
@@ -112,7 +311,8 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
   AddModelsDirOption(*diff, options.models_dir);
   diff->add_option("--inputs", options.inputs,
                    "The entry parameters both modules run on: seed:N (drawn for BEFORE) or a "
-                   "directory of param_<N>.npy files, as for exec")
+                   "directory of param_<N>.npy files, as for exec (seed:N only for dump "
+                   "directories)")
       ->option_text("seed:N|DIR")
       ->capture_default_str();
   diff->add_option("--topology", options.topology,
@@ -169,7 +369,8 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
       ->check(CLI::IsMember({"fail", "report"}))
       ->capture_default_str();
   diff->add_option("--json", options.json,
-                   "Write the whole comparison as JSON to FILE (atomically)")
+                   "Write the whole comparison as JSON to FILE (atomically); for dump "
+                   "directories, one entry per module")
       ->option_text("FILE");
   diff->add_option("--top", options.top, "Instructions listed by time change")
       ->option_text("N")
@@ -182,12 +383,25 @@ performance sections. Instructions are matched by structure and metadata, never
 by name: renamed instructions, reordered independent instructions and changed
 metadata are no change (docs/diff.md).
 
+Dump directories: given two XLA dump directories (--xla_dump_to), diff pairs
+their module_NNNN.NAME.*after_optimizations.txt modules by NAME (the numbering
+and platform suffix may differ), compares each pair with the options above and
+prints one line per module, then a summary:
+  module jit_f: OK: no change beyond the thresholds -- ...
+  module jit_g: REGRESSION: +1 copy ...
+  module jit_h: only before (DUMP_BEFORE/module_0003.jit_h.tpu_after_optimizations.txt)
+  3 modules: 1 ok, 1 regressed, 0 changed, 1 only before, 0 only after, 0 not compared (error)
+A module in one directory only is a change (exit 1). The exit code is the worst
+module's.
+
 Exit codes:
   0  nothing changed beyond the thresholds
   1  a structural change (with --structure fail), an output beyond tolerance or of
      another shape, or time or HBM bytes changed beyond their tolerance
-  2  usage error; a file unreadable, malformed or not verifiable; modules whose
-     entry parameters differ; bad inputs or preset; an unsupported operation)");
+     (with dump directories also a module in one directory only)
+  2  usage error (e.g. a directory and a file); a file unreadable, malformed or
+     not verifiable; modules whose entry parameters differ; bad inputs or
+     preset; an unsupported operation; a dump directory without modules)");
   return diff;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <ostream>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,16 +87,51 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
   return Status();
 }
 
-/// Runs both modules and gathers every comparison.
-StatusOr<DiffReport> Compare(const DiffSpec& spec, const hlo::HloModule& before,
-                             const hlo::HloModule& after, std::ostream& err) {
+/// A pair compared in everything but time, with what its timing needs. Its
+/// report owns both modules, which the networks and timing jobs point into.
+struct UntimedDiff {
   DiffReport report;
+  eval::ControlFlowRecord control_flow[2];              ///< each module's trip counts and branches
+  std::unique_ptr<ici::Interconnect> interconnects[2];  ///< null: device 0 alone
+  ici::Algorithm algorithm = ici::Algorithm::kAuto;
+};
+
+/// Both modules on the same network, when there is one (or AFTER on its own,
+/// with --topology-after): every device timed and the collectives routed over
+/// its links. Names the networks in the report when they differ.
+Status BuildNetworks(const DiffSpec& spec, UntimedDiff& diff) {
+  TPUSIM_ASSIGN_OR_RETURN(diff.algorithm, ici::ParseAlgorithm(spec.algorithm));
+  const arch::ChipConfig& chip = *spec.chip;
+  const auto network =
+      [&](const std::string& option) -> StatusOr<std::unique_ptr<ici::Interconnect>> {
+    if (option.empty()) return std::unique_ptr<ici::Interconnect>();
+    TPUSIM_ASSIGN_OR_RETURN(const arch::TopologyConfig topology,
+                            LoadTopologyOption(option, "tpusim diff: error: ", &chip));
+    return ici::Interconnect::Create(topology, chip);
+  };
+  TPUSIM_ASSIGN_OR_RETURN(diff.interconnects[0], network(spec.topology));
+  TPUSIM_ASSIGN_OR_RETURN(
+      diff.interconnects[1],
+      network(spec.topology_after.empty() ? spec.topology : spec.topology_after));
+  if (!spec.topology_after.empty() &&
+      diff.interconnects[0]->Describe() != diff.interconnects[1]->Describe()) {
+    diff.report.network_before = diff.interconnects[0]->Describe();
+    diff.report.network_after = diff.interconnects[1]->Describe();
+  }
+  return Status();
+}
+
+/// Compares the structure and, per the mode, the outputs of both modules,
+/// and prepares their timing.
+Status CompareUntimed(const DiffSpec& spec, UntimedDiff& diff, std::ostream& err) {
+  DiffReport& report = diff.report;
+  const hlo::HloModule& before = *report.before_module;
+  const hlo::HloModule& after = *report.after_module;
   report.structure = DiffModules(before, after);
   report.values_run = spec.mode != RunMode::kTiming;
   report.timing_run = spec.mode != RunMode::kValues;
-  eval::ControlFlowRecord control_flow[2];
   if (report.values_run) {
-    const Status values = CompareValues(spec, before, after, report, control_flow, err);
+    const Status values = CompareValues(spec, before, after, report, diff.control_flow, err);
     if (!values.ok()) {
       // Structure and time still say something: compare what can be compared.
       if (!ValuesCannotBeComputed(values)) return values;
@@ -105,65 +141,89 @@ StatusOr<DiffReport> Compare(const DiffSpec& spec, const hlo::HloModule& before,
       report.output_count_notes.clear();
     }
   }
-  if (!report.timing_run) return report;
+  if (!report.timing_run) return Status();
+  return BuildNetworks(spec, diff);
+}
 
-  // Both on the same network, when there is one (or AFTER on its own, with
-  // --topology-after): every device timed and the collectives routed over its
-  // links.
-  TPUSIM_ASSIGN_OR_RETURN(const ici::Algorithm algorithm, ici::ParseAlgorithm(spec.algorithm));
-  const arch::ChipConfig& chip = *spec.chip;
-  const auto network =
-      [&](const std::string& option) -> StatusOr<std::unique_ptr<ici::Interconnect>> {
-    if (option.empty()) return std::unique_ptr<ici::Interconnect>();
-    TPUSIM_ASSIGN_OR_RETURN(const arch::TopologyConfig topology,
-                            LoadTopologyOption(option, "tpusim diff: error: ", &chip));
-    return ici::Interconnect::Create(topology, chip);
-  };
-  std::unique_ptr<ici::Interconnect> interconnects[2];
-  TPUSIM_ASSIGN_OR_RETURN(interconnects[0], network(spec.topology));
-  TPUSIM_ASSIGN_OR_RETURN(
-      interconnects[1], network(spec.topology_after.empty() ? spec.topology : spec.topology_after));
-  if (!spec.topology_after.empty() &&
-      interconnects[0]->Describe() != interconnects[1]->Describe()) {
-    report.network_before = interconnects[0]->Describe();
-    report.network_after = interconnects[1]->Describe();
-  }
-  // Both timed in one SystemC run: the kernel starts once per process.
-  std::vector<timing::SimulationJob> jobs(2);
-  jobs[0].module = &before;
-  jobs[1].module = &after;
+/// Reads, parses and verifies both modules, checks that they take the same
+/// inputs, and compares them in everything but time.
+StatusOr<UntimedDiff> PrepareDiff(const DiffSpec& spec, std::ostream& err) {
+  UntimedDiff diff;
+  TPUSIM_ASSIGN_OR_RETURN(const std::string text_before, ReadFile(spec.before));
+  TPUSIM_ASSIGN_OR_RETURN(diff.report.before_module,
+                          ParseAndVerifyModule(text_before, spec.before));
+  TPUSIM_ASSIGN_OR_RETURN(const std::string text_after, ReadFile(spec.after));
+  TPUSIM_ASSIGN_OR_RETURN(diff.report.after_module, ParseAndVerifyModule(text_after, spec.after));
+  TPUSIM_RETURN_IF_ERROR(
+      CheckSameParameters(*diff.report.before_module, *diff.report.after_module));
+  TPUSIM_RETURN_IF_ERROR(CompareUntimed(spec, diff, err));
+  return diff;
+}
+
+/// The pair's two timing jobs, BEFORE's then AFTER's, appended to `jobs`.
+void AppendTimingJobs(const DiffSpec& spec, const UntimedDiff& diff,
+                      std::vector<timing::SimulationJob>& jobs) {
+  const hlo::HloModule* modules[2] = {diff.report.before_module.get(),
+                                      diff.report.after_module.get()};
   for (size_t k = 0; k < 2; ++k) {
-    jobs[k].chip = &chip;
-    jobs[k].options.trip_counts = control_flow[k].trip_counts;
-    jobs[k].options.branches = control_flow[k].branches;
-    jobs[k].options.interconnect = interconnects[k].get();
-    jobs[k].options.algorithm = algorithm;
-    ApplyLoopLimits(spec.limits, jobs[k].options);
+    timing::SimulationJob job;
+    job.module = modules[k];
+    job.chip = &*spec.chip;
+    job.options.trip_counts = diff.control_flow[k].trip_counts;
+    job.options.branches = diff.control_flow[k].branches;
+    job.options.interconnect = diff.interconnects[k].get();
+    job.options.algorithm = diff.algorithm;
+    ApplyLoopLimits(spec.limits, job.options);
+    jobs.push_back(std::move(job));
   }
-  TPUSIM_ASSIGN_OR_RETURN(const std::vector<timing::TimingResult> timed,
-                          timing::SimulateBatch(jobs));
-  report.performance = ComparePerformance(timed[0], timed[1], report.structure.matched);
+}
+
+/// The performance comparison of the pair's two timings.
+void AddPerformance(const timing::TimingResult& before, const timing::TimingResult& after,
+                    DiffReport& report) {
+  report.performance = ComparePerformance(before, after, report.structure.matched);
   report.time_change =
       PercentChange(report.performance.before.time_us, report.performance.after.time_us);
   report.bytes_change = PercentChange(static_cast<double>(report.performance.before.hbm_bytes),
                                       static_cast<double>(report.performance.after.hbm_bytes));
-  return report;
 }
 
 }  // namespace
 
+std::vector<StatusOr<DiffReport>> DiffProgramPairs(std::span<const DiffSpec> specs,
+                                                   std::ostream& err) {
+  std::vector<StatusOr<UntimedDiff>> untimed;
+  untimed.reserve(specs.size());
+  std::vector<timing::SimulationJob> jobs;
+  for (const DiffSpec& spec : specs) {
+    untimed.push_back(PrepareDiff(spec, err));
+    if (untimed.back().ok() && untimed.back()->report.timing_run) {
+      AppendTimingJobs(spec, *untimed.back(), jobs);
+    }
+  }
+  // Every pair in one SystemC run: the kernel starts once per process.
+  StatusOr<std::vector<timing::TimingResult>> timed = std::vector<timing::TimingResult>();
+  if (!jobs.empty()) timed = timing::SimulateBatch(jobs);
+  std::vector<StatusOr<DiffReport>> reports;
+  size_t next_job = 0;
+  for (StatusOr<UntimedDiff>& diff : untimed) {
+    if (!diff.ok()) {
+      reports.push_back(diff.status());
+    } else if (!diff->report.timing_run) {
+      reports.push_back(std::move(diff->report));
+    } else if (!timed.ok()) {
+      reports.push_back(timed.status());
+    } else {
+      AddPerformance((*timed)[next_job], (*timed)[next_job + 1], diff->report);
+      next_job += 2;
+      reports.push_back(std::move(diff->report));
+    }
+  }
+  return reports;
+}
+
 StatusOr<DiffReport> DiffPrograms(const DiffSpec& spec, std::ostream& err) {
-  TPUSIM_ASSIGN_OR_RETURN(const std::string text_before, ReadFile(spec.before));
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> before,
-                          ParseAndVerifyModule(text_before, spec.before));
-  TPUSIM_ASSIGN_OR_RETURN(const std::string text_after, ReadFile(spec.after));
-  TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> after,
-                          ParseAndVerifyModule(text_after, spec.after));
-  TPUSIM_RETURN_IF_ERROR(CheckSameParameters(*before, *after));
-  TPUSIM_ASSIGN_OR_RETURN(DiffReport report, Compare(spec, *before, *after, err));
-  report.before_module = std::move(before);
-  report.after_module = std::move(after);
-  return report;
+  return std::move(DiffProgramPairs(std::span<const DiffSpec>(&spec, 1), err)[0]);
 }
 
 }  // namespace tpusim::harness

@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,13 @@ struct DiffReport {
 /// per its mode. Every error is an input error; `err` gets the warnings of
 /// the values runs.
 StatusOr<DiffReport> DiffPrograms(const DiffSpec& spec, std::ostream& err);
+
+/// DiffPrograms for several pairs (the modules of two dump directories), all
+/// timed in one SystemC run, since the kernel starts once per process: one
+/// result per spec, in order. A pair's input error is its own; an error of
+/// the timing run is every timed pair's, as they share the run.
+std::vector<StatusOr<DiffReport>> DiffProgramPairs(std::span<const DiffSpec> specs,
+                                                   std::ostream& err);
 
 }  // namespace tpusim::harness
 

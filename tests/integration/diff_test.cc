@@ -1,9 +1,11 @@
 // Integration tests of `tpusim diff`: each example regression pair in
 // scenarios/ exits 1 and names its cause in the first lines; the equivalent
-// rewrite exits 0; bad input exits 2 with a located message.
+// rewrite exits 0; bad input exits 2 with a located message; two XLA dump
+// directories are compared module by module.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -247,6 +249,180 @@ TEST(DiffCli, ValuesModeNeedsNoChip) {
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(Head(r.out, 1), HasSubstr("output_0: "));
   EXPECT_THAT(r.out, HasSubstr("performance: not run (--mode values)"));
+}
+
+/// Lines of `text`, without their newlines.
+std::vector<std::string> Lines(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+/// A module of one entry parameter f32[64,32], negated; `relayout` puts a
+/// layout-changing copy before the negate.
+std::string NegateModule(const std::string& name, bool relayout = false) {
+  const std::string body = relayout ? "  c = f32[64,32]{0,1} copy(p)\n"
+                                      "  ROOT n = f32[64,32]{1,0} negate(c)\n"
+                                    : "  ROOT n = f32[64,32]{1,0} negate(p)\n";
+  return "HloModule " + name + "\n\nENTRY e {\n  p = f32[64,32]{1,0} parameter(0)\n" + body + "}\n";
+}
+
+/// A module adding its parameter f32[N] to itself.
+std::string AddModule(const std::string& name, int n = 8) {
+  const std::string shape = "f32[" + std::to_string(n) + "]{0}";
+  return "HloModule " + name + "\n\nENTRY e {\n  x = " + shape +
+         " parameter(0)\n  ROOT s = " + shape + " add(x, x)\n}\n";
+}
+
+// Two dumps of one program by two compiler runs: module numbers and platform
+// suffixes differ, jit_f is unchanged, jit_g gained a relayout copy, jit_h was
+// compiled only before. XLA's other files beside the modules are not modules.
+TEST(DiffCli, DumpDirectoriesArePairedByModuleName) {
+  const ScratchDir scratch;
+  const std::filesystem::path before = scratch.path() / "before";
+  const std::filesystem::path after = scratch.path() / "after";
+  std::filesystem::create_directories(before);
+  std::filesystem::create_directories(after);
+  WriteText(before / "module_0001.jit_f.tpu_after_optimizations.txt", AddModule("jit_f"));
+  WriteText(before / "module_0001.jit_f.tpu_after_optimizations-buffer-assignment.txt", "junk");
+  WriteText(before / "module_0001.jit_f.tpu_before_optimizations.txt", "junk");
+  WriteText(before / "module_0002.jit_g.tpu_after_optimizations.txt", NegateModule("jit_g"));
+  const std::string only_before = (before / "module_0003.jit_h.tpu_after_optimizations.txt");
+  WriteText(only_before, AddModule("jit_h"));
+  WriteText(after / "module_0011.jit_f.sm_8.0_gpu_after_optimizations.txt", AddModule("jit_f"));
+  WriteText(after / "module_0010.jit_g.after_optimizations.txt", NegateModule("jit_g", true));
+  WriteText(after / "module_0010.jit_g.after_optimizations-memory-usage-report.txt", "junk");
+
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", before.string(), after.string(), "--chip",
+                                                "tpu-v5e", "--json", scratch / "diff.json"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Lines(r.out),
+              ElementsAre(StartsWith("module jit_f: OK: no change beyond the thresholds"),
+                          StartsWith("module jit_g: REGRESSION: +1 copy f32[64,32]{0,1} "
+                                     "(relayout {1,0} -> {0,1} of %p)"),
+                          "module jit_h: only before (" + only_before + ")",
+                          "3 modules: 1 ok, 1 regressed, 0 changed, 1 only before, 0 only after, "
+                          "0 not compared (error)"))
+      << Describe(r);
+
+  // One entry per module: the two-file diff's JSON for a pair.
+  const nlohmann::ordered_json report =
+      nlohmann::ordered_json::parse(ReadText(scratch / "diff.json"));
+  EXPECT_EQ(report["exit_code"], 1);
+  std::vector<std::string> names;
+  for (const auto& [name, module] : report["modules"].items()) names.push_back(name);
+  EXPECT_THAT(names, ElementsAre("jit_f", "jit_g", "jit_h"));
+  EXPECT_EQ(report["modules"]["jit_f"]["verdict"], "ok");
+  const nlohmann::ordered_json& g = report["modules"]["jit_g"];
+  EXPECT_EQ(g["verdict"], "regression");
+  EXPECT_EQ(g["exit_code"], 1);
+  EXPECT_EQ(g["after"], (after / "module_0010.jit_g.after_optimizations.txt").string());
+  ASSERT_EQ(g["structure"].size(), 1u);
+  EXPECT_EQ(g["structure"][0]["after"], "c");
+  EXPECT_EQ(report["modules"]["jit_h"]["verdict"], "only before");
+  EXPECT_EQ(report["modules"]["jit_h"]["before"], only_before);
+  EXPECT_TRUE(report["modules"]["jit_h"]["after"].is_null());
+}
+
+TEST(DiffCli, IdenticalDumpDirectoriesPass) {
+  const ScratchDir scratch;
+  const std::filesystem::path before = scratch.path() / "before";
+  const std::filesystem::path after = scratch.path() / "after";
+  std::filesystem::create_directories(before);
+  std::filesystem::create_directories(after);
+  WriteText(before / "module_0004.jit_f.tpu_after_optimizations.txt", AddModule("jit_f"));
+  WriteText(before / "module_0005.jit_g.tpu_after_optimizations.txt", NegateModule("jit_g"));
+  WriteText(after / "module_0001.jit_g.cpu_after_optimizations.txt", NegateModule("jit_g"));
+  WriteText(after / "module_0002.jit_f.cpu_after_optimizations.txt", AddModule("jit_f"));
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"diff", before.string(), after.string(), "--chip", "tpu-v5e"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(Lines(r.out),
+              ElementsAre(StartsWith("module jit_f: OK: "), StartsWith("module jit_g: OK: "),
+                          "2 modules: 2 ok, 0 regressed, 0 changed, 0 only before, 0 only after, "
+                          "0 not compared (error)"))
+      << Describe(r);
+}
+
+// A function compiled for two shapes is two modules of one name in each dump:
+// they pair in module-number order (paired the other way round, their
+// parameters would differ and the diff would stop with exit 2).
+TEST(DiffCli, DumpModulesSharingANamePairInNumberOrder) {
+  const ScratchDir scratch;
+  const std::filesystem::path before = scratch.path() / "before";
+  const std::filesystem::path after = scratch.path() / "after";
+  std::filesystem::create_directories(before);
+  std::filesystem::create_directories(after);
+  WriteText(before / "module_0009.jit_f.tpu_after_optimizations.txt", AddModule("jit_f", 8));
+  WriteText(before / "module_0010.jit_f.tpu_after_optimizations.txt", AddModule("jit_f", 16));
+  WriteText(after / "module_0002.jit_f.tpu_after_optimizations.txt", AddModule("jit_f", 8));
+  WriteText(after / "module_0100.jit_f.tpu_after_optimizations.txt", AddModule("jit_f", 16));
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"diff", before.string(), after.string(), "--chip", "tpu-v5e"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(Lines(r.out),
+              ElementsAre("note: 2 modules named jit_f before, 2 after: paired in module-number "
+                          "order as jit_f#1..jit_f#2",
+                          StartsWith("module jit_f#1: OK: "), StartsWith("module jit_f#2: OK: "),
+                          StartsWith("2 modules: 2 ok, ")))
+      << Describe(r);
+}
+
+TEST(DiffCli, DumpDirectoryUsageErrors) {
+  const ScratchDir scratch;
+  const std::filesystem::path dump = scratch.path() / "dump";
+  const std::filesystem::path empty = scratch.path() / "empty";
+  std::filesystem::create_directories(dump);
+  std::filesystem::create_directories(empty);
+  WriteText(dump / "module_0001.jit_f.tpu_after_optimizations.txt", AddModule("jit_f"));
+  const std::string file = kScenarios + "relayout_copy/after.hlo";
+
+  const RunResult mixed =
+      RunBinary(TPUSIM_BINARY, {"diff", dump.string(), file, "--chip", "tpu-v5e"});
+  EXPECT_EQ(mixed.exit_code, 2) << Describe(mixed);
+  EXPECT_THAT(mixed.err, HasSubstr(dump.string() + " is a directory but " + file +
+                                   " is not: give two HLO modules or two XLA dump directories"));
+  EXPECT_TRUE(mixed.out.empty()) << Describe(mixed);
+
+  const RunResult inputs = RunBinary(TPUSIM_BINARY, {"diff", dump.string(), dump.string(), "--chip",
+                                                     "tpu-v5e", "--inputs", empty.string()});
+  EXPECT_EQ(inputs.exit_code, 2) << Describe(inputs);
+  EXPECT_THAT(inputs.err, HasSubstr("--inputs DIR holds one program's parameters"));
+
+  const RunResult none =
+      RunBinary(TPUSIM_BINARY, {"diff", dump.string(), empty.string(), "--chip", "tpu-v5e"});
+  EXPECT_EQ(none.exit_code, 2) << Describe(none);
+  EXPECT_THAT(none.err, HasSubstr(empty.string() + ": error: no module_NNNN.NAME.*"
+                                                   "after_optimizations.txt file"));
+}
+
+// A module that cannot be compared is its own verdict; the others still are,
+// and the exit code is the worst.
+TEST(DiffCli, DumpModuleThatFailsToParseExitsTwoAfterTheOthers) {
+  const ScratchDir scratch;
+  const std::filesystem::path before = scratch.path() / "before";
+  const std::filesystem::path after = scratch.path() / "after";
+  std::filesystem::create_directories(before);
+  std::filesystem::create_directories(after);
+  WriteText(before / "module_0001.jit_a.tpu_after_optimizations.txt", AddModule("jit_a"));
+  WriteText(before / "module_0002.jit_b.tpu_after_optimizations.txt", NegateModule("jit_b"));
+  WriteText(before / "module_0003.jit_c.tpu_after_optimizations.txt", AddModule("jit_c"));
+  WriteText(after / "module_0001.jit_a.tpu_after_optimizations.txt", "HloModule jit_a\nENTRY {\n");
+  WriteText(after / "module_0002.jit_b.tpu_after_optimizations.txt", NegateModule("jit_b", true));
+  WriteText(after / "module_0003.jit_c.tpu_after_optimizations.txt", AddModule("jit_c"));
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"diff", before.string(), after.string(), "--chip", "tpu-v5e"});
+  ASSERT_EQ(r.exit_code, 2) << Describe(r);
+  const std::vector<std::string> lines = Lines(r.out);
+  EXPECT_THAT(
+      lines, ElementsAre(StartsWith("module jit_a: ERROR: " + (after / "module_0001").string()),
+                         StartsWith("module jit_b: REGRESSION: "), StartsWith("module jit_c: OK: "),
+                         "3 modules: 1 ok, 1 regressed, 0 changed, 0 only before, 0 only "
+                         "after, 1 not compared (error)"))
+      << Describe(r);
+  EXPECT_THAT(r.err,
+              HasSubstr((after / "module_0001.jit_a.tpu_after_optimizations.txt").string() + ":"));
 }
 
 TEST(DiffCli, MissingFileIsAnInputError) {
