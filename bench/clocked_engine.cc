@@ -61,6 +61,8 @@ class ClockedCore : public sc_core::sc_module {
 
   void Run() {
     const int dma = static_cast<int>(chip::Unit::kDma);
+    // The host hands the device its program before the first kernel runs.
+    while (now_ < cost_.program_launch()) Tick();
     // Every iteration of every loop, none fast-forwarded: the reference.
     std::vector<std::pair<size_t, int64_t>> loops;  // (begin step, iterations left)
     const std::vector<timing::Step>& steps = program_.steps;
@@ -80,13 +82,19 @@ class ClockedCore : public sc_core::sc_module {
       }
       const timing::KernelCost& c = *step.cost;
       if (c.kind == timing::StepKind::kKernel) {
+        // As the TLM engine: the per-block pipeline steps hold up every unit
+        // but HBM; the start-up and the pipeline's edges come on top.
+        const int64_t pipeline_steps = cost_.PipelineStepCycles(c.per_core);
         int64_t longest = 0;
         for (int u = 0; u < chip::kUnitCount; ++u) {
           if (u == dma) continue;
-          units_[u]->remaining = cost_.UnitBusy(static_cast<chip::Unit>(u), c.per_core);
+          const chip::Unit unit = static_cast<chip::Unit>(u);
+          const int64_t busy = cost_.UnitBusy(unit, c.per_core);
+          units_[u]->remaining = unit == chip::Unit::kHbm ? busy : busy + pipeline_steps;
           longest = std::max(longest, units_[u]->remaining);
         }
-        const int64_t end = now_ + longest + cost_.kernel_start();
+        const int64_t end =
+            now_ + longest + cost_.kernel_start() + cost_.PipelineEdgeCycles(c.per_core);
         while (now_ < end) Tick();
       } else if (c.kind == timing::StepKind::kAsyncStart) {
         // The DMA queue: this copy starts when the previous one drains.

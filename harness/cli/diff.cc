@@ -18,7 +18,7 @@
 
 #include "harness/cli/cli.h"
 #include "harness/diff/diff_report.h"
-#include "harness/diff/dump_dir.h"
+#include "harness/run/dump_dir.h"
 #include "harness/diff/program_diff.h"
 #include "harness/run/run_spec.h"
 #include "sim/arch/preset_loader.h"

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <utility>
 
+#include "harness/run/dump_dir.h"
 #include "harness/suite/yaml_reader.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/arch/topology_config.h"
@@ -442,8 +443,19 @@ StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file)
 Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
   std::error_code ec;
   if (!fs::is_regular_file(scenario.module, ec)) {
-    return InvalidArgument(arch::Printable(scenario.module_where + ": error: key path `module`: " +
-                                           scenario.module + ": no such file"));
+    // DIR/NAME, DIR an XLA dump directory: its after-optimizations module
+    // named NAME (a shell pattern), whatever its module_NNNN number.
+    const std::string where = scenario.module_where + ": error: key path `module`: ";
+    const fs::path path(scenario.module);
+    const std::string dir = path.parent_path().string();
+    if (!fs::is_directory(dir, ec) || !ListDumpModules(dir).ok()) {
+      return InvalidArgument(arch::Printable(where + scenario.module + ": no such file"));
+    }
+    StatusOr<std::string> found = FindDumpModule(dir, path.filename().string());
+    if (!found.ok()) {
+      return InvalidArgument(arch::Printable(where + std::string(found.status().message())));
+    }
+    scenario.module = *std::move(found);
   }
   if (!scenario.inputs_dir.empty() && !fs::is_directory(scenario.inputs_dir, ec)) {
     return InvalidArgument(arch::Printable(scenario.inputs_where +

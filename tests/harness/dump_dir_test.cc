@@ -1,6 +1,6 @@
-// Tests of harness/diff/dump_dir: which files of an XLA dump directory are
+// Tests of harness/run/dump_dir: which files of an XLA dump directory are
 // after-optimizations modules, and what module name each carries.
-#include "harness/diff/dump_dir.h"
+#include "harness/run/dump_dir.h"
 
 #include <gtest/gtest.h>
 

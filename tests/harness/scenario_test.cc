@@ -7,6 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace tpusim::harness {
@@ -163,6 +167,43 @@ TEST(Scenario, ResolveReportsAMissingModuleAtItsKey) {
   ASSERT_FALSE(resolved.ok());
   EXPECT_THAT(resolved.message(),
               HasSubstr("g.yaml:2:9: error: key path `module`: /no/such.hlo: no such file"));
+}
+
+// `module: DUMP/NAME` names the after-optimizations module NAME (a shell
+// pattern) of an XLA dump directory, whatever its module_NNNN number; no
+// match, or several, is an error at the key listing what the dump holds.
+TEST(Scenario, ModuleNamesAModuleOfAnXlaDumpDirectory) {
+  char dir_template[] = "/tmp/tpusim_dump_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dump = dir_template;
+  for (const char* file : {"module_0003.jit_f.tpu_after_optimizations.txt",
+                           "module_0004.jit_g.tpu_after_optimizations.txt",
+                           "module_0004.jit_g.tpu_before_optimizations.txt"}) {
+    std::ofstream(dump + "/" + file) << "HloModule m\n";
+  }
+  const auto resolve = [&](const std::string& module, std::string* resolved) {
+    StatusOr<Scenario> s = ParseScenario("mode: values\nmodule: " + module + "\n", "d.yaml");
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    const Status status = ResolveScenario(*s, "/no/models");
+    *resolved = s->module;
+    return status;
+  };
+  std::string resolved;
+  ASSERT_TRUE(resolve(dump + "/jit_f", &resolved).ok());
+  EXPECT_EQ(resolved, dump + "/module_0003.jit_f.tpu_after_optimizations.txt");
+  ASSERT_TRUE(resolve(dump + "/*_g", &resolved).ok());
+  EXPECT_EQ(resolved, dump + "/module_0004.jit_g.tpu_after_optimizations.txt");
+  const Status several = resolve(dump + "/jit_*", &resolved);
+  EXPECT_THAT(several.message(),
+              HasSubstr("d.yaml:2:9: error: key path `module`: " + dump +
+                        " holds 2 modules named 'jit_*' (module_0003.jit_f."
+                        "tpu_after_optimizations.txt, module_0004.jit_g.tpu_after_optimizations."
+                        "txt): name one, or give the file"));
+  const Status none = resolve(dump + "/jit_h", &resolved);
+  EXPECT_THAT(none.message(), HasSubstr(dump + " holds no module named 'jit_h' (it holds "
+                                                "module_0003.jit_f.tpu_after_optimizations.txt, "
+                                                "module_0004.jit_g.tpu_after_optimizations.txt)"));
+  std::filesystem::remove_all(dump);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-#include "harness/diff/dump_dir.h"
+#include "harness/run/dump_dir.h"
 
 #include <algorithm>
 #include <charconv>
+#include <fnmatch.h>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -59,6 +60,33 @@ StatusOr<std::vector<DumpModule>> ListDumpModules(const std::string& dir) {
            std::tie(b.name.module, b.name.number, b.path);
   });
   return modules;
+}
+
+StatusOr<std::string> FindDumpModule(const std::string& dir, const std::string& pattern) {
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<DumpModule> modules, ListDumpModules(dir));
+  std::vector<const DumpModule*> matches;
+  for (const DumpModule& m : modules) {
+    if (fnmatch(pattern.c_str(), m.name.module.c_str(), 0) == 0) matches.push_back(&m);
+  }
+  if (matches.size() == 1) return matches.front()->path;
+  // What the directory holds, so that the user can name one.
+  constexpr size_t kListed = 10;
+  const std::vector<const DumpModule*> listed = [&] {
+    if (!matches.empty()) return matches;
+    std::vector<const DumpModule*> all;
+    for (const DumpModule& m : modules) all.push_back(&m);
+    return all;
+  }();
+  std::string names;
+  for (size_t i = 0; i < std::min(kListed, listed.size()); ++i) {
+    names += (i == 0 ? "" : ", ") + std::filesystem::path(listed[i]->path).filename().string();
+  }
+  if (listed.size() > kListed) names += " and " + std::to_string(listed.size() - kListed) + " more";
+  return InvalidArgument(
+      matches.empty()
+          ? dir + " holds no module named '" + pattern + "' (it holds " + names + ")"
+          : dir + " holds " + std::to_string(matches.size()) + " modules named '" + pattern +
+                "' (" + names + "): name one, or give the file");
 }
 
 DumpPairing PairDumpModules(const std::vector<DumpModule>& before,

@@ -1,9 +1,9 @@
-// XLA dump directories (--xla_dump_to) for `tpusim diff DUMP_BEFORE
-// DUMP_AFTER`: finding the after-optimizations HLO modules in each and pairing
-// them by module name across two compiler runs. docs/diff.md describes the
-// file names recognised and the pairing.
-#ifndef TPUSIM_HARNESS_DIFF_DUMP_DIR_H_
-#define TPUSIM_HARNESS_DIFF_DUMP_DIR_H_
+// XLA dump directories (--xla_dump_to): finding the after-optimizations HLO
+// modules in one, by name for a scenario's `module:` (docs/scenarios.md), and
+// pairing them by module name across two compiler runs for `tpusim diff
+// DUMP_BEFORE DUMP_AFTER` (docs/diff.md, which names the files recognised).
+#ifndef TPUSIM_HARNESS_RUN_DUMP_DIR_H_
+#define TPUSIM_HARNESS_RUN_DUMP_DIR_H_
 
 #include <cstdint>
 #include <optional>
@@ -52,6 +52,13 @@ struct DumpPairing {
   std::vector<std::string> notes;
 };
 
+/// The path of the one module of dump directory `dir` whose name matches
+/// `pattern` (a shell pattern: `*`, `?`, `[...]`), e.g. `jit_train_step` or
+/// `jit_train_step*`. No match or several are input errors ("DIR holds ...",
+/// for the caller to locate) that list what the directory holds; a directory
+/// that is no dump is ListDumpModules' error.
+StatusOr<std::string> FindDumpModule(const std::string& dir, const std::string& pattern);
+
 /// Pairs the modules of two dumps by name, as ListDumpModules orders them.
 /// Several modules of one name (a function compiled for several shapes) are
 /// paired k-th with k-th in module-number order, since the numbering follows
@@ -61,4 +68,4 @@ DumpPairing PairDumpModules(const std::vector<DumpModule>& before,
 
 }  // namespace tpusim::harness
 
-#endif  // TPUSIM_HARNESS_DIFF_DUMP_DIR_H_
+#endif  // TPUSIM_HARNESS_RUN_DUMP_DIR_H_
