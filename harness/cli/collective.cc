@@ -233,11 +233,12 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
   std::optional<ProgressLine> progress;
   for (const int64_t size : sizes) {
     collective.bytes = size;
-    if (large) {
-      progress.emplace("timing " + options.op + " of " + std::to_string(size) + " B, " +
-                           std::to_string(transfers) + " transfers",
-                       &timed_sizes, "of " + std::to_string(sizes.size()) + " sizes timed");
-    }
+    // Every size: a large network's flows can take long under any algorithm
+    // (fattree:radix=32,levels=4's 65,536 chips, about half a minute).
+    progress.emplace("timing " + options.op + " of " + std::to_string(size) + " B on " +
+                         std::to_string(chips) + " chips" +
+                         (large ? ", " + std::to_string(transfers) + " transfers" : ""),
+                     &timed_sizes, "of " + std::to_string(sizes.size()) + " sizes timed");
     StatusOr<ici::CollectiveTiming> timed = interconnect->Time(collective);
     progress.reset();
     ++timed_sizes;
