@@ -161,7 +161,8 @@ struct RunOptions {
   std::string junit;               ///< JUnit XML here; empty: do not
   std::string report;              ///< HTML report (and traces) into this directory; empty: do not
   bool github_annotations = false;  ///< print GitHub Actions ::error/::warning lines
-  std::string golden_dir = "golden";  ///< the golden store's root
+  /// The golden store's root; empty: SuiteGoldenDir of the suite's paths.
+  std::string golden_dir;
   std::string models_dir;  ///< where preset names resolve; AddRunCommand sets the default
   double timeout = 600;    ///< seconds per scenario unless it says `timeout`
 };

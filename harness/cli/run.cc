@@ -61,6 +61,22 @@ StatusOr<std::vector<std::string>> Discover(const std::vector<std::string>& path
   return files;
 }
 
+/// The golden store of a suite: the nearest directory named `golden` in or
+/// above the first of `paths` (a scenario file's directory, or a suite
+/// directory), as git finds `.git`; else `golden` in the current directory.
+std::string SuiteGoldenDir(const std::vector<std::string>& paths) {
+  std::error_code ec;
+  if (!paths.empty()) {
+    fs::path dir = fs::absolute(paths.front(), ec).lexically_normal();
+    if (!fs::is_directory(dir, ec)) dir = dir.parent_path();
+    for (; !dir.empty(); dir = dir.parent_path()) {
+      if (fs::is_directory(dir / "golden", ec)) return (dir / "golden").string();
+      if (dir == dir.root_path()) break;
+    }
+  }
+  return "golden";
+}
+
 /// The last `lines` lines of the file, for a crashed child's report.
 std::string Tail(const std::string& path, size_t lines) {
   StatusOr<std::string> text = ReadFile(path);
@@ -117,9 +133,11 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
                 "After the table, print a GitHub Actions annotation (::error, or ::warning "
                 "when stale) for each scenario that did not pass, at the file and line its "
                 "message names");
-  run->add_option("--golden-dir", options.golden_dir, "Root of the golden store")
-      ->option_text("DIR")
-      ->capture_default_str();
+  run->add_option("--golden-dir", options.golden_dir,
+                  "Root of the golden store. Default: the nearest directory named golden in "
+                  "or above the first path given (so the suite finds its goldens from any "
+                  "directory), else ./golden")
+      ->option_text("DIR");
   AddModelsDirOption(*run, options.models_dir);
   run->add_option("--timeout", options.timeout,
                   "Seconds a scenario may run (unless it sets `timeout`) before it is killed "
@@ -203,6 +221,8 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
     return kExitInputError;
   }
   const std::string self = SelfPath();
+  const std::string golden_dir =
+      options.golden_dir.empty() ? SuiteGoldenDir(options.paths) : options.golden_dir;
   if (!options.report.empty()) {
     std::error_code ec;
     fs::create_directories(fs::path(options.report) / "traces", ec);
@@ -217,7 +237,7 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
     const std::string stem = scratch + "/" + std::to_string(i);
     job.argv = {
         self,           "scenario-exec",    scenarios[i].file, "--result",        stem + ".json",
-        "--golden-dir", options.golden_dir, "--models-dir",    options.models_dir};
+        "--golden-dir", golden_dir,         "--models-dir",    options.models_dir};
     if (options.update_golden) job.argv.push_back("--update-golden");
     if (!options.report.empty()) {
       job.argv.push_back("--trace");

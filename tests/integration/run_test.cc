@@ -135,6 +135,27 @@ TEST(Run, ANegativeScenarioWhoseChecksPassFails) {
   EXPECT_FALSE(fs::exists(fs::path(golden) / "add_again"));
 }
 
+// Without --golden-dir, a suite reads and writes the nearest golden/ in or
+// above the path given, whatever the current directory (issue 17: it was
+// resolved against the current directory).
+TEST(Run, TheGoldenStoreIsFoundFromTheSuitePath) {
+  ScratchDir scratch;
+  WriteScenario(scratch / "project/scenarios/suite/add.yaml", kAddModule,
+                "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, exact: true}\n");
+  fs::create_directories(scratch / "project/golden");
+  const std::string suite = scratch / "project/scenarios/suite";
+  const RunResult update = RunBinary(TPUSIM_BINARY, {"run", suite, "--update-golden"});
+  ASSERT_EQ(update.exit_code, 0) << Describe(update);
+  EXPECT_TRUE(fs::exists(scratch / "project/golden/add/metrics.json")) << Describe(update);
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"run", suite + "/add.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  // A store given explicitly wins: an empty one has no golden to compare with.
+  fs::create_directories(scratch / "elsewhere");
+  const RunResult other =
+      RunBinary(TPUSIM_BINARY, {"run", suite, "--golden-dir", scratch / "elsewhere"});
+  EXPECT_NE(other.exit_code, 0) << Describe(other);
+}
+
 TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
   ScratchDir scratch;
   WriteScenario(
