@@ -16,47 +16,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-/// How much a structural change explains a regression: lower ranks first.
-int Rank(const StructuralChange& c) {
-  const hlo::HloInstruction* inst = c.after ? c.after : c.before;
-  // Data movement a release inserts or drops: relayouts and padding.
-  const bool relayout = inst != nullptr && (inst->opcode() == hlo::HloOpcode::kCopy ||
-                                            inst->opcode() == hlo::HloOpcode::kTranspose ||
-                                            inst->opcode() == hlo::HloOpcode::kPad);
-  switch (c.kind) {
-    case ChangeKind::kAdded:
-    case ChangeKind::kRemoved:
-      return relayout ? 0 : 6;
-    case ChangeKind::kPrecision:
-      return 1;
-    case ChangeKind::kCollective:
-      return 2;
-    case ChangeKind::kShape:
-      return 3;
-    case ChangeKind::kLayout:
-      return 4;
-    case ChangeKind::kMovedIntoFusion:
-    case ChangeKind::kMovedOutOfFusion:
-    case ChangeKind::kFusion:
-      return 5;
-    case ChangeKind::kOpcode:
-    case ChangeKind::kAttribute:
-      return 7;
-  }
-  return 8;
-}
-
-/// A change as the headline names it: "+1 copy f32[...] (relayout ...)" for
-/// an added instruction, else its description without the location.
-std::string Cause(const StructuralChange& c) {
-  std::string text = c.description;
-  const size_t at = text.find(" at ");
-  if (at != std::string::npos) text.resize(at);
-  if (c.kind == ChangeKind::kAdded) return "+1 " + text.substr(sizeof("added: ") - 1);
-  if (c.kind == ChangeKind::kRemoved) return "-1 " + text.substr(sizeof("removed: ") - 1);
-  return text;
-}
-
 /// "+18.0%".
 std::string Percent(double value) { return FormatPercent(value, PercentSign::kSigned); }
 
@@ -121,10 +80,7 @@ Verdict Judge(const DiffReport& report, const DiffSpec& spec) {
   }
   std::string cause;
   if (structural) {
-    const auto top = std::min_element(
-        report.structure.changes.begin(), report.structure.changes.end(),
-        [](const StructuralChange& a, const StructuralChange& b) { return Rank(a) < Rank(b); });
-    cause = Cause(*top);
+    cause = ChangeCause(*ChangesByRelevance(report.structure).front());
   } else if (!report.network_after.empty()) {
     cause = "network " + report.network_before + " -> " + report.network_after;
   } else {
@@ -216,11 +172,7 @@ void PrintPerformance(const DiffReport& report, int64_t top, const std::string& 
 void PrintDiffReport(const DiffReport& report, const Verdict& verdict, const DiffSpec& spec,
                      std::ostream& out) {
   out << verdict.headline << '\n';
-  std::vector<const StructuralChange*> ranked;
-  for (const StructuralChange& c : report.structure.changes) ranked.push_back(&c);
-  std::stable_sort(
-      ranked.begin(), ranked.end(),
-      [](const StructuralChange* a, const StructuralChange* b) { return Rank(*a) < Rank(*b); });
+  const std::vector<const StructuralChange*> ranked = ChangesByRelevance(report.structure);
   for (size_t i = 0; i < ranked.size() && i < 3; ++i)
     out << "  cause: " << ranked[i]->description << '\n';
 

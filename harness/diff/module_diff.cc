@@ -468,6 +468,36 @@ class Matcher {
   std::vector<bool> fused_;  ///< per change: found inside a fusion body
 };
 
+/// How much a structural change explains a regression: lower ranks first.
+int Rank(const StructuralChange& c) {
+  const hlo::HloInstruction* inst = c.after ? c.after : c.before;
+  // Data movement a release inserts or drops: relayouts and padding.
+  const bool relayout = inst != nullptr && (inst->opcode() == hlo::HloOpcode::kCopy ||
+                                            inst->opcode() == hlo::HloOpcode::kTranspose ||
+                                            inst->opcode() == hlo::HloOpcode::kPad);
+  switch (c.kind) {
+    case ChangeKind::kAdded:
+    case ChangeKind::kRemoved:
+      return relayout ? 0 : 6;
+    case ChangeKind::kPrecision:
+      return 1;
+    case ChangeKind::kCollective:
+      return 2;
+    case ChangeKind::kShape:
+      return 3;
+    case ChangeKind::kLayout:
+      return 4;
+    case ChangeKind::kMovedIntoFusion:
+    case ChangeKind::kMovedOutOfFusion:
+    case ChangeKind::kFusion:
+      return 5;
+    case ChangeKind::kOpcode:
+    case ChangeKind::kAttribute:
+      return 7;
+  }
+  return 8;
+}
+
 }  // namespace
 
 std::string_view ChangeKindName(ChangeKind kind) {
@@ -489,6 +519,24 @@ std::string_view ChangeKindName(ChangeKind kind) {
 
 ModuleDiff DiffModules(const hlo::HloModule& before, const hlo::HloModule& after) {
   return Matcher(before, after).Run();
+}
+
+std::vector<const StructuralChange*> ChangesByRelevance(const ModuleDiff& diff) {
+  std::vector<const StructuralChange*> ranked;
+  for (const StructuralChange& c : diff.changes) ranked.push_back(&c);
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [](const StructuralChange* a, const StructuralChange* b) { return Rank(*a) < Rank(*b); });
+  return ranked;
+}
+
+std::string ChangeCause(const StructuralChange& c) {
+  std::string text = c.description;
+  const size_t at = text.find(" at ");
+  if (at != std::string::npos) text.resize(at);
+  if (c.kind == ChangeKind::kAdded) return "+1 " + text.substr(sizeof("added: ") - 1);
+  if (c.kind == ChangeKind::kRemoved) return "-1 " + text.substr(sizeof("removed: ") - 1);
+  return text;
 }
 
 }  // namespace tpusim::harness

@@ -69,6 +69,16 @@ struct ModuleDiff {
 /// matched instructions call, in attribute order.
 ModuleDiff DiffModules(const hlo::HloModule& before, const hlo::HloModule& after);
 
+/// `diff`'s changes, those that best explain a regression first (stable):
+/// relayout or padding instructions added or removed, then precision,
+/// collectives, shapes, layouts, fusion, other additions, other attributes.
+std::vector<const StructuralChange*> ChangesByRelevance(const ModuleDiff& diff);
+
+/// A change as a headline names it: "+1 copy f32[...] (relayout ...)" for an
+/// added instruction, "-1 ..." for a removed one, else its description; no
+/// location.
+std::string ChangeCause(const StructuralChange& change);
+
 }  // namespace tpusim::harness
 
 #endif  // TPUSIM_HARNESS_DIFF_MODULE_DIFF_H_
