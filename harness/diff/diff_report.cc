@@ -173,7 +173,7 @@ void PrintDiffReport(const DiffReport& report, const Verdict& verdict, const Dif
                      std::ostream& out) {
   out << verdict.headline << '\n';
   const std::vector<const StructuralChange*> ranked = ChangesByRelevance(report.structure);
-  for (size_t i = 0; i < ranked.size() && i < 3; ++i)
+  for (size_t i = 0; i < ranked.size() && i < kReportedCauses; ++i)
     out << "  cause: " << ranked[i]->description << '\n';
 
   out << "\nstructure: " << report.structure.changes.size() << " change(s)\n";

@@ -26,7 +26,7 @@ struct Verdict {
 /// with none, a change of network), then the effects.
 Verdict Judge(const DiffReport& report, const DiffSpec& spec);
 
-/// The terminal report: the headline and up to three causes, then one section
+/// The terminal report: the headline and up to kReportedCauses causes, then one section
 /// each for structure, numerics and performance.
 void PrintDiffReport(const DiffReport& report, const Verdict& verdict, const DiffSpec& spec,
                      std::ostream& out);

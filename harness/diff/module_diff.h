@@ -74,6 +74,9 @@ ModuleDiff DiffModules(const hlo::HloModule& before, const hlo::HloModule& after
 /// collectives, shapes, layouts, fusion, other additions, other attributes.
 std::vector<const StructuralChange*> ChangesByRelevance(const ModuleDiff& diff);
 
+/// How many of them a report names as causes (tpusim diff's, a scenario's).
+inline constexpr size_t kReportedCauses = 3;
+
 /// A change as a headline names it: "+1 copy f32[...] (relayout ...)" for an
 /// added instruction, "-1 ..." for a removed one, else its description; no
 /// location.

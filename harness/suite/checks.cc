@@ -18,6 +18,16 @@ namespace {
 /// A value in a message, to 9 significant digits.
 std::string Num(double value) { return FormatSignificant(value, 9); }
 
+/// Whether `inst`, an instruction of `module`, is one `m` names.
+bool Matches(const OpMatcher& m, const hlo::HloInstruction& inst, const hlo::HloModule& module) {
+  if (m.entry_only && inst.parent() != module.entry()) return false;
+  if (hlo::HloOpcodeName(inst.opcode()) != m.opcode) return false;
+  const std::span<const int64_t> permutation = inst.dimensions();
+  const bool moves_minor = !permutation.empty() &&
+                           permutation.back() != static_cast<int64_t>(permutation.size()) - 1;
+  return !m.minor_dims || moves_minor;
+}
+
 }  // namespace
 
 std::string CheckOutput(const std::string& name, const value::Literal& actual,
@@ -92,13 +102,8 @@ std::string NetworkExplanation(const timing::TimingResult& result) {
 std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule& module) {
   const auto find = [&module](const OpMatcher& m) -> const hlo::HloInstruction* {
     for (const auto& computation : module.computations()) {
-      if (m.entry_only && computation.get() != module.entry()) continue;
       for (const auto& inst : computation->instructions()) {
-        if (hlo::HloOpcodeName(inst->opcode()) != m.opcode) continue;
-        const std::span<const int64_t> permutation = inst->dimensions();
-        const bool moves_minor = !permutation.empty() &&
-                                 permutation.back() != static_cast<int64_t>(permutation.size()) - 1;
-        if (!m.minor_dims || moves_minor) return inst.get();
+        if (Matches(m, *inst, module)) return inst.get();
       }
     }
     return nullptr;
@@ -121,6 +126,38 @@ std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule
     }
   }
   return failures;
+}
+
+std::vector<std::string> CheckNewOps(const Scenario& scenario, const hlo::HloModule& module,
+                                     const ModuleDiff& since_golden) {
+  std::vector<std::string> failures;
+  for (const StructuralChange& c : since_golden.changes) {
+    // New to the golden: added, or a matched instruction that was another op.
+    const bool new_instruction = c.kind == ChangeKind::kAdded || c.kind == ChangeKind::kOpcode;
+    if (!new_instruction || c.after == nullptr) continue;
+    for (const OpMatcher& m : scenario.forbid_new_ops) {
+      if (!Matches(m, *c.after, module)) continue;
+      if (c.before != nullptr && Matches(m, *c.before, *c.before->parent()->parent())) continue;
+      failures.push_back("new " + m.opcode + (m.minor_dims ? " of the minor dimension" : "") +
+                         (m.entry_only ? " (entry)" : "") +
+                         ", not in the golden module: " + c.description);
+      break;
+    }
+  }
+  return failures;
+}
+
+std::vector<std::string> CauseLines(const ModuleDiff& since_golden) {
+  const std::vector<const StructuralChange*> ranked = ChangesByRelevance(since_golden);
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < ranked.size() && i < kReportedCauses; ++i) {
+    lines.push_back("cause: " + ranked[i]->description);
+  }
+  if (ranked.size() > kReportedCauses) {
+    lines.push_back("cause: ... and " + std::to_string(ranked.size() - kReportedCauses) +
+                    " more structural changes since the golden module (tpusim diff lists them)");
+  }
+  return lines;
 }
 
 }  // namespace tpusim::harness

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/diff/module_diff.h"
 #include "harness/suite/scenario.h"
 #include "sim/hlo/module.h"
 #include "sim/timing/timing.h"
@@ -38,6 +39,18 @@ std::string NetworkExplanation(const timing::TimingResult& result);
 /// Checks `forbid_ops` and `require_ops` over the module's instructions (the
 /// entry computation only, or every computation including fusion bodies).
 std::vector<std::string> CheckOps(const Scenario& scenario, const hlo::HloModule& module);
+
+/// Checks `forbid_new_ops` against the module's structural changes since the
+/// module its golden was made from: one failure per instruction a matcher
+/// names that is new (added, or another opcode in the golden module), in
+/// tpusim diff's words.
+std::vector<std::string> CheckNewOps(const Scenario& scenario, const hlo::HloModule& module,
+                                     const ModuleDiff& since_golden);
+
+/// The "cause: ..." lines of a failed scenario: the structural changes since
+/// the golden module that best explain a regression (tpusim diff's ranking);
+/// none when the module is the golden's.
+std::vector<std::string> CauseLines(const ModuleDiff& since_golden);
 
 }  // namespace tpusim::harness
 

@@ -65,6 +65,16 @@ StatusOr<std::optional<Golden>> ReadGolden(const std::string& dir) {
       }
       golden.outputs.push_back({name, std::move(literal)});
     }
+    if (json.contains("module")) {
+      const std::string file = (fs::path(dir) / kGoldenModuleFile).string();
+      TPUSIM_ASSIGN_OR_RETURN(golden.module_text, ReadFile(file));
+      const std::string checksum = Hex16(Fnv1a(golden.module_text));
+      if (checksum != json.at("module").at("checksum").get<std::string>()) {
+        return InvalidArgument(file + ": error: checksum " + checksum + " differs from the " +
+                               json.at("module").at("checksum").get<std::string>() + " " +
+                               manifest_path + " records; run --update-golden");
+      }
+    }
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(manifest_path + ": error: malformed golden manifest: " + e.what());
   }
@@ -96,6 +106,13 @@ Status WriteGolden(const std::string& dir, const Golden& golden) {
   }
   std::error_code ec;
   fs::create_directories(dir, ec);
+  if (!golden.module_text.empty()) {
+    const fs::path file = fs::path(dir) / kGoldenModuleFile;
+    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(file.string(), golden.module_text));
+    files.insert(file.lexically_normal().string());
+    json["module"] = {{"file", kGoldenModuleFile},
+                      {"checksum", Hex16(Fnv1a(golden.module_text))}};
+  }
   TPUSIM_RETURN_IF_ERROR(
       WriteFileAtomically((fs::path(dir) / kManifest).string(), json.dump(2) + "\n"));
   // Outputs the module no longer has would otherwise linger beside the
@@ -106,7 +123,8 @@ Status WriteGolden(const std::string& dir, const Golden& golden) {
     const std::string name = path.filename().string();
     const bool leftover = name.starts_with(".") && name.find(".tmp") != std::string::npos;
     if (entry.is_regular_file() &&
-        (leftover || (path.extension() == ".npy" && !files.count(path.string())))) {
+        (leftover || ((path.extension() == ".npy" || name == kGoldenModuleFile) &&
+                      !files.count(path.string())))) {
       stale.push_back(path);
     }
   }

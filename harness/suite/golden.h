@@ -1,7 +1,8 @@
 // The golden store (docs/scenarios.md, "Goldens"): per scenario a directory
-// `GOLDEN_ROOT/<name>/` with each output as .npy and `metrics.json`, the
+// `GOLDEN_ROOT/<name>/` with each output as .npy, the module the golden was
+// made from as `module.hlo` (printed canonically), and `metrics.json`, the
 // manifest: the stamp (tpusim version, chip preset hash, topology), the
-// metrics and every output file's FNV-1a checksum. Files are replaced
+// metrics and every file's FNV-1a checksum. Files are replaced
 // atomically and the manifest last, so an interrupted update leaves every
 // file old or new, and a manifest that disagrees with an output file is
 // reported rather than compared.
@@ -42,7 +43,14 @@ struct Golden {
   GoldenStamp stamp;
   std::map<std::string, double> metrics;
   std::vector<GoldenOutput> outputs;
+  /// The module the golden was made from (hlo::PrintModule), which a failing
+  /// run is diffed against to name the cause; "" in goldens written before
+  /// tpusim kept it.
+  std::string module_text;
 };
+
+/// The file of the golden module in a golden directory.
+inline constexpr char kGoldenModuleFile[] = "module.hlo";
 
 /// The golden directory of `scenario_name` under `root`.
 std::string GoldenDir(const std::string& root, const std::string& scenario_name);
@@ -52,8 +60,8 @@ std::string GoldenDir(const std::string& root, const std::string& scenario_name)
 /// match the checksum the manifest records.
 StatusOr<std::optional<Golden>> ReadGolden(const std::string& dir);
 
-/// Writes `golden` into `dir` (created when missing): each output .npy
-/// atomically, then the manifest atomically, then removes output files the
+/// Writes `golden` into `dir` (created when missing): each output .npy and
+/// the module atomically, then the manifest atomically, then removes output files the
 /// new manifest does not list.
 Status WriteGolden(const std::string& dir, const Golden& golden);
 

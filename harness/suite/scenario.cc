@@ -143,7 +143,7 @@ StatusOr<std::vector<OpMatcher>> ReadOps(const Reader& r, const YAML::Node& node
 }
 
 Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
-  std::vector<std::string_view> keys = {"outputs", "forbid_ops", "require_ops"};
+  std::vector<std::string_view> keys = {"outputs", "forbid_ops", "forbid_new_ops", "require_ops"};
   for (const std::string& m : MetricNames()) keys.push_back(m);
   TPUSIM_RETURN_IF_ERROR(r.Keys(node, "checks", keys));
   if (const YAML::Node outputs = node["outputs"]) {
@@ -181,6 +181,10 @@ Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
   }
   if (node["forbid_ops"]) {
     TPUSIM_ASSIGN_OR_RETURN(s.forbid_ops, ReadOps(r, node["forbid_ops"], "checks.forbid_ops"));
+  }
+  if (node["forbid_new_ops"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.forbid_new_ops,
+                            ReadOps(r, node["forbid_new_ops"], "checks.forbid_new_ops"));
   }
   if (node["require_ops"]) {
     TPUSIM_ASSIGN_OR_RETURN(s.require_ops, ReadOps(r, node["require_ops"], "checks.require_ops"));

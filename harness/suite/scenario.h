@@ -39,7 +39,7 @@ struct MetricCheck {
   std::optional<double> max;
 };
 
-/// `forbid_ops`/`require_ops` entry: an opcode, in the entry computation only
+/// `forbid_ops`/`forbid_new_ops`/`require_ops` entry: an opcode, in the entry computation only
 /// or anywhere (fusion bodies, loop bodies, ...).
 struct OpMatcher {
   std::string opcode;
@@ -84,6 +84,9 @@ struct Scenario {
   OutputsCheck outputs;
   std::map<std::string, MetricCheck> metrics;  ///< by MetricNames() entry
   std::vector<OpMatcher> forbid_ops;
+  /// Opcodes the module must not have more of than its golden module:
+  /// instructions new since the module the golden was made from.
+  std::vector<OpMatcher> forbid_new_ops;
   std::vector<OpMatcher> require_ops;
   bool expect_fail = false;                       ///< a negative scenario: the run must fail ...
   std::string expect_reason;                      ///< ... with a message containing this

@@ -16,6 +16,8 @@
 #include "harness/suite/golden.h"
 #include "harness/suite/scenario.h"
 #include "sim/base/file.h"
+#include "sim/hlo/parser.h"
+#include "sim/hlo/printer.h"
 #include "sim/ici/interconnect.h"
 #include "sim/timing/report.h"
 
@@ -90,7 +92,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
                        (names.empty() ? "none" : names) + ")");
     return;
   }
-  bool uses_golden = scenario.outputs.golden;
+  bool uses_golden = scenario.outputs.golden || !scenario.forbid_new_ops.empty();
   for (const auto& [name, check] : scenario.metrics) uses_golden = uses_golden || check.golden;
   const std::string dir = GoldenDir(options.golden_dir, scenario.golden);
   // A scenario that reads another's golden (`golden: NAME`) never writes it.
@@ -104,7 +106,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     failures.push_back("golden not updated: its outputs need the values, which could not be "
                        "computed: " + run.values_skipped);
   } else if (writes_golden) {
-    Golden golden{StampOf(scenario), result.metrics, std::move(outputs)};
+    Golden golden{StampOf(scenario), result.metrics, std::move(outputs), hlo::PrintModule(module)};
     const Status written = WriteGolden(dir, golden);
     if (!written.ok()) {
       result.status = "error";
@@ -149,6 +151,24 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       return;
     }
     result.golden_metrics = (*golden)->metrics;
+    // The golden module, for forbid_new_ops and the causes of a failure.
+    std::optional<ModuleDiff> since_golden;
+    if (!(*golden)->module_text.empty()) {
+      StatusOr<std::unique_ptr<hlo::HloModule>> golden_module = hlo::ParseHloModule(
+          (*golden)->module_text, (std::filesystem::path(dir) / kGoldenModuleFile).string());
+      if (!golden_module.ok()) {
+        result.status = "fail";
+        failures.push_back(golden_module.status().message());
+        return;
+      }
+      since_golden = DiffModules(**golden_module, module);
+      for (std::string& f : CheckNewOps(scenario, module, *since_golden)) {
+        failures.push_back(std::move(f));
+      }
+    } else if (!scenario.forbid_new_ops.empty()) {
+      failures.push_back("forbid_new_ops: the golden in " + dir +
+                         " keeps no module (made before tpusim kept it); run --update-golden");
+    }
     for (std::string& f : CheckMetrics(scenario, result.metrics, &(*golden)->metrics)) {
       failures.push_back(std::move(f));
     }
@@ -168,6 +188,17 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
                                            ToleranceFor(scenario.outputs, outputs[i].name));
           if (!diff.empty()) failures.push_back(std::move(diff));
         }
+      }
+    }
+    // A failure is read compiler change first, its effects after; with the
+    // golden's own module, the note that rules the compiler out comes last.
+    if (!failures.empty() && since_golden.has_value()) {
+      std::vector<std::string> causes = CauseLines(*since_golden);
+      failures.insert(failures.begin(), std::make_move_iterator(causes.begin()),
+                      std::make_move_iterator(causes.end()));
+      if (since_golden->changes.empty()) {
+        failures.push_back("the module is the golden's: the change is in the chip, the topology, "
+                           "the inputs or tpusim");
       }
     }
   }

@@ -138,6 +138,58 @@ TEST(CheckOps, MinorDimsIsForTransposeOnly) {
                         "minor_dims applies to transpose only, not copy"));
 }
 
+// A release that relayouts its parameter before the add: a copy the golden
+// module does not have. The golden already has a copy of its own (renamed
+// in the new release), which is not new.
+constexpr char kGoldenModule[] = R"(HloModule m
+ENTRY %main (x: f32[8,128]) -> f32[8,128] {
+  %x = f32[8,128]{1,0} parameter(0)
+  %old_copy = f32[8,128]{1,0} copy(%x)
+  ROOT %sum = f32[8,128]{1,0} add(%old_copy, %x)
+}
+)";
+constexpr char kReleaseModule[] = R"(HloModule m
+ENTRY %main (x: f32[8,128]) -> f32[8,128] {
+  %x = f32[8,128]{1,0} parameter(0)
+  %renamed_copy = f32[8,128]{1,0} copy(%x)
+  %relayout = f32[8,128]{0,1} copy(%x)
+  ROOT %sum = f32[8,128]{1,0} add(%renamed_copy, %relayout)
+}
+)";
+
+/// CheckNewOps of `yaml`'s checks on kReleaseModule against kGoldenModule.
+std::vector<std::string> NewOpFailures(const std::string& yaml) {
+  StatusOr<Scenario> s = ParseScenario("module: m.hlo\nmode: values\nchecks:\n" + yaml, "t.yaml");
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  StatusOr<std::unique_ptr<hlo::HloModule>> golden = hlo::ParseHloModule(kGoldenModule, "golden.hlo");
+  StatusOr<std::unique_ptr<hlo::HloModule>> release = hlo::ParseHloModule(kReleaseModule, "m.hlo");
+  if (!s.ok() || !golden.ok() || !release.ok()) return {"setup failed"};
+  return CheckNewOps(*s, **release, DiffModules(**golden, **release));
+}
+
+TEST(CheckNewOps, NamesOnlyTheInstructionsTheGoldenModuleLacks) {
+  // forbid_ops fails on the copy the golden already had; forbid_new_ops
+  // names only the relayout.
+  const std::vector<std::string> failures = NewOpFailures("  forbid_new_ops: [copy]\n");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_THAT(failures[0], HasSubstr("new copy, not in the golden module: added: copy "
+                                     "f32[8,128]{0,1} (relayout {1,0} -> {0,1} of %x)"));
+  EXPECT_THAT(failures[0], HasSubstr("at m.hlo:5:3"));
+  EXPECT_THAT(NewOpFailures("  forbid_new_ops: [{op: copy, scope: entry}]\n"),
+              ::testing::ElementsAre(HasSubstr("new copy (entry), not in the golden module")));
+  EXPECT_THAT(NewOpFailures("  forbid_new_ops: [transpose]\n"), ::testing::IsEmpty());
+}
+
+TEST(CauseLines, RankTheChangesSinceTheGoldenModule) {
+  StatusOr<std::unique_ptr<hlo::HloModule>> golden = hlo::ParseHloModule(kGoldenModule, "golden.hlo");
+  StatusOr<std::unique_ptr<hlo::HloModule>> release = hlo::ParseHloModule(kReleaseModule, "m.hlo");
+  ASSERT_TRUE(golden.ok() && release.ok());
+  const std::vector<std::string> causes = CauseLines(DiffModules(**golden, **release));
+  ASSERT_FALSE(causes.empty());
+  EXPECT_THAT(causes[0], ::testing::StartsWith("cause: added: copy f32[8,128]{0,1} (relayout"));
+  EXPECT_THAT(CauseLines(DiffModules(**golden, **golden)), ::testing::IsEmpty());
+}
+
 TEST(Metrics, CollectiveTimeAndUtilisation) {
   const auto module = hlo::ParseHloModule(R"(HloModule m, replica_count=2
 sum {
@@ -233,6 +285,31 @@ TEST_F(GoldenTest, RewriteRemovesOutputsNoLongerProduced) {
   ASSERT_TRUE(WriteGolden(dir_.string(), golden).ok());
   EXPECT_TRUE(fs::exists(dir_ / "output_0.npy"));
   EXPECT_FALSE(fs::exists(dir_ / "output_1.npy"));
+}
+
+TEST_F(GoldenTest, KeepsTheModuleWithItsChecksum) {
+  Golden golden;
+  golden.outputs.push_back({"output_0", Literal::CreateR1<float>({1.0f})});
+  golden.module_text = kGoldenModule;
+  ASSERT_TRUE(WriteGolden(dir_.string(), golden).ok());
+  EXPECT_EQ(*ReadFile((dir_ / kGoldenModuleFile).string()), kGoldenModule);
+  StatusOr<std::optional<Golden>> read = ReadGolden(dir_.string());
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ((*read)->module_text, kGoldenModule);
+
+  // A module edited by hand is not the one the golden was made from.
+  std::ofstream(dir_ / kGoldenModuleFile, std::ios::app) << "\n";
+  StatusOr<std::optional<Golden>> edited = ReadGolden(dir_.string());
+  ASSERT_FALSE(edited.ok());
+  EXPECT_THAT(edited.status().message(), HasSubstr("module.hlo: error: checksum"));
+
+  // A golden rewritten without a module leaves none behind.
+  golden.module_text.clear();
+  ASSERT_TRUE(WriteGolden(dir_.string(), golden).ok());
+  EXPECT_FALSE(fs::exists(dir_ / kGoldenModuleFile));
+  read = ReadGolden(dir_.string());
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ((*read)->module_text, "");
 }
 
 TEST(Stamp, ChangesWithTopologyAndChip) {

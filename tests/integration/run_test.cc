@@ -101,8 +101,15 @@ TEST(Run, ExampleRegressionsAreCaughtForTheirReasons) {
   const std::string report = ReadText(json);
   EXPECT_THAT(report, HasSubstr("failed as expected: hbm_bytes: 13451264 differs from the golden "
                                 "13058048"));
-  EXPECT_THAT(report, HasSubstr("forbidden op copy (entry) found: copy.8"));
+  // The goldens keep their modules, so each regression names its compiler
+  // change, as tpusim diff would, before its effects.
+  EXPECT_THAT(report, HasSubstr("\"cause: added: copy bf16[12,128,64]{1,2,0} (relayout {2,1,0} "
+                                "-> {1,2,0} of %squeeze.7) at "));
+  EXPECT_THAT(report, HasSubstr("new copy (entry), not in the golden module: added: copy "
+                                "bf16[12,128,64]{1,2,0}"));
   EXPECT_THAT(report, HasSubstr("failed as expected: output_0: 380 of 1500 elements differ"));
+  EXPECT_THAT(report, HasSubstr("\"cause: precision: %dot.36 -> %dot.36 (dot) "
+                                "operand_precision={highest,highest} -> (none) at "));
   EXPECT_THAT(report, HasSubstr("failed as expected: time_us: 15.3086667 differs from the golden "
                                 "4.75666667"));
   EXPECT_THAT(report, HasSubstr("failed as expected: collective_time_us: 1460.756 is above the "
@@ -184,6 +191,8 @@ TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
                 {"run", scratch / "suite", "--golden-dir", golden, "--junit", junit});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("output: 32 of 32 elements differ (exact)"));
+  EXPECT_THAT(r.out, HasSubstr("the module is the golden's: the change is in the chip, the "
+                               "topology, the inputs or tpusim"));
   EXPECT_THAT(ReadText(junit), HasSubstr("<failure message=\"output: 32 of 32 elements differ"));
 
   // The same failure as a GitHub Actions annotation on the scenario file.
@@ -303,6 +312,45 @@ TEST(Run, AGoldenOfAnotherScenarioIsComparedAcrossChipAndTopology) {
   EXPECT_THAT(r.out, HasSubstr("this run is tpusim " TPUSIM_VERSION "; it is the golden of "
                                "scenario 'torus': check and run --update-golden, which rewrites "
                                "it"));
+}
+
+TEST(Run, ForbidNewOpsComparesWithTheGoldenModule) {
+  ScratchDir scratch;
+  const std::string module = scratch / "add.hlo";
+  const std::string add = ReadText(kAddModule);
+  WriteText(module, add);
+  WriteScenario(scratch / "suite/add.yaml", module,
+                "mode: values\nchecks:\n  forbid_new_ops: [copy, transpose]\n");
+  const std::string golden = scratch / "golden";
+  RunResult r = RunBinary(TPUSIM_BINARY,
+                          {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(ReadText(golden + "/add/module.hlo").rfind("HloModule add_f32", 0), 0u);
+
+  // The next release copies %a before the add.
+  std::string release = add;
+  const std::string sum = "  %sum = f32[4,8]{1,0} add(%a, %b)";
+  ASSERT_NE(release.find(sum), std::string::npos);
+  release.replace(release.find(sum), sum.size(),
+                  "  %a.copy = f32[4,8]{0,1} copy(%a)\n  %sum = f32[4,8]{1,0} add(%a.copy, %b)");
+  WriteText(module, release);
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("cause: added: copy f32[4,8]{0,1} (relayout {1,0} -> {0,1} of %a)"));
+  EXPECT_THAT(r.out, HasSubstr("new copy, not in the golden module: added: copy f32[4,8]{0,1}"));
+
+  // A golden from before tpusim kept modules cannot answer; it says so.
+  fs::remove(golden + "/add/module.hlo");
+  std::string manifest = ReadText(golden + "/add/metrics.json");
+  const size_t module_key = manifest.find(",\n  \"module\"");
+  ASSERT_NE(module_key, std::string::npos);
+  manifest.replace(module_key, manifest.rfind('}') - module_key, "\n");
+  WriteText(golden + "/add/metrics.json", manifest);
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("forbid_new_ops: the golden in " + golden +
+                               "/add keeps no module (made before tpusim kept it); run "
+                               "--update-golden"));
 }
 
 TEST(Run, TimeoutFailsOneScenarioAndTheRestStillRun) {
