@@ -116,6 +116,9 @@ struct DiffOptions {
   std::optional<int64_t> max_ulp;  ///< an element within this many ulps passes too
   std::string time_tolerance = "2%";   ///< largest change of total time that passes
   std::string bytes_tolerance = "1%";  ///< largest change of HBM bytes that passes
+  std::string collective_tolerance = "2%";  ///< largest change of the collectives' time
+  std::string ici_tolerance;   ///< largest change of ICI bytes; empty: reported, not gated
+  std::string link_tolerance;  ///< largest change of the busiest link's bytes; empty: not gated
   std::string structure = "fail";  ///< "fail": a structural change exits 1; "report": only listed
   int64_t top = 10;                ///< instructions listed by time change
   std::string topology;            ///< short form or YAML file; empty: device 0 alone

@@ -32,14 +32,20 @@ constexpr char kCommand[] = "tpusim diff";
 
 using Json = nlohmann::ordered_json;
 
-/// A --time-tolerance or --bytes-tolerance value, in percent.
-StatusOr<double> ParseTolerance(const std::string& text, const std::string& flag) {
+/// A --*-tolerance value; an empty optional one is no gate.
+StatusOr<ChangeTolerance> ParseTolerance(const std::string& text, const std::string& flag) {
   const StatusOr<double> percent = ParsePercentage(text);
   if (!percent.ok()) {
     return InvalidArgument(std::string(kCommand) + ": error: " + flag + " '" + text +
                            "': expected a non-negative percentage such as 2% or 0.5%");
   }
-  return percent;
+  return ChangeTolerance{*percent, text};
+}
+StatusOr<std::optional<ChangeTolerance>> ParseOptionalTolerance(const std::string& text,
+                                                                const std::string& flag) {
+  if (text.empty()) return std::optional<ChangeTolerance>();
+  TPUSIM_ASSIGN_OR_RETURN(ChangeTolerance tolerance, ParseTolerance(text, flag));
+  return std::optional<ChangeTolerance>(std::move(tolerance));
 }
 
 /// The comparison the command line asks for, parsed once.
@@ -52,12 +58,16 @@ StatusOr<DiffSpec> ParseDiffSpec(const DiffOptions& options) {
   thresholds.rtol = options.rtol;
   thresholds.atol = options.atol;
   thresholds.max_ulp = options.max_ulp;
-  TPUSIM_ASSIGN_OR_RETURN(thresholds.time_tolerance,
+  TPUSIM_ASSIGN_OR_RETURN(thresholds.time,
                           ParseTolerance(options.time_tolerance, "--time-tolerance"));
-  TPUSIM_ASSIGN_OR_RETURN(thresholds.bytes_tolerance,
+  TPUSIM_ASSIGN_OR_RETURN(thresholds.bytes,
                           ParseTolerance(options.bytes_tolerance, "--bytes-tolerance"));
-  thresholds.time_tolerance_text = options.time_tolerance;
-  thresholds.bytes_tolerance_text = options.bytes_tolerance;
+  TPUSIM_ASSIGN_OR_RETURN(thresholds.collective,
+                          ParseTolerance(options.collective_tolerance, "--collective-tolerance"));
+  TPUSIM_ASSIGN_OR_RETURN(thresholds.ici_bytes,
+                          ParseOptionalTolerance(options.ici_tolerance, "--ici-tolerance"));
+  TPUSIM_ASSIGN_OR_RETURN(thresholds.link_bytes,
+                          ParseOptionalTolerance(options.link_tolerance, "--link-tolerance"));
   thresholds.structure_fails = options.structure == "fail";
   TPUSIM_ASSIGN_OR_RETURN(
       spec.evaluation,
@@ -76,6 +86,11 @@ StatusOr<DiffSpec> ParseDiffSpec(const DiffOptions& options) {
     return InvalidArgument(std::string(kCommand) +
                            ": error: --topology-after compares two networks: give BEFORE's with "
                            "--topology");
+  }
+  if (options.topology.empty() && (thresholds.ici_bytes || thresholds.link_bytes)) {
+    return InvalidArgument(std::string(kCommand) + ": error: " +
+                           (thresholds.ici_bytes ? "--ici-tolerance" : "--link-tolerance") +
+                           " gates traffic on ICI links: give the network with --topology");
   }
   spec.topology = options.topology;
   spec.topology_after = options.topology_after;
@@ -362,6 +377,19 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
                    "Largest change of HBM bytes, either way, that passes")
       ->option_text("PCT")
       ->capture_default_str();
+  diff->add_option("--collective-tolerance", options.collective_tolerance,
+                   "Largest change of the collectives' time, either way, that passes (checked "
+                   "when either module runs a collective)")
+      ->option_text("PCT")
+      ->capture_default_str();
+  diff->add_option("--ici-tolerance", options.ici_tolerance,
+                   "Largest change of the bytes on ICI links that passes; default: reported, "
+                   "not gated (needs --topology)")
+      ->option_text("PCT");
+  diff->add_option("--link-tolerance", options.link_tolerance,
+                   "Largest change of the busiest ICI link's bytes that passes; default: not "
+                   "gated (needs --topology)")
+      ->option_text("PCT");
   diff->add_option("--structure", options.structure,
                    "fail: any structural change exits 1; report: list structural changes but "
                    "judge only outputs, time and bytes")

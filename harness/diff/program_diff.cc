@@ -184,8 +184,17 @@ void AddPerformance(const timing::TimingResult& before, const timing::TimingResu
   report.performance = ComparePerformance(before, after, report.structure.matched);
   report.time_change =
       PercentChange(report.performance.before.time_us, report.performance.after.time_us);
-  report.bytes_change = PercentChange(static_cast<double>(report.performance.before.hbm_bytes),
-                                      static_cast<double>(report.performance.after.hbm_bytes));
+  const Metrics& b = report.performance.before;
+  const Metrics& a = report.performance.after;
+  report.bytes_change =
+      PercentChange(static_cast<double>(b.hbm_bytes), static_cast<double>(a.hbm_bytes));
+  report.collective_change = PercentChange(b.collective_time_us, a.collective_time_us);
+  if (b.ici_bytes.has_value() && a.ici_bytes.has_value()) {
+    report.ici_bytes_change =
+        PercentChange(static_cast<double>(*b.ici_bytes), static_cast<double>(*a.ici_bytes));
+  }
+  report.link_bytes_change = PercentChange(static_cast<double>(b.busiest_link_bytes),
+                                           static_cast<double>(a.busiest_link_bytes));
 }
 
 }  // namespace

@@ -24,16 +24,27 @@
 namespace tpusim::harness {
 
 /// What passes: a change within every threshold is no regression.
+/// A gate on one total: its largest change, either way, in percent, and the
+/// command line's spelling of it ("2%"), which the JSON report repeats.
+struct ChangeTolerance {
+  double percent = 0;
+  std::string text;
+};
+
 struct DiffThresholds {
   double rtol = 1e-3;              ///< relative tolerance of an output element
   double atol = 1e-5;              ///< absolute tolerance of an output element
   std::optional<int64_t> max_ulp;  ///< an element within this many ulps passes too
-  double time_tolerance = 2;       ///< largest change of total time, either way, in percent
-  double bytes_tolerance = 1;      ///< largest change of HBM bytes, either way, in percent
-  /// The two tolerances as the command line spelled them ("2%"), which the
-  /// JSON report repeats.
-  std::string time_tolerance_text = "2%";
-  std::string bytes_tolerance_text = "1%";
+  ChangeTolerance time{2, "2%"};   ///< total time
+  ChangeTolerance bytes{1, "1%"};  ///< HBM bytes
+  /// The collectives' time (Metrics::collective_time_us), gated like time:
+  /// a schedule that no longer fits its network fails even when compute
+  /// still hides it.
+  ChangeTolerance collective{2, "2%"};
+  /// Bytes on ICI links and the busiest link's bytes: reported whenever the
+  /// modules ran on a network, gated only when given.
+  std::optional<ChangeTolerance> ici_bytes;
+  std::optional<ChangeTolerance> link_bytes;
   bool structure_fails = true;  ///< a structural change fails (--structure fail)
 };
 
@@ -67,8 +78,12 @@ struct DiffReport {
   std::vector<OutputComparison> outputs;
   std::vector<std::string> output_count_notes;  ///< leaves present on one side only
   PerformanceDiff performance;
-  double time_change = 0;   ///< percent
-  double bytes_change = 0;  ///< percent
+  // Changes in percent (PercentChange) of the totals the thresholds gate.
+  double time_change = 0;
+  double bytes_change = 0;       ///< HBM bytes
+  double collective_change = 0;  ///< the collectives' time
+  double ici_bytes_change = 0;   ///< 0 unless both ran on a network
+  double link_bytes_change = 0;  ///< the busiest link's bytes
   /// The networks each ran on (Describe()), when they were given and differ
   /// (--topology-after): the change under study.
   std::string network_before;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/base/arith.h"
 #include "sim/hlo/opcode.h"
 #include "sim/value/literal.h"
 
@@ -30,20 +31,23 @@ Metrics MetricsOf(const timing::TimingResult& result) {
   metrics.time_us = result.time_us;
   metrics.flops = result.flops;
   metrics.hbm_bytes = result.hbm_bytes;
-  int64_t collective_cycles = 0;
-  for (const timing::CollectiveRecord& c : result.collectives) collective_cycles += c.cycles;
-  if (result.collectives.empty()) {
-    for (const timing::OpRecord& op : result.ops) {
-      const hlo::HloOpcode opcode = op.instruction->opcode();
-      if (hlo::IsCollective(opcode) || hlo::IsCollectiveDone(opcode)) {
-        collective_cycles += op.TotalCycles();
-      }
+  int64_t blocked_cycles = 0;
+  for (const timing::OpRecord& op : result.ops) {
+    const hlo::HloOpcode opcode = op.instruction->opcode();
+    if (hlo::IsCollective(opcode) || hlo::IsCollectiveDone(opcode)) {
+      blocked_cycles = SatAdd(blocked_cycles, op.TotalCycles());
     }
   }
-  metrics.collective_time_us =
-      result.clock_hz > 0
-          ? static_cast<double>(collective_cycles) * 1e6 / static_cast<double>(result.clock_hz)
-          : 0;
+  int64_t collective_cycles = 0;
+  for (const timing::CollectiveRecord& c : result.collectives) collective_cycles += c.cycles;
+  if (result.collectives.empty()) collective_cycles = blocked_cycles;
+  const auto us = [&result](int64_t cycles) {
+    return result.clock_hz > 0
+               ? static_cast<double>(cycles) * 1e6 / static_cast<double>(result.clock_hz)
+               : 0;
+  };
+  metrics.collective_time_us = us(collective_cycles);
+  metrics.exposed_collective_time_us = us(blocked_cycles);
   const double seconds = result.time_us * 1e-6;
   metrics.utilisation = seconds > 0 && result.peak_flops > 0
                             ? static_cast<double>(result.flops) / (result.peak_flops * seconds)
@@ -54,6 +58,7 @@ Metrics MetricsOf(const timing::TimingResult& result) {
   }
   for (const timing::LinkUse& link : result.links) {
     metrics.link_utilisation = std::max(metrics.link_utilisation, link.utilisation);
+    metrics.busiest_link_bytes = std::max(metrics.busiest_link_bytes, link.bytes);
   }
   for (const timing::OpRecord& op : result.ops) {
     if (hlo::IsCollective(op.instruction->opcode())) {

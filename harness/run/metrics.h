@@ -22,11 +22,18 @@ struct Metrics {
   /// instance from its start to its last transfer; without one, the
   /// collective instructions' own records, async `-done` waits included.
   double collective_time_us = 0;
+  /// What compute did not hide of it: the time TensorCore 0 spent in
+  /// collective instructions and in the `-done` waits of async ones (their
+  /// own records), the collectives' share of the critical path.
+  double exposed_collective_time_us = 0;
   double utilisation = 0;  ///< flops / (peak FLOP/s x time); 0 when no time passed
   /// Bytes the collectives put on the links, summed over links; unset when
   /// the run had no network.
   std::optional<int64_t> ici_bytes;
   double link_utilisation = 0;  ///< the busiest link's fraction of its bandwidth over the run
+  /// The bytes of the link that carried most; 0 without a network. Not a
+  /// checked metric: `tpusim diff --link-tolerance` gates it.
+  int64_t busiest_link_bytes = 0;
   /// Result bytes of every executed collective (a `*-start` counts its
   /// result, not its operands), from the shapes: what the collectives
   /// deliver, not the traffic on the links. Not a checked metric (not in

@@ -228,7 +228,31 @@ ENTRY main {
   EXPECT_DOUBLE_EQ(m.at("time_us"), 2);
   EXPECT_DOUBLE_EQ(m.at("hbm_bytes"), 64);
   EXPECT_DOUBLE_EQ(m.at("collective_time_us"), 0.75);  // 750 cycles at 1 GHz
-  EXPECT_DOUBLE_EQ(m.at("utilisation"), 0.5);          // 1000 FLOPs / (1e9 FLOP/s x 2 us)
+  EXPECT_DOUBLE_EQ(m.at("exposed_collective_time_us"), 0.75);  // no network: the same records
+  EXPECT_DOUBLE_EQ(m.at("utilisation"), 0.5);  // 1000 FLOPs / (1e9 FLOP/s x 2 us)
+
+  // On a network, the collectives' time is their timeline's, and what is
+  // exposed is what TensorCore 0 waited: the all-gather's 900 network cycles
+  // are hidden by the add but for the 250 its start took and 100 at its done.
+  timing::OpRecord done;
+  done.instruction = test::FindInstruction(**module, "agd");
+  done.cycles = 100;
+  result.ops = {all_reduce, start, done, add};
+  result.interconnect = "torus 2";
+  timing::CollectiveRecord ar_record, ag_record;
+  ar_record.instruction = all_reduce.instruction;
+  ar_record.cycles = 500;
+  ag_record.instruction = start.instruction;
+  ag_record.cycles = 900;
+  result.collectives = {ar_record, ag_record};
+  timing::LinkUse light, busy;
+  light.bytes = 10;
+  busy.bytes = 30;
+  result.links = {light, busy};
+  const Metrics networked = MetricsOf(result);
+  EXPECT_DOUBLE_EQ(networked.collective_time_us, 1.4);
+  EXPECT_DOUBLE_EQ(networked.exposed_collective_time_us, 0.85);
+  EXPECT_EQ(networked.busiest_link_bytes, 30);
 }
 
 class GoldenTest : public ::testing::Test {

@@ -110,8 +110,9 @@ TEST(Scenario, EveryUnknownKeyIsReportedAtOnceWithTheKeyItMisspells) {
             "u.yaml:5:13: error: key path `checks.time_us.maxx`: unknown key (known: golden, "
             "tolerance, min, max); did you mean 'max'?\n"
             "u.yaml:6:3: error: key path `checks.zzzzzz`: unknown key (known: outputs, "
-            "forbid_ops, require_ops, cycles, time_us, flops, hbm_bytes, collective_time_us, "
-            "utilisation, ici_bytes, link_utilisation)");
+            "forbid_ops, forbid_new_ops, require_ops, cycles, time_us, flops, hbm_bytes, "
+            "collective_time_us, exposed_collective_time_us, utilisation, ici_bytes, "
+            "link_utilisation)");
   EXPECT_EQ(YamlReader::ClosestKey("tolerence", {"golden", "tolerance"}), "tolerance");
   EXPECT_EQ(YamlReader::ClosestKey("Golden", {"golden", "tolerance"}), "golden");
   EXPECT_EQ(YamlReader::ClosestKey("gold", {"golden", "tolerance"}), "");  // 2 of 4 differ

@@ -97,8 +97,9 @@ TEST(DiffCli, TopologyComparesIciBytes) {
   const nlohmann::ordered_json& before = report["performance"]["before"];
   std::vector<std::string> keys;
   for (const auto& [key, value] : before.items()) keys.push_back(key);
-  EXPECT_THAT(keys, ElementsAre("collective_time_us", "cycles", "flops", "hbm_bytes", "ici_bytes",
-                                "link_utilisation", "time_us", "utilisation"));
+  EXPECT_THAT(keys, ElementsAre("collective_time_us", "cycles", "exposed_collective_time_us",
+                                "flops", "hbm_bytes", "ici_bytes", "link_utilisation", "time_us",
+                                "utilisation"));
   EXPECT_EQ(before["ici_bytes"], 2013265920.0);
   EXPECT_GT(before["link_utilisation"].get<double>(), 0);
   EXPECT_EQ(report["performance"]["ici_routed"], true);
@@ -128,11 +129,51 @@ TEST(DiffCli, TorusToFatTreeIsARegressionNamingTheNetwork) {
       TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e", "--mode", "timing", "--topology",
                       "torus:4x4", "--topology-after", "torus:4x4"});
   EXPECT_EQ(same.exit_code, 0) << Describe(same);
+  // The network's load and the collectives' exposure are in the headline.
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("collective time +87.0%, ICI bytes +150.0% (not gated), "
+                                        "busiest link bytes +275.0% (not gated), collectives "
+                                        "781.1 us, 781.1 exposed -> 1460.8 us, 1460.8 exposed"));
   // --topology-after alone has nothing to compare with.
   const RunResult alone = RunBinary(TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e",
                                                     "--topology-after", "torus:4x4"});
   EXPECT_EQ(alone.exit_code, 2) << Describe(alone);
   EXPECT_THAT(alone.err, HasSubstr("--topology-after compares two networks"));
+}
+
+// A schedule moved to a fat tree without oversubscription is no slower, but
+// puts 150% more bytes on the links: time alone passes it, an ICI or link
+// tolerance gates it.
+TEST(DiffCli, IciAndLinkBytesAreGatedOnRequest) {
+  const std::string module = kScenarios + "allreduce_topology/allreduce_16.hlo";
+  const std::vector<std::string> moved = {"diff", module, module, "--chip", "tpu-v5e",
+                                          "--mode", "timing", "--topology", "torus:4x4",
+                                          "--topology-after", "fattree:radix=8,levels=2",
+                                          "--time-tolerance", "10%", "--collective-tolerance",
+                                          "10%"};
+  RunResult r = RunBinary(TPUSIM_BINARY, moved);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("collective time -6.2% (within), ICI bytes +150.0% (not "
+                                        "gated), busiest link bytes +275.0% (not gated)"));
+  std::vector<std::string> gated = moved;
+  gated.insert(gated.end(), {"--ici-tolerance", "50%"});
+  r = RunBinary(TPUSIM_BINARY, gated);
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), StartsWith("REGRESSION: network torus 4x4"));
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("ICI bytes +150.0%, busiest link bytes +275.0% (not gated)"));
+  gated = moved;
+  gated.insert(gated.end(), {"--ici-tolerance", "200%", "--link-tolerance", "300%"});
+  r = RunBinary(TPUSIM_BINARY, gated);
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("ICI bytes +150.0% (within), busiest link bytes +275.0% (within)"));
+  gated.back() = "200%";
+  r = RunBinary(TPUSIM_BINARY, gated);
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  // Without a network there are no ICI bytes to gate.
+  r = RunBinary(TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e", "--mode", "timing",
+                                "--link-tolerance", "5%"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--link-tolerance gates traffic on ICI links: give the network "
+                               "with --topology"));
 }
 
 TEST(DiffCli, PrecisionDefaultIsARegressionInTheOutputs) {

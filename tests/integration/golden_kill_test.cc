@@ -25,8 +25,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Four 1 MiB outputs per scenario, so writing a golden takes a while.
-constexpr char kModule[] = R"(HloModule big_outputs
+// Four 1 MiB outputs per scenario, so writing a golden takes a while. The
+// module's name is the update's, so its golden module.hlo changes too.
+constexpr char kModule[] = R"(
 
 ENTRY %main (p: f32[256,1024]) -> (f32[256,1024], f32[256,1024], f32[256,1024], f32[256,1024]) {
   %p = f32[256,1024]{1,0} parameter(0)
@@ -41,7 +42,7 @@ ENTRY %main (p: f32[256,1024]) -> (f32[256,1024], f32[256,1024], f32[256,1024], 
 constexpr int kScenarios = 8;
 
 void WriteSuite(const ScratchDir& scratch, int seed) {
-  WriteText(scratch / "big.hlo", kModule);
+  WriteText(scratch / "big.hlo", "HloModule big_outputs_" + std::to_string(seed) + kModule);
   fs::create_directories(scratch.path() / "suite");
   for (int i = 0; i < kScenarios; ++i) {
     WriteText(scratch / ("suite/s" + std::to_string(i) + ".yaml"),
@@ -77,7 +78,8 @@ TEST(GoldenKill, EveryFileIsOldOrNewAfterSigkill) {
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const auto old_files = Files(scratch / "old");
   const auto new_files = Files(scratch / "new");
-  ASSERT_EQ(old_files.size(), static_cast<size_t>(kScenarios * 5));  // 4 outputs + manifest
+  // 4 outputs, the module and the manifest
+  ASSERT_EQ(old_files.size(), static_cast<size_t>(kScenarios * 6));
   for (const auto& [name, bytes] : old_files) ASSERT_NE(bytes, new_files.at(name)) << name;
 
   int interrupted = 0;  // kills that left at least one old file

@@ -140,7 +140,8 @@ TEST_F(Sweep, WritesEveryPointInOrderWithParametersAndMetrics) {
   EXPECT_EQ(rows[0],
             "index,point,topology,chip.overrides.ici.hop_latency,"
             "chip.overrides.ici.bandwidth_per_link_per_direction,status,cycles,time_us,flops,"
-            "hbm_bytes,collective_time_us,utilisation,ici_bytes,link_utilisation,message");
+            "hbm_bytes,collective_time_us,exposed_collective_time_us,utilisation,ici_bytes,"
+            "link_utilisation,message");
   // The first axis varies slowest; labels are the user's (torus_4x4) or the value.
   EXPECT_THAT(rows[1], HasSubstr(",torus_4x4,1us,45GB/s,ok,"));
   EXPECT_THAT(rows[12], HasSubstr(",fat_tree,4us,20GB/s,ok,"));
