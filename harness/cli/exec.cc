@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/cli/cli.h"
+#include "harness/run/metrics.h"
 #include "harness/run/module_run.h"
 #include "harness/run/program_io.h"
 #include "harness/run/topology_option.h"
@@ -159,6 +160,9 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
     if (values) out << '\n';
     out << timing::FormatOpTable(*run.timing, options.top);
     nlohmann::ordered_json metrics = nlohmann::ordered_json::parse(timing::TimingJson(*run.timing));
+    // The totals a golden, a scenario result and tpusim diff keep, by their
+    // one writer, beside the timing's own record.
+    metrics["metrics"] = MetricsJson(NamedMetrics(MetricsOf(*run.timing)));
     if (json.contains("outputs")) metrics["outputs"] = std::move(json["outputs"]);
     if (!run.values_skipped.empty()) metrics["values_skipped"] = run.values_skipped;
     json = std::move(metrics);

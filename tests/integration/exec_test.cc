@@ -227,6 +227,10 @@ TEST_F(ExecTest, FullModeTimesWhatItCannotEvaluateAndSaysWhyFirst) {
   EXPECT_THAT(j["values_skipped"].get<std::string>(), HasSubstr("sub-byte integer result"));
   EXPECT_FALSE(j.contains("outputs"));
   EXPECT_GT(j["cycles"].get<int64_t>(), 0);
+  // The metrics object a golden stores, from the same totals.
+  EXPECT_EQ(j["metrics"]["cycles"].get<double>(), j["cycles"].get<double>());
+  EXPECT_EQ(j["metrics"]["hbm_bytes"].get<double>(), j["hbm_bytes"].get<double>());
+  EXPECT_TRUE(j["metrics"].contains("exposed_collective_time_us"));
 
   // Values alone are what was asked for: an error.
   const RunResult values = Tpusim({"exec", module});
