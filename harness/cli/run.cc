@@ -96,7 +96,7 @@ ScenarioResult CrashedResult(const Scenario& scenario, const ProcessOutcome& out
   ScenarioResult result;
   result.name = scenario.name;
   result.file = scenario.file;
-  result.status = "fail";
+  result.status = ScenarioStatus::kFail;
   result.seconds = outcome.seconds;
   result.messages.push_back("the simulator " + outcome.Describe(timeout) +
                             " before reporting a result");
@@ -194,7 +194,7 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
       ScenarioResult bad;
       bad.name = fs::path(file).stem().string();
       bad.file = file;
-      bad.status = "error";
+      bad.status = ScenarioStatus::kError;
       bad.messages.push_back(scenario.status().message());
       results.push_back(std::move(bad));
       continue;
@@ -281,7 +281,7 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
       ran[i] = CrashedResult(scenarios[i], outcome, jobs[i].timeout_seconds, jobs[i].log_file);
     }
     if (tty) err << "\r\033[K";
-    err << "[" << finished << "/" << jobs.size() << "] " << ran[i].status << ' ' << ran[i].name
+    err << "[" << finished << "/" << jobs.size() << "] " << ScenarioStatusName(ran[i].status) << ' ' << ran[i].name
         << '\n';
     draw();
   };
@@ -309,8 +309,8 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err) {
   if (options.github_annotations) out << SuiteGithubAnnotations(results);
   int code = kExitOk;
   for (const ScenarioResult& r : results) {
-    if (r.status == "error") code = kExitInputError;
-    if (r.status != "pass" && code == kExitOk) code = kExitCheckFailed;
+    if (r.status == ScenarioStatus::kError) code = kExitInputError;
+    if (r.status != ScenarioStatus::kPass && code == kExitOk) code = kExitCheckFailed;
   }
   if (!options.json.empty()) {
     if (Status s = WriteFileAtomically(options.json, SuiteJson(results)); !s.ok()) {

@@ -156,7 +156,7 @@ std::optional<PointResult> ResultOf(const StudyPoint& point, const ProcessJob& j
                                        ? ResultFromJson(*text, result_file)
                                        : StatusOr<ScenarioResult>(InvalidArgument("no result"));
   if (child.ok()) {
-    result.status = child->status == "pass" ? "ok" : "error";
+    result.status = child->status == ScenarioStatus::kPass ? "ok" : "error";
     result.metrics = child->metrics;
     for (const std::string& m : child->messages) {
       result.message += (result.message.empty() ? "" : "; ") + m;

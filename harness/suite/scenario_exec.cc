@@ -86,7 +86,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       names += (i == 0 ? "" : ", ") + outputs[i].name;
     }
     if (outputs.size() > 8) names += ", ...";
-    result.status = "error";
+    result.status = ScenarioStatus::kError;
     failures.push_back(where + ": error: key path `checks.outputs.per_output." + name +
                        "`: the program has no output named '" + name + "' (its outputs: " +
                        (names.empty() ? "none" : names) + ")");
@@ -109,7 +109,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     Golden golden{StampOf(scenario), result.metrics, std::move(outputs), hlo::PrintModule(module)};
     const Status written = WriteGolden(dir, golden);
     if (!written.ok()) {
-      result.status = "error";
+      result.status = ScenarioStatus::kError;
       failures.push_back(written.message());
       return;
     }
@@ -119,12 +119,12 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
   } else {
     StatusOr<std::optional<Golden>> golden = ReadGolden(dir);
     if (!golden.ok()) {
-      result.status = "fail";
+      result.status = ScenarioStatus::kFail;
       failures.push_back(golden.status().message());
       return;
     }
     if (!golden->has_value()) {
-      result.status = "fail";
+      result.status = ScenarioStatus::kFail;
       failures.push_back("no golden in " + dir + "; run tpusim run --update-golden");
       return;
     }
@@ -137,7 +137,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     const GoldenStamp& made = (*golden)->stamp;
     const bool own = scenario.golden == scenario.name;
     if (own ? !(made == stamp) : made.version != stamp.version) {
-      result.status = "stale";
+      result.status = ScenarioStatus::kStale;
       std::string message = "stale golden in " + dir + ": made by tpusim " + made.version;
       if (own) {
         message += ", chip hash '" + made.chip_hash + "', topology '" + made.topology +
@@ -157,7 +157,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       StatusOr<std::unique_ptr<hlo::HloModule>> golden_module = hlo::ParseHloModule(
           (*golden)->module_text, (std::filesystem::path(dir) / kGoldenModuleFile).string());
       if (!golden_module.ok()) {
-        result.status = "fail";
+        result.status = ScenarioStatus::kFail;
         failures.push_back(golden_module.status().message());
         return;
       }
@@ -211,7 +211,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     std::string why = NetworkExplanation(*run.timing);
     if (!why.empty()) failures.push_back(std::move(why));
   }
-  result.status = failures.empty() ? "pass" : "fail";
+  result.status = failures.empty() ? ScenarioStatus::kPass : ScenarioStatus::kFail;
   if (values_skipped && !scenario.require_values) {
     failures.insert(failures.begin(), "outputs not checked: the values could not be computed: " +
                                           run.values_skipped);
@@ -244,7 +244,7 @@ StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
 void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::ostream& err) {
   StatusOr<Scenario> loaded = LoadScenario(options.scenario, options.models_dir);
   if (!loaded.ok()) {
-    result.status = "error";
+    result.status = ScenarioStatus::kError;
     result.messages.push_back(loaded.status().message());
     return;
   }
@@ -253,14 +253,14 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
   // A failure of the run itself: an input error, unless the scenario expects it.
   const auto run_failed = [&](const Status& status) {
     if (!scenario.expect_fail) {
-      result.status = "error";
+      result.status = ScenarioStatus::kError;
       result.messages.push_back(status.message());
     } else if (status.message().find(scenario.expect_reason) == std::string::npos) {
-      result.status = "fail";
+      result.status = ScenarioStatus::kFail;
       result.messages.push_back("expected a failure mentioning '" + scenario.expect_reason +
                                 "', got: " + status.message());
     } else {
-      result.status = "pass";
+      result.status = ScenarioStatus::kPass;
     }
   };
   StatusOr<std::string> text = ReadFile(scenario.module);
@@ -279,16 +279,16 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
     const Status written =
         WriteFileAtomically(options.trace, timing::TimingTraceJson(*run->timing));
     if (!written.ok()) {
-      result.status = "error";
+      result.status = ScenarioStatus::kError;
       result.messages.push_back(written.message());
       return;
     }
   }
   ApplyChecks(scenario, options, **module, *run, result);
-  if (!scenario.expect_fail || result.status == "error") return;
+  if (!scenario.expect_fail || result.status == ScenarioStatus::kError) return;
   // A negative scenario: a regression its checks must catch, for its reason.
   const auto caught =
-      result.status != "fail"
+      result.status != ScenarioStatus::kFail
           ? result.messages.end()
           : std::find_if(result.messages.begin(), result.messages.end(), [&](const auto& m) {
               return m.find(scenario.expect_reason) != std::string::npos;
@@ -299,12 +299,12 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
     for (auto it = result.messages.begin(); it != result.messages.end(); ++it) {
       if (it != caught) messages.push_back(std::move(*it));
     }
-    result.status = "pass";
+    result.status = ScenarioStatus::kPass;
     result.messages = std::move(messages);
     return;
   }
   std::vector<std::string> seen = std::move(result.messages);
-  result.status = "fail";
+  result.status = ScenarioStatus::kFail;
   result.messages = {"expected the run or its checks to fail" +
                      (scenario.expect_reason.empty()
                           ? std::string()
@@ -319,7 +319,7 @@ std::string ResultToJson(const ScenarioResult& result) {
   ordered_json json;
   json["name"] = result.name;
   json["file"] = result.file;
-  json["status"] = result.status;
+  json["status"] = ScenarioStatusName(result.status);
   json["messages"] = result.messages;
   json["metrics"] = MetricsJson(result.metrics);
   json["golden_metrics"] = MetricsJson(result.golden_metrics);
@@ -333,13 +333,41 @@ std::string ResultToJson(const ScenarioResult& result) {
   return json.dump(2) + "\n";
 }
 
+std::string_view ScenarioStatusName(ScenarioStatus status) {
+  switch (status) {
+    case ScenarioStatus::kPass:
+      return "pass";
+    case ScenarioStatus::kFail:
+      return "fail";
+    case ScenarioStatus::kStale:
+      return "stale";
+    case ScenarioStatus::kError:
+      return "error";
+  }
+  return "error";
+}
+
+std::optional<ScenarioStatus> ScenarioStatusFromName(std::string_view name) {
+  for (const ScenarioStatus s : {ScenarioStatus::kPass, ScenarioStatus::kFail,
+                                 ScenarioStatus::kStale, ScenarioStatus::kError}) {
+    if (ScenarioStatusName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 StatusOr<ScenarioResult> ResultFromJson(const std::string& text, const std::string& source) {
   ScenarioResult result;
   try {
     const ordered_json json = ordered_json::parse(text);
     result.name = json.at("name").get<std::string>();
     result.file = json.at("file").get<std::string>();
-    result.status = json.at("status").get<std::string>();
+    const std::string status = json.at("status").get<std::string>();
+    const std::optional<ScenarioStatus> known = ScenarioStatusFromName(status);
+    if (!known.has_value()) {
+      return InvalidArgument(source + ": error: malformed scenario result: status '" + status +
+                             "'");
+    }
+    result.status = *known;
     result.messages = json.at("messages").get<std::vector<std::string>>();
     result.metrics = MetricsFromJson(json.at("metrics"));
     result.golden_metrics = MetricsFromJson(json.at("golden_metrics"));

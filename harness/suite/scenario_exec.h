@@ -4,9 +4,12 @@
 #ifndef TPUSIM_HARNESS_SUITE_SCENARIO_EXEC_H_
 #define TPUSIM_HARNESS_SUITE_SCENARIO_EXEC_H_
 
+#include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/base/status.h"
@@ -21,13 +24,23 @@ struct LinkLoad {
 };
 
 /// What became of one scenario.
+enum class ScenarioStatus : uint8_t {
+  kPass,
+  kFail,   ///< a check failed, or a negative scenario ran clean
+  kStale,  ///< its golden was made by another version, chip or topology
+  kError,  ///< the scenario or its module is malformed: an input error
+};
+
+/// "pass", "fail", "stale", "error": the status as results, reports and CSS
+/// classes spell it.
+std::string_view ScenarioStatusName(ScenarioStatus status);
+/// The status ScenarioStatusName spells `name`; nullopt for any other text.
+std::optional<ScenarioStatus> ScenarioStatusFromName(std::string_view name);
+
 struct ScenarioResult {
   std::string name;  ///< the scenario's name (file stem when it could not load)
   std::string file;
-  /// pass; fail (a check failed, or a negative scenario ran clean); stale
-  /// (its golden was made by another version, chip or topology); error (the
-  /// scenario or its module is malformed: an input error).
-  std::string status;
+  ScenarioStatus status = ScenarioStatus::kError;
   std::vector<std::string> messages;      ///< what differed, one line each
   std::map<std::string, double> metrics;  ///< measured, when timed
   std::map<std::string, double> golden_metrics;  ///< the golden's, when checked against one

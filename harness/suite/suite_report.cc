@@ -37,7 +37,14 @@ std::string ShortestDecimal(double value) {
   return ec == std::errc() ? std::string(text, end) : std::string("nan");
 }
 
-int Count(const std::vector<ScenarioResult>& results, const std::string& status) {
+/// "PASS", "FAIL", ...: the status as the table and annotations shout it.
+std::string UpperStatus(ScenarioStatus status) {
+  std::string text(ScenarioStatusName(status));
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+int Count(const std::vector<ScenarioResult>& results, ScenarioStatus status) {
   int n = 0;
   for (const ScenarioResult& r : results) n += r.status == status ? 1 : 0;
   return n;
@@ -58,8 +65,7 @@ void PrintSuiteTable(const std::vector<ScenarioResult>& results, std::ostream& o
       << "  detail\n";
   double total = 0;
   for (const ScenarioResult& r : results) {
-    std::string status = r.status;
-    for (char& c : status) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string status = UpperStatus(r.status);
     const std::string seconds = Seconds(r.seconds);
     out << status << std::string(8 - std::min<size_t>(8, status.size()), ' ')
         << std::string(7 - std::min<size_t>(7, seconds.size()), ' ') << seconds << "  " << r.name
@@ -70,18 +76,18 @@ void PrintSuiteTable(const std::vector<ScenarioResult>& results, std::ostream& o
     }
     total += r.seconds;
   }
-  out << results.size() << " scenario(s): " << Count(results, "pass") << " passed, "
-      << Count(results, "fail") << " failed, " << Count(results, "stale") << " stale, "
-      << Count(results, "error") << " error(s)\n";
+  out << results.size() << " scenario(s): " << Count(results, ScenarioStatus::kPass) << " passed, "
+      << Count(results, ScenarioStatus::kFail) << " failed, " << Count(results, ScenarioStatus::kStale) << " stale, "
+      << Count(results, ScenarioStatus::kError) << " error(s)\n";
 }
 
 std::string SuiteJson(const std::vector<ScenarioResult>& results) {
   nlohmann::ordered_json json;
   json["tpusim_version"] = std::string(kVersion);
-  json["passed"] = Count(results, "pass");
-  json["failed"] = Count(results, "fail");
-  json["stale"] = Count(results, "stale");
-  json["errors"] = Count(results, "error");
+  json["passed"] = Count(results, ScenarioStatus::kPass);
+  json["failed"] = Count(results, ScenarioStatus::kFail);
+  json["stale"] = Count(results, ScenarioStatus::kStale);
+  json["errors"] = Count(results, ScenarioStatus::kError);
   json["scenarios"] = nlohmann::ordered_json::array();
   for (const ScenarioResult& r : results) {
     json["scenarios"].push_back(nlohmann::ordered_json::parse(ResultToJson(r)));
@@ -145,7 +151,7 @@ std::optional<MessageLocation> LocationOf(const std::string& message) {
 std::string SuiteGithubAnnotations(const std::vector<ScenarioResult>& results) {
   std::string out;
   for (const ScenarioResult& r : results) {
-    if (r.status == "pass") continue;
+    if (r.status == ScenarioStatus::kPass) continue;
     std::optional<MessageLocation> at;
     for (const std::string& m : r.messages) {
       if ((at = LocationOf(m))) break;
@@ -157,10 +163,9 @@ std::string SuiteGithubAnnotations(const std::vector<ScenarioResult>& results) {
     }
     std::string message;
     for (const std::string& m : r.messages) message += (message.empty() ? "" : "\n") + m;
-    if (message.empty()) message = r.status;
-    std::string status = r.status;
-    for (char& c : status) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    out += (r.status == "stale" ? "::warning " : "::error ") + where +
+    if (message.empty()) message = ScenarioStatusName(r.status);
+    const std::string status = UpperStatus(r.status);
+    out += (r.status == ScenarioStatus::kStale ? "::warning " : "::error ") + where +
            ",title=" + GithubEscape("tpusim scenario " + r.name + ": " + status, true) +
            "::" + GithubEscape(message, false) + "\n";
   }
@@ -172,17 +177,17 @@ std::string SuiteJUnit(const std::vector<ScenarioResult>& results) {
   for (const ScenarioResult& r : results) total += r.seconds;
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += "<testsuites name=\"tpusim run\" tests=\"" + std::to_string(results.size()) +
-         "\" failures=\"" + std::to_string(Count(results, "fail") + Count(results, "stale")) +
-         "\" errors=\"" + std::to_string(Count(results, "error")) + "\" time=\"" + Seconds(total) +
+         "\" failures=\"" + std::to_string(Count(results, ScenarioStatus::kFail) + Count(results, ScenarioStatus::kStale)) +
+         "\" errors=\"" + std::to_string(Count(results, ScenarioStatus::kError)) + "\" time=\"" + Seconds(total) +
          "\">\n";
   xml += "  <testsuite name=\"tpusim\" tests=\"" + std::to_string(results.size()) +
-         "\" failures=\"" + std::to_string(Count(results, "fail") + Count(results, "stale")) +
-         "\" errors=\"" + std::to_string(Count(results, "error")) + "\" skipped=\"0\" time=\"" +
+         "\" failures=\"" + std::to_string(Count(results, ScenarioStatus::kFail) + Count(results, ScenarioStatus::kStale)) +
+         "\" errors=\"" + std::to_string(Count(results, ScenarioStatus::kError)) + "\" skipped=\"0\" time=\"" +
          Seconds(total) + "\">\n";
   for (const ScenarioResult& r : results) {
     xml += "    <testcase name=\"" + XmlEscape(r.name) + "\" classname=\"" +
            XmlEscape(JUnitClassName(r.file)) + "\" time=\"" + Seconds(r.seconds) + "\"";
-    if (r.status == "pass" && r.metrics.empty()) {
+    if (r.status == ScenarioStatus::kPass && r.metrics.empty()) {
       xml += "/>\n";
       continue;
     }
@@ -195,10 +200,11 @@ std::string SuiteJUnit(const std::vector<ScenarioResult>& results) {
       }
       xml += "      </properties>\n";
     }
-    if (r.status != "pass") {
-      const std::string tag = r.status == "error" ? "error" : "failure";
-      const std::string first = r.messages.empty() ? r.status : r.messages.front();
-      xml += "      <" + tag + " message=\"" + XmlEscape(first) + "\" type=\"" + r.status + "\">" +
+    if (r.status != ScenarioStatus::kPass) {
+      const std::string tag = r.status == ScenarioStatus::kError ? "error" : "failure";
+      const std::string first =
+          r.messages.empty() ? std::string(ScenarioStatusName(r.status)) : r.messages.front();
+      xml += "      <" + tag + " message=\"" + XmlEscape(first) + "\" type=\"" + std::string(ScenarioStatusName(r.status)) + "\">" +
              XmlEscape(Join(r.messages)) + "</" + tag + ">\n";
     }
     xml += "    </testcase>\n";
@@ -210,10 +216,10 @@ std::string SuiteJUnit(const std::vector<ScenarioResult>& results) {
 namespace {
 
 /// Bar colours by scenario status, and the golden's.
-std::string StatusFill(const std::string& status) {
-  if (status == "pass") return "#4caf50";
-  if (status == "fail") return "#e53935";
-  if (status == "stale") return "#fb8c00";
+std::string StatusFill(ScenarioStatus status) {
+  if (status == ScenarioStatus::kPass) return "#4caf50";
+  if (status == ScenarioStatus::kFail) return "#e53935";
+  if (status == ScenarioStatus::kStale) return "#fb8c00";
   return "#8e24aa";
 }
 constexpr char kGoldenFill[] = "#9e9e9e";
@@ -239,7 +245,7 @@ std::string MetricChart(const std::string& title, const std::vector<ScenarioResu
     rows.push_back(std::move(row));
   }
   std::vector<LegendEntry> legend;
-  if (any_golden) legend = {{StatusFill("pass"), "this run (colour: status)"}, {kGoldenFill, "golden"}};
+  if (any_golden) legend = {{StatusFill(ScenarioStatus::kPass), "this run (colour: status)"}, {kGoldenFill, "golden"}};
   // Against a golden, what matters is each scenario's change: its own scale.
   return HorizontalBarChart(title, rows, unit, legend,
                             against_golden ? BarScale::kPerRow : BarScale::kShared);
@@ -328,10 +334,10 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
       "</style>\n</head>\n<body>\n";
   html += "<h1>tpusim run (tpusim " + std::string(kVersion) + ")</h1>\n<p>" +
           std::to_string(results.size()) +
-          " scenario(s): " + std::to_string(Count(results, "pass")) + " passed, " +
-          std::to_string(Count(results, "fail")) + " failed, " +
-          std::to_string(Count(results, "stale")) + " stale, " +
-          std::to_string(Count(results, "error")) + " error(s).</p>\n";
+          " scenario(s): " + std::to_string(Count(results, ScenarioStatus::kPass)) + " passed, " +
+          std::to_string(Count(results, ScenarioStatus::kFail)) + " failed, " +
+          std::to_string(Count(results, ScenarioStatus::kStale)) + " stale, " +
+          std::to_string(Count(results, ScenarioStatus::kError)) + " error(s).</p>\n";
   std::vector<BarRow> wall;
   for (const ScenarioResult& r : results) wall.push_back({r.name, {{r.seconds, StatusFill(r.status)}}});
   html += "<h2>Charts</h2>\n" + HorizontalBarChart("Wall time per scenario", wall, "s");
@@ -357,7 +363,8 @@ std::string SuiteHtml(const std::vector<ScenarioResult>& results, const std::str
       "<th>trace</th><th>details</th></tr>\n";
   for (const ScenarioResult& r : results) {
     const bool timed = r.metrics.count("cycles") != 0;
-    html += "<tr><td class=\"" + r.status + "\">" + r.status + "</td><td>" + XmlEscape(r.name) +
+    const std::string status(ScenarioStatusName(r.status));
+    html += "<tr><td class=\"" + status + "\">" + status + "</td><td>" + XmlEscape(r.name) +
             "<br/><small>" + XmlEscape(r.file) + "</small></td><td>" + Seconds(r.seconds) +
             "</td><td>" + Metric(r, "cycles") + "</td><td>" + Metric(r, "time_us") + "</td><td>" +
             Metric(r, "hbm_bytes") + "</td><td>" + Metric(r, "utilisation") + "</td><td>";

@@ -23,7 +23,7 @@ ScenarioResult RingScenario(int nodes) {
   ScenarioResult r;
   r.name = "ring";
   r.file = "ring.yaml";
-  r.status = "pass";
+  r.status = ScenarioStatus::kPass;
   r.metrics = {{"time_us", 10}, {"ici_bytes", 4096}, {"link_utilisation", 0.5}};
   r.golden_metrics = {{"time_us", 8}};
   r.op_time_us = {{"all-reduce", 7}, {"fusion", 3}};
@@ -76,13 +76,13 @@ TEST(SuiteJUnit, ClassnamesHaveNoDotsAndTimedScenariosCarryTheirMetrics) {
   ScenarioResult failed = RingScenario(2);
   failed.name = "v1.2";
   failed.file = "suites/release.2026/v1.2.yaml";
-  failed.status = "fail";
+  failed.status = ScenarioStatus::kFail;
   failed.messages = {"time_us: 10 is above the maximum 9"};
   failed.metrics = {{"time_us", 0.1}, {"cycles", 150000}};
   ScenarioResult values;
   values.name = "values";
   values.file = "values.yaml";
-  values.status = "pass";
+  values.status = ScenarioStatus::kPass;
   const std::string xml = SuiteJUnit({RingScenario(2), failed, values});
   EXPECT_THAT(xml, HasSubstr("classname=\"ring\""));
   EXPECT_THAT(xml, HasSubstr("<testcase name=\"v1.2\" classname=\"suites/release_2026/v1_2\""));
@@ -100,15 +100,15 @@ TEST(SuiteGithubAnnotations, OneCommandPerScenarioThatDidNotPassAtItsLocation) {
   ScenarioResult failed;
   failed.name = "mlp, v5e";
   failed.file = "suite/mlp.yaml";
-  failed.status = "fail";
+  failed.status = ScenarioStatus::kFail;
   failed.messages = {"time_us: 10 is above the maximum 9", "hbm_bytes: +100% (golden 50%)"};
   ScenarioResult stale = failed;
-  stale.status = "stale";
+  stale.status = ScenarioStatus::kStale;
   stale.messages = {};
   ScenarioResult broken;
   broken.name = "broken";
   broken.file = "suite/broken.yaml";
-  broken.status = "error";
+  broken.status = ScenarioStatus::kError;
   broken.messages = {"suite/m.hlo:12:7: error: expected ']'"};
   EXPECT_EQ(SuiteGithubAnnotations({RingScenario(2), failed, stale, broken}),
             "::error file=suite/mlp.yaml,title=tpusim scenario mlp%2C v5e%3A FAIL::"
@@ -130,6 +130,17 @@ TEST(ScenarioResultJson, RoundTripsTheReportData) {
   EXPECT_EQ(back->links[2].from, 2);
   EXPECT_EQ(back->links[2].to, 0);
   EXPECT_EQ(back->links[2].utilisation, 0.25);
+  EXPECT_EQ(back->status, r.status);
+
+  // A child's result with a status no scenario has is malformed, not a pass.
+  std::string text = ResultToJson(r);
+  const std::string status = "\"status\": \"" + std::string(ScenarioStatusName(r.status)) + "\"";
+  ASSERT_NE(text.find(status), std::string::npos) << text;
+  text.replace(text.find(status), status.size(), "\"status\": \"passed\"");
+  const StatusOr<ScenarioResult> odd = ResultFromJson(text, "result.json");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_THAT(odd.status().message(),
+              HasSubstr("result.json: error: malformed scenario result: status 'passed'"));
 }
 
 TEST(SvgChart, EscapesTextAndShadesByValue) {
