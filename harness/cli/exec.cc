@@ -46,21 +46,19 @@ nlohmann::ordered_json OutputsJson(const std::vector<OutputSummary>& outputs) {
   return list;
 }
 
-/// Writes and summarises the outputs of every device.
+/// Writes and summarises the outputs of every evaluated device.
 StatusOr<std::vector<OutputSummary>> ReportValues(const ExecOptions& options,
-                                                  const std::vector<Literal>& results) {
+                                                  const ModuleRun& run) {
   std::vector<OutputSummary> outputs;
-  const size_t devices = results.size();
-  for (size_t d = 0; d < devices; ++d) {
-    const std::string prefix = devices > 1 ? "device_" + std::to_string(d) : "";
+  for (size_t i = 0; i < run.results.size(); ++i) {
+    const std::string prefix =
+        DeviceOutputPrefix(run.evaluated.device_count, run.evaluated.devices[i]);
     if (!options.out.empty()) {
-      TPUSIM_RETURN_IF_ERROR(WriteOutputs(
-          results[d], prefix.empty() ? options.out
-                                     : (std::filesystem::path(options.out) / prefix).string()));
+      TPUSIM_RETURN_IF_ERROR(
+          WriteOutputs(run.results[i], (std::filesystem::path(options.out) / prefix).string()));
     }
-    for (const OutputLeaf& leaf : OutputLeaves(results[d])) {
-      outputs.push_back(
-          Summarize(prefix.empty() ? leaf.name : prefix + "/" + leaf.name, *leaf.value));
+    for (const OutputLeaf& leaf : OutputLeaves(run.results[i])) {
+      outputs.push_back(Summarize(prefix + leaf.name, *leaf.value));
     }
   }
   return outputs;
@@ -151,8 +149,8 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
         << run.values_skipped << "\n\n";
   }
   if (values) {
-    TPUSIM_ASSIGN_OR_RETURN(const std::vector<OutputSummary> outputs,
-                            ReportValues(options, run.results));
+    if (!run.evaluated.subset_note.empty()) out << run.evaluated.subset_note << "\n\n";
+    TPUSIM_ASSIGN_OR_RETURN(const std::vector<OutputSummary> outputs, ReportValues(options, run));
     PrintSummaryTable(outputs, out);
     json["outputs"] = OutputsJson(outputs);
   }
@@ -171,6 +169,7 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
           WriteFileAtomically(options.trace, timing::TimingTraceJson(*run.timing)));
     }
   }
+  if (!run.evaluated.subset_note.empty()) json["values_subset"] = run.evaluated.subset_note;
   if (!options.json.empty()) {
     TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.json, json.dump(2) + "\n"));
   }

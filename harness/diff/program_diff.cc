@@ -55,12 +55,19 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
   const eval::SpmdConfig spmd_after = eval::SpmdConfig::CoveringModule(after);
   spmd.replica_count = std::max(spmd.replica_count, spmd_after.replica_count);
   spmd.partition_count = std::max(spmd.partition_count, spmd_after.partition_count);
+  const hlo::HloModule* modules[] = {&before, &after};
+  TPUSIM_ASSIGN_OR_RETURN(const EvaluatedDevices evaluated,
+                          DevicesToEvaluate(modules, spmd, spec.evaluation.max_memory));
+  const std::vector<int64_t>& devices = evaluated.devices;
   TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
-                          LoadInputs(before, spmd, spec.evaluation));
-  TPUSIM_ASSIGN_OR_RETURN(const Evaluation run_before,
-                          EvaluateModule(before, spmd, spec.evaluation, spec.limits, inputs, err));
+                          LoadInputs(before, spmd, devices, spec.evaluation));
+  TPUSIM_ASSIGN_OR_RETURN(
+      const Evaluation run_before,
+      EvaluateModule(before, spmd, devices, spec.evaluation, spec.limits, inputs, err));
   TPUSIM_ASSIGN_OR_RETURN(const Evaluation run_after,
-                          EvaluateModule(after, spmd, spec.evaluation, spec.limits, std::move(inputs), err));
+                          EvaluateModule(after, spmd, devices, spec.evaluation, spec.limits,
+                                         std::move(inputs), err));
+  report.values_subset = evaluated.subset_note;
 
   value::ErrorSpec tolerance;
   tolerance.rtol = spec.thresholds.rtol;
@@ -68,13 +75,12 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
   if (spec.thresholds.max_ulp.has_value()) {
     tolerance.ulp = static_cast<uint64_t>(*spec.thresholds.max_ulp);
   }
-  const int64_t devices = spmd.device_count();
-  for (int64_t d = 0; d < devices; ++d) {
-    const std::string prefix = devices > 1 ? "device_" + std::to_string(d) + "/" : "";
-    const std::vector<OutputLeaf> a = OutputLeaves(run_before.results[d]);
-    const std::vector<OutputLeaf> b = OutputLeaves(run_after.results[d]);
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-      report.outputs.push_back(DiffOutput(prefix + b[i].name, *a[i].value, *b[i].value, tolerance));
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string prefix = DeviceOutputPrefix(spmd.device_count(), devices[i]);
+    const std::vector<OutputLeaf> a = OutputLeaves(run_before.results[i]);
+    const std::vector<OutputLeaf> b = OutputLeaves(run_after.results[i]);
+    for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+      report.outputs.push_back(DiffOutput(prefix + b[k].name, *a[k].value, *b[k].value, tolerance));
     }
     if (a.size() != b.size()) {
       report.output_count_notes.push_back(prefix + "outputs: " + std::to_string(a.size()) +

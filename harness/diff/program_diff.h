@@ -73,6 +73,9 @@ struct DiffReport {
   /// Why the outputs were not compared although the mode asked for them:
   /// values that cannot be computed (ValuesCannotBeComputed). Empty otherwise.
   std::string values_skipped;
+  /// When the outputs of only some devices were compared, which and why
+  /// (EvaluatedDevices::subset_note); empty when all were.
+  std::string values_subset;
   bool timing_run = false;  ///< both timed (--mode full or timing)
   ModuleDiff structure;
   std::vector<OutputComparison> outputs;

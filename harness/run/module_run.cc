@@ -15,8 +15,10 @@
 #include "harness/run/program_io.h"
 #include "harness/report/progress.h"
 #include "sim/arch/topology_config.h"
+#include "sim/base/arith.h"
 #include "sim/base/units.h"
 #include "sim/eval/program_inputs.h"
+#include "sim/hlo/collective_groups.h"
 #include "sim/hlo/parser.h"
 #include "sim/hlo/platform.h"
 #include "sim/hlo/verifier.h"
@@ -44,27 +46,80 @@ std::vector<const hlo::HloInstruction*> ElidedConstants(const hlo::HloModule& mo
   return elided;
 }
 
-}  // namespace
-
-namespace {
-
-/// Refuses, before allocating, a run whose values would exceed the limit:
-/// every device holds its own values.
-Status CheckMemory(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
-                   int64_t max_memory) {
-  const int64_t devices = spmd.device_count();
+/// The memory `devices` devices need for the values of `module`, each
+/// holding its own.
+StatusOr<int64_t> ValuesBytes(const hlo::HloModule& module, int64_t devices) {
   TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, eval::Evaluator::EstimatePeakBytes(module));
-  if (peak > max_memory / devices) {
-    return ResourceExhausted(module.filename() + ": error: running it needs about " +
-                             FormatBytes(peak) + " per device x " + std::to_string(devices) +
-                             " device(s), more than --max-memory " + FormatBytes(max_memory) +
-                             "; raise --max-memory, run fewer devices, or time it without values "
-                             "(--mode timing)");
+  return SatMul(peak, devices);
+}
+
+/// "0-3" or "0, 4, 8, 12" (at most 8 numbers, then "...").
+std::string DeviceList(const std::vector<int64_t>& devices) {
+  bool contiguous = true;
+  for (size_t i = 1; i < devices.size(); ++i) contiguous &= devices[i] == devices[i - 1] + 1;
+  if (contiguous && devices.size() > 2) {
+    return std::to_string(devices.front()) + "-" + std::to_string(devices.back());
   }
-  return Status();
+  std::string text;
+  for (size_t i = 0; i < devices.size() && i < 8; ++i) {
+    text += (i == 0 ? "" : ", ") + std::to_string(devices[i]);
+  }
+  return devices.size() > 8 ? text + ", ..." : text;
 }
 
 }  // namespace
+
+StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* const> modules,
+                                             const eval::SpmdConfig& spmd, int64_t max_memory) {
+  const int64_t count = spmd.device_count();
+  EvaluatedDevices all;
+  all.device_count = count;
+  for (int64_t d = 0; d < count; ++d) all.devices.push_back(d);
+  // What each module needs on `devices` devices, against the limit.
+  const auto over_limit = [&](int64_t devices) -> StatusOr<const hlo::HloModule*> {
+    for (const hlo::HloModule* module : modules) {
+      TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, ValuesBytes(*module, devices));
+      if (bytes > max_memory) return module;
+    }
+    return nullptr;
+  };
+  TPUSIM_ASSIGN_OR_RETURN(const hlo::HloModule* too_big, over_limit(count));
+  if (too_big == nullptr) return all;
+  // Device 0's component, closed under every module's collectives.
+  std::vector<int64_t> closure = {0};
+  for (size_t changed = 1; changed != 0;) {
+    changed = 0;
+    for (const hlo::HloModule* module : modules) {
+      StatusOr<std::vector<int64_t>> grown = hlo::CommunicatingDevices(*module, spmd, closure);
+      if (!grown.ok()) return grown.status();
+      changed += grown->size() != closure.size() ? 1 : 0;
+      closure = std::move(*grown);
+    }
+  }
+  const int64_t subset = static_cast<int64_t>(closure.size());
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, eval::Evaluator::EstimatePeakBytes(*too_big));
+  TPUSIM_ASSIGN_OR_RETURN(const hlo::HloModule* still_too_big, over_limit(subset));
+  if (subset < count && still_too_big == nullptr) {
+    EvaluatedDevices some;
+    some.device_count = count;
+    some.devices = std::move(closure);
+    some.subset_note = "values on " + std::to_string(subset) + " of " + std::to_string(count) +
+                       " devices (" + DeviceList(some.devices) +
+                       "): all of them need about " + FormatBytes(SatMul(peak, count)) +
+                       ", more than --max-memory " + FormatBytes(max_memory) +
+                       "; device 0 exchanges data only with these, and the others run the same "
+                       "program on their own inputs";
+    return some;
+  }
+  return ResourceExhausted(too_big->filename() + ": error: running it needs about " +
+                           FormatBytes(peak) + " per device x " + std::to_string(count) +
+                           " device(s), more than --max-memory " + FormatBytes(max_memory) +
+                           (subset < count ? ", as would the " + std::to_string(subset) +
+                                                 " devices device 0 exchanges data with"
+                                           : std::string()) +
+                           "; raise --max-memory, run fewer devices, or time it without values "
+                           "(--mode timing)");
+}
 
 StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
                                                                std::string_view filename) {
@@ -76,28 +131,31 @@ StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view 
 
 StatusOr<std::vector<std::vector<Literal>>> LoadInputs(const hlo::HloModule& module,
                                                        const eval::SpmdConfig& spmd,
+                                                       std::span<const int64_t> devices,
                                                        const EvaluationSpec& spec) {
   const int64_t max_memory = spec.max_memory;
-  TPUSIM_RETURN_IF_ERROR(CheckMemory(module, spmd, max_memory));
   const auto* seeded = std::get_if<SeededInputs>(&spec.inputs);
-  const int64_t devices = spmd.device_count();
-  std::vector<std::vector<Literal>> args(static_cast<size_t>(devices));
-  for (int64_t d = 0; d < devices; ++d) {
+  const bool spmd_program = spmd.device_count() > 1;
+  std::vector<std::vector<Literal>> args;
+  args.reserve(devices.size());
+  for (const int64_t d : devices) {
     if (seeded != nullptr) {
-      TPUSIM_ASSIGN_OR_RETURN(args[d], eval::SeededInputs(module, spmd, seeded->seed, d, max_memory));
+      TPUSIM_ASSIGN_OR_RETURN(args.emplace_back(),
+                              eval::SeededInputs(module, spmd, seeded->seed, d, max_memory));
     } else {
       TPUSIM_ASSIGN_OR_RETURN(
-          args[d], ReadInputs(module, std::get<InputDirectory>(spec.inputs).path,
-                              devices > 1 ? std::optional<int64_t>(d) : std::nullopt, max_memory));
+          args.emplace_back(),
+          ReadInputs(module, std::get<InputDirectory>(spec.inputs).path,
+                     spmd_program ? std::optional<int64_t>(d) : std::nullopt, max_memory));
     }
   }
   return args;
 }
 
 StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
+                                    std::span<const int64_t> devices,
                                     const EvaluationSpec& spec, const LoopLimits& limits,
                                     std::vector<std::vector<Literal>> inputs, std::ostream& err) {
-  TPUSIM_RETURN_IF_ERROR(CheckMemory(module, spmd, spec.max_memory));
   eval::EvaluatorOptions eval_options;
   eval_options.numerics = spec.numerics;
 #if TPUSIM_HAVE_RTL
@@ -140,10 +198,10 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   eval_options.progress = &executed;
   const eval::Evaluator evaluator(eval_options);
   std::optional<ProgressLine> progress;
-  progress.emplace("evaluating " + module.name() + " on " + std::to_string(spmd.device_count()) +
+  progress.emplace("evaluating " + module.name() + " on " + std::to_string(devices.size()) +
                        " device(s)",
                    &executed, "instructions");
-  StatusOr<std::vector<Literal>> evaluated = evaluator.EvaluateSpmd(module, spmd, inputs);
+  StatusOr<std::vector<Literal>> evaluated = evaluator.EvaluateSpmd(module, spmd, devices, inputs);
   progress.reset();  // erases the line before anything else is printed
   TPUSIM_ASSIGN_OR_RETURN(evaluation.results, std::move(evaluated));
   return evaluation;
@@ -235,9 +293,13 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
   ModuleRun run;
   if (spec.mode != RunMode::kTiming) {
     StatusOr<Evaluation> evaluation = [&]() -> StatusOr<Evaluation> {
+      const hlo::HloModule* modules[] = {&module};
+      TPUSIM_ASSIGN_OR_RETURN(run.evaluated,
+                              DevicesToEvaluate(modules, spmd, spec.evaluation.max_memory));
       TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
-                              LoadInputs(module, spmd, spec.evaluation));
-      return EvaluateModule(module, spmd, spec.evaluation, spec.limits, std::move(inputs), err);
+                              LoadInputs(module, spmd, run.evaluated.devices, spec.evaluation));
+      return EvaluateModule(module, spmd, run.evaluated.devices, spec.evaluation, spec.limits,
+                            std::move(inputs), err);
     }();
     if (evaluation.ok()) {
       run.results = std::move(evaluation->results);

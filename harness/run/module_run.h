@@ -10,6 +10,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,26 +30,44 @@ namespace tpusim::harness {
 StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
                                                                std::string_view filename);
 
+/// The devices whose values a run computes.
+struct EvaluatedDevices {
+  int64_t device_count = 1;      ///< the program's devices
+  std::vector<int64_t> devices;  ///< those evaluated, ascending
+  /// Empty when they are all of the program's; otherwise why only these, for
+  /// the first line of every report ("values on 4 of 256 devices ...").
+  std::string subset_note;
+};
+
+/// Every device of `spmd` when the values of `modules` (one, or a diff's
+/// two, run on the same devices) fit in `max_memory`. When they do not, the
+/// devices device 0 exchanges data with (hlo::CommunicatingDevices over every
+/// module), whose values decide its result, if they are fewer and fit: the
+/// others run the same program on their own inputs. Else kResourceExhausted
+/// naming the memory needed, before anything is allocated.
+StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* const> modules,
+                                             const eval::SpmdConfig& spmd, int64_t max_memory);
+
 /// What evaluating a module gave.
 struct Evaluation {
-  std::vector<value::Literal> results;  ///< one result per device
+  std::vector<value::Literal> results;  ///< one result per evaluated device
   /// Loop trip counts and conditional branches device 0 saw, for timing.
   eval::ControlFlowRecord control_flow;
 };
 
-/// The entry parameters of every device of `spmd` (outer index: device),
+/// The entry parameters of `devices` of `spmd` (outer index: their order),
 /// drawn from the seed or read from the directory of `spec.inputs`.
-/// Refuses first, before allocating, a module whose run would exceed the
-/// memory limit (kResourceExhausted).
 StatusOr<std::vector<std::vector<value::Literal>>> LoadInputs(const hlo::HloModule& module,
                                                               const eval::SpmdConfig& spmd,
+                                                              std::span<const int64_t> devices,
                                                               const EvaluationSpec& spec);
 
-/// Evaluates `module` on every device of `spmd` with `inputs` (from
-/// LoadInputs, possibly of another module with the same parameters). Checks
-/// the memory limit, and warns on `err` about elided constants filled with
-/// seeded values. Every failure is an input error.
+/// Evaluates `module` on `devices` of `spmd` with `inputs` (from LoadInputs,
+/// possibly of another module with the same parameters). Warns on `err`
+/// about elided constants filled with seeded values. Every failure is an
+/// input error.
 StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
+                                    std::span<const int64_t> devices,
                                     const EvaluationSpec& spec, const LoopLimits& limits,
                                     std::vector<std::vector<value::Literal>> inputs,
                                     std::ostream& err);
@@ -60,8 +79,10 @@ bool ValuesCannotBeComputed(const Status& status);
 
 /// What one run of a module produced.
 struct ModuleRun {
-  /// One result per device; empty in timing mode or when values_skipped.
+  /// One result per device of `evaluated`; empty in timing mode or when
+  /// values_skipped.
   std::vector<value::Literal> results;
+  EvaluatedDevices evaluated;
   /// In full mode, why the values could not be computed (ValuesCannotBeComputed):
   /// the module was timed without them. Empty otherwise.
   std::string values_skipped;

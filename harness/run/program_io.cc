@@ -123,6 +123,10 @@ StatusOr<std::vector<Literal>> ReadInputs(const hlo::HloModule& module, const st
   return inputs;
 }
 
+std::string DeviceOutputPrefix(int64_t device_count, int64_t device) {
+  return device_count > 1 ? "device_" + std::to_string(device) + "/" : "";
+}
+
 std::vector<OutputLeaf> OutputLeaves(const Literal& result) {
   std::vector<OutputLeaf> leaves;
   if (result.shape().IsArray()) {

@@ -36,6 +36,11 @@ struct OutputLeaf {
 };
 std::vector<OutputLeaf> OutputLeaves(const value::Literal& result);
 
+/// What the outputs of `device` are named under in a program of
+/// `device_count` devices: "device_<d>/" (their directory in --out, goldens
+/// and reports), or "" for a single-device program.
+std::string DeviceOutputPrefix(int64_t device_count, int64_t device);
+
 /// Writes each leaf of `result` to `dir/<name>.npy` atomically, creating `dir`
 /// (and its parents) when missing.
 Status WriteOutputs(const value::Literal& result, const std::string& dir);

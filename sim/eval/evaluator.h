@@ -123,6 +123,13 @@ class Evaluator {
   /// Same, with the device counts of the module header (SpmdConfig::FromModule).
   StatusOr<std::vector<value::Literal>> EvaluateSpmd(
       const hlo::HloModule& module, std::span<const std::vector<value::Literal>> args) const;
+  /// Same, on `devices` of `config` only (ascending device numbers, closed
+  /// under the module's collectives: hlo::CommunicatingDevices), `args[i]`
+  /// and the result's i-th value being device devices[i]'s. A collective that
+  /// needs a device outside them is kFailedPrecondition.
+  StatusOr<std::vector<value::Literal>> EvaluateSpmd(
+      const hlo::HloModule& module, SpmdConfig config, std::span<const int64_t> devices,
+      std::span<const std::vector<value::Literal>> args) const;
 
   /// True when the evaluator has a kernel for `opcode`, so a harness can report
   /// an unsupported program before running it. A kernel may still reject some

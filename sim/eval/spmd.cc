@@ -1,6 +1,7 @@
 // Evaluator::EvaluateSpmd: every device of an SPMD program on its own thread,
 // meeting at one CollectiveHub. A device that fails stops the others through
 // the hub, so every thread ends and is joined before the result is returned.
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <utility>
@@ -20,6 +21,14 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
 StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
     const hlo::HloModule& module, SpmdConfig config,
     std::span<const std::vector<value::Literal>> args) const {
+  std::vector<int64_t> all(static_cast<size_t>(std::max<int64_t>(config.device_count(), 0)));
+  for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
+  return EvaluateSpmd(module, config, all, args);
+}
+
+StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
+    const hlo::HloModule& module, SpmdConfig config, std::span<const int64_t> devices,
+    std::span<const std::vector<value::Literal>> args) const {
   if (config.replica_count < 1 || config.partition_count < 1 ||
       config.replica_count > hlo::kMaxSpmdDevices ||
       config.partition_count > hlo::kMaxSpmdDevices ||
@@ -30,31 +39,36 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
                            " partitions: each count must be at least 1 and the devices at most " +
                            std::to_string(hlo::kMaxSpmdDevices));
   }
-  const int64_t n = config.device_count();
-  if (static_cast<int64_t>(args.size()) != n) {
+  const size_t n = devices.size();
+  if (args.size() != n) {
     return InvalidArgument(module.filename() + ": " + std::to_string(n) +
                            " devices need one argument list each, got " +
                            std::to_string(args.size()));
   }
-  std::vector<int64_t> all(static_cast<size_t>(n));
-  for (int64_t d = 0; d < n; ++d) all[d] = d;
-  CollectiveHub hub(module, config, all);
-  std::vector<StatusOr<value::Literal>> results(static_cast<size_t>(n), value::Literal());
-  auto run = [&](int64_t d) {
-    results[d] = EvaluateOnDevice(module, options_, config.Device(d), hub, args[d]);
-    hub.Finish(d, results[d].status());
+  for (size_t i = 0; i < n; ++i) {
+    if (devices[i] < 0 || devices[i] >= config.device_count() ||
+        (i > 0 && devices[i] <= devices[i - 1])) {
+      return InvalidArgument(module.filename() + ": devices to evaluate must be ascending device "
+                             "numbers below " + std::to_string(config.device_count()));
+    }
+  }
+  CollectiveHub hub(module, config, std::vector<int64_t>(devices.begin(), devices.end()));
+  std::vector<StatusOr<value::Literal>> results(n, value::Literal());
+  auto run = [&](size_t i) {
+    results[i] = EvaluateOnDevice(module, options_, config.Device(devices[i]), hub, args[i]);
+    hub.Finish(devices[i], results[i].status());
   };
   if (n == 1) {
     run(0);
   } else {
     std::vector<std::thread> threads;
-    threads.reserve(static_cast<size_t>(n));
-    for (int64_t d = 0; d < n; ++d) threads.emplace_back(run, d);
+    threads.reserve(n);
+    for (size_t i = 0; i < n; ++i) threads.emplace_back(run, i);
     for (std::thread& thread : threads) thread.join();
   }
   TPUSIM_RETURN_IF_ERROR(hub.error());
   std::vector<value::Literal> outputs;
-  outputs.reserve(static_cast<size_t>(n));
+  outputs.reserve(n);
   for (StatusOr<value::Literal>& result : results) outputs.push_back(std::move(result).value());
   return outputs;
 }

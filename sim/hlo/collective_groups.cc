@@ -309,6 +309,41 @@ StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
   return result;
 }
 
+StatusOr<std::vector<int64_t>> CommunicatingDevices(const HloModule& module,
+                                                    const SpmdConfig& config,
+                                                    const std::vector<int64_t>& devices) {
+  const int64_t n = config.device_count();
+  // Union-find over the devices, joined along every group and pair.
+  std::vector<int64_t> parent(static_cast<size_t>(n));
+  for (int64_t d = 0; d < n; ++d) parent[d] = d;
+  const auto root = [&parent](int64_t d) {
+    while (parent[d] != d) d = parent[d] = parent[parent[d]];
+    return d;
+  };
+  std::vector<int64_t> all(static_cast<size_t>(n));
+  for (int64_t d = 0; d < n; ++d) all[d] = d;
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      const std::optional<CollectiveSite> site = FindCollective(*inst);
+      if (!site.has_value()) continue;
+      TPUSIM_ASSIGN_OR_RETURN(const CollectiveParticipants participants,
+                              ResolveCollective(module, *site->inst, site->opcode, config));
+      const bool send_recv = site->opcode == HloOpcode::kSend || site->opcode == HloOpcode::kRecv;
+      if (send_recv && participants.groups.empty()) return all;
+      for (const std::vector<int64_t>& group : participants.groups) {
+        for (const int64_t member : group) parent[root(member)] = root(group.front());
+      }
+    }
+  }
+  std::vector<bool> wanted(static_cast<size_t>(n), false);
+  for (const int64_t d : devices) wanted[root(d)] = true;
+  std::vector<int64_t> closure;
+  for (int64_t d = 0; d < n; ++d) {
+    if (wanted[root(d)]) closure.push_back(d);
+  }
+  return closure;
+}
+
 SpmdConfig SpmdConfig::FromModule(const HloModule& module) {
   return {std::max<int64_t>(module.replica_count(), 1),
           std::max<int64_t>(module.num_partitions(), 1)};

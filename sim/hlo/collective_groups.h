@@ -135,6 +135,15 @@ StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
                                                    const HloInstruction& inst, HloOpcode opcode,
                                                    const SpmdConfig& config);
 
+/// The devices whose values decide those of `devices`: `devices` and every
+/// device that exchanges data with one of them through some collective of
+/// `module`, directly or through others, ascending. Every device when a
+/// send or recv names no pairs (its peers are known only when it runs).
+/// Errors are ResolveCollective's.
+StatusOr<std::vector<int64_t>> CommunicatingDevices(const HloModule& module,
+                                                    const SpmdConfig& config,
+                                                    const std::vector<int64_t>& devices);
+
 /// The collective communication ops (IsCollective) and the point-to-point
 /// send and recv, whose transfers the SPMD runtime routes like them.
 bool IsCollectiveOpcode(HloOpcode opcode);

@@ -809,6 +809,33 @@ ENTRY e {
               HasSubstr("all-reduce r: replica_groups name replica 2, but the program has 2"));
 }
 
+TEST(SpmdSubset, DevicesClosedUnderTheCollectivesGiveTheSameValues) {
+  const std::string text = WithAdd("HloModule m, replica_count=4", R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={{0,2},{1,3}}, to_apply=add
+})");
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok());
+  const SpmdConfig config{4, 1};
+  const std::vector<int64_t> devices = {0, 2};
+  std::vector<std::vector<Literal>> args;
+  for (const int64_t d : devices) args.push_back(ScalarDPlus1(d));
+  StatusOr<std::vector<Literal>> some = Evaluator().EvaluateSpmd(**module, config, devices, args);
+  ASSERT_TRUE(some.ok()) << some.status().message();
+  ExpectScalars(*some, {4, 4});  // 1 + 3, as in the run of all four
+  ExpectScalars(Spmd(text, ScalarDPlus1), {4, 6, 4, 6});
+
+  // A subset that a group leaves is refused, not hung.
+  const std::vector<int64_t> broken = {0, 1};
+  args.clear();
+  for (const int64_t d : broken) args.push_back(ScalarDPlus1(d));
+  StatusOr<std::vector<Literal>> open = Evaluator().EvaluateSpmd(**module, config, broken, args);
+  ASSERT_FALSE(open.ok());
+  EXPECT_EQ(open.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(open.status().message(), HasSubstr("needs device 2, which is not being evaluated"));
+}
+
 TEST(SpmdErrors, WrongNumberOfArgumentListsIsAnError) {
   auto module = hlo::ParseHloModule("HloModule m, replica_count=2\nENTRY e {\n  ROOT c = f32[] constant(1)\n}\n");
   ASSERT_TRUE(module.ok());

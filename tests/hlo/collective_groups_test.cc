@@ -42,6 +42,42 @@ CollectiveParticipants Resolve(const HloModule& module, const std::string& name,
   return resolved.ok() ? *resolved : CollectiveParticipants{};
 }
 
+TEST(CommunicatingDevices, FollowGroupsAndPairsTransitively) {
+  // Replica groups {0,2} and {1,3}, then a permute 2 -> 4 (replica ids):
+  // device 0 reaches 2 and, through it, 4; devices 1, 3 and 5 are apart.
+  const auto module = Parse(std::string("HloModule m, replica_count=6\n") + kAdd + R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  r = f32[] all-reduce(p), replica_groups={{0,2},{1,3},{4},{5}}, to_apply=add
+  ROOT q = f32[] collective-permute(r), source_target_pairs={{2,4}}
+})");
+  ASSERT_NE(module, nullptr);
+  const SpmdConfig config{6, 1};
+  EXPECT_EQ(*CommunicatingDevices(*module, config, {0}), (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_EQ(*CommunicatingDevices(*module, config, {1}), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(*CommunicatingDevices(*module, config, {5, 1}), (std::vector<int64_t>{1, 3, 5}));
+
+  // An all-reduce over every replica joins them all.
+  const auto whole = Parse(std::string("HloModule m, replica_count=4\n") + kAdd + R"(
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT r = f32[] all-reduce(p), replica_groups={}, to_apply=add
+})");
+  ASSERT_NE(whole, nullptr);
+  EXPECT_EQ(*CommunicatingDevices(*whole, {4, 1}, {0}), (std::vector<int64_t>{0, 1, 2, 3}));
+
+  // A send without its pairs could reach any device.
+  const auto send = Parse(R"(HloModule m, replica_count=4
+ENTRY e {
+  p = f32[] parameter(0)
+  t = token[] after-all()
+  s = (f32[], u32[], token[]) send(p, t), channel_id=1
+  ROOT d = token[] send-done(s), channel_id=1
+})");
+  ASSERT_NE(send, nullptr);
+  EXPECT_EQ(CommunicatingDevices(*send, {4, 1}, {0})->size(), 4u);
+}
+
 TEST(SpmdConfigTest, CoveringModuleRaisesCountsToTheIdsCollectivesName) {
   auto module = Parse(std::string("HloModule m\n") + kAdd + R"(
 ENTRY e {

@@ -18,6 +18,7 @@ namespace tpusim::test {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::Not;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -174,6 +175,30 @@ TEST(DiffCli, IciAndLinkBytesAreGatedOnRequest) {
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("--link-tolerance gates traffic on ICI links: give the network "
                                "with --topology"));
+}
+
+// Four devices' values do not fit, device 0's replica group does: the
+// outputs of devices 0 and 2 are compared, and the headline says so.
+TEST(DiffCli, ValuesOfDeviceZerosGroupWhenAllDoNotFit) {
+  const ScratchDir scratch;
+  const std::string before = ReadText(kScenarios + "hlo/two_replica_groups.hlo");
+  std::string after = before;
+  const std::string root = "ROOT r = f32[4096]{0} all-reduce(p)";
+  after.replace(after.find(root), root.size(),
+                "twice = f32[4096]{0} add(p, p)\n  ROOT r = f32[4096]{0} all-reduce(twice)");
+  WriteText(scratch / "before.hlo", before);
+  WriteText(scratch / "after.hlo", after);
+  const std::string json = scratch / "diff.json";
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"diff", scratch / "before.hlo", scratch / "after.hlo", "--mode",
+                                "values", "--max-memory", "100KiB", "--json", json});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("device_2/output: 4096 of 4096 elements beyond tolerance"));
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("values on 2 of 4 devices (0, 2)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("device_1/output")));
+  const nlohmann::ordered_json report = nlohmann::ordered_json::parse(ReadText(json));
+  EXPECT_THAT(report["values_subset"].get<std::string>(),
+              HasSubstr("device 0 exchanges data only with these"));
 }
 
 TEST(DiffCli, PrecisionDefaultIsARegressionInTheOutputs) {

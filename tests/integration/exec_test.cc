@@ -238,6 +238,40 @@ TEST_F(ExecTest, FullModeTimesWhatItCannotEvaluateAndSaysWhyFirst) {
   EXPECT_THAT(values.err, HasSubstr("sub-byte integer result"));
 }
 
+// Two independent replica groups, {0,2} and {1,3}: device 0's result needs
+// only devices 0 and 2.
+const std::string kTwoGroups =
+    std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/two_replica_groups.hlo";
+
+TEST_F(ExecTest, ValuesTooBigForAllDevicesRunOnDeviceZerosGroupAndSaySo) {
+  const std::string& module = kTwoGroups;
+  const RunResult all = Tpusim({"exec", module});
+  ASSERT_EQ(all.exit_code, 0) << Describe(all);
+  // About 48 KiB per device: four do not fit in 100 KiB, device 0's group does.
+  const std::string json = dir_ / "subset.json";
+  const RunResult some = Tpusim({"exec", module, "--max-memory", "100KiB", "--json", json});
+  ASSERT_EQ(some.exit_code, 0) << Describe(some);
+  EXPECT_THAT(some.out, StartsWith("values on 2 of 4 devices (0, 2): all of them need about "));
+  EXPECT_THAT(some.out, Not(HasSubstr("device_1/")));
+  // The same values as in the run of every device: the row's checksum.
+  const auto checksum = [](const std::string& out, const std::string& output) {
+    const size_t row = out.find(output);
+    if (row == std::string::npos) return std::string("missing");
+    const size_t end = out.find('\n', row);
+    return out.substr(out.rfind(' ', end) + 1, end - out.rfind(' ', end) - 1);
+  };
+  for (const std::string output : {"device_0/output", "device_2/output"}) {
+    EXPECT_EQ(checksum(some.out, output), checksum(all.out, output)) << some.out << all.out;
+    EXPECT_NE(checksum(some.out, output), "missing");
+  }
+  const auto j = nlohmann::json::parse(ReadText(json));
+  EXPECT_THAT(j["values_subset"].get<std::string>(), StartsWith("values on 2 of 4 devices"));
+  // Too little even for the group: refused, saying so.
+  const RunResult none = Tpusim({"exec", module, "--max-memory", "1KiB"});
+  EXPECT_EQ(none.exit_code, 2) << Describe(none);
+  EXPECT_THAT(none.err, HasSubstr("as would the 2 devices device 0 exchanges data with"));
+}
+
 TEST_F(ExecTest, RaggedAllToAllRunsOnSeededOffsetsAndSizes) {
   // Seeded offsets and sizes used to point outside the arrays, so values
   // were never computed for a ragged-all-to-all program.
