@@ -259,7 +259,8 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
       r.Keys(root, "",
              {"name", "module", "chip", "topology", "device_assignment", "algorithm", "golden",
               "inputs", "mode", "numerics", "max_while_iterations", "max_loop_work",
-              "max_executed_instructions", "timeout", "require", "checks", "expect"}));
+              "max_executed_instructions", "max_memory", "timeout", "require", "checks",
+              "expect"}));
   Scenario s;
   s.file = r.file();
   s.name = fs::path(r.file()).stem().string();
@@ -354,6 +355,15 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     if (const YAML::Node node = root[key]) {
       TPUSIM_ASSIGN_OR_RETURN(*limit, r.Integer(node, key, 1));
     }
+  }
+  if (const YAML::Node m = root["max_memory"]) {
+    StatusOr<Bytes> bytes =
+        m.IsScalar() ? ParseBytes(m.Scalar()) : InvalidArgument("got " + Reader::Got(m));
+    if (!bytes.ok() || bytes->value() <= 0) {
+      return r.Error(m, "max_memory",
+                     "expected a positive byte count like 8GiB or 512MB, got " + Reader::Got(m));
+    }
+    s.max_memory = bytes->value();
   }
   if (const YAML::Node t = root["timeout"]) {
     StatusOr<double> seconds =

@@ -78,6 +78,9 @@ struct Scenario {
   /// The loop limits of `tpusim exec --max-while-iterations`, --max-loop-work
   /// and --max-executed-instructions (harness::LoopLimits); unset: its defaults.
   std::optional<int64_t> max_while_iterations, max_loop_work, max_executed_instructions;
+  /// `max_memory`: bytes the values may take (`tpusim exec --max-memory`);
+  /// unset: half the machine's physical memory.
+  std::optional<int64_t> max_memory;
   /// `require: [values]`: in full mode, values that cannot be computed fail
   /// the scenario instead of being skipped with a note.
   bool require_values = false;

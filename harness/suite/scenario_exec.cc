@@ -248,6 +248,7 @@ StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
   }
   spec.evaluation.numerics = NumericsNamed(scenario.numerics);
   TPUSIM_ASSIGN_OR_RETURN(spec.evaluation.max_memory, ParseMaxMemory("", spec.evaluation.command));
+  spec.evaluation.max_memory = scenario.max_memory.value_or(spec.evaluation.max_memory);
   TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(scenario.algorithm));
   LoopLimits& limits = spec.limits;
   limits.max_while_iterations = scenario.max_while_iterations.value_or(limits.max_while_iterations);

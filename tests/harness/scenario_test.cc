@@ -105,7 +105,8 @@ TEST(Scenario, EveryUnknownKeyIsReportedAtOnceWithTheKeyItMisspells) {
   EXPECT_EQ(s.status().message(),
             "u.yaml:2:1: error: key path `numeric`: unknown key (known: name, module, chip, "
             "topology, device_assignment, algorithm, golden, inputs, mode, numerics, "
-            "max_while_iterations, max_loop_work, max_executed_instructions, timeout, require, "
+            "max_while_iterations, max_loop_work, max_executed_instructions, max_memory, timeout, "
+            "require, "
             "checks, expect); did you mean 'numerics'?\n"
             "u.yaml:5:13: error: key path `checks.time_us.maxx`: unknown key (known: golden, "
             "tolerance, min, max); did you mean 'max'?\n"

@@ -353,6 +353,33 @@ TEST(Run, ForbidNewOpsComparesWithTheGoldenModule) {
                                "--update-golden"));
 }
 
+TEST(Run, ValuesOfDeviceZerosGroupAreCheckedAgainstTheGoldensOfTheSameNames) {
+  ScratchDir scratch;
+  const std::string module = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/two_replica_groups.hlo";
+  const std::string checks =
+      "mode: values\ninputs: {seed: 5}\nchecks:\n  outputs: {golden: true, exact: true}\n";
+  WriteScenario(scratch / "suite/groups.yaml", module, checks);
+  const std::string golden = scratch / "golden";
+  RunResult r = RunBinary(TPUSIM_BINARY,
+                          {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  ASSERT_TRUE(fs::exists(golden + "/groups/device_3/output.npy"));
+  // With too little memory for four devices, devices 0 and 2 are checked
+  // against their goldens, and the report says so first.
+  WriteScenario(scratch / "suite/groups.yaml", module, "max_memory: 100KiB\n" + checks);
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("PASS"));
+  EXPECT_THAT(r.out, HasSubstr("values on 2 of 4 devices (0, 2)"));
+  WriteScenario(scratch / "suite/groups.yaml", module,
+                "max_memory: 100KiB\n" + checks.substr(0, checks.find("{seed: 5}")) +
+                    "{seed: 6}" + checks.substr(checks.find("{seed: 5}") + 9));
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("device_2/output: 4096 of 4096 elements differ"));
+  EXPECT_THAT(r.out, Not(HasSubstr("device_1/output")));
+}
+
 TEST(Run, TimeoutFailsOneScenarioAndTheRestStillRun) {
   ScratchDir scratch;
   WriteScenario(scratch / "suite/a_slow.yaml", kMlpModule,
