@@ -145,7 +145,7 @@ struct CollectiveOptions {
   std::string algorithm = "auto";      ///< ici::AlgorithmName spellings
   std::string groups;                  ///< "0,1;2,3"; empty: one group of every chip
   std::string json;                    ///< write rows as JSON here; empty: do not
-  bool allow_large = false;            ///< time more direct transfers than kMaxDirectTransfers
+  bool allow_large = false;            ///< run past the transfer and device-step limits
 };
 /// Adds the `collective` subcommand to `app`; parsing fills `options`.
 CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options);

@@ -283,6 +283,34 @@ TEST(Fmt, OutputToADeviceWritesTheDeviceAndReportsItsErrors) {
   EXPECT_TRUE(IsCharacterDevice("/dev/full")) << "/dev/full was replaced by a file";
 }
 
+// exec's --json and --trace go through the same writer as fmt -o: a device
+// is written, not replaced by a regular file, and its write errors exit 2.
+TEST(Exec, OutputsToADeviceWriteTheDeviceAndReportItsErrors) {
+  ScratchDir dir;
+  const std::string input = dir / "add_one.hlo";
+  WriteText(input, kAddOneModule);
+  const std::vector<std::string> exec = {"exec", input, "--chip", "tpu-v5e", "--inputs", "seed:1"};
+  std::vector<std::string> to_null = exec;
+  for (const std::string arg : {"--json", "/dev/null", "--trace", "/dev/null"}) {
+    to_null.push_back(arg);
+  }
+  const RunResult nulled = Tpusim(to_null);
+  EXPECT_EQ(nulled.exit_code, 0) << Describe(nulled);
+  EXPECT_TRUE(IsCharacterDevice("/dev/null")) << "/dev/null was replaced by a file";
+  if (!IsCharacterDevice("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  for (const std::string flag : {"--json", "--trace"}) {
+    std::vector<std::string> to_full = exec;
+    to_full.push_back(flag);
+    to_full.push_back("/dev/full");
+    const RunResult full = Tpusim(to_full);
+    EXPECT_EQ(full.exit_code, 2) << flag << ": " << Describe(full);
+    EXPECT_THAT(full.err,
+                HasSubstr("/dev/full: error: cannot write file: No space left on device"))
+        << flag;
+    EXPECT_TRUE(IsCharacterDevice("/dev/full")) << flag << ": /dev/full was replaced by a file";
+  }
+}
+
 TEST(Fmt, OutputThroughASymlinkReplacesItsTargetAndKeepsTheLink) {
   ScratchDir dir;
   const std::string input = dir / "add_one.hlo";

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -239,6 +240,38 @@ TEST(CollectiveCliTest, DirectCollectivesOfTooManyTransfersAreRefusedUpFront) {
                                   "--chip", "tpu-v5e", "--topology", "switch:512"});
   EXPECT_EQ(small.exit_code, 0) << Describe(small);
   EXPECT_EQ(small.err, "") << Describe(small);
+}
+
+// Any algorithm on a big network once ran for half a minute or more without
+// a word (fattree:radix=32,levels=4's all-reduce: 26 s to 41 s). The
+// device-step estimate refuses it in the time a small run takes; a 4096-chip
+// fat tree, the docs' largest example, still runs.
+TEST(CollectiveCliTest, CollectivesOfTooManyDeviceStepsAreRefusedUpFront) {
+  const std::vector<std::string> big = {"collective", "--op", "all-reduce", "--bytes", "64MiB",
+                                        "--chip", "tpu-v5e", "--topology",
+                                        "fattree:radix=32,levels=4"};
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult refused = Tpusim(big);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(refused.exit_code, 2) << Describe(refused);
+  EXPECT_THAT(refused.err, HasSubstr("tpusim collective: error: fattree:radix=32,levels=4: 65536 "
+                                     "chips, about 1048576 device-steps (devices x log2 of their "
+                                     "group), about 34 s; pass --allow-large to run"))
+      << Describe(refused);
+  // --allow-large passes the estimate: the forced torus algorithm then fails
+  // on the fat tree, before any flow is timed.
+  std::vector<std::string> allowed = big;
+  for (const std::string extra : {"--allow-large", "--algorithm", "torus"}) {
+    allowed.push_back(extra);
+  }
+  const RunResult past = Tpusim(allowed);
+  EXPECT_EQ(past.exit_code, 2) << Describe(past);
+  EXPECT_THAT(past.err, Not(HasSubstr("--allow-large"))) << Describe(past);
+  EXPECT_THAT(past.err, HasSubstr("torus")) << Describe(past);
+  const RunResult normal = Tpusim({"collective", "--op", "all-reduce", "--bytes", "64MiB",
+                                   "--chip", "tpu-v5e", "--topology", "fattree:radix=32,levels=3"});
+  EXPECT_EQ(normal.exit_code, 0) << Describe(normal);
+  EXPECT_EQ(normal.err, "") << Describe(normal);
 }
 
 TEST(CollectiveCliTest, SizesOver1024TiBAreRefusedNotWrappedOrLoopedOn) {

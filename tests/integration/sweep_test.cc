@@ -334,6 +334,26 @@ TEST(SweepLoopLimits, APointsLimitOverridesTheBase) {
   EXPECT_THAT(rows[2], HasSubstr(",1000,ok,"));
 }
 
+// A base that is one long YAML scalar (prose, or a system file a path
+// escaping the suite names) was once quoted whole in the error: 133 KB of
+// it. The error stays a located line, and nothing from deep in the file.
+TEST(MalformedStudyBase, AScalarFileIsNotQuotedInTheError) {
+  ScratchDir scratch;
+  std::string prose;
+  for (int line = 0; line < 100; ++line) {
+    prose += "line " + std::to_string(line) + " of a prose file that is not a scenario at all\n";
+  }
+  ASSERT_GT(prose.size(), 4000u);
+  WriteText(scratch / "base.yaml", prose);
+  WriteText(scratch / "t.study.yaml", "name: t\nbase: base.yaml\ngrid:\n  seed: [1, 2]\n");
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"sweep", scratch / "t.study.yaml", "--out", scratch / "out"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("a scenario must be a mapping of keys, got a scalar"));
+  EXPECT_LT(r.err.size(), 400u) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("line 57 of a prose file"))) << r.err;
+}
+
 TEST(MalformedStudies, AtLeastTen) { EXPECT_GE(MalformedStudies().size(), 10u); }
 
 class MalformedStudy : public ::testing::TestWithParam<std::string> {};
