@@ -336,7 +336,8 @@ TEST(SweepLoopLimits, APointsLimitOverridesTheBase) {
 
 // A base that is one long YAML scalar (prose, or a system file a path
 // escaping the suite names) was once quoted whole in the error: 133 KB of
-// it. The error stays a located line, and nothing from deep in the file.
+// it. The error stays a located line, and nothing from deep in the file,
+// whether the file is a study's base or a scenario run on its own.
 TEST(MalformedStudyBase, AScalarFileIsNotQuotedInTheError) {
   ScratchDir scratch;
   std::string prose;
@@ -346,12 +347,17 @@ TEST(MalformedStudyBase, AScalarFileIsNotQuotedInTheError) {
   ASSERT_GT(prose.size(), 4000u);
   WriteText(scratch / "base.yaml", prose);
   WriteText(scratch / "t.study.yaml", "name: t\nbase: base.yaml\ngrid:\n  seed: [1, 2]\n");
-  const RunResult r =
-      RunBinary(TPUSIM_BINARY, {"sweep", scratch / "t.study.yaml", "--out", scratch / "out"});
-  EXPECT_EQ(r.exit_code, 2) << Describe(r);
-  EXPECT_THAT(r.err, HasSubstr("a scenario must be a mapping of keys, got a scalar"));
-  EXPECT_LT(r.err.size(), 400u) << r.err;
-  EXPECT_THAT(r.err, Not(HasSubstr("line 57 of a prose file"))) << r.err;
+  // The study's base, and the same file run as a scenario.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"sweep", scratch / "t.study.yaml", "--out", scratch / "out"},
+        {"run", scratch / "base.yaml", "--golden-dir", scratch / "golden"}}) {
+    const RunResult r = RunBinary(TPUSIM_BINARY, args);
+    EXPECT_EQ(r.exit_code, 2) << args.front() << ": " << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("a scenario must be a mapping of keys, got a scalar"))
+        << args.front();
+    EXPECT_LT(r.err.size(), 400u) << args.front() << ": " << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("line 57 of a prose file"))) << args.front() << ": " << r.err;
+  }
 }
 
 TEST(MalformedStudies, AtLeastTen) { EXPECT_GE(MalformedStudies().size(), 10u); }
