@@ -138,6 +138,13 @@ struct CollectiveOptions {
   std::string op;                      ///< all-reduce, all-gather, ... (ici::CollectiveKindName)
   std::string bytes;                   ///< V as a byte count ("64MiB"); or use `sweep`
   std::string sweep;                   ///< "LO:HI": every power of two between
+  /// nccl-tests' sweep (-b, -e, -f): sizes from min_bytes, times step_factor,
+  /// up to max_bytes; empty: not used.
+  std::string min_bytes, max_bytes;
+  int64_t step_factor = 2;
+  int64_t ngpus = 0;           ///< -g N: one group of devices 0..N-1; 0: --groups or every chip
+  std::string format = "table";  ///< table | nccl-tests
+  std::string datatype = "float";  ///< nccl-tests' element type, for its count column
   std::string chip;                    ///< preset name or YAML path (its ICI figures)
   std::vector<std::string> overrides;  ///< -p key.path=value
   std::string models_dir;              ///< AddCollectiveCommand sets the default

@@ -1,10 +1,11 @@
 // `tpusim collective`: time one collective on an interconnect, or a sweep of
 // sizes, and print a table like nccl-tests (size, time, algbw, busbw) with the
 // algorithm that ran and what bounded it — quick what-if questions without an
-// HLO module.
+// HLO module — or nccl-tests' own layout, for the tools that read it.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <cstdint>
+#include <cstdio>
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -95,6 +96,29 @@ StatusOr<int64_t> ParseSize(const std::string& what, const std::string& text) {
 /// The sizes to time: --bytes, or every power of two from LO to HI (--sweep),
 /// both included.
 StatusOr<std::vector<int64_t>> Sizes(const CollectiveOptions& options) {
+  if (!options.min_bytes.empty() || !options.max_bytes.empty()) {
+    // -b or -e alone is one size (nccl-tests' defaults are one size too).
+    const std::string& first = !options.min_bytes.empty() ? options.min_bytes : options.max_bytes;
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t lo, ParseSize("-b", first));
+    TPUSIM_ASSIGN_OR_RETURN(
+        const int64_t hi,
+        ParseSize("-e", !options.max_bytes.empty() ? options.max_bytes : options.min_bytes));
+    if (lo > hi) {
+      return InvalidArgument(std::string(kCommand) + "-b " + first + " exceeds -e " +
+                             options.max_bytes);
+    }
+    if (options.step_factor < 2) {
+      return InvalidArgument(std::string(kCommand) + "-f " + std::to_string(options.step_factor) +
+                             ": the step factor must be at least 2");
+    }
+    // Both ends are at most kMaxCollectiveBytes (2^50): no overflow while
+    // s <= hi, and the loop stops before s * factor could exceed 2^63.
+    std::vector<int64_t> sizes;
+    for (int64_t s = lo; s <= hi; s = s > hi / options.step_factor ? hi + 1 : s * options.step_factor) {
+      sizes.push_back(s);
+    }
+    return sizes;
+  }
   if (options.sweep.empty()) {
     TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, ParseSize("--bytes", options.bytes));
     return std::vector<int64_t>{bytes};
@@ -195,6 +219,103 @@ constexpr int64_t kDeviceStepsPerSecond = 30'000;
 /// (16,384 chips in one group run; 32,768 do not).
 constexpr int64_t kMaxDeviceSteps = int64_t{1} << 18;
 
+/// nccl-tests' element types (its -d), with their sizes in bytes.
+struct NcclType {
+  std::string_view name;
+  int64_t bytes;
+};
+constexpr NcclType kNcclTypes[] = {
+    {"int8", 1},  {"uint8", 1},  {"int32", 4}, {"uint32", 4},    {"int64", 8},
+    {"uint64", 8}, {"half", 2},  {"float", 4}, {"double", 8},    {"bfloat16", 2},
+};
+
+StatusOr<int64_t> NcclTypeBytes(const std::string& name) {
+  std::string names;
+  for (const NcclType& type : kNcclTypes) {
+    if (type.name == name) return type.bytes;
+    names += (names.empty() ? "" : ", ") + std::string(type.name);
+  }
+  return InvalidArgument(std::string(kCommand) + "-d '" + name + "': expected one of " + names);
+}
+
+/// One timed size, for the reports.
+struct TimedSize {
+  int64_t bytes = 0;
+  double time_us = 0;
+  double algbw = 0;  ///< GB/s
+  double busbw = 0;  ///< GB/s
+};
+
+/// nccl-tests' time column: fewer decimals as the time grows (7 characters).
+std::string NcclTime(double us) {
+  char text[32];
+  std::snprintf(text, sizeof text, us >= 10000.0 ? "%7.0f" : us >= 100.0 ? "%7.1f" : "%7.2f", us);
+  return text;
+}
+
+/// The report in nccl-tests' layout (its common.cu prints): the header with
+/// the sweep, one "# Rank" line per device, the three column-title lines,
+/// one row per size with the out-of-place and the in-place columns, and the
+/// "Out of bounds values" and "Avg bus bandwidth" footer, so that scripts
+/// and plots written for nccl-tests read it. The two placements move the same
+/// bytes over the same links in the model, so their columns agree; no data
+/// is checked (nccl-tests' -c 0), so #wrong is N/A and validation is 0.
+void PrintNcclTests(const CollectiveOptions& options, ici::CollectiveKind kind,
+                    const std::vector<int64_t>& group, const std::string& chip,
+                    int64_t type_bytes, const std::vector<TimedSize>& rows, std::ostream& out) {
+  const int64_t n = static_cast<int64_t>(group.size());
+  const bool reduces =
+      kind == ici::CollectiveKind::kAllReduce || kind == ici::CollectiveKind::kReduceScatter;
+  const bool rooted = kind == ici::CollectiveKind::kCollectiveBroadcast;
+  // nccl-tests' count is per rank for the ops that split the buffer.
+  const bool per_rank = kind == ici::CollectiveKind::kAllGather ||
+                        kind == ici::CollectiveKind::kReduceScatter ||
+                        kind == ici::CollectiveKind::kAllToAll ||
+                        kind == ici::CollectiveKind::kRaggedAllToAll;
+  const int64_t step = rows.size() > 1 ? rows[1].bytes / std::max<int64_t>(rows[0].bytes, 1) : 1;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "# nThread 1 nGpus %lld minBytes %lld maxBytes %lld step: %lld(factor) warmup "
+                "iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0\n",
+                static_cast<long long>(n), static_cast<long long>(rows.front().bytes),
+                static_cast<long long>(rows.back().bytes), static_cast<long long>(step));
+  out << line << "#\n# Using devices\n";
+  for (size_t r = 0; r < group.size(); ++r) {
+    std::snprintf(line, sizeof line, "#  Rank %2zu Group  0 Pid      0 on     tpusim device %2lld [0x00] %s\n",
+                  r, static_cast<long long>(group[r]), chip.c_str());
+    out << line;
+  }
+  out << "#\n";
+  std::snprintf(line, sizeof line, "#%12s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n",
+                "", "", "", "", "", "", "", "out-of-place", "", "", "", "in-place", "");
+  out << line;
+  std::snprintf(line, sizeof line, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n",
+                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+                "time", "algbw", "busbw", "#wrong");
+  out << line;
+  std::snprintf(line, sizeof line, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n",
+                "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                "(GB/s)", "");
+  out << line;
+  double busbw_sum = 0;
+  for (const TimedSize& row : rows) {
+    const int64_t count = row.bytes / type_bytes / (per_rank ? std::max<int64_t>(n, 1) : 1);
+    std::snprintf(line, sizeof line, "%12lld  %12lld  %8s  %6s  %6s",
+                  static_cast<long long>(row.bytes), static_cast<long long>(count),
+                  options.datatype.c_str(), reduces ? "sum" : "none", rooted ? "0" : "");
+    out << line;
+    for (int placement = 0; placement < 2; ++placement) {
+      std::snprintf(line, sizeof line, "  %7s  %6.2f  %6.2f  %5s", NcclTime(row.time_us).c_str(),
+                    row.algbw, row.busbw, "N/A");
+      out << line;
+      busbw_sum += row.busbw;
+    }
+    out << "\n";
+  }
+  out << "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : "
+      << FormatSignificant(busbw_sum / static_cast<double>(2 * rows.size()), 6) << " \n#\n";
+}
+
 /// `text` right-aligned in `width` columns, or after one space when wider
 /// (huge sizes and times must not run into the next column).
 std::string PadLeft(const std::string& text, size_t width) {
@@ -216,8 +337,21 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<ici::Interconnect> interconnect,
                           ici::Interconnect::Create(topology, chip));
   const int64_t chips = interconnect->topology().chip_count();
-  TPUSIM_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> groups,
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> groups,
                           ParseGroups(options.groups, chips));
+  if (options.ngpus > 0) {
+    if (!options.groups.empty()) {
+      return InvalidArgument(std::string(kCommand) + "give -g or --groups, not both");
+    }
+    if (options.ngpus > chips) {
+      return InvalidArgument(std::string(kCommand) + "-g " + std::to_string(options.ngpus) +
+                             ": the topology has " + std::to_string(chips) + " chips");
+    }
+    groups = {{}};
+    for (int64_t d = 0; d < options.ngpus; ++d) groups.front().push_back(d);
+  }
+  const bool nccl_tests = options.format == "nccl-tests";
+  TPUSIM_ASSIGN_OR_RETURN(const int64_t type_bytes, NcclTypeBytes(options.datatype));
 
   ici::Collective collective;
   collective.kind = kind;
@@ -256,12 +390,17 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
                            " s; pass --allow-large to run, or use smaller --groups");
   }
 
-  out << "# tpusim collective: " << options.op << " on " << interconnect->Describe() << "\n";
-  out << "# chip " << chip.name << ", " << groups.size() << " group" << (groups.size() == 1 ? "" : "s")
-      << " of " << n << " device" << (n == 1 ? "" : "s") << ", algorithm " << options.algorithm
-      << "; busbw = algbw x " << FormatFixed(BusFactor(kind, n), 4) << " (nccl-tests)\n";
-  out << "#" << PadLeft("size (B)", 13) << PadLeft("time (us)", 14) << PadLeft("algbw (GB/s)", 14)
-      << PadLeft("busbw (GB/s)", 14) << "  algorithm           explanation\n";
+  if (!nccl_tests) {
+    out << "# tpusim collective: " << options.op << " on " << interconnect->Describe() << "\n";
+    out << "# chip " << chip.name << ", " << groups.size() << " group"
+        << (groups.size() == 1 ? "" : "s") << " of " << n << " device" << (n == 1 ? "" : "s")
+        << ", algorithm " << options.algorithm << "; busbw = algbw x "
+        << FormatFixed(BusFactor(kind, n), 4) << " (nccl-tests)\n";
+    out << "#" << PadLeft("size (B)", 13) << PadLeft("time (us)", 14)
+        << PadLeft("algbw (GB/s)", 14) << PadLeft("busbw (GB/s)", 14)
+        << "  algorithm           explanation\n";
+  }
+  std::vector<TimedSize> timed_rows;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   // On a terminal, a long run says it is working (ProgressLine draws after a
   // second, nothing when stderr is not a terminal, and is erased before the
@@ -284,11 +423,14 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
     const double algbw = seconds > 0 ? static_cast<double>(size) / seconds * 1e-9 : 0.0;
     const double busbw = algbw * BusFactor(kind, n);
     const std::string algorithm_name(ici::AlgorithmName(timed->algorithm));
-    out << PadLeft(std::to_string(size), 14) << PadLeft(FormatFixed(seconds * 1e6, 2), 14)
-        << PadLeft(FormatFixed(algbw, 2), 14) << PadLeft(FormatFixed(busbw, 2), 14) << "  "
-        << algorithm_name
-        << std::string(algorithm_name.size() < 20 ? 20 - algorithm_name.size() : 1, ' ')
-        << timed->explanation << "\n";
+    timed_rows.push_back({size, seconds * 1e6, algbw, busbw});
+    if (!nccl_tests) {
+      out << PadLeft(std::to_string(size), 14) << PadLeft(FormatFixed(seconds * 1e6, 2), 14)
+          << PadLeft(FormatFixed(algbw, 2), 14) << PadLeft(FormatFixed(busbw, 2), 14) << "  "
+          << algorithm_name
+          << std::string(algorithm_name.size() < 20 ? 20 - algorithm_name.size() : 1, ' ')
+          << timed->explanation << "\n";
+    }
     nlohmann::ordered_json row;
     row["bytes"] = size;
     row["time_us"] = seconds * 1e6;
@@ -299,6 +441,9 @@ Status Execute(const CollectiveOptions& options, std::ostream& out) {
     row["ici_bytes"] = timed->ici_bytes;
     row["explanation"] = timed->explanation;
     rows.push_back(std::move(row));
+  }
+  if (nccl_tests) {
+    PrintNcclTests(options, kind, groups.front(), chip.name, type_bytes, timed_rows, out);
   }
   if (!options.json.empty()) {
     nlohmann::ordered_json json;
@@ -332,6 +477,30 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
                   "Time every power of two from LO to HI (both included) instead of --bytes "
                   "(e.g. 1KiB:1GiB; 3:1000 times 4 to 512)")
       ->option_text("LO:HI");
+  cmd->add_option("-b,--minbytes", options.min_bytes,
+                  "nccl-tests' sweep instead of --bytes: the smallest size (with -e and -f)")
+      ->option_text("SIZE");
+  cmd->add_option("-e,--maxbytes", options.max_bytes, "nccl-tests' sweep: the largest size")
+      ->option_text("SIZE");
+  cmd->add_option("-f,--stepfactor", options.step_factor,
+                  "nccl-tests' sweep: each size is the last times this (at least 2)")
+      ->option_text("N")
+      ->capture_default_str();
+  cmd->add_option("-g,--ngpus", options.ngpus,
+                  "One group of devices 0 to N-1 (nccl-tests' ranks) instead of --groups")
+      ->option_text("N")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--format", options.format,
+                  "table: tpusim's, with the algorithm and what bounded it; nccl-tests: "
+                  "nccl-tests' columns, header and footer, for its parsers and plots")
+      ->option_text("table|nccl-tests")
+      ->check(CLI::IsMember({"table", "nccl-tests"}))
+      ->capture_default_str();
+  cmd->add_option("-d,--datatype", options.datatype,
+                  "nccl-tests' element type, for its count and type columns: int8, uint8, int32, "
+                  "uint32, int64, uint64, half, float, double, bfloat16")
+      ->option_text("TYPE")
+      ->capture_default_str();
   cmd->add_option("--chip", options.chip,
                   "Chip preset whose ICI link bandwidth and hop latency apply: a name from "
                   "'tpusim presets' or a YAML file")
@@ -379,8 +548,10 @@ Exit codes:
      algorithm that cannot run this collective, a collective of more transfers
      or device-steps than --allow-large lets through)");
   cmd->callback([&options]() {
-    if (options.bytes.empty() == options.sweep.empty()) {
-      throw CLI::ValidationError("give exactly one of --bytes and --sweep");
+    const int given = (options.bytes.empty() ? 0 : 1) + (options.sweep.empty() ? 0 : 1) +
+                      (options.min_bytes.empty() && options.max_bytes.empty() ? 0 : 1);
+    if (given != 1) {
+      throw CLI::ValidationError("give exactly one of --bytes, --sweep and -b/-e");
     }
   });
   return cmd;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -155,6 +156,126 @@ TEST(CollectiveCliTest, JsonHasTheRows) {
   EXPECT_THAT(text, HasSubstr("\"group_size\": 64"));
 }
 
+// The layout of nccl-tests' all_reduce_perf (its common.cu's printf
+// formats), as a run on 8 GPUs prints it: the reference the parser below is
+// written against.
+constexpr char kNcclTestsSample[] =
+    "# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: "
+    "20 agg iters: 1 validation: 1 graph: 0\n"
+    "#\n"
+    "# Using devices\n"
+    "#  Rank  0 Group  0 Pid  41217 on   gpu-node device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+    "#\n"
+    "#                                                              out-of-place                  "
+    "     in-place          \n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time "
+    "  algbw   busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)"
+    "  (GB/s)  (GB/s)       \n"
+    "           8             2     float     sum      -1    38.42    0.00    0.00      0    37.91"
+    "    0.00    0.00      0\n"
+    "   134217728      33554432     float     sum      -1   1146.3  117.09  204.90      0   1144.8"
+    "  117.24  205.17      0\n"
+    "# Out of bounds values : 0 OK\n"
+    "# Avg bus bandwidth    : 102.518 \n"
+    "#\n";
+
+/// One data row as nccl-tests parsers read it: whitespace-separated fields,
+/// the root column possibly blank.
+struct NcclRow {
+  int64_t bytes = 0, count = 0;
+  std::string type, redop;
+  double time[2] = {0, 0}, algbw[2] = {0, 0}, busbw[2] = {0, 0};
+  std::string wrong[2];
+};
+
+/// Parses nccl-tests output the way its users' scripts do; `avg` gets the
+/// footer's average bus bandwidth. Fails the test on a line it cannot read.
+std::vector<NcclRow> ParseNcclTests(const std::string& text, double& avg) {
+  std::vector<NcclRow> rows;
+  std::istringstream lines(text);
+  std::string line;
+  avg = -1;
+  while (std::getline(lines, line)) {
+    const std::string footer = "# Avg bus bandwidth    : ";
+    if (line.rfind(footer, 0) == 0) avg = std::stod(line.substr(footer.size()));
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) f.push_back(w);
+    EXPECT_TRUE(f.size() == 12 || f.size() == 13) << line;
+    if (f.size() != 12 && f.size() != 13) continue;
+    const size_t t = f.size() == 13 ? 5 : 4;  // the first time column, after the root
+    NcclRow row;
+    row.bytes = std::stoll(f[0]);
+    row.count = std::stoll(f[1]);
+    row.type = f[2];
+    row.redop = f[3];
+    for (size_t p = 0; p < 2; ++p) {
+      row.time[p] = std::stod(f[t + 4 * p]);
+      row.algbw[p] = std::stod(f[t + 4 * p + 1]);
+      row.busbw[p] = std::stod(f[t + 4 * p + 2]);
+      row.wrong[p] = f[t + 4 * p + 3];
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(CollectiveCliTest, NcclTestsFormatReadsLikeNcclTests) {
+  double sample_avg = 0;
+  const std::vector<NcclRow> sample = ParseNcclTests(kNcclTestsSample, sample_avg);
+  ASSERT_EQ(sample.size(), 2u);
+  EXPECT_EQ(sample[1].count, 33554432);
+  EXPECT_DOUBLE_EQ(sample_avg, 102.518);
+
+  const RunResult r =
+      Tpusim({"collective", "--op", "all-reduce", "--chip", "tpu-v5e", "--topology", "torus:4x4",
+              "-g", "8", "-b", "8", "-e", "128MiB", "-f", "4", "--format", "nccl-tests"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, ::testing::StartsWith("# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 "
+                                           "step: 4(factor)"));
+  EXPECT_THAT(r.out, HasSubstr("#  Rank  7 Group  0"));
+  EXPECT_THAT(r.out, HasSubstr("# Out of bounds values : 0 OK\n"));
+  double avg = 0;
+  const std::vector<NcclRow> rows = ParseNcclTests(r.out, avg);
+  ASSERT_EQ(rows.size(), 13u);  // 8 B, 32 B, ..., 128 MiB
+  double busbw_sum = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].bytes, int64_t{8} << (2 * i));
+    EXPECT_EQ(rows[i].count, rows[i].bytes / 4);  // float
+    EXPECT_EQ(rows[i].type, "float");
+    EXPECT_EQ(rows[i].redop, "sum");
+    // Nothing is checked (nccl-tests' -c 0), and both placements move the same bytes.
+    EXPECT_EQ(rows[i].wrong[0], "N/A");
+    EXPECT_EQ(rows[i].time[0], rows[i].time[1]);
+    EXPECT_GT(rows[i].time[0], 0);
+    // busbw = algbw x 2(n-1)/n for all-reduce on 8 ranks, to the printed 2 decimals.
+    EXPECT_NEAR(rows[i].busbw[0], rows[i].algbw[0] * 1.75, 0.005 * 1.75 + 0.005 + 1e-9);
+    busbw_sum += 2 * rows[i].busbw[0];
+  }
+  EXPECT_NEAR(avg, busbw_sum / 26, 0.01);
+  // The table's numbers, in nccl-tests' clothes: the largest size's busbw.
+  const RunResult table =
+      Tpusim({"collective", "--op", "all-reduce", "--chip", "tpu-v5e", "--topology", "torus:4x4",
+              "--groups", "0,1,2,3,4,5,6,7", "--bytes", "128MiB"});
+  ASSERT_EQ(table.exit_code, 0) << Describe(table);
+  char busbw[16];
+  std::snprintf(busbw, sizeof busbw, "%.2f", rows.back().busbw[0]);
+  EXPECT_THAT(table.out, HasSubstr(busbw));
+
+  // all-gather counts elements per rank, and prints no reduction.
+  const RunResult gather =
+      Tpusim({"collective", "--op", "all-gather", "--chip", "tpu-v5e", "--topology", "torus:4x4",
+              "-g", "4", "-b", "1MiB", "-d", "bfloat16", "--format", "nccl-tests"});
+  ASSERT_EQ(gather.exit_code, 0) << Describe(gather);
+  const std::vector<NcclRow> gathered = ParseNcclTests(gather.out, avg);
+  ASSERT_EQ(gathered.size(), 1u);
+  EXPECT_EQ(gathered[0].count, (1 << 20) / 2 / 4);
+  EXPECT_EQ(gathered[0].redop, "none");
+  EXPECT_EQ(gathered[0].type, "bfloat16");
+}
+
 TEST(CollectiveCliTest, HelpDescribesColumnsAndOptions) {
   const RunResult r = Tpusim({"collective", "--help"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
@@ -168,6 +289,13 @@ TEST(CollectiveCliTest, BadInputExitsTwo) {
   const std::vector<std::vector<std::string>> bad = {
       {"--op", "all-sum", "--bytes", "1MiB"},
       {"--op", "all-reduce"},                                   // neither --bytes nor --sweep
+      {"--op", "all-reduce", "--bytes", "1MiB", "-b", "8"},     // two ways to give sizes
+      {"--op", "all-reduce", "-b", "1MiB", "-e", "8"},          // -b over -e
+      {"--op", "all-reduce", "-b", "8", "-e", "1MiB", "-f", "1"},  // no growth
+      {"--op", "all-reduce", "-b", "8", "-d", "float7"},        // unknown type
+      {"--op", "all-reduce", "-b", "8", "-g", "5"},             // more ranks than chips
+      {"--op", "all-reduce", "-b", "8", "-g", "2", "--groups", "0,1"},
+      {"--op", "all-reduce", "-b", "8", "--format", "csv"},
       {"--op", "all-reduce", "--bytes", "1MiB", "--sweep", "1KiB:2KiB"},
       {"--op", "all-reduce", "--bytes", "lots"},
       {"--op", "all-reduce", "--sweep", "2KiB:1KiB"},
