@@ -39,8 +39,8 @@ void Lexer::SkipTriviaSlow() {
     }
     if (c != '/' || p + 1 >= end) break;
     if (p[1] == '/') {
-      const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
-      p = nl ? static_cast<const char*>(nl) : end;
+      // A line ends at '\n' or, in old Mac files, at a lone '\r' (XLA accepts both).
+      while (p < end && *p != '\n' && *p != '\r') ++p;
       continue;
     }
     if (p[1] == '*') {

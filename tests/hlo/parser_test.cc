@@ -248,6 +248,16 @@ TEST(ParseComputation, WithoutRootTheLastInstructionIsTheRoot) {
   EXPECT_EQ(m->entry()->root()->name(), "n");
 }
 
+TEST(ParseComputation, LineCommentsEndAtCrLfAndAtALoneCr) {
+  for (const char* eol : {"\r\n", "\r"}) {
+    const std::string text = std::string("HloModule m // a") + eol + "ENTRY e {" + eol +
+                             "  ROOT c = f32[1] constant({1}) // b" + eol + "}";
+    auto m = Parse(text);
+    ASSERT_NE(m, nullptr) << "line end " << (eol[1] == '\n' ? "CR-LF" : "CR");
+    EXPECT_NE(test::FindInstruction(*m, "c"), nullptr);
+  }
+}
+
 TEST(ParseComputation, WrappedInstructionsCommentsAndOddNames) {
   auto m = Parse(R"(HloModule SyncTensorsGraph.43 // trailing comment
 
