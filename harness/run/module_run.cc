@@ -46,13 +46,6 @@ std::vector<const hlo::HloInstruction*> ElidedConstants(const hlo::HloModule& mo
   return elided;
 }
 
-/// The memory `devices` devices need for the values of `module`, each
-/// holding its own.
-StatusOr<int64_t> ValuesBytes(const hlo::HloModule& module, int64_t devices) {
-  TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, eval::Evaluator::EstimatePeakBytes(module));
-  return SatMul(peak, devices);
-}
-
 /// "0-3" or "0, 4, 8, 12" (at most 8 numbers, then "...").
 std::string DeviceList(const std::vector<int64_t>& devices) {
   bool contiguous = true;
@@ -75,16 +68,20 @@ StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* con
   EvaluatedDevices all;
   all.device_count = count;
   for (int64_t d = 0; d < count; ++d) all.devices.push_back(d);
-  // What each module needs on `devices` devices, against the limit.
-  const auto over_limit = [&](int64_t devices) -> StatusOr<const hlo::HloModule*> {
-    for (const hlo::HloModule* module : modules) {
-      TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, ValuesBytes(*module, devices));
-      if (bytes > max_memory) return module;
+  // Each device holds its own values: the first module whose peak times
+  // `devices` is over the limit, or -1.
+  std::vector<int64_t> peaks;
+  for (const hlo::HloModule* module : modules) {
+    TPUSIM_ASSIGN_OR_RETURN(peaks.emplace_back(), eval::Evaluator::EstimatePeakBytes(*module));
+  }
+  const auto over_limit = [&](int64_t devices) {
+    for (size_t m = 0; m < peaks.size(); ++m) {
+      if (SatMul(peaks[m], devices) > max_memory) return static_cast<int64_t>(m);
     }
-    return nullptr;
+    return int64_t{-1};
   };
-  TPUSIM_ASSIGN_OR_RETURN(const hlo::HloModule* too_big, over_limit(count));
-  if (too_big == nullptr) return all;
+  const int64_t too_big = over_limit(count);
+  if (too_big < 0) return all;
   // Device 0's component, closed under every module's collectives.
   std::vector<int64_t> closure = {0};
   for (size_t changed = 1; changed != 0;) {
@@ -97,9 +94,8 @@ StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* con
     }
   }
   const int64_t subset = static_cast<int64_t>(closure.size());
-  TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, eval::Evaluator::EstimatePeakBytes(*too_big));
-  TPUSIM_ASSIGN_OR_RETURN(const hlo::HloModule* still_too_big, over_limit(subset));
-  if (subset < count && still_too_big == nullptr) {
+  const int64_t peak = peaks[too_big];
+  if (subset < count && over_limit(subset) < 0) {
     EvaluatedDevices some;
     some.device_count = count;
     some.devices = std::move(closure);
@@ -111,7 +107,7 @@ StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* con
                        "program on their own inputs";
     return some;
   }
-  return ResourceExhausted(too_big->filename() + ": error: running it needs about " +
+  return ResourceExhausted(modules[too_big]->filename() + ": error: running it needs about " +
                            FormatBytes(peak) + " per device x " + std::to_string(count) +
                            " device(s), more than --max-memory " + FormatBytes(max_memory) +
                            (subset < count ? ", as would the " + std::to_string(subset) +

@@ -1,7 +1,6 @@
 // Evaluator::EvaluateSpmd: every device of an SPMD program on its own thread,
 // meeting at one CollectiveHub. A device that fails stops the others through
 // the hub, so every thread ends and is joined before the result is returned.
-#include <algorithm>
 #include <string>
 #include <thread>
 #include <utility>
@@ -12,23 +11,11 @@
 #include "sim/eval/kernels.h"
 
 namespace tpusim::eval {
+namespace {
 
-StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
-    const hlo::HloModule& module, std::span<const std::vector<value::Literal>> args) const {
-  return EvaluateSpmd(module, SpmdConfig::FromModule(module), args);
-}
-
-StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
-    const hlo::HloModule& module, SpmdConfig config,
-    std::span<const std::vector<value::Literal>> args) const {
-  std::vector<int64_t> all(static_cast<size_t>(std::max<int64_t>(config.device_count(), 0)));
-  for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
-  return EvaluateSpmd(module, config, all, args);
-}
-
-StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
-    const hlo::HloModule& module, SpmdConfig config, std::span<const int64_t> devices,
-    std::span<const std::vector<value::Literal>> args) const {
+/// Counts within what one thread per device can run, checked before any
+/// per-device list is sized from them (their product could overflow).
+Status CheckConfig(const hlo::HloModule& module, const SpmdConfig& config) {
   if (config.replica_count < 1 || config.partition_count < 1 ||
       config.replica_count > hlo::kMaxSpmdDevices ||
       config.partition_count > hlo::kMaxSpmdDevices ||
@@ -39,6 +26,29 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
                            " partitions: each count must be at least 1 and the devices at most " +
                            std::to_string(hlo::kMaxSpmdDevices));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
+    const hlo::HloModule& module, std::span<const std::vector<value::Literal>> args) const {
+  return EvaluateSpmd(module, SpmdConfig::FromModule(module), args);
+}
+
+StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
+    const hlo::HloModule& module, SpmdConfig config,
+    std::span<const std::vector<value::Literal>> args) const {
+  TPUSIM_RETURN_IF_ERROR(CheckConfig(module, config));
+  std::vector<int64_t> all(static_cast<size_t>(config.device_count()));
+  for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
+  return EvaluateSpmd(module, config, all, args);
+}
+
+StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
+    const hlo::HloModule& module, SpmdConfig config, std::span<const int64_t> devices,
+    std::span<const std::vector<value::Literal>> args) const {
+  TPUSIM_RETURN_IF_ERROR(CheckConfig(module, config));
   const size_t n = devices.size();
   if (args.size() != n) {
     return InvalidArgument(module.filename() + ": " + std::to_string(n) +
