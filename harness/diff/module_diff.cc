@@ -208,6 +208,50 @@ std::string OpAndShape(const HloInstruction& inst) {
   return inst.OpcodeSpelling() + ' ' + inst.shape().ToString(true);
 }
 
+/// "all-reduce|f32[64]": opcode and shape without layout, what a changed
+/// layout, precision or collective attribute leaves alone.
+std::string OpcodeAndDimensions(const HloInstruction& inst) {
+  return inst.OpcodeSpelling() + '|' + inst.shape().ToString(/*print_layout=*/false);
+}
+
+/// One computation's instructions as the matcher indexes them.
+class Side {
+ public:
+  explicit Side(const HloComputation& c) {
+    std::map<std::string, int64_t> seen;
+    for (const auto& inst : c.instructions()) {
+      const size_t i = instructions.size();
+      instructions.push_back(inst.get());
+      index_.emplace(inst.get(), i);
+      by_name_.emplace(inst->name(), i);
+      const std::string key = OpcodeAndDimensions(*inst);
+      position.push_back(key + '#' + std::to_string(seen[key]++));
+      by_position_.emplace(position.back(), i);
+    }
+  }
+
+  size_t Index(const HloInstruction& inst) const { return index_.at(&inst); }
+  std::optional<size_t> Named(const std::string& name) const { return Find(by_name_, name); }
+  std::optional<size_t> At(const std::string& place) const { return Find(by_position_, place); }
+
+  std::vector<const HloInstruction*> instructions;  ///< in text order
+  /// "dot|f32[8,4]#2": the third dot of these dimensions in text order,
+  /// which a changed attribute or layout (of it or another) leaves alone.
+  std::vector<std::string> position;
+
+ private:
+  static std::optional<size_t> Find(const std::map<std::string, size_t>& map,
+                                    const std::string& key) {
+    const auto it = map.find(key);
+    return it == map.end() ? std::nullopt : std::optional<size_t>(it->second);
+  }
+
+  /// Looked up only, never iterated, so pointer order cannot reach the output.
+  std::map<const HloInstruction*, size_t> index_;
+  std::map<std::string, size_t> by_name_;      ///< an instruction's namesake on the other side
+  std::map<std::string, size_t> by_position_;  ///< the instruction at a `position`
+};
+
 /// Where a computation pair sits, for descriptions: "" for the entries.
 struct Context {
   std::string where;  ///< e.g. " in fusion %fusion.2", " in %body.3"
@@ -240,29 +284,85 @@ class Matcher {
   };
 
   void DiffComputations(const HloComputation& a, const HloComputation& b, const Context& context) {
-    std::vector<const HloInstruction*> as, bs;
-    for (const auto& inst : a.instructions()) as.push_back(inst.get());
-    for (const auto& inst : b.instructions()) bs.push_back(inst.get());
+    const Side sa(a), sb(b);
+    const std::vector<const HloInstruction*>& as = sa.instructions;
+    const std::vector<const HloInstruction*>& bs = sb.instructions;
     std::vector<int64_t> match_a(as.size(), -1), match_b(bs.size(), -1);
+    const auto pair = [&](size_t i, size_t j) {
+      match_a[i] = static_cast<int64_t>(j);
+      match_b[j] = static_cast<int64_t>(i);
+    };
 
-    // Each pass pairs still-unmatched instructions with equal keys, in text
-    // order; an instruction without a key (nullopt) sits the pass out.
+    // How sure we are that still-unmatched bs[j] is as[i] when their keys
+    // are equal: the same matched operands, then the same name, then the same
+    // place among the computation's instructions of its opcode and
+    // dimensions. Several identical layers share every signature, and text
+    // order alone would pair the unchanged ones with the edited one.
+    const auto evidence = [&](size_t i, size_t j) {
+      const HloInstruction& x = *as[i];
+      const HloInstruction& y = *bs[j];
+      bool same_operands = x.operand_count() > 0 && x.operand_count() == y.operand_count();
+      for (int64_t k = 0; same_operands && k < x.operand_count(); ++k) {
+        same_operands =
+            match_a[sa.Index(*x.operand(k))] == static_cast<int64_t>(sb.Index(*y.operand(k)));
+      }
+      return (same_operands ? 4 : 0) + (x.name() == y.name() ? 2 : 0) +
+             (sa.position[i] == sb.position[j] ? 1 : 0);
+    };
+
+    // Each pass pairs still-unmatched instructions with equal keys: first
+    // those with evidence of being the same (the best candidate each, in
+    // text order), then the rest in text order. An instruction without a key
+    // (nullopt) sits the pass out.
     const auto pass = [&](auto key_of) {
+      std::vector<std::optional<std::string>> key_b(bs.size());
       std::map<std::string, std::deque<size_t>> free_b;
       for (size_t j = 0; j < bs.size(); ++j) {
         if (match_b[j] >= 0) continue;
-        if (std::optional<std::string> key = key_of(*bs[j], sig_b_)) free_b[*key].push_back(j);
+        key_b[j] = key_of(*bs[j], sig_b_);
+        if (key_b[j]) free_b[*key_b[j]].push_back(j);
+      }
+      std::vector<std::optional<std::string>> key_a(as.size());
+      for (size_t i = 0; i < as.size(); ++i) {
+        if (match_a[i] < 0) key_a[i] = key_of(*as[i], sig_a_);
+      }
+      const auto candidate = [&](size_t i, std::optional<size_t> j) {
+        return j && match_b[*j] < 0 && key_b[*j] == key_a[i];
+      };
+      for (size_t i = 0; i < as.size(); ++i) {
+        if (!key_a[i]) continue;
+        // The candidates with evidence: users of the first operand's match,
+        // the namesake, the one in the same place.
+        std::vector<size_t> candidates;
+        const HloInstruction& x = *as[i];
+        const int64_t first_operand = x.operand_count() > 0 ? match_a[sa.Index(*x.operand(0))] : -1;
+        if (first_operand >= 0) {
+          for (const HloInstruction* user : bs[first_operand]->users()) {
+            candidates.push_back(sb.Index(*user));
+          }
+        }
+        for (const std::optional<size_t> j : {sb.Named(x.name()), sb.At(sa.position[i])}) {
+          if (j) candidates.push_back(*j);
+        }
+        std::optional<size_t> best;
+        int best_evidence = 0;
+        for (const size_t j : candidates) {
+          if (!candidate(i, j)) continue;
+          const int e = evidence(i, j);
+          if (e > best_evidence || (e == best_evidence && best && j < *best)) {
+            best = j;
+            best_evidence = e;
+          }
+        }
+        if (best) pair(i, *best);
       }
       for (size_t i = 0; i < as.size(); ++i) {
-        if (match_a[i] >= 0) continue;
-        const std::optional<std::string> key = key_of(*as[i], sig_a_);
-        if (!key) continue;
-        const auto it = free_b.find(*key);
-        if (it == free_b.end() || it->second.empty()) continue;
-        const size_t j = it->second.front();
-        it->second.pop_front();
-        match_a[i] = static_cast<int64_t>(j);
-        match_b[j] = static_cast<int64_t>(i);
+        if (match_a[i] >= 0 || !key_a[i]) continue;
+        std::deque<size_t>& free = free_b[*key_a[i]];
+        while (!free.empty() && match_b[free.front()] >= 0) free.pop_front();
+        if (free.empty()) continue;
+        pair(i, free.front());
+        free.pop_front();
       }
     };
     using Sig = const ModuleSignatures&;
@@ -289,9 +389,7 @@ class Matcher {
       if (meta.empty()) return std::nullopt;
       return meta;
     });
-    pass([](const HloInstruction& x, Sig) -> Key {
-      return x.OpcodeSpelling() + '|' + x.shape().ToString(/*print_layout=*/false);
-    });
+    pass([](const HloInstruction& x, Sig) -> Key { return OpcodeAndDimensions(x); });
 
     // Parameters of called computations mirror their callers' operands,
     // where any change is reported already.

@@ -8,7 +8,9 @@
 // attributes that change what is computed or how, and recursively the
 // signatures of operands and called computations), then by their own local
 // signature and metadata (op_name, source_file:source_line), then by opcode
-// and shape. docs/diff.md gives the rules and why.
+// and shape. Among candidates with equal keys (identical layers), matched
+// operands, then the same name, then the same position pick the pair.
+// docs/diff.md gives the rules and why.
 #ifndef TPUSIM_HARNESS_DIFF_MODULE_DIFF_H_
 #define TPUSIM_HARNESS_DIFF_MODULE_DIFF_H_
 

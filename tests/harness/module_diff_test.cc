@@ -169,6 +169,64 @@ TEST(ModuleDiff, ChangedReplicaGroupsAreReportedButChannelIdsAreNot) {
   EXPECT_TRUE(Diff(kAllReduce, renumbered).diff.changes.empty());
 }
 
+/// `layers` identical add + all-reduce layers, chained (each reads the one
+/// before) or side by side (each reads %p, the root a tuple of all), numbered
+/// from `first`; layer `edited` (1-based; 0 for none) reduces over other
+/// replica groups.
+std::string Layers(bool chained, int layers, int edited, int first) {
+  std::string body, tuple, tuple_shape;
+  std::string input = "%p";
+  for (int k = 1; k <= layers; ++k) {
+    const std::string n = std::to_string(first + k - 1);
+    const std::string groups = k == edited ? "{{0,2},{1,3}}" : "{{0,1},{2,3}}";
+    body += "  %add." + n + " = f32[64]{0} add(" + input + ", " + input + ")\n";
+    body += "  %all-reduce." + n + " = f32[64]{0} all-reduce(%add." + n +
+            "), replica_groups=" + groups + ", to_apply=%sum\n";
+    if (chained) input = "%all-reduce." + n;
+    tuple += (k > 1 ? ", %all-reduce." : "%all-reduce.") + n;
+    tuple_shape += (k > 1 ? ", f32[64]{0}" : "f32[64]{0}");
+  }
+  const std::string result = chained ? "f32[64]{0}" : "(" + tuple_shape + ")";
+  body += chained ? "  ROOT %out = f32[64]{0} negate(" + input + ")\n"
+                  : "  ROOT %out = " + result + " tuple(" + tuple + ")\n";
+  return R"(HloModule layers, replica_count=4
+
+%sum (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+
+ENTRY %main (p: f32[64]) -> )" +
+         result + " {\n  %p = f32[64]{0} parameter(0)\n" + body + "}\n";
+}
+
+TEST(ModuleDiff, OneEditedLayerAmongIdenticalOnesIsPairedWithItself) {
+  // Four layers share every signature; only the third changed. Text order
+  // alone paired the unchanged fourth with the edited third ("%all-reduce.4
+  // -> %all-reduce.3"). With the names kept or renumbered (positions then
+  // decide), chained or side by side, each layer must pair with itself.
+  for (const bool chained : {true, false}) {
+    for (const int first : {1, 101}) {
+      SCOPED_TRACE(std::string(chained ? "chained" : "side by side") + ", after numbered from " +
+                   std::to_string(first));
+      const Compared compared = Diff(Layers(chained, 4, 0, 1), Layers(chained, 4, 3, first));
+      const ModuleDiff& diff = compared.diff;
+      ASSERT_EQ(diff.changes.size(), 1u) << Describe(diff);
+      EXPECT_EQ(diff.changes[0].kind, ChangeKind::kCollective);
+      ASSERT_NE(diff.changes[0].before, nullptr);
+      ASSERT_NE(diff.changes[0].after, nullptr);
+      EXPECT_EQ(diff.changes[0].before->name(), "all-reduce.3");
+      EXPECT_EQ(diff.changes[0].after->name(), "all-reduce." + std::to_string(first + 2));
+      for (int k = 1; k <= 4; ++k) {
+        const std::string n = std::to_string(first + k - 1);
+        EXPECT_EQ(diff.matched.at("all-reduce." + std::to_string(k)), "all-reduce." + n);
+        EXPECT_EQ(diff.matched.at("add." + std::to_string(k)), "add." + n);
+      }
+    }
+  }
+}
+
 TEST(ModuleDiff, ChangedReductionOfACollectiveIsReported) {
   std::string after = kAllReduce;
   after.replace(after.find("add(%x, %y)"), 11, "maximum(%x, %y)");
