@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -34,27 +35,110 @@ std::string Exposure(const Metrics& before, const Metrics& after) {
   return "collectives " + side(before) + " -> " + side(after);
 }
 
+/// A count with its thousands grouped, "25,132": element counts of real
+/// outputs run to millions.
+std::string Count(uint64_t value) {
+  std::string digits = std::to_string(value);
+  for (size_t at = digits.size(); at > 3; at -= 3) digits.insert(at - 3, ",");
+  return digits;
+}
+
+/// Beyond this many ulps apart, a distance in ulps says nothing a reader can
+/// use: 2^16 ulps are already about 1% of an f32 value, and every octave
+/// between two wrong values adds 2^23 more (2,080,527,360 for values of
+/// opposite sign). The absolute and relative errors say it instead.
+constexpr uint64_t kMeaningfulUlp = uint64_t{1} << 16;
+
+/// "within 3 ulp", or nothing when the distance is unknown or not meaningful.
+std::optional<std::string> UlpWords(const std::optional<uint64_t>& max_ulp) {
+  if (!max_ulp.has_value() || *max_ulp > kMeaningfulUlp) return std::nullopt;
+  return "within " + Count(*max_ulp) + " ulp";
+}
+
+/// "output_0" of "device_3/output_0": the leaf whatever the device.
+std::string LeafName(const std::string& name) {
+  const size_t slash = name.find('/');
+  if (name.rfind("device_", 0) != 0 || slash == std::string::npos) return name;
+  return name.substr(slash + 1);
+}
+
+/// The headline's output clauses: one per output leaf that failed, the same
+/// leaf of every device together ("output_0 on 8/8 devices: ..."), so that an
+/// 8-device program's headline stays one short line. The numerics section
+/// keeps each device's row.
+std::vector<std::string> OutputEffects(const std::vector<OutputComparison>& outputs) {
+  struct Leaf {
+    std::string name;
+    bool per_device = false;  ///< named "device_K/NAME", by a multi-device program
+    int64_t devices = 0;
+    const OutputComparison* reshaped = nullptr;  ///< a device's leaf of another shape
+    int64_t reshaped_devices = 0;
+    int64_t failing_devices = 0;  ///< compared, some element beyond tolerance
+    OutputComparison worst;       ///< summed counts, largest errors, of the failing devices
+  };
+  std::vector<Leaf> leaves;
+  std::map<std::string, size_t> index;  // leaf name -> leaves[], first seen first
+  for (const OutputComparison& o : outputs) {
+    const std::string name = LeafName(o.name);
+    const auto [it, added] = index.emplace(name, leaves.size());
+    if (added) leaves.emplace_back().name = name;
+    Leaf& leaf = leaves[it->second];
+    leaf.per_device = name != o.name;
+    ++leaf.devices;
+    if (!o.compared) {
+      if (leaf.reshaped == nullptr) leaf.reshaped = &o;
+      ++leaf.reshaped_devices;
+    } else if (!o.within_tolerance()) {
+      ++leaf.failing_devices;
+      OutputComparison& w = leaf.worst;
+      w.elements += o.elements;
+      w.beyond_tolerance += o.beyond_tolerance;
+      w.max_abs_error = std::max(w.max_abs_error, o.max_abs_error);
+      w.max_rel_error = std::max(w.max_rel_error, o.max_rel_error);
+      if (o.max_ulp.has_value()) w.max_ulp = std::max(w.max_ulp.value_or(0), *o.max_ulp);
+    }
+  }
+  std::vector<std::string> effects;
+  for (const Leaf& leaf : leaves) {
+    const auto on = [&](int64_t devices) {
+      if (!leaf.per_device) return leaf.name;
+      return leaf.name + " on " + std::to_string(devices) + "/" + std::to_string(leaf.devices) +
+             " devices";
+    };
+    if (leaf.reshaped != nullptr) {
+      effects.push_back(on(leaf.reshaped_devices) + " shape " + leaf.reshaped->before_shape +
+                        " -> " + leaf.reshaped->after_shape + " (not compared)");
+    }
+    if (leaf.failing_devices == 0) continue;
+    const OutputComparison& w = leaf.worst;
+    const std::optional<std::string> ulp = UlpWords(w.max_ulp);
+    effects.push_back(on(leaf.failing_devices) + ": " + Count(w.beyond_tolerance) + " of " +
+                      Count(w.elements) + " elements beyond tolerance (max abs " +
+                      Number(w.max_abs_error) + ", max rel " + Number(w.max_rel_error) +
+                      (ulp ? ", " + *ulp : "") + ")");
+  }
+  return effects;
+}
+
 }  // namespace
 
 Verdict Judge(const DiffReport& report, const DiffSpec& spec) {
   Verdict v;
   const bool structural = !report.structure.changes.empty();
   if (structural && spec.thresholds.structure_fails) v.failed = v.worse = true;
-  for (const OutputComparison& o : report.outputs) {
-    if (!o.compared) {
-      v.failed = v.worse = true;
-      v.effects.push_back(o.name + " shape " + o.before_shape + " -> " + o.after_shape +
-                          " (not compared)");
-    } else if (!o.within_tolerance()) {
-      v.failed = v.worse = true;
-      v.effects.push_back(o.name + ": " + std::to_string(o.beyond_tolerance) + " of " +
-                          std::to_string(o.elements) + " elements beyond tolerance (max abs " +
-                          Number(o.max_abs_error) + ", max rel " + Number(o.max_rel_error) + ")");
-    }
-  }
+  v.effects = OutputEffects(report.outputs);
+  if (!v.effects.empty()) v.failed = v.worse = true;
+  // Every device of an SPMD program returns as many leaves: one note for all
+  // (the numerics section lists each device's).
+  std::vector<std::string> notes;
+  std::map<std::string, int64_t> devices_by_note;
   for (const std::string& note : report.output_count_notes) {
+    if (devices_by_note[LeafName(note)]++ == 0) notes.push_back(LeafName(note));
+  }
+  for (const std::string& note : notes) {
     v.failed = v.worse = true;
-    v.effects.push_back(note);
+    const int64_t devices = devices_by_note[note];
+    v.effects.push_back(devices > 1 ? note + " on " + std::to_string(devices) + " devices" : note);
   }
   if (report.timing_run) {
     // A total against its tolerance; without one, reported and not gated.
@@ -134,8 +218,8 @@ void PrintNumerics(const DiffReport& report, const DiffThresholds& thresholds, s
   if (thresholds.max_ulp.has_value()) out << ", max-ulp " << *thresholds.max_ulp;
   out << "):\n";
   char line[256];
-  std::snprintf(line, sizeof line, "  %-24s %-20s %10s %10s %11s %11s %10s\n", "output", "shape",
-                "differing", "beyond", "max abs", "max rel", "max ulp");
+  std::snprintf(line, sizeof line, "  %-24s %-20s %10s %10s %11s %11s  %s\n", "output", "shape",
+                "differing", "beyond", "max abs", "max rel", "ulp");
   out << line;
   for (const OutputComparison& o : report.outputs) {
     if (!o.compared) {
@@ -143,10 +227,10 @@ void PrintNumerics(const DiffReport& report, const DiffThresholds& thresholds, s
           << ": a structural change, values not compared\n";
       continue;
     }
-    std::snprintf(line, sizeof line, "  %-24s %-20s %10lld %10lld %11.3g %11.3g %10s\n",
+    std::snprintf(line, sizeof line, "  %-24s %-20s %10lld %10lld %11.3g %11.3g  %s\n",
                   o.name.c_str(), o.after_shape.c_str(), static_cast<long long>(o.differing),
                   static_cast<long long>(o.beyond_tolerance), o.max_abs_error, o.max_rel_error,
-                  o.max_ulp.has_value() ? std::to_string(*o.max_ulp).c_str() : "-");
+                  UlpWords(o.max_ulp).value_or("-").c_str());
     out << line;
   }
   for (const std::string& note : report.output_count_notes) out << "  " << note << '\n';

@@ -1,0 +1,123 @@
+// The verdict and report of `tpusim diff` at scale: one headline clause per
+// output whatever the device count, and ulps only where they mean something.
+#include "harness/diff/diff_report.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tpusim::harness {
+namespace {
+
+OutputComparison Output(const std::string& name, int64_t beyond, double max_abs,
+                        uint64_t max_ulp) {
+  OutputComparison o;
+  o.name = name;
+  o.before_shape = o.after_shape = "f32[3141]";
+  o.compared = true;
+  o.elements = 3141;
+  o.differing = beyond;
+  o.beyond_tolerance = beyond;
+  o.max_abs_error = max_abs;
+  o.max_rel_error = max_abs / 2;
+  o.max_ulp = max_ulp;
+  return o;
+}
+
+/// A values-only report of these outputs.
+DiffReport Values(std::vector<OutputComparison> outputs) {
+  DiffReport report;
+  report.values_run = true;
+  report.outputs = std::move(outputs);
+  return report;
+}
+
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+TEST(DiffReport, EightDevicesOutputsAreOneHeadlineClause) {
+  std::vector<OutputComparison> outputs;
+  for (int d = 0; d < 8; ++d) {
+    const std::string device = "device_" + std::to_string(d) + "/";
+    outputs.push_back(Output(device + "output_0", 2000 + d, 0.1 * (d + 1), 2'080'527'360));
+    outputs.push_back(Output(device + "output_1", 0, 0, 0));
+  }
+  const DiffReport report = Values(outputs);
+  const Verdict verdict = Judge(report, DiffSpec{});
+  EXPECT_TRUE(verdict.failed);
+  // The elements beyond tolerance summed over devices, the worst error of any.
+  EXPECT_NE(verdict.headline.find(
+                "output_0 on 8/8 devices: 16,028 of 25,128 elements beyond tolerance (max abs 0.8,"),
+            std::string::npos)
+      << verdict.headline;
+  EXPECT_EQ(Occurrences(verdict.headline, "output_0"), 1u) << verdict.headline;
+  EXPECT_EQ(verdict.headline.find("output_1"), std::string::npos) << verdict.headline;
+  EXPECT_EQ(verdict.headline.find("device_"), std::string::npos) << verdict.headline;
+  EXPECT_LT(verdict.headline.size(), 200u) << verdict.headline;
+
+  // Each device keeps its row in the numerics section.
+  std::ostringstream out;
+  PrintDiffReport(report, verdict, DiffSpec{}, out);
+  for (int d = 0; d < 8; ++d) {
+    EXPECT_NE(out.str().find("device_" + std::to_string(d) + "/output_0"), std::string::npos)
+        << out.str();
+  }
+}
+
+TEST(DiffReport, OutputsFailingOnSomeDevicesSayHowMany) {
+  const DiffReport report =
+      Values({Output("device_0/output_0", 5, 0.5, 9), Output("device_1/output_0", 0, 0, 0),
+              Output("device_2/output_0", 7, 0.25, 12), Output("device_3/output_0", 0, 0, 0)});
+  const Verdict verdict = Judge(report, DiffSpec{});
+  EXPECT_NE(verdict.headline.find("output_0 on 2/4 devices: 12 of 6,282 elements beyond"),
+            std::string::npos)
+      << verdict.headline;
+}
+
+TEST(DiffReport, OutputCountNotesOfEveryDeviceAreOneHeadlineClause) {
+  DiffReport report = Values({});
+  for (int d = 0; d < 4; ++d) {
+    report.output_count_notes.push_back("device_" + std::to_string(d) +
+                                        "/outputs: 2 before, 3 after");
+  }
+  const Verdict verdict = Judge(report, DiffSpec{});
+  EXPECT_TRUE(verdict.failed);
+  EXPECT_NE(verdict.headline.find("outputs: 2 before, 3 after on 4 devices"), std::string::npos)
+      << verdict.headline;
+  EXPECT_EQ(Occurrences(verdict.headline, "before, 3 after"), 1u) << verdict.headline;
+}
+
+TEST(DiffReport, UlpsAreInWordsAndOnlyWhereTheyMeanSomething) {
+  // Close values: a distance in ulps says how close.
+  const DiffReport close = Values({Output("output_0", 3, 2e-7, 12)});
+  const Verdict close_verdict = Judge(close, DiffSpec{});
+  EXPECT_NE(close_verdict.headline.find("output_0: 3 of 3,141 elements beyond tolerance (max abs "
+                                        "2e-07, max rel 1e-07, within 12 ulp)"),
+            std::string::npos)
+      << close_verdict.headline;
+  std::ostringstream close_out;
+  PrintDiffReport(close, close_verdict, DiffSpec{}, close_out);
+  EXPECT_NE(close_out.str().find("within 12 ulp"), std::string::npos) << close_out.str();
+
+  // Wrong values: billions of ulps mean nothing; the absolute and relative
+  // errors stand alone.
+  const DiffReport wrong = Values({Output("output_0", 3, 0.712, 2'080'527'360)});
+  const Verdict wrong_verdict = Judge(wrong, DiffSpec{});
+  EXPECT_EQ(wrong_verdict.headline.find("ulp"), std::string::npos) << wrong_verdict.headline;
+  EXPECT_NE(wrong_verdict.headline.find("max abs 0.712"), std::string::npos)
+      << wrong_verdict.headline;
+  std::ostringstream wrong_out;
+  PrintDiffReport(wrong, wrong_verdict, DiffSpec{}, wrong_out);
+  EXPECT_EQ(wrong_out.str().find("2080527360"), std::string::npos) << wrong_out.str();
+  EXPECT_EQ(wrong_out.str().find("2,080,527,360"), std::string::npos) << wrong_out.str();
+  EXPECT_EQ(wrong_out.str().find("within"), std::string::npos) << wrong_out.str();
+}
+
+}  // namespace
+}  // namespace tpusim::harness
