@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -12,8 +13,8 @@
 namespace tpusim::harness {
 namespace {
 
-OutputComparison Output(const std::string& name, int64_t beyond, double max_abs,
-                        uint64_t max_ulp) {
+/// One compared output of 3,141 elements, `beyond` of them beyond tolerance.
+OutputComparison Output(const std::string& name, int64_t beyond, double max_abs, uint64_t max_ulp) {
   OutputComparison o;
   o.name = name;
   o.before_shape = o.after_shape = "f32[3141]";
@@ -52,9 +53,10 @@ TEST(DiffReport, EightDevicesOutputsAreOneHeadlineClause) {
   const Verdict verdict = Judge(report, DiffSpec{});
   EXPECT_TRUE(verdict.failed);
   // The elements beyond tolerance summed over devices, the worst error of any.
-  EXPECT_NE(verdict.headline.find(
-                "output_0 on 8/8 devices: 16,028 of 25,128 elements beyond tolerance (max abs 0.8,"),
-            std::string::npos)
+  EXPECT_NE(
+      verdict.headline.find(
+          "output_0 on 8/8 devices: 16,028 of 25,128 elements beyond tolerance (max abs 0.8,"),
+      std::string::npos)
       << verdict.headline;
   EXPECT_EQ(Occurrences(verdict.headline, "output_0"), 1u) << verdict.headline;
   EXPECT_EQ(verdict.headline.find("output_1"), std::string::npos) << verdict.headline;
