@@ -193,8 +193,11 @@ TEST(DiffCli, ValuesOfDeviceZerosGroupWhenAllDoNotFit) {
       RunBinary(TPUSIM_BINARY, {"diff", scratch / "before.hlo", scratch / "after.hlo", "--mode",
                                 "values", "--max-memory", "100KiB", "--json", json});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_THAT(Head(r.out, 1), HasSubstr("device_2/output: 4096 of 4096 elements beyond tolerance"));
+  // One clause for the output of the two devices compared, then which they are.
+  EXPECT_THAT(Head(r.out, 1), HasSubstr("output on 2/2 devices: 8,192 of 8,192 elements beyond "
+                                        "tolerance"));
   EXPECT_THAT(Head(r.out, 1), HasSubstr("values on 2 of 4 devices (0, 2)"));
+  EXPECT_THAT(r.out, HasSubstr("device_2/output"));
   EXPECT_THAT(r.out, Not(HasSubstr("device_1/output")));
   const nlohmann::ordered_json report = nlohmann::ordered_json::parse(ReadText(json));
   EXPECT_THAT(report["values_subset"].get<std::string>(),
