@@ -1,5 +1,6 @@
 #include "sim/arch/yaml_position.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 
@@ -83,7 +84,7 @@ std::string CharacterAt(const std::string& text, const YAML::Mark& mark) {
 
 }  // namespace
 
-YAML::Node LoadOneDocument(const std::string& text) {
+YAML::Node LoadOneDocument(const std::string& text) try {
   if (const size_t nul = text.find('\0'); nul != std::string::npos) {
     throw YAML::ParserException(MarkAt(text, nul), "a NUL byte; YAML text cannot hold one");
   }
@@ -97,8 +98,8 @@ YAML::Node LoadOneDocument(const std::string& text) {
   const std::vector<DocumentMarks::Document>& documents = marks.documents;
   for (size_t i = 1; i < documents.size(); ++i) {
     if (documents[i].start.pos == documents[i - 1].start.pos) {
-      throw YAML::ParserException(documents[i].start,
-                                  "expected a YAML node, got " + CharacterAt(text, documents[i].start));
+      throw YAML::ParserException(
+          documents[i].start, "expected a YAML node, got " + CharacterAt(text, documents[i].start));
     }
   }
   if (documents.size() > 1) {
@@ -107,6 +108,10 @@ YAML::Node LoadOneDocument(const std::string& text) {
                                 "a second YAML document (after '---'); a file holds one");
   }
   return YAML::Load(text);
+} catch (const YAML::DeepRecursion& e) {
+  // yaml-cpp's own message for its depth limit is "bad file".
+  throw YAML::ParserException(e.mark, "collections nested " + std::to_string(e.depth()) +
+                                          " deep, more than the YAML reader takes");
 }
 
 std::string Printable(std::string_view text) {

@@ -45,7 +45,8 @@ inline std::string_view NodeKind(const YAML::Node& node) {
 /// silence or never return from: a NUL byte (yaml-cpp ends the stream there
 /// and drops the rest), a second document (after `---` or `...`), and a
 /// token no node can start with, such as a leading ',' (yaml-cpp 0.7's
-/// LoadAll then makes empty documents without end).
+/// LoadAll then makes empty documents without end); also collections nested
+/// deeper than yaml-cpp's limit, which it reports only as "bad file".
 YAML::Node LoadOneDocument(const std::string& text);
 
 }  // namespace tpusim::arch

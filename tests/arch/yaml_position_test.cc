@@ -42,6 +42,14 @@ TEST(LoadOneDocument, ASecondDocumentIsAnError) {
             "3:1: a second YAML document (after '---'); a file holds one");
 }
 
+TEST(LoadOneDocument, DeepNestingIsALocatedErrorThatSaysSo) {
+  const std::string deep = "a: " + std::string(100000, '[') + std::string(100000, ']') + "\n";
+  const std::string error = LoadError(deep);
+  EXPECT_EQ(error.rfind("1:", 0), 0u) << error;
+  EXPECT_NE(error.find("deep, more than the YAML reader takes"), std::string::npos) << error;
+  EXPECT_EQ(LoadError("a: " + std::string(100, '[') + std::string(100, ']') + "\n"), "no error");
+}
+
 // yaml-cpp stops reading at a NUL byte: without the check, "mode: val\0ues"
 // would load as "mode: val" and the rest of the file would vanish.
 TEST(LoadOneDocument, ANulByteIsAnErrorAtItsPosition) {
