@@ -205,6 +205,15 @@ std::string FormatFixed(double value, int decimals) {
   return text;
 }
 
+std::string CountOf(int64_t n, std::string_view singular) {
+  std::string text = std::to_string(n) + " " + std::string(singular);
+  if (n == 1) return text;
+  const bool sibilant = singular.ends_with("s") || singular.ends_with("x") ||
+                        singular.ends_with("z") || singular.ends_with("ch") ||
+                        singular.ends_with("sh");
+  return text + (sibilant ? "es" : "s");
+}
+
 std::string FormatPercent(double percent, PercentSign sign) {
   char text[400];
   std::snprintf(text, sizeof text, sign == PercentSign::kSigned ? "%+.1f%%" : "%.1f%%", percent);

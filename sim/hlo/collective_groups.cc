@@ -4,6 +4,7 @@
 #include <cctype>
 #include <string_view>
 
+#include "sim/base/units.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/module.h"
 
@@ -60,14 +61,11 @@ std::pair<std::string, int64_t> IdDomain(GroupMode mode, const SpmdConfig& confi
 /// names it: the id, and how many there are.
 Status IdOutOfRange(const HloModule& module, const HloInstruction& inst, AttrId attribute,
                     GroupMode mode, const SpmdConfig& config, int64_t id) {
-  const auto count = [](int64_t n, const std::string& what) {
-    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-  };
   const auto [id_name, id_count] = IdDomain(mode, config);
-  std::string counts = count(id_count, id_name);
+  std::string counts = CountOf(id_count, id_name);
   if (mode == GroupMode::kFlattenedId) {
-    counts += " (" + count(config.replica_count, "replica") + " x " +
-              count(config.partition_count, "partition") + ")";
+    counts += " (" + CountOf(config.replica_count, "replica") + " x " +
+              CountOf(config.partition_count, "partition") + ")";
   }
   const std::string_view spelling =
       attribute == AttrId::kFrontendAttributes ? kSendRecvPairsAttribute : AttrName(attribute);

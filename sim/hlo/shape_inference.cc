@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/base/units.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/instruction.h"
 #include "sim/hlo/shape_inference_rule.h"
@@ -33,10 +34,6 @@ std::string Str(std::span<const int64_t> values) {
     out += std::to_string(values[i]);
   }
   return out + "}";
-}
-
-std::string Plural(int64_t n, std::string_view word) {
-  return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
 }
 
 namespace {
@@ -74,12 +71,12 @@ bool SameDimensions(const Shape& a, const Shape& b) {
 
 Status Rule::ExpectCount(int64_t n) const {
   if (count() == n) return Status::Ok();
-  return Error(name() + " takes " + Plural(n, "operand") + ", found " + std::to_string(count()));
+  return Error(name() + " takes " + CountOf(n, "operand") + ", found " + std::to_string(count()));
 }
 
 Status Rule::ExpectAtLeast(int64_t n) const {
   if (count() >= n) return Status::Ok();
-  return Error(name() + " takes at least " + Plural(n, "operand") + ", found " +
+  return Error(name() + " takes at least " + CountOf(n, "operand") + ", found " +
                std::to_string(count()));
 }
 
@@ -214,7 +211,6 @@ using shape_inference_internal::InferTopK;
 using shape_inference_internal::InferTriangularSolve;
 using shape_inference_internal::NotInferable;
 using shape_inference_internal::OneOrTuple;
-using shape_inference_internal::Plural;
 using shape_inference_internal::Rule;
 using shape_inference_internal::SizesAgree;
 using shape_inference_internal::Str;
@@ -604,7 +600,7 @@ StatusOr<Shape> InferTupleElementOfStart(const Rule& r, int64_t index) {
   const Shape& start = r.shape(0);
   if (!start.IsTuple() || start.tuple_size() <= index) {
     return r.Error("operand of " + r.name() + " must be the tuple of its start op (at least " +
-                   Plural(index + 1, "element") + "), found " + Str(start));
+                   CountOf(index + 1, "element") + "), found " + Str(start));
   }
   return WithoutLayout(start.tuple_shapes(index));
 }

@@ -19,8 +19,6 @@ namespace tpusim::hlo::shape_inference_internal {
 std::string Str(const Shape& shape);
 /// `{1,2,3}`.
 std::string Str(std::span<const int64_t> values);
-/// "1 operand", "2 operands".
-std::string Plural(int64_t n, std::string_view word);
 /// Inferred shapes carry no layout: layouts are assigned, not inferred.
 Shape WithoutLayout(const Shape& shape);
 /// `like` (dimensions and dynamism, no layout) with element type `type`.

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/base/units.h"
 #include "sim/hlo/collective_groups.h"
 #include "sim/hlo/shape_inference.h"
 #include "sim/hlo/verifier_rules.h"
@@ -28,10 +29,6 @@ using verifier_internal::Agree;
 using verifier_internal::VariadicCountProblem;
 
 std::string Str(const Shape& shape) { return shape.ToString(/*print_layout=*/false); }
-
-std::string Plural(int64_t n, std::string_view word) {
-  return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
-}
 
 /// A scalar computation result: the scalar itself or a 1-tuple wrapping it
 /// (XLA's importer accepts reducers that return `(f32[])`).
@@ -106,7 +103,7 @@ class Verifier {
     const HloComputation& entry = *module_.entry();
     if (static_cast<int64_t>(layout->parameters.size()) != entry.parameter_count()) {
       return FailAt(entry.location(), "entry computation " + entry.name() + " has " +
-                                          Plural(entry.parameter_count(), "parameter") +
+                                          CountOf(entry.parameter_count(), "parameter") +
                                           " but entry_computation_layout lists " +
                                           std::to_string(layout->parameters.size()));
     }
@@ -315,11 +312,11 @@ class Verifier {
     const int arity = HloOpcodeArity(op);
     if (arity != kVariadicOperands) {
       if (n == arity) return Status::Ok();
-      return Fail(in, in.OpcodeSpelling() + " takes " + Plural(arity, "operand") + ", found " +
+      return Fail(in, in.OpcodeSpelling() + " takes " + CountOf(arity, "operand") + ", found " +
                           std::to_string(n));
     }
     if (std::optional<std::string> need = VariadicCountProblem(VariadicArityOf(op), n)) {
-      return Fail(in, in.OpcodeSpelling() + " takes " + *need + ", found " + Plural(n, "operand"));
+      return Fail(in, in.OpcodeSpelling() + " takes " + *need + ", found " + CountOf(n, "operand"));
     }
     return Status::Ok();
   }
@@ -354,7 +351,7 @@ class Verifier {
     const std::string who =
         std::string(role) + " computation " + c.name() + " of " + in.OpcodeSpelling();
     if (c.parameter_count() != static_cast<int64_t>(expected.size())) {
-      return Fail(in, who + " takes " + Plural(c.parameter_count(), "parameter") + " but " +
+      return Fail(in, who + " takes " + CountOf(c.parameter_count(), "parameter") + " but " +
                           in.OpcodeSpelling() + " passes " + std::to_string(expected.size()));
     }
     for (size_t i = 0; i < expected.size(); ++i) {
@@ -602,9 +599,9 @@ class Verifier {
     }
     if (in.operand_count() != static_cast<int64_t>(branches.size()) + 1) {
       return Fail(in, "conditional with " +
-                          Plural(static_cast<int64_t>(branches.size()), "branch") +
+                          CountOf(static_cast<int64_t>(branches.size()), "branch") +
                           " takes a selector and " + std::to_string(branches.size()) +
-                          " branch operands, found " + Plural(in.operand_count(), "operand"));
+                          " branch operands, found " + CountOf(in.operand_count(), "operand"));
     }
     // true/false branches are chosen by a pred, indexed branches by an s32.
     const bool indexed = in.FindAttribute(AttrId::kBranchComputations) != nullptr;

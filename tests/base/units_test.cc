@@ -137,6 +137,14 @@ TEST(Units, FormatSignificantKeepsTheDigitsAskedFor) {
   EXPECT_EQ(FormatSignificant(-0.5), "-0.5");
 }
 
+TEST(Units, CountOfPluralisesTheNounUnlessThereIsOne) {
+  EXPECT_EQ(CountOf(1, "operand"), "1 operand");
+  EXPECT_EQ(CountOf(0, "operand"), "0 operands");
+  EXPECT_EQ(CountOf(2, "branch"), "2 branches");
+  EXPECT_EQ(CountOf(3, "pass"), "3 passes");
+  EXPECT_EQ(CountOf(-1, "device"), "-1 devices");
+}
+
 TEST(Units, FormatFixedAndFormatPercentRoundToTheirDecimals) {
   EXPECT_EQ(FormatFixed(0.2444, 3), "0.244");
   EXPECT_EQ(FormatFixed(4096.0, 0), "4096");
