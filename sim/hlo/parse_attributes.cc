@@ -45,7 +45,8 @@ Status Parser::ParseAttributes(HloInstruction& instruction) {
       if (!lexer_.TryConsume('}')) {
         do {
           const size_t nloc = lexer_.Mark();
-          TPUSIM_ASSIGN_OR_RETURN(std::string_view pred, lexer_.ExpectIdentifier("an instruction name"));
+          TPUSIM_ASSIGN_OR_RETURN(std::string_view pred,
+                                  lexer_.ExpectIdentifier("an instruction name"));
           names.push_back({pred, nloc});
         } while (lexer_.TryConsume(','));
         TPUSIM_RETURN_IF_ERROR(lexer_.Expect('}', "to close control-predecessors"));
@@ -72,7 +73,8 @@ Status Parser::ParseAttributes(HloInstruction& instruction) {
     const AttrId stored_id = kind == AttrKind::kRaw ? AttrId::kUnknown : id;
     const size_t index = attributes.size();
     StatusOr<AttrValue> value_or = ParseAttributeValue(kind, name, &instruction, index);
-    if (!value_or.ok()) return AddNote(value_or.status(), "in attribute '" + std::string(name) + "'");
+    if (!value_or.ok())
+      return AddNote(value_or.status(), "in attribute '" + std::string(name) + "'");
     AttrValue value = std::move(value_or).value();
     Attribute attribute;
     attribute.id = stored_id;
@@ -253,15 +255,15 @@ StatusOr<Window> Parser::ParseWindow() {
   auto resize = [&](size_t rank, std::string_view field) -> Status {
     if (window.dimensions.empty() && !has_size) window.dimensions.resize(rank);
     if (window.dimensions.size() != rank) {
-      return lexer_.ErrorAt(lexer_.Location(),
-                            "window field '" + std::string(field) + "' has " +
-                                std::to_string(rank) + " dimensions, expected " +
-                                std::to_string(window.dimensions.size()));
+      return lexer_.ErrorAt(lexer_.Location(), "window field '" + std::string(field) + "' has " +
+                                                   std::to_string(rank) + " dimensions, expected " +
+                                                   std::to_string(window.dimensions.size()));
     }
     return Status::Ok();
   };
   while (!lexer_.TryConsume('}')) {
-    TPUSIM_ASSIGN_OR_RETURN(std::string_view field, lexer_.ExpectIdentifier("a window field or '}'"));
+    TPUSIM_ASSIGN_OR_RETURN(std::string_view field,
+                            lexer_.ExpectIdentifier("a window field or '}'"));
     TPUSIM_RETURN_IF_ERROR(lexer_.Expect('=', "after window field"));
     if (field == "pad") {
       std::vector<std::pair<int64_t, int64_t>> pads;
@@ -316,22 +318,23 @@ StatusOr<ConvolutionDimensionNumbers> Parser::ParseDimLabels() {
   const std::string_view text = lexer_.text();
   size_t p = lexer_.position();
   const size_t start = p;
-  while (p < text.size() &&
-         (std::isalnum(static_cast<unsigned char>(text[p])) || text[p] == '_' ||
-          text[p] == '-' || text[p] == '>' || text[p] == '?')) {
+  while (p < text.size() && (std::isalnum(static_cast<unsigned char>(text[p])) || text[p] == '_' ||
+                             text[p] == '-' || text[p] == '>' || text[p] == '?')) {
     ++p;
   }
   const std::string_view labels = text.substr(start, p - start);
   const size_t underscore = labels.find('_');
   const size_t arrow = labels.find("->");
-  if (underscore == std::string_view::npos || arrow == std::string_view::npos || arrow < underscore) {
+  if (underscore == std::string_view::npos || arrow == std::string_view::npos ||
+      arrow < underscore) {
     return lexer_.Expected("dim_labels like b01f_01io->b01f");
   }
   const std::string_view lhs = labels.substr(0, underscore);
   const std::string_view rhs = labels.substr(underscore + 1, arrow - underscore - 1);
   const std::string_view out = labels.substr(arrow + 2);
   auto bad = [&](std::string_view why) {
-    return lexer_.ErrorAt(loc, "invalid dim_labels '" + std::string(labels) + "': " + std::string(why));
+    return lexer_.ErrorAt(loc,
+                          "invalid dim_labels '" + std::string(labels) + "': " + std::string(why));
   };
   if (lhs.size() != out.size() || lhs.size() != rhs.size() || lhs.size() < 2) {
     return bad("the input, kernel and output labels must have the same rank, at least 2");
@@ -356,7 +359,8 @@ StatusOr<ConvolutionDimensionNumbers> Parser::ParseDimLabels() {
       } else if (IsDigitChar(c) && static_cast<size_t>(c - '0') < spatial && sp[c - '0'] < 0) {
         sp[c - '0'] = pos;
       } else {
-        return bad(std::string("unexpected or repeated label '") + c + "' in '" + std::string(s) + "'");
+        return bad(std::string("unexpected or repeated label '") + c + "' in '" + std::string(s) +
+                   "'");
       }
     }
     da = seen_a;
@@ -431,7 +435,8 @@ StatusOr<IotaTileAssignment> Parser::ParseIotaAfterDims(std::vector<int64_t> dim
     if (d <= 0 || __builtin_mul_overflow(a, d, &a)) return lexer_.ErrorAt(loc, "invalid iota dims");
   }
   for (int64_t d : iota.reshape_dims) {
-    if (d <= 0 || __builtin_mul_overflow(b, d, &b)) return lexer_.ErrorAt(loc, "invalid iota reshape dims");
+    if (d <= 0 || __builtin_mul_overflow(b, d, &b))
+      return lexer_.ErrorAt(loc, "invalid iota reshape dims");
   }
   if (a != b) {
     return lexer_.ErrorAt(loc, "iota device list has " + std::to_string(a) +
@@ -455,7 +460,8 @@ StatusOr<ReplicaGroups> Parser::ParseReplicaGroups() {
   if (lexer_.PeekIdentifier() == "mesh") return ParseMeshReplicaGroups();
   if (lexer_.Peek() == '[') {
     const size_t loc = lexer_.Mark();
-    TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ParseIntList('[', ']', "the replica group dims"));
+    TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                            ParseIntList('[', ']', "the replica group dims"));
     if (dims.size() != 2) {
       return lexer_.ErrorAt(loc, "iota replica groups need [groups,group_size] dims");
     }
@@ -641,10 +647,11 @@ StatusOr<Sharding> Parser::ParseSharding(int64_t depth) {
       TPUSIM_ASSIGN_OR_RETURN(std::string_view raw, lexer_.ReadBracedRaw("sharding metadata"));
       s.metadata = std::string(raw);
     } else {
-      return lexer_.ErrorAt(loc, "expected a sharding (replicated, maximal, manual, unknown, "
-                                 "devices=..., last_tile_dim_replicate, shard_as) but got " +
-                                     (word.empty() ? lexer_.DescribeNext()
-                                                   : "'" + std::string(word) + "'"));
+      return lexer_.ErrorAt(
+          loc,
+          "expected a sharding (replicated, maximal, manual, unknown, "
+          "devices=..., last_tile_dim_replicate, shard_as) but got " +
+              (word.empty() ? lexer_.DescribeNext() : "'" + std::string(word) + "'"));
     }
     lexer_.TryConsume(',');
   }
@@ -711,9 +718,7 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> Parser::ParseIntPairs() {
   return pairs;
 }
 
-StatusOr<ShapeIndex> Parser::ParseShapeIndex() {
-  return ParseIntList('{', '}', "a shape index");
-}
+StatusOr<ShapeIndex> Parser::ParseShapeIndex() { return ParseIntList('{', '}', "a shape index"); }
 
 StatusOr<std::vector<bool>> Parser::ParseBoolList() {
   TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open the list of booleans"));

@@ -180,8 +180,7 @@ class Parser {
   Status ParseAttributes(HloInstruction& instruction);
   /// The value of attribute `name` of `instruction`, of `kind`.
   StatusOr<AttrValue> ParseAttributeValue(AttrKind kind, std::string_view name,
-                                          HloInstruction* instruction,
-                                          size_t attribute_index);
+                                          HloInstruction* instruction, size_t attribute_index);
   StatusOr<Window> ParseWindow();
   StatusOr<ConvolutionDimensionNumbers> ParseDimLabels();
   StatusOr<std::vector<SliceRange>> ParseSliceRanges();

@@ -68,7 +68,8 @@ std::vector<int64_t> IntList(const HloInstruction* instruction, AttrId id) {
 // --- module header ------------------------------------------------------------
 
 TEST(ParseHeader, EveryKnownAttributeGetsItsTypedValue) {
-  auto m = Parse(R"(HloModule jit_f.1, is_scheduled=true, entry_computation_layout={(f32[2]{0:T(128)S(1)}, (s32[], bf16[8,128]{1,0:T(8,128)(2,1)}))->f32[2]{0}}, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {1}, must-alias) }, buffer_donor={ (0, {}), (1, {0}) }, alias_passthrough_params=true, replica_count=2, num_partitions=4, allow_spmd_sharding_propagation_to_parameters={true,false}, allow_spmd_sharding_propagation_to_output={true}, frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[\"x\"=4]>}", fingerprint="abc"}
+  auto m = Parse(
+      R"(HloModule jit_f.1, is_scheduled=true, entry_computation_layout={(f32[2]{0:T(128)S(1)}, (s32[], bf16[8,128]{1,0:T(8,128)(2,1)}))->f32[2]{0}}, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {1}, must-alias) }, buffer_donor={ (0, {}), (1, {0}) }, alias_passthrough_params=true, replica_count=2, num_partitions=4, allow_spmd_sharding_propagation_to_parameters={true,false}, allow_spmd_sharding_propagation_to_output={true}, frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[\"x\"=4]>}", fingerprint="abc"}
 
 ENTRY main {
   p = f32[2]{0} parameter(0)
@@ -137,7 +138,8 @@ TEST(ParseHeader, AbsentAttributesStayAbsentAndDefaultToOne) {
 }
 
 TEST(ParseHeader, UnknownAttributesAreKeptVerbatimInOrder) {
-  auto m = Parse(R"(HloModule m, origin_recovery_table={ {"a", "b"}, {"c", "d"} }, num_partitions=2, debug_attributes=some_word
+  auto m = Parse(
+      R"(HloModule m, origin_recovery_table={ {"a", "b"}, {"c", "d"} }, num_partitions=2, debug_attributes=some_word
 
 ENTRY e {
   ROOT p = f32[] parameter(0)
@@ -149,8 +151,10 @@ ENTRY e {
   EXPECT_EQ(h.unknown.at("origin_recovery_table"), R"({ {"a", "b"}, {"c", "d"} })");
   EXPECT_EQ(h.unknown.at("debug_attributes"), "some_word");
   EXPECT_THAT(h.order, ElementsAre("origin_recovery_table", "num_partitions", "debug_attributes"));
-  EXPECT_THAT(PrintModule(*m),
-              HasSubstr(R"(origin_recovery_table={ {"a", "b"}, {"c", "d"} }, num_partitions=2, debug_attributes=some_word)"));
+  EXPECT_THAT(
+      PrintModule(*m),
+      HasSubstr(
+          R"(origin_recovery_table={ {"a", "b"}, {"c", "d"} }, num_partitions=2, debug_attributes=some_word)"));
 }
 
 TEST(ParseHeader, OldStyleColonAfterTheModuleNameIsAccepted) {
@@ -350,8 +354,10 @@ TEST(ParseShapes, EveryElementType) {
 #undef V
   int n = 0;
   for (const auto& [name, type] : types) {
-    const std::string dims = type == PrimitiveType::kToken || type == PrimitiveType::kOpaque ? "[]" : "[3,2]";
-    text += "  p" + std::to_string(n) + " = " + name + dims + " parameter(" + std::to_string(n) + ")\n";
+    const std::string dims =
+        type == PrimitiveType::kToken || type == PrimitiveType::kOpaque ? "[]" : "[3,2]";
+    text +=
+        "  p" + std::to_string(n) + " = " + name + dims + " parameter(" + std::to_string(n) + ")\n";
     ++n;
   }
   text += "  ROOT t = () tuple()\n}\n";
@@ -446,7 +452,8 @@ ENTRY e {
   EXPECT_EQ(sparse.dynamic_shape_metadata_prefix_bytes, 8);
   EXPECT_TRUE(sparse.HasExtras());
 
-  EXPECT_THAT(test::FindInstruction(*m, "one_d")->shape().layout().tiles[0].dimensions, ElementsAre(1024));
+  EXPECT_THAT(test::FindInstruction(*m, "one_d")->shape().layout().tiles[0].dimensions,
+              ElementsAre(1024));
 }
 
 TEST(ParseShapes, StandaloneShape) {
@@ -523,7 +530,8 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const ConvolutionDimensionNumbers* d = test::FindInstruction(*m, "c")->convolution_dimension_numbers();
+  const ConvolutionDimensionNumbers* d =
+      test::FindInstruction(*m, "c")->convolution_dimension_numbers();
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->input_batch_dimension, 0);
   EXPECT_EQ(d->input_feature_dimension, 3);
@@ -535,13 +543,15 @@ ENTRY e {
   EXPECT_EQ(d->output_feature_dimension, 3);
   EXPECT_THAT(d->output_spatial_dimensions, ElementsAre(1, 2));
 
-  const ConvolutionDimensionNumbers* d2 = test::FindInstruction(*m, "c2")->convolution_dimension_numbers();
+  const ConvolutionDimensionNumbers* d2 =
+      test::FindInstruction(*m, "c2")->convolution_dimension_numbers();
   ASSERT_NE(d2, nullptr);
   EXPECT_EQ(d2->input_batch_dimension, 2);
   EXPECT_EQ(d2->input_feature_dimension, 1);
   EXPECT_THAT(d2->input_spatial_dimensions, ElementsAre(0));
 
-  const ConvolutionDimensionNumbers* mm = test::FindInstruction(*m, "mm")->convolution_dimension_numbers();
+  const ConvolutionDimensionNumbers* mm =
+      test::FindInstruction(*m, "mm")->convolution_dimension_numbers();
   ASSERT_NE(mm, nullptr);
   EXPECT_TRUE(mm->input_spatial_dimensions.empty());
   EXPECT_EQ(mm->kernel_input_feature_dimension, 0);
@@ -581,7 +591,8 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  const auto* ranges = test::FindInstruction(*m, "s")->GetAttr<std::vector<SliceRange>>(AttrId::kSlice);
+  const auto* ranges =
+      test::FindInstruction(*m, "s")->GetAttr<std::vector<SliceRange>>(AttrId::kSlice);
   ASSERT_NE(ranges, nullptr);
   ASSERT_EQ(ranges->size(), 2u);
   EXPECT_EQ((*ranges)[0], (SliceRange{0, 8, 1}));
@@ -589,12 +600,14 @@ ENTRY e {
   EXPECT_THAT(IntList(test::FindInstruction(*m, "ds"), AttrId::kDynamicSliceSizes),
               ElementsAre(1, 16));
   EXPECT_THAT(test::FindInstruction(*m, "t")->dimensions(), ElementsAre(1, 0));
-  const auto* padding = test::FindInstruction(*m, "pd")->GetAttr<std::vector<PaddingDimension>>(AttrId::kPadding);
+  const auto* padding =
+      test::FindInstruction(*m, "pd")->GetAttr<std::vector<PaddingDimension>>(AttrId::kPadding);
   ASSERT_NE(padding, nullptr);
   ASSERT_EQ(padding->size(), 2u);
   EXPECT_EQ((*padding)[0], (PaddingDimension{1, 1, 0}));
   EXPECT_EQ((*padding)[1], (PaddingDimension{0, -1, 2}));
-  const auto* empty = test::FindInstruction(*m, "scalar_pad")->GetAttr<std::vector<PaddingDimension>>(AttrId::kPadding);
+  const auto* empty = test::FindInstruction(*m, "scalar_pad")
+                          ->GetAttr<std::vector<PaddingDimension>>(AttrId::kPadding);
   ASSERT_NE(empty, nullptr);
   EXPECT_TRUE(empty->empty());
 }
@@ -613,7 +626,8 @@ ENTRY e {
   const ReplicaGroups* list = test::FindInstruction(*m, "list")->replica_groups();
   ASSERT_NE(list, nullptr);
   EXPECT_FALSE(list->iota.has_value());
-  EXPECT_THAT(list->groups, ElementsAre(ElementsAre(0, 1), ElementsAre(2, 3, 4, 5), ElementsAre(6, 7)));
+  EXPECT_THAT(list->groups,
+              ElementsAre(ElementsAre(0, 1), ElementsAre(2, 3, 4, 5), ElementsAre(6, 7)));
 
   const ReplicaGroups* all = test::FindInstruction(*m, "all")->replica_groups();
   ASSERT_NE(all, nullptr);
@@ -736,12 +750,16 @@ fused {
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(s->is_string);
   EXPECT_EQ(s->text, "{\"custom_call_config\": {\"body\": \"a\\nb\"}}");
-  EXPECT_EQ(test::FindInstruction(*m, "s")->string_attr(AttrId::kCustomCallTarget), "tpu_custom_call");
-  EXPECT_EQ(test::FindInstruction(*m, "s")->string_attr(AttrId::kApiVersion), "API_VERSION_STATUS_RETURNING");
+  EXPECT_EQ(test::FindInstruction(*m, "s")->string_attr(AttrId::kCustomCallTarget),
+            "tpu_custom_call");
+  EXPECT_EQ(test::FindInstruction(*m, "s")->string_attr(AttrId::kApiVersion),
+            "API_VERSION_STATUS_RETURNING");
   const auto* j = test::FindInstruction(*m, "j")->GetAttr<BackendConfig>(AttrId::kBackendConfig);
   ASSERT_NE(j, nullptr);
   EXPECT_FALSE(j->is_string);
-  EXPECT_EQ(j->text, R"({"flag_configs":[],"window_config":{"kernel_window_bounds":["1","8"]},"note":"has } and { inside"})");
+  EXPECT_EQ(
+      j->text,
+      R"({"flag_configs":[],"window_config":{"kernel_window_bounds":["1","8"]},"note":"has } and { inside"})");
   EXPECT_EQ(test::FindInstruction(*m, "j")->string_attr(AttrId::kFusionKind), "kLoop");
   EXPECT_THAT(PrintModule(*m), HasSubstr(j->text));
 }
@@ -758,12 +776,16 @@ ENTRY e {
 )");
   ASSERT_NE(m, nullptr);
   const auto* pairs =
-      test::FindInstruction(*m, "cp")->GetAttr<std::vector<std::pair<int64_t, int64_t>>>(AttrId::kSourceTargetPairs);
+      test::FindInstruction(*m, "cp")->GetAttr<std::vector<std::pair<int64_t, int64_t>>>(
+          AttrId::kSourceTargetPairs);
   ASSERT_NE(pairs, nullptr);
-  EXPECT_THAT(*pairs, ElementsAre(std::pair<int64_t, int64_t>{0, 1}, std::pair<int64_t, int64_t>{1, 2},
-                                  std::pair<int64_t, int64_t>{2, 3}, std::pair<int64_t, int64_t>{3, 0}));
-  EXPECT_THAT(test::FindInstruction(*m, "b")->control_predecessors(), ElementsAre(test::FindInstruction(*m, "a")));
-  EXPECT_THAT(test::FindInstruction(*m, "r")->control_predecessors(), ElementsAre(test::FindInstruction(*m, "b"), test::FindInstruction(*m, "cp")));
+  EXPECT_THAT(*pairs,
+              ElementsAre(std::pair<int64_t, int64_t>{0, 1}, std::pair<int64_t, int64_t>{1, 2},
+                          std::pair<int64_t, int64_t>{2, 3}, std::pair<int64_t, int64_t>{3, 0}));
+  EXPECT_THAT(test::FindInstruction(*m, "b")->control_predecessors(),
+              ElementsAre(test::FindInstruction(*m, "a")));
+  EXPECT_THAT(test::FindInstruction(*m, "r")->control_predecessors(),
+              ElementsAre(test::FindInstruction(*m, "b"), test::FindInstruction(*m, "cp")));
   // control-predecessors are not attributes and not operands.
   EXPECT_TRUE(test::FindInstruction(*m, "b")->attributes().empty());
   EXPECT_EQ(test::FindInstruction(*m, "b")->operand_count(), 1);
@@ -835,8 +857,10 @@ ENTRY e {
   // Attribute order is kept, unknown ones included.
   ASSERT_EQ(c->attributes().size(), 5u);
   EXPECT_EQ(c->attributes()[2].spelling(), "my_new_attr");
-  EXPECT_THAT(PrintModule(*m),
-              HasSubstr(R"(output_to_operand_aliasing={{}: (0, {})}, my_new_attr=some{weird, "stuff}"}[1](x), custom_call_has_side_effect=true, original_value={[0] "p"})"));
+  EXPECT_THAT(
+      PrintModule(*m),
+      HasSubstr(
+          R"(output_to_operand_aliasing={{}: (0, {})}, my_new_attr=some{weird, "stuff}"}[1](x), custom_call_has_side_effect=true, original_value={[0] "p"})"));
 }
 
 TEST(ParseAttributes, ScalarKindsOnTheirOpcodes) {
@@ -886,15 +910,19 @@ ENTRY e {
   ASSERT_NE(eps, nullptr);
   EXPECT_EQ(*eps, 0.001);
   EXPECT_EQ(test::FindInstruction(*m, "bnt")->int_attr(AttrId::kFeatureIndex), 1);
-  EXPECT_EQ(test::FindInstruction(*m, "bnt")->operand(0), test::FindInstruction(*m, "bnx"));  // defined after its use
+  EXPECT_EQ(test::FindInstruction(*m, "bnt")->operand(0),
+            test::FindInstruction(*m, "bnx"));  // defined after its use
   EXPECT_EQ(test::FindInstruction(*m, "f")->string_attr(AttrId::kFftType), "FFT");
   EXPECT_THAT(IntList(test::FindInstruction(*m, "f"), AttrId::kFftLength), ElementsAre(8));
-  const auto* constraints = test::FindInstruction(*m, "cu")->GetAttr<std::vector<Shape>>(AttrId::kOperandLayoutConstraints);
+  const auto* constraints = test::FindInstruction(*m, "cu")->GetAttr<std::vector<Shape>>(
+      AttrId::kOperandLayoutConstraints);
   ASSERT_NE(constraints, nullptr);
   ASSERT_EQ(constraints->size(), 1u);
   EXPECT_EQ((*constraints)[0].ToString(), "f32[8]{0}");
-  EXPECT_EQ(test::FindInstruction(*m, "cu")->string_attr(AttrId::kCustomCallSchedule), "SCHEDULE_LATEST");
-  const auto* outfeed_shape = test::FindInstruction(*m, "of")->GetAttr<Box<Shape>>(AttrId::kOutfeedShape);
+  EXPECT_EQ(test::FindInstruction(*m, "cu")->string_attr(AttrId::kCustomCallSchedule),
+            "SCHEDULE_LATEST");
+  const auto* outfeed_shape =
+      test::FindInstruction(*m, "of")->GetAttr<Box<Shape>>(AttrId::kOutfeedShape);
   ASSERT_NE(outfeed_shape, nullptr);
   EXPECT_EQ((*outfeed_shape)->ToString(), "f32[8]{0}");
   EXPECT_EQ(test::FindInstruction(*m, "of")->string_attr(AttrId::kOutfeedConfig), "cfg");
@@ -964,16 +992,22 @@ ENTRY e {
   EXPECT_EQ((*w->GetAttr<HloComputation*>(AttrId::kCondition))->name(), "cond");
   EXPECT_EQ((*w->GetAttr<HloComputation*>(AttrId::kBody))->name(), "body");
   ASSERT_EQ(w->called_computations().size(), 2u);
-  EXPECT_EQ((*test::FindInstruction(*m, "c1")->GetAttr<HloComputation*>(AttrId::kTrueComputation))->name(), "body");
-  EXPECT_EQ((*test::FindInstruction(*m, "c1")->GetAttr<HloComputation*>(AttrId::kFalseComputation))->name(), "id");
-  const auto* branches = test::FindInstruction(*m, "c2")->GetAttr<ComputationList>(AttrId::kBranchComputations);
+  EXPECT_EQ((*test::FindInstruction(*m, "c1")->GetAttr<HloComputation*>(AttrId::kTrueComputation))
+                ->name(),
+            "body");
+  EXPECT_EQ((*test::FindInstruction(*m, "c1")->GetAttr<HloComputation*>(AttrId::kFalseComputation))
+                ->name(),
+            "id");
+  const auto* branches =
+      test::FindInstruction(*m, "c2")->GetAttr<ComputationList>(AttrId::kBranchComputations);
   ASSERT_NE(branches, nullptr);
   ASSERT_EQ(branches->computations.size(), 3u);
   EXPECT_EQ(branches->computations[1]->name(), "id");
   EXPECT_EQ(branches->computations[2]->name(), "body");
   EXPECT_TRUE(branches->braced);
   EXPECT_EQ(test::FindInstruction(*m, "cl")->to_apply()->name(), "id");
-  const auto* called = test::FindInstruction(*m, "cc")->GetAttr<ComputationList>(AttrId::kCalledComputations);
+  const auto* called =
+      test::FindInstruction(*m, "cc")->GetAttr<ComputationList>(AttrId::kCalledComputations);
   ASSERT_NE(called, nullptr);
   EXPECT_EQ(called->computations[0]->name(), "id");
 }
@@ -1063,7 +1097,8 @@ main {
 )");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->entry()->name(), "main");
-  const HloComputation* reducer = test::FindInstruction(*m, "r")->called_computation(AttrId::kToApply);
+  const HloComputation* reducer =
+      test::FindInstruction(*m, "r")->called_computation(AttrId::kToApply);
   ASSERT_NE(reducer, nullptr);
   EXPECT_EQ(reducer->name(), "r.to_apply");
   EXPECT_EQ(reducer->root()->opcode(), HloOpcode::kCall);
@@ -1072,8 +1107,8 @@ main {
   ASSERT_NE(negate, nullptr);
   EXPECT_EQ(negate->name(), "c.to_apply");
   EXPECT_EQ(negate->root()->name(), "n");
-  const auto* branches = test::FindInstruction(*m, "k")->GetAttr<ComputationList>(
-      AttrId::kBranchComputations);
+  const auto* branches =
+      test::FindInstruction(*m, "k")->GetAttr<ComputationList>(AttrId::kBranchComputations);
   ASSERT_NE(branches, nullptr);
   ASSERT_EQ(branches->computations.size(), 2u);
   EXPECT_EQ(branches->computations[0]->name(), "named");
@@ -1107,15 +1142,18 @@ c.to_apply {
 TEST(ParseErrors, InlineComputationsNestedDeeperThanTheLimitAreLocatedErrors) {
   std::string text = "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] ";
   constexpr int kDepth = 100'000;
-  for (int i = 0; i < kDepth; ++i) text += "call(p), to_apply={p = f32[] parameter(0) ROOT r = f32[] ";
+  for (int i = 0; i < kDepth; ++i)
+    text += "call(p), to_apply={p = f32[] parameter(0) ROOT r = f32[] ";
   text += "negate(p)";
   for (int i = 0; i < kDepth; ++i) text += "}";
   text += "\n}\n";
-  EXPECT_THAT(ParseError(text), HasSubstr("error: computations written inline nest more than 64 deep"));
+  EXPECT_THAT(ParseError(text),
+              HasSubstr("error: computations written inline nest more than 64 deep"));
   // An inline computation's own errors are located in it.
-  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n"
-                         "  ROOT r = f32[] call(p), to_apply={\n    ROOT q = f32[] negate(zz)\n  }\n}\n"),
-              HasSubstr("bad.hlo:5:27: error: undefined operand 'zz' in computation 'r.to_apply'"));
+  EXPECT_THAT(
+      ParseError("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n"
+                 "  ROOT r = f32[] call(p), to_apply={\n    ROOT q = f32[] negate(zz)\n  }\n}\n"),
+      HasSubstr("bad.hlo:5:27: error: undefined operand 'zz' in computation 'r.to_apply'"));
 }
 
 // --- constants -------------------------------------------------------------------
@@ -1149,8 +1187,9 @@ ENTRY e {
   EXPECT_THAT(test::FindInstruction(*m, "s8")->literal().ints, ElementsAre(-128, 127));
   EXPECT_THAT(test::FindInstruction(*m, "s16")->literal().ints, ElementsAre(-32768));
   EXPECT_THAT(test::FindInstruction(*m, "s32")->literal().ints, ElementsAre(2147483647));
-  EXPECT_THAT(test::FindInstruction(*m, "s64")->literal().ints,
-              ElementsAre(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
+  EXPECT_THAT(
+      test::FindInstruction(*m, "s64")->literal().ints,
+      ElementsAre(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
   EXPECT_THAT(test::FindInstruction(*m, "u1")->literal().ints, ElementsAre(1));
   EXPECT_THAT(test::FindInstruction(*m, "u2")->literal().ints, ElementsAre(3));
   EXPECT_THAT(test::FindInstruction(*m, "u4")->literal().ints, ElementsAre(15));
@@ -1252,14 +1291,17 @@ ENTRY e {
 }
 )");
   ASSERT_NE(m, nullptr);
-  EXPECT_THAT(test::FindInstruction(*m, "c")->literal().reals, ElementsAre(0.1234567890123, 1e-40, 3.4028235677973366e+38));
+  EXPECT_THAT(test::FindInstruction(*m, "c")->literal().reals,
+              ElementsAre(0.1234567890123, 1e-40, 3.4028235677973366e+38));
 }
 
 // --- errors ------------------------------------------------------------------------
 
 TEST(ParseErrors, MessageNamesFileLineColumnAndShowsACaret) {
   const std::string error = ParseError("HloModule m\nENTRY e {\n  p = f32[2 parameter(0)\n}\n");
-  EXPECT_THAT(error, HasSubstr("bad.hlo:3:13: error: expected ']' to close the dimensions, got 'parameter'"));
+  EXPECT_THAT(
+      error,
+      HasSubstr("bad.hlo:3:13: error: expected ']' to close the dimensions, got 'parameter'"));
   EXPECT_THAT(error, HasSubstr("\n  p = f32[2 parameter(0)\n            ^"));
 }
 
@@ -1292,8 +1334,9 @@ TEST(ParseErrors, TupleShapesNestedDeeperThanTheLimitAreLocatedErrorsNotStackOve
               HasSubstr("bad.hlo:2:77: error: shapes nested more than 64 deep"));
   std::string buffers;
   for (int i = 0; i < 100'000; ++i) buffers += "b(";
-  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT p = " + buffers + "f32[] parameter(0)\n}\n"),
-              HasSubstr("error: shapes nested more than 64 deep"));
+  EXPECT_THAT(
+      ParseError("HloModule m\nENTRY e {\n  ROOT p = " + buffers + "f32[] parameter(0)\n}\n"),
+      HasSubstr("error: shapes nested more than 64 deep"));
   EXPECT_THAT(ParseShape(deep).status().message(), HasSubstr("shapes nested more than 64 deep"));
 }
 
@@ -1310,8 +1353,8 @@ TEST(ParseErrors, ShardingsNestedDeeperThanTheLimitAreLocatedErrorsNotStackOverf
   // 64 tuple shardings around the leaf's own braces parse, and print back.
   StatusOr<std::unique_ptr<HloModule>> parsed = ParseHloModule(module(65));
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
-  EXPECT_THAT(PrintModule(**parsed), HasSubstr(std::string(65, '{') + "replicated" +
-                                               std::string(65, '}')));
+  EXPECT_THAT(PrintModule(**parsed),
+              HasSubstr(std::string(65, '{') + "replicated" + std::string(65, '}')));
 }
 
 TEST(ParseShapes, TuplesNestedUpToTheLimitParse) {
