@@ -721,8 +721,11 @@ StatusOr<std::vector<std::pair<int64_t, int64_t>>> Parser::ParseIntPairs() {
 StatusOr<ShapeIndex> Parser::ParseShapeIndex() { return ParseIntList('{', '}', "a shape index"); }
 
 StatusOr<std::vector<bool>> Parser::ParseBoolList() {
-  TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open the list of booleans"));
   std::vector<bool> values;
+  // A lone `true` or `false` is a list of one, as XLA writes it for one value.
+  if (lexer_.TryConsumeWord("true")) return std::vector<bool>{true};
+  if (lexer_.TryConsumeWord("false")) return std::vector<bool>{false};
+  TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open the list of booleans"));
   if (lexer_.TryConsume('}')) return values;
   do {
     if (lexer_.TryConsumeWord("true")) {

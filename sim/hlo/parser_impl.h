@@ -193,6 +193,7 @@ class Parser {
   StatusOr<std::vector<KeyValue>> ParseKeyValues(std::string_view what);
   StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseIntPairs();
   StatusOr<ShapeIndex> ParseShapeIndex();
+  /// `{true,false}`, or a lone `true` or `false` as a list of one.
   StatusOr<std::vector<bool>> ParseBoolList();
   /// `x`-separated integers directly at the cursor (`3x3`, `1`).
   StatusOr<std::vector<int64_t>> ParseDxD(std::string_view what);

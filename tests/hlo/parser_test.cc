@@ -137,6 +137,19 @@ TEST(ParseHeader, AbsentAttributesStayAbsentAndDefaultToOne) {
   EXPECT_TRUE(m->header().order.empty());
 }
 
+TEST(ParseHeader, ShardingPropagationFlagsMayBeALoneBool) {
+  auto m = Parse(
+      R"(HloModule m, allow_spmd_sharding_propagation_to_parameters=false, allow_spmd_sharding_propagation_to_output=true
+
+ENTRY e {
+  ROOT p = f32[] parameter(0)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->header().allow_spmd_sharding_propagation_to_parameters, (std::vector<bool>{false}));
+  EXPECT_EQ(m->header().allow_spmd_sharding_propagation_to_output, (std::vector<bool>{true}));
+}
+
 TEST(ParseHeader, UnknownAttributesAreKeptVerbatimInOrder) {
   auto m = Parse(
       R"(HloModule m, origin_recovery_table={ {"a", "b"}, {"c", "d"} }, num_partitions=2, debug_attributes=some_word
