@@ -168,6 +168,23 @@ ENTRY e {
       PrintModule(*m),
       HasSubstr(
           R"(origin_recovery_table={ {"a", "b"}, {"c", "d"} }, num_partitions=2, debug_attributes=some_word)"));
+
+  // A quoted string inside may span lines and hold a whole module, braces and all.
+  const std::string table = R"({
+  {"k"} : {"k__1"},
+  "
+    HloModule inner
+
+    ENTRY %r (q: s32[2]) -> s32[2] {
+      ROOT %q = s32[2]{0} parameter(0), sharding={maximal device=0}
+    }
+  "
+})";
+  auto quoted = Parse("HloModule m, origin_recovery_table=" + table +
+                      "\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+  ASSERT_NE(quoted, nullptr);
+  EXPECT_EQ(quoted->header().unknown.at("origin_recovery_table"), table);
+  EXPECT_EQ(quoted->entry()->name(), "e");
 }
 
 TEST(ParseHeader, OldStyleColonAfterTheModuleNameIsAccepted) {
@@ -336,6 +353,40 @@ ENTRY e {
   EXPECT_EQ(test::FindInstruction(*m, "data")->shape().ToString(false), "f32[2,3]");
   EXPECT_EQ(test::FindInstruction(*m, "res")->shape().ToString(false), "f32[2,3]");
   EXPECT_EQ(test::FindInstruction(*m, "res")->shape().element_type(), PrimitiveType::kF32);
+
+  // Unary, binary, ternary, dot, tuple and conditional results, as XLA's Infer*
+  // tests leave them out.
+  auto more = Parse(R"(HloModule m
+neg {
+  x = f32[] parameter(0)
+  ROOT n = negate(x)
+}
+id {
+  y = f32[] parameter(0)
+  ROOT c = f32[] copy(y)
+}
+ENTRY e {
+  a = f32[2,10]{1,0} parameter(0)
+  b = f32[10,2]{1,0} parameter(1)
+  ab = abs(a)
+  d = dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s = add(d, d)
+  p = pred[] constant(true)
+  sel = select(p, s, s)
+  f = f32[] constant(1)
+  cond = conditional(p, f, f), true_computation=neg, false_computation=id
+  ROOT t = tuple(ab, sel, cond)
+}
+)");
+  ASSERT_NE(more, nullptr);
+  EXPECT_EQ(test::FindInstruction(*more, "ab")->shape().ToString(false), "f32[2,10]");
+  EXPECT_EQ(test::FindInstruction(*more, "d")->shape().ToString(false), "f32[2,2]");
+  EXPECT_EQ(test::FindInstruction(*more, "s")->shape().ToString(false), "f32[2,2]");
+  EXPECT_EQ(test::FindInstruction(*more, "sel")->shape().ToString(false), "f32[2,2]");
+  EXPECT_EQ(test::FindInstruction(*more, "cond")->shape().ToString(false), "f32[]");
+  EXPECT_EQ(test::FindInstruction(*more, "n")->shape().ToString(false), "f32[]");
+  EXPECT_EQ(test::FindInstruction(*more, "t")->shape().ToString(false),
+            "(f32[2,10], f32[2,2], f32[])");
 }
 
 TEST(ParseComputation, ComputationsMayBeReferencedBeforeTheirDefinition) {
@@ -397,6 +448,8 @@ ENTRY e {
   b = b(f32[4]{0}) parameter(1)
   c = s32[<=4,2,?]{2,1,0} parameter(2)
   d = f32[0,3] parameter(3)
+  o = (f32[1], (f32[2], token[]), opaque[], f32[3]) parameter(4)
+  w = f32[ 1, 2,3]{0, 1,2 } parameter(5)
   ROOT t = () tuple()
 }
 )");
@@ -418,6 +471,10 @@ ENTRY e {
   EXPECT_FALSE(c.is_static());
   EXPECT_EQ(test::FindInstruction(*m, "d")->shape().element_count(), 0);
   EXPECT_FALSE(test::FindInstruction(*m, "d")->shape().has_layout());
+  const Shape& o = test::FindInstruction(*m, "o")->shape();
+  ASSERT_EQ(o.tuple_size(), 4);
+  EXPECT_TRUE(o.tuple_shapes(2).IsOpaque());
+  EXPECT_EQ(test::FindInstruction(*m, "w")->shape().ToString(), "f32[1,2,3]{0,1,2}");
 }
 
 TEST(ParseShapes, EveryLayoutExtra) {
@@ -428,6 +485,8 @@ ENTRY e {
   scalar = u32[]{:S(2)} parameter(2)
   sparse = f32[10,10]{1,0:D(D,C+)T(4)L(2)#(u16)*(u32)E(32)S(5)SC(0:2,4)(1:5)P(f32[20]{0})M(8)} parameter(3)
   one_d = f32[1024]{0:T(1024)} parameter(4)
+  spaced = f32[8,16,128]{0,1,2:T(2, * , 128)} parameter(5)
+  tiled_scalar = u32[]{:T(128)} parameter(6)
   ROOT t = () tuple()
 }
 )");
@@ -467,6 +526,12 @@ ENTRY e {
 
   EXPECT_THAT(test::FindInstruction(*m, "one_d")->shape().layout().tiles[0].dimensions,
               ElementsAre(1024));
+  EXPECT_THAT(test::FindInstruction(*m, "spaced")->shape().layout().tiles[0].dimensions,
+              ElementsAre(2, Tile::kCombinedDimension, 128));
+  const Shape& tiled_scalar = test::FindInstruction(*m, "tiled_scalar")->shape();
+  ASSERT_TRUE(tiled_scalar.has_layout());
+  ASSERT_EQ(tiled_scalar.layout().tiles.size(), 1u);
+  EXPECT_THAT(tiled_scalar.layout().tiles[0].dimensions, ElementsAre(128));
 }
 
 TEST(ParseShapes, StandaloneShape) {
@@ -802,6 +867,27 @@ ENTRY e {
   // control-predecessors are not attributes and not operands.
   EXPECT_TRUE(test::FindInstruction(*m, "b")->attributes().empty());
   EXPECT_EQ(test::FindInstruction(*m, "b")->operand_count(), 1);
+
+  // The in-place form: output buffer, offsets and one slice size per pair of offsets.
+  auto in_place = Parse(R"(HloModule m, replica_count=4
+ENTRY e {
+  in = f32[16,8]{0,1} parameter(0)
+  out = f32[16,16]{0,1} parameter(1)
+  z = s32[] constant(0)
+  h = s32[] constant(8)
+  from = (s32[], s32[]) tuple(z, z)
+  to = (s32[], s32[]) tuple(z, h)
+  ROOT r = f32[16,16]{0,1} collective-permute(in, out, from, to), source_target_pairs={{0,1},{1,2},{2,3}}, slice_sizes={{16,8}}
+}
+)");
+  ASSERT_NE(in_place, nullptr);
+  const HloInstruction* r = test::FindInstruction(*in_place, "r");
+  EXPECT_EQ(r->operand_count(), 4);
+  using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+  ASSERT_NE(r->GetAttr<Pairs>(AttrId::kSourceTargetPairs), nullptr);
+  const Attribute* slice_sizes = r->FindUnknownAttribute("slice_sizes");
+  ASSERT_NE(slice_sizes, nullptr);
+  EXPECT_EQ(std::get<std::string>(slice_sizes->value), "{{16,8}}");
 }
 
 TEST(ParseAttributes, AsyncSpellings) {
@@ -847,6 +933,40 @@ ENTRY e {
   const std::string printed = PrintModule(*m);
   EXPECT_THAT(printed, HasSubstr("reduce-scatter-start(%p)"));
   EXPECT_THAT(printed, HasSubstr("reduce-scatter-done(%rss)"));
+
+  // Any opcode may be wrapped with -start, -update and -done; async-done may
+  // name the wrapped computation again.
+  auto sugar = Parse(R"(HloModule m
+wrapped {
+  x = s32[8]{0} parameter(0)
+  ROOT c = s32[8]{0} copy(x)
+}
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  cs = ((f32[4]{0}), f32[8]{0}, s32[]) custom-call-start(p), async_execution_thread="side", custom_call_target="foo"
+  cu = ((f32[4]{0}), f32[8]{0}, s32[]) custom-call-update(cs)
+  cd = f32[8]{0} custom-call-done(cu)
+  a = s32[] parameter(1)
+  as = ((s32[], s32[]), s32[], s32[]) add-start(a, a), frontend_attributes={k="v"}
+  ad = s32[] add-done(as)
+  q = s32[8]{0} parameter(2)
+  ws = ((s32[8]{0}), s32[8]{0}, u32[]) async-start(q), calls=wrapped
+  wd = s32[8]{0} async-done(ws), calls=wrapped
+  ROOT t = (f32[8]{0}, s32[], s32[8]{0}) tuple(cd, ad, wd)
+}
+)");
+  ASSERT_NE(sugar, nullptr);
+  const HloInstruction* cs = test::FindInstruction(*sugar, "cs");
+  EXPECT_EQ(cs->opcode(), HloOpcode::kAsyncStart);
+  EXPECT_EQ(cs->async_wrapped_opcode(), HloOpcode::kCustomCall);
+  EXPECT_EQ(test::FindInstruction(*sugar, "cu")->opcode(), HloOpcode::kAsyncUpdate);
+  EXPECT_EQ(test::FindInstruction(*sugar, "cd")->opcode(), HloOpcode::kAsyncDone);
+  EXPECT_EQ(test::FindInstruction(*sugar, "as")->async_wrapped_opcode(), HloOpcode::kAdd);
+  EXPECT_EQ(test::FindInstruction(*sugar, "ad")->opcode(), HloOpcode::kAsyncDone);
+  const HloInstruction* wd = test::FindInstruction(*sugar, "wd");
+  EXPECT_EQ(wd->opcode(), HloOpcode::kAsyncDone);
+  ASSERT_EQ(wd->called_computations().size(), 1u);
+  EXPECT_EQ(wd->called_computations()[0]->name(), "wrapped");
 }
 
 TEST(ParseAttributes, UnknownAttributesAreKeptVerbatim) {
@@ -874,6 +994,51 @@ ENTRY e {
       PrintModule(*m),
       HasSubstr(
           R"(output_to_operand_aliasing={{}: (0, {})}, my_new_attr=some{weird, "stuff}"}[1](x), custom_call_has_side_effect=true, original_value={[0] "p"})"));
+
+  // Attributes of XLA's tests that tpusim does not model, each kept as written.
+  const std::vector<std::pair<std::string, std::string>> raw = {
+      {"origin", R"({{"p"}})"},
+      {"parameter_replication", "{true}"},
+      {"statistics", "{visualizing_index=1,stat-1=33,stat-2=44}"},
+      {"result_accuracy", "{tolerance={rtol=0.5, atol=1.0, ulps=2}}"},
+      {"literal", "s32[2]{0} {1, 2}"},
+      {"schedule", "SCHEDULE_EARLIEST"},
+      {"domain", "{kind=\"sharding\", entry={maximal device=0}, exit={maximal device=1}}"},
+      {"mode", "cross_replica"},
+      {"conv_kind", "fprop"},
+  };
+  auto kept = Parse(std::string("HloModule m\n") + kAdd + R"(
+ENTRY e {
+  p = f32[2] parameter(0), origin={{"p"}}, parameter_replication={true}
+  c = s32[] constant(-4), statistics={visualizing_index=1,stat-1=33,stat-2=44}
+  x = f32[2] exponential(p), result_accuracy={tolerance={rtol=0.5, atol=1.0, ulps=2}}
+  y = f32[2] exponential(p), result_accuracy={mode=highest}, origin={[synthetic_call]}
+  k1 = f32[2] custom-call(p), custom_call_target="a", literal=s32[2]{0} {1, 2}, schedule=SCHEDULE_EARLIEST
+  k2 = f32[2] custom-call(p), custom_call_target="a", literal=( s32[2]{0} {4, 3}, pred[2]{0} {1, 0} )
+  k3 = f32[2] custom-call(p), custom_call_target="a", literal=f32[] 0.1
+  dm = f32[2] domain(p), domain={kind="sharding", entry={maximal device=0}, exit={maximal device=1}}
+  ar = f32[2] all-reduce(p), mode=cross_replica, replica_groups={}, to_apply=add
+  in = f32[1,2,1] parameter(1)
+  ker = f32[1,1,1] parameter(2)
+  cv = f32[1,2,1] convolution(in, ker), window={size=1}, dim_labels=b0f_0io->b0f, conv_kind=fprop
+  ROOT t = () tuple()
+}
+)");
+  ASSERT_NE(kept, nullptr);
+  const std::vector<std::string> owners = {"p", "p", "c", "x", "k1", "k1", "dm", "ar", "cv"};
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const Attribute* a =
+        test::FindInstruction(*kept, owners[i])->FindUnknownAttribute(raw[i].first);
+    ASSERT_NE(a, nullptr) << raw[i].first;
+    EXPECT_EQ(std::get<std::string>(a->value), raw[i].second) << raw[i].first;
+  }
+  EXPECT_EQ(std::get<std::string>(
+                test::FindInstruction(*kept, "k2")->FindUnknownAttribute("literal")->value),
+            "( s32[2]{0} {4, 3}, pred[2]{0} {1, 0} )");
+  EXPECT_EQ(std::get<std::string>(
+                test::FindInstruction(*kept, "k3")->FindUnknownAttribute("literal")->value),
+            "f32[] 0.1");
+  EXPECT_EQ(test::FindInstruction(*kept, "k3")->attributes().size(), 2u);
 }
 
 TEST(ParseAttributes, ScalarKindsOnTheirOpcodes) {
@@ -940,6 +1105,31 @@ ENTRY e {
   EXPECT_EQ((*outfeed_shape)->ToString(), "f32[8]{0}");
   EXPECT_EQ(test::FindInstruction(*m, "of")->string_attr(AttrId::kOutfeedConfig), "cfg");
   EXPECT_EQ(test::FindInstruction(*m, "tok")->operand_count(), 0);
+
+  auto linalg = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[4,4]{1,0} parameter(0)
+  b = f32[3,4]{1,0} parameter(1)
+  ch = f32[4,4] cholesky(a), lower=true
+  ts = f32[3,4]{1,0} triangular-solve(ch, b), lower=true, transpose_a=NO_TRANSPOSE
+  st = u64[2]{0} rng-get-and-update-state(), delta=4096
+  bits = (u64[2]{0}, u32[3,5]{1,0}) rng-bit-generator(st), algorithm=rng_three_fry
+  tok = token[] after-all()
+  rv = (f32[], u32[], token[]) recv(tok), channel_id=15, is_host_transfer=true
+  ROOT t = () tuple()
+}
+)");
+  ASSERT_NE(linalg, nullptr);
+  EXPECT_TRUE(test::FindInstruction(*linalg, "ch")->bool_attr(AttrId::kLower));
+  EXPECT_TRUE(test::FindInstruction(*linalg, "ts")->bool_attr(AttrId::kLower));
+  EXPECT_EQ(test::FindInstruction(*linalg, "ts")->string_attr(AttrId::kTransposeA), "NO_TRANSPOSE");
+  EXPECT_EQ(std::get<std::string>(
+                test::FindInstruction(*linalg, "st")->FindUnknownAttribute("delta")->value),
+            "4096");
+  EXPECT_EQ(test::FindInstruction(*linalg, "bits")->string_attr(AttrId::kAlgorithm),
+            "rng_three_fry");
+  EXPECT_TRUE(test::FindInstruction(*linalg, "rv")->bool_attr(AttrId::kIsHostTransfer));
+  EXPECT_EQ(test::FindInstruction(*linalg, "rv")->int_attr(AttrId::kChannelId), 15);
 }
 
 TEST(ParseAttributes, GatherAndScatterDimensionNumbers) {
@@ -1023,6 +1213,26 @@ ENTRY e {
       test::FindInstruction(*m, "cc")->GetAttr<ComputationList>(AttrId::kCalledComputations);
   ASSERT_NE(called, nullptr);
   EXPECT_EQ(called->computations[0]->name(), "id");
+
+  auto sas = Parse(std::string("HloModule m\n") + kAdd + R"(
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+ENTRY e {
+  op = f32[4,4] parameter(0)
+  src = f32[2,2] parameter(1)
+  z = f32[] constant(0)
+  ROOT r = f32[4,4] select-and-scatter(op, src, z), window={size=2x2 stride=2x2}, select=ge, scatter=add
+}
+)");
+  ASSERT_NE(sas, nullptr);
+  const HloInstruction* r = test::FindInstruction(*sas, "r");
+  ASSERT_NE(r->called_computation(AttrId::kSelect), nullptr);
+  ASSERT_NE(r->called_computation(AttrId::kScatter), nullptr);
+  EXPECT_EQ(r->called_computation(AttrId::kSelect)->name(), "ge");
+  EXPECT_EQ(r->called_computation(AttrId::kScatter)->name(), "add");
 }
 
 TEST(ParseAttributes, CalledComputationIsTheOneNamedOrTheFirstOfAList) {
@@ -1212,6 +1422,13 @@ ENTRY e {
   // Unsigned 64-bit values are stored bit-cast.
   EXPECT_EQ(static_cast<uint64_t>(test::FindInstruction(*m, "u64")->literal().ints.at(0)),
             std::numeric_limits<uint64_t>::max());
+  // One past either end is an error.
+  for (const char* constant : {"s4[] constant(8)", "s4[] constant(-9)", "u4[] constant(16)",
+                               "u4[] constant(-1)", "u32[] constant(4294967296)"}) {
+    EXPECT_THAT(ParseError(std::string("HloModule m\nENTRY e {\n  ROOT c = ") + constant + "\n}\n"),
+                HasSubstr("error:"))
+        << constant;
+  }
 }
 
 TEST(ParseConstants, RealsOfEveryFloatTypeIncludingSpecialValues) {
