@@ -475,6 +475,11 @@ ENTRY e {
   ASSERT_EQ(o.tuple_size(), 4);
   EXPECT_TRUE(o.tuple_shapes(2).IsOpaque());
   EXPECT_EQ(test::FindInstruction(*m, "w")->shape().ToString(), "f32[1,2,3]{0,1,2}");
+  // A buffer holds exactly one array.
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT p = b() parameter(0)\n}\n"),
+              HasSubstr("bad.hlo:3:14: error: expected a shape, got ')'"));
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT p = b(s32[], f32[]) parameter(0)\n}\n"),
+              HasSubstr("bad.hlo:3:19: error: expected ')' to close the buffer shape, got ','"));
 }
 
 TEST(ParseShapes, EveryLayoutExtra) {
