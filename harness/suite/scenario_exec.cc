@@ -61,7 +61,9 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     }
     result.network_nodes = timing.nodes;
     for (const timing::LinkUse& link : timing.links) {
-      if (link.from >= 0 && link.to >= 0) result.links.push_back({link.from, link.to, link.utilisation});
+      if (link.from >= 0 && link.to >= 0) {
+        result.links.push_back({link.from, link.to, link.utilisation});
+      }
     }
   }
 
@@ -88,8 +90,8 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     if (outputs.size() > 8) names += ", ...";
     result.status = ScenarioStatus::kError;
     failures.push_back(where + ": error: key path `checks.outputs.per_output." + name +
-                       "`: the program has no output named '" + name + "' (its outputs: " +
-                       (names.empty() ? "none" : names) + ")");
+                       "`: the program has no output named '" + name +
+                       "' (its outputs: " + (names.empty() ? "none" : names) + ")");
     return;
   }
   bool uses_golden = scenario.outputs.golden || !scenario.forbid_new_ops.empty();
@@ -103,8 +105,10 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       failures.push_back(std::move(f));
     }
   } else if (writes_golden && values_skipped && scenario.outputs.golden) {
-    failures.push_back("golden not updated: its outputs need the values, which could not be "
-                       "computed: " + run.values_skipped);
+    failures.push_back(
+        "golden not updated: its outputs need the values, which could not be "
+        "computed: " +
+        run.values_skipped);
   } else if (writes_golden) {
     Golden golden{StampOf(scenario), result.metrics, std::move(outputs), hlo::PrintModule(module)};
     const Status written = WriteGolden(dir, golden);
@@ -200,7 +204,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
             continue;
           }
           std::string diff = CheckOutput(outputs[i].name, outputs[i].value, expected[i].value,
-                                           ToleranceFor(scenario.outputs, outputs[i].name));
+                                         ToleranceFor(scenario.outputs, outputs[i].name));
           if (!diff.empty()) failures.push_back(std::move(diff));
         }
       }
@@ -212,8 +216,9 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       failures.insert(failures.begin(), std::make_move_iterator(causes.begin()),
                       std::make_move_iterator(causes.end()));
       if (since_golden->changes.empty()) {
-        failures.push_back("the module is the golden's: the change is in the chip, the topology, "
-                           "the inputs or tpusim");
+        failures.push_back(
+            "the module is the golden's: the change is in the chip, the topology, "
+            "the inputs or tpusim");
       }
     }
   }
@@ -228,10 +233,12 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
   }
   result.status = failures.empty() ? ScenarioStatus::kPass : ScenarioStatus::kFail;
   if (values_skipped && !scenario.require_values) {
-    failures.insert(failures.begin(), "outputs not checked: the values could not be computed: " +
-                                          run.values_skipped);
+    failures.insert(failures.begin(),
+                    "outputs not checked: the values could not be computed: " + run.values_skipped);
   }
-  if (!run.evaluated.subset_note.empty()) failures.insert(failures.begin(), run.evaluated.subset_note);
+  if (!run.evaluated.subset_note.empty()) {
+    failures.insert(failures.begin(), run.evaluated.subset_note);
+  }
 }
 
 /// Loads, runs and checks; an input error leaves status "error" (or, for a
@@ -322,11 +329,10 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
   }
   std::vector<std::string> seen = std::move(result.messages);
   result.status = ScenarioStatus::kFail;
-  result.messages = {"expected the run or its checks to fail" +
-                     (scenario.expect_reason.empty()
-                          ? std::string()
-                          : " with '" + scenario.expect_reason + "'") +
-                     (seen.empty() ? ", but everything passed" : ", but:")};
+  result.messages = {
+      "expected the run or its checks to fail" +
+      (scenario.expect_reason.empty() ? std::string() : " with '" + scenario.expect_reason + "'") +
+      (seen.empty() ? ", but everything passed" : ", but:")};
   for (std::string& message : seen) result.messages.push_back(std::move(message));
 }
 
