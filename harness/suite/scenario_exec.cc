@@ -39,6 +39,43 @@ const value::ErrorSpec& ToleranceFor(const OutputsCheck& check, const std::strin
   return check.tolerance;
 }
 
+/// The run's outputs against the golden's, one line per difference. When
+/// the run evaluated only some devices (`some_devices`), the golden may hold
+/// all of them, so each output is paired with the golden's of the same name;
+/// otherwise the two lists must agree in length and order.
+std::vector<std::string> CheckOutputsAgainst(const std::vector<GoldenOutput>& outputs,
+                                             const std::vector<GoldenOutput>& expected,
+                                             bool some_devices, const OutputsCheck& check) {
+  if (!some_devices && expected.size() != outputs.size()) {
+    return {"the run has " + std::to_string(outputs.size()) + " outputs, the golden " +
+            std::to_string(expected.size())};
+  }
+  std::vector<std::string> failures;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const GoldenOutput& output = outputs[i];
+    const GoldenOutput* paired = nullptr;
+    if (some_devices) {
+      const auto named = std::find_if(expected.begin(), expected.end(),
+                                      [&](const GoldenOutput& g) { return g.name == output.name; });
+      if (named == expected.end()) {
+        failures.push_back("output " + output.name + " is not in the golden");
+        continue;
+      }
+      paired = &*named;
+    } else {
+      paired = &expected[i];
+      if (paired->name != output.name) {
+        failures.push_back("output " + output.name + " is " + paired->name + " in the golden");
+        continue;
+      }
+    }
+    std::string diff =
+        CheckOutput(output.name, output.value, paired->value, ToleranceFor(check, output.name));
+    if (!diff.empty()) failures.push_back(std::move(diff));
+  }
+  return failures;
+}
+
 /// The scenario's checks against a finished run; fills result.status/messages.
 void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
                  const hlo::HloModule& module, const ModuleRun& run, ScenarioResult& result) {
@@ -176,37 +213,10 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     for (std::string& f : CheckMetrics(scenario, result.metrics, &(*golden)->metrics)) {
       failures.push_back(std::move(f));
     }
-    if (outputs_golden && !run.evaluated.subset_note.empty()) {
-      // Some devices only (the golden may hold all): each output against the
-      // golden's of the same name.
-      for (const GoldenOutput& output : outputs) {
-        const auto expected =
-            std::find_if((*golden)->outputs.begin(), (*golden)->outputs.end(),
-                         [&](const GoldenOutput& g) { return g.name == output.name; });
-        if (expected == (*golden)->outputs.end()) {
-          failures.push_back("output " + output.name + " is not in the golden");
-          continue;
-        }
-        std::string diff = CheckOutput(output.name, output.value, expected->value,
-                                       ToleranceFor(scenario.outputs, output.name));
-        if (!diff.empty()) failures.push_back(std::move(diff));
-      }
-    } else if (outputs_golden) {
-      const std::vector<GoldenOutput>& expected = (*golden)->outputs;
-      if (expected.size() != outputs.size()) {
-        failures.push_back("the run has " + std::to_string(outputs.size()) +
-                           " outputs, the golden " + std::to_string(expected.size()));
-      } else {
-        for (size_t i = 0; i < outputs.size(); ++i) {
-          if (outputs[i].name != expected[i].name) {
-            failures.push_back("output " + outputs[i].name + " is " + expected[i].name +
-                               " in the golden");
-            continue;
-          }
-          std::string diff = CheckOutput(outputs[i].name, outputs[i].value, expected[i].value,
-                                         ToleranceFor(scenario.outputs, outputs[i].name));
-          if (!diff.empty()) failures.push_back(std::move(diff));
-        }
+    if (outputs_golden) {
+      for (std::string& f : CheckOutputsAgainst(
+               outputs, (*golden)->outputs, !run.evaluated.subset_note.empty(), scenario.outputs)) {
+        failures.push_back(std::move(f));
       }
     }
     // A failure is read compiler change first, its effects after; with the
