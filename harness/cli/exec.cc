@@ -2,9 +2,9 @@
 // every device, report (and optionally write) what it computes, and time it
 // on a chip preset.
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -67,7 +67,7 @@ StatusOr<std::vector<OutputSummary>> ReportValues(const ExecOptions& options,
 /// The run the command line asks for; --mode defaults to full with --chip, else values.
 StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
   RunSpec spec;
-  TPUSIM_ASSIGN_OR_RETURN(spec.mode, ParseRunMode(!options.mode.empty() ? options.mode
+  TPUSIM_ASSIGN_OR_RETURN(spec.mode, ParseRunMode(!options.mode.empty()  ? options.mode
                                                   : options.chip.empty() ? "values"
                                                                          : "full"));
   if (spec.mode != RunMode::kValues && options.chip.empty()) {
@@ -77,12 +77,13 @@ StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
   if (!options.trace.empty() && spec.mode == RunMode::kValues) {
     return InvalidArgument("tpusim exec: error: --trace needs timing: give --chip NAME");
   }
-  TPUSIM_ASSIGN_OR_RETURN(spec.evaluation, ParseEvaluationSpec("tpusim exec", options.inputs,
-                                                              options.numerics, options.max_memory));
+  TPUSIM_ASSIGN_OR_RETURN(
+      spec.evaluation,
+      ParseEvaluationSpec("tpusim exec", options.inputs, options.numerics, options.max_memory));
   EvaluationSpec& evaluation = spec.evaluation;
   evaluation.mxu = options.mxu == "rtl" ? MxuEngine::kRtl : MxuEngine::kAnalytic;
-  evaluation.elided_constants =
-      options.elided_constants == "error" ? ElidedConstantPolicy::kError : ElidedConstantPolicy::kSeeded;
+  evaluation.elided_constants = options.elided_constants == "error" ? ElidedConstantPolicy::kError
+                                                                    : ElidedConstantPolicy::kSeeded;
   TPUSIM_ASSIGN_OR_RETURN(spec.trip_counts, ParseTripCounts(options.trip_counts));
   spec.default_trip_count = options.default_trip_count;
   spec.branch = options.branch;
@@ -97,8 +98,8 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
   // Everything the command line says is checked before the long part.
   std::optional<arch::ChipConfig> chip;
   if (!options.chip.empty()) {
-    TPUSIM_ASSIGN_OR_RETURN(chip,
-                            arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
+    TPUSIM_ASSIGN_OR_RETURN(
+        chip, arch::LoadChipPreset(options.chip, options.models_dir, options.overrides));
   }
   TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(options.file));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<hlo::HloModule> module,
@@ -112,8 +113,7 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
     // collectives name; point at the collective when it is the cause.
     const std::string needs = "the module needs " + std::to_string(spmd.replica_count) +
                               " replicas x " + std::to_string(spmd.partition_count) +
-                              " partitions, more than the " +
-                              std::to_string(hlo::kMaxSpmdDevices) +
+                              " partitions, more than the " + std::to_string(hlo::kMaxSpmdDevices) +
                               " devices tpusim runs";
     int64_t id = -1;
     const hlo::HloInstruction* naming = hlo::CollectiveNamingLargestId(*module, id);
@@ -127,17 +127,19 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
   }
   if (spmd.replica_count < 1 || spmd.partition_count < 1 ||
       spmd.device_count() > hlo::kMaxSpmdDevices) {
-    return InvalidArgument("tpusim exec: error: --replicas and --partitions must be at least 1, "
-                           "with at most " + std::to_string(hlo::kMaxSpmdDevices) +
-                           " devices in all");
+    return InvalidArgument(
+        "tpusim exec: error: --replicas and --partitions must be at least 1, "
+        "with at most " +
+        std::to_string(hlo::kMaxSpmdDevices) + " devices in all");
   }
   // --replicas and --partitions replace the header's counts: the ids the
   // collectives name must exist in the program they make.
   if (from_flags) TPUSIM_RETURN_IF_ERROR(hlo::CheckCollectiveIds(*module, spmd));
   std::optional<arch::TopologyConfig> topology;
   if (!options.topology.empty()) {
-    TPUSIM_ASSIGN_OR_RETURN(topology, LoadTopologyOption(options.topology, "tpusim exec: error: ",
-                                                          chip ? &*chip : nullptr));
+    TPUSIM_ASSIGN_OR_RETURN(
+        topology,
+        LoadTopologyOption(options.topology, "tpusim exec: error: ", chip ? &*chip : nullptr));
   }
   TPUSIM_ASSIGN_OR_RETURN(const ModuleRun run,
                           RunModule(spec, *module, spmd, chip, std::move(topology), err));

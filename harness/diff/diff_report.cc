@@ -393,8 +393,8 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
   perf["time_change_percent"] = report.time_change;
   perf["hbm_bytes_change_percent"] = report.bytes_change;
   perf["collective_time_change_percent"] = report.collective_change;
-  perf["ici_bytes_change_percent"] = perf["ici_routed"].get<bool>() ? Json(report.ici_bytes_change)
-                                                                     : Json(nullptr);
+  perf["ici_bytes_change_percent"] =
+      perf["ici_routed"].get<bool>() ? Json(report.ici_bytes_change) : Json(nullptr);
   perf["busiest_link_bytes_change_percent"] = report.link_bytes_change;
   Json top = Json::array();
   int64_t shown = 0;

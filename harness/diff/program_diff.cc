@@ -64,9 +64,9 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
   TPUSIM_ASSIGN_OR_RETURN(
       const Evaluation run_before,
       EvaluateModule(before, spmd, devices, spec.evaluation, spec.limits, inputs, err));
-  TPUSIM_ASSIGN_OR_RETURN(const Evaluation run_after,
-                          EvaluateModule(after, spmd, devices, spec.evaluation, spec.limits,
-                                         std::move(inputs), err));
+  TPUSIM_ASSIGN_OR_RETURN(
+      const Evaluation run_after,
+      EvaluateModule(after, spmd, devices, spec.evaluation, spec.limits, std::move(inputs), err));
   report.values_subset = evaluated.subset_note;
 
   value::ErrorSpec tolerance;

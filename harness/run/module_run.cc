@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
-#include "harness/run/program_io.h"
 #include "harness/report/progress.h"
+#include "harness/run/program_io.h"
 #include "sim/arch/topology_config.h"
 #include "sim/base/arith.h"
 #include "sim/base/units.h"
@@ -100,9 +100,9 @@ StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* con
     some.device_count = count;
     some.devices = std::move(closure);
     some.subset_note = "values on " + std::to_string(subset) + " of " + std::to_string(count) +
-                       " devices (" + DeviceList(some.devices) +
-                       "): all of them need about " + FormatBytes(SatMul(peak, count)) +
-                       ", more than --max-memory " + FormatBytes(max_memory) +
+                       " devices (" + DeviceList(some.devices) + "): all of them need about " +
+                       FormatBytes(SatMul(peak, count)) + ", more than --max-memory " +
+                       FormatBytes(max_memory) +
                        "; device 0 exchanges data only with these, and the others run the same "
                        "program on their own inputs";
     return some;
@@ -149,8 +149,8 @@ StatusOr<std::vector<std::vector<Literal>>> LoadInputs(const hlo::HloModule& mod
 }
 
 StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
-                                    std::span<const int64_t> devices,
-                                    const EvaluationSpec& spec, const LoopLimits& limits,
+                                    std::span<const int64_t> devices, const EvaluationSpec& spec,
+                                    const LoopLimits& limits,
                                     std::vector<std::vector<Literal>> inputs, std::ostream& err) {
   eval::EvaluatorOptions eval_options;
   eval_options.numerics = spec.numerics;
@@ -164,7 +164,8 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   }
 #else
   if (spec.mxu == MxuEngine::kRtl) {
-    return InvalidArgument(spec.command + ": error: --mxu rtl: this tpusim was built without "
+    return InvalidArgument(spec.command +
+                           ": error: --mxu rtl: this tpusim was built without "
                            "TPUSIM_RTL");
   }
 #endif
@@ -194,9 +195,9 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   eval_options.progress = &executed;
   const eval::Evaluator evaluator(eval_options);
   std::optional<ProgressLine> progress;
-  progress.emplace("evaluating " + module.name() + " on " + std::to_string(devices.size()) +
-                       " device(s)",
-                   &executed, "instructions");
+  progress.emplace(
+      "evaluating " + module.name() + " on " + std::to_string(devices.size()) + " device(s)",
+      &executed, "instructions");
   StatusOr<std::vector<Literal>> evaluated = evaluator.EvaluateSpmd(module, spmd, devices, inputs);
   progress.reset();  // erases the line before anything else is printed
   TPUSIM_ASSIGN_OR_RETURN(evaluation.results, std::move(evaluated));
@@ -232,12 +233,10 @@ StatusOr<std::map<const hlo::HloInstruction*, int64_t>> ResolveTripCounts(
       }
       known += (known.empty() ? "" : ", ") + loop;
     }
-    return InvalidArgument("tpusim exec: error: --trip-count '" + name + "=" +
-                           std::to_string(count) + "': " + module.filename() +
-                           " has no while loop named '" + name + "' (" +
-                           (loops.empty() ? std::string("it has no while loops")
-                                          : "its loops: " + known) +
-                           ")");
+    return InvalidArgument(
+        "tpusim exec: error: --trip-count '" + name + "=" + std::to_string(count) +
+        "': " + module.filename() + " has no while loop named '" + name + "' (" +
+        (loops.empty() ? std::string("it has no while loops") : "its loops: " + known) + ")");
   }
   return resolved;
 }
@@ -256,8 +255,8 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
   TPUSIM_ASSIGN_OR_RETURN(auto trip_counts, ResolveTripCounts(module, spec.trip_counts));
   if (const std::optional<hlo::ForeignPlatform> foreign = hlo::ForeignPlatformOf(module)) {
     const hlo::SourceLocation at = foreign->first->location();
-    err << module.filename() << ':' << at.line << ':' << at.column << ": warning: "
-        << foreign->evidence << " belongs to " << foreign->platform
+    err << module.filename() << ':' << at.line << ':' << at.column
+        << ": warning: " << foreign->evidence << " belongs to " << foreign->platform
         << "'s backend: this module was compiled for " << foreign->platform << ", not TPU ("
         << foreign->instructions
         << " instruction(s) of that backend), so its times say little about a TPU; compile "
@@ -268,10 +267,12 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
   std::map<int64_t, double> slowdowns;
   if (topology.has_value() || spec.algorithm != ici::Algorithm::kAuto) {
     if (!chip.has_value() || !topology.has_value()) {
-      return InvalidArgument("tpusim exec: error: --topology and --algorithm time collectives on "
-                             "a network: give --chip NAME and --topology SHORTFORM|FILE");
+      return InvalidArgument(
+          "tpusim exec: error: --topology and --algorithm time collectives on "
+          "a network: give --chip NAME and --topology SHORTFORM|FILE");
     }
-    for (const arch::SlowDevice& slow : topology->slow_devices) slowdowns[slow.device] = slow.factor;
+    for (const arch::SlowDevice& slow : topology->slow_devices)
+      slowdowns[slow.device] = slow.factor;
     TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(*topology, *chip));
     // Before any values are computed, and at the topology the user wrote.
     if (Status fits = timing::CheckDevicesFitNetwork(spmd.device_count(), *interconnect);

@@ -67,8 +67,8 @@ StatusOr<std::vector<std::vector<value::Literal>>> LoadInputs(const hlo::HloModu
 /// about elided constants filled with seeded values. Every failure is an
 /// input error.
 StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
-                                    std::span<const int64_t> devices,
-                                    const EvaluationSpec& spec, const LoopLimits& limits,
+                                    std::span<const int64_t> devices, const EvaluationSpec& spec,
+                                    const LoopLimits& limits,
                                     std::vector<std::vector<value::Literal>> inputs,
                                     std::ostream& err);
 
