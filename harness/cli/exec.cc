@@ -151,7 +151,7 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
         << run.values_skipped << "\n\n";
   }
   if (values) {
-    if (!run.evaluated.subset_note.empty()) out << run.evaluated.subset_note << "\n\n";
+    if (run.evaluated.subset.has_value()) out << run.evaluated.subset->Note() << "\n\n";
     TPUSIM_ASSIGN_OR_RETURN(const std::vector<OutputSummary> outputs, ReportValues(options, run));
     PrintSummaryTable(outputs, out);
     json["outputs"] = OutputsJson(outputs);
@@ -171,7 +171,7 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
           WriteFileAtomically(options.trace, timing::TimingTraceJson(*run.timing)));
     }
   }
-  if (!run.evaluated.subset_note.empty()) json["values_subset"] = run.evaluated.subset_note;
+  if (run.evaluated.subset.has_value()) json["values_subset"] = run.evaluated.subset->Note();
   if (!options.json.empty()) {
     TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.json, json.dump(2) + "\n"));
   }

@@ -175,10 +175,7 @@ Verdict Judge(const DiffReport& report, const DiffSpec& spec) {
       v.effects.push_back(Exposure(before, after));
     }
   }
-  if (!report.values_subset.empty()) {
-    // "values on 4 of 256 devices (0-3)": the note up to its reasons.
-    v.effects.push_back(report.values_subset.substr(0, report.values_subset.find(':')));
-  }
+  if (report.values_subset.has_value()) v.effects.push_back(report.values_subset->which);
   if (!report.values_run) {
     v.effects.push_back(report.values_skipped.empty()
                             ? "outputs not compared (--mode timing)"
@@ -309,7 +306,9 @@ void PrintDiffReport(const DiffReport& report, const Verdict& verdict, const Dif
   } else if (!report.values_run) {
     out << "\nnumerics: not run (--mode timing)\n";
   } else {
-    if (!report.values_subset.empty()) out << "\nnumerics: " << report.values_subset << '\n';
+    if (report.values_subset.has_value()) {
+      out << "\nnumerics: " << report.values_subset->Note() << '\n';
+    }
     PrintNumerics(report, spec.thresholds, out);
   }
   if (!report.timing_run) {
@@ -371,7 +370,7 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
   }
   j["numerics"] = report.values_run ? std::move(outputs) : Json(nullptr);
   if (!report.values_skipped.empty()) j["values_skipped"] = report.values_skipped;
-  if (!report.values_subset.empty()) j["values_subset"] = report.values_subset;
+  if (report.values_subset.has_value()) j["values_subset"] = report.values_subset->Note();
   if (!report.timing_run) {
     j["performance"] = nullptr;
     return j.dump(2) + "\n";

@@ -67,7 +67,7 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
   TPUSIM_ASSIGN_OR_RETURN(
       const Evaluation run_after,
       EvaluateModule(after, spmd, devices, spec.evaluation, spec.limits, std::move(inputs), err));
-  report.values_subset = evaluated.subset_note;
+  report.values_subset = evaluated.subset;
 
   value::ErrorSpec tolerance;
   tolerance.rtol = spec.thresholds.rtol;

@@ -16,6 +16,7 @@
 #include "harness/diff/module_diff.h"
 #include "harness/diff/output_diff.h"
 #include "harness/diff/perf_diff.h"
+#include "harness/run/module_run.h"
 #include "harness/run/run_spec.h"
 #include "sim/arch/chip_config.h"
 #include "sim/base/status.h"
@@ -73,9 +74,9 @@ struct DiffReport {
   /// Why the outputs were not compared although the mode asked for them:
   /// values that cannot be computed (ValuesCannotBeComputed). Empty otherwise.
   std::string values_skipped;
-  /// When the outputs of only some devices were compared, which and why
-  /// (EvaluatedDevices::subset_note); empty when all were.
-  std::string values_subset;
+  /// When the outputs of only some devices were compared, which and why;
+  /// unset when all were.
+  std::optional<DeviceSubset> values_subset;
   bool timing_run = false;  ///< both timed (--mode full or timing)
   ModuleDiff structure;
   std::vector<OutputComparison> outputs;

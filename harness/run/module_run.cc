@@ -62,6 +62,8 @@ std::string DeviceList(const std::vector<int64_t>& devices) {
 
 }  // namespace
 
+std::string DeviceSubset::Note() const { return which + ": " + reason; }
+
 StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* const> modules,
                                              const eval::SpmdConfig& spmd, int64_t max_memory) {
   const int64_t count = spmd.device_count();
@@ -99,12 +101,13 @@ StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* con
     EvaluatedDevices some;
     some.device_count = count;
     some.devices = std::move(closure);
-    some.subset_note = "values on " + std::to_string(subset) + " of " + std::to_string(count) +
-                       " devices (" + DeviceList(some.devices) + "): all of them need about " +
-                       FormatBytes(SatMul(peak, count)) + ", more than --max-memory " +
-                       FormatBytes(max_memory) +
-                       "; device 0 exchanges data only with these, and the others run the same "
-                       "program on their own inputs";
+    some.subset = DeviceSubset{
+        "values on " + std::to_string(subset) + " of " + std::to_string(count) + " devices (" +
+            DeviceList(some.devices) + ")",
+        "all of them need about " + FormatBytes(SatMul(peak, count)) + ", more than --max-memory " +
+            FormatBytes(max_memory) +
+            "; device 0 exchanges data only with these, and the others run the same program on "
+            "their own inputs"};
     return some;
   }
   return ResourceExhausted(modules[too_big]->filename() + ": error: running it needs about " +

@@ -30,13 +30,20 @@ namespace tpusim::harness {
 StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
                                                                std::string_view filename);
 
+/// Why a run computes the values of only some of its devices, kept in two
+/// parts because a verdict's headline names the devices without the reason.
+struct DeviceSubset {
+  std::string which;   ///< "values on 4 of 256 devices (0-3)"
+  std::string reason;  ///< "all of them need about ..., more than --max-memory ...; ..."
+  /// "WHICH: REASON", the first line of every report.
+  std::string Note() const;
+};
+
 /// The devices whose values a run computes.
 struct EvaluatedDevices {
-  int64_t device_count = 1;      ///< the program's devices
-  std::vector<int64_t> devices;  ///< those evaluated, ascending
-  /// Empty when they are all of the program's; otherwise why only these, for
-  /// the first line of every report ("values on 4 of 256 devices ...").
-  std::string subset_note;
+  int64_t device_count = 1;            ///< the program's devices
+  std::vector<int64_t> devices;        ///< those evaluated, ascending
+  std::optional<DeviceSubset> subset;  ///< unset when they are all of the program's
 };
 
 /// Every device of `spmd` when the values of `modules` (one, or a diff's

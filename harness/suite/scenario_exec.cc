@@ -215,7 +215,7 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     }
     if (outputs_golden) {
       for (std::string& f : CheckOutputsAgainst(
-               outputs, (*golden)->outputs, !run.evaluated.subset_note.empty(), scenario.outputs)) {
+               outputs, (*golden)->outputs, run.evaluated.subset.has_value(), scenario.outputs)) {
         failures.push_back(std::move(f));
       }
     }
@@ -246,8 +246,8 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     failures.insert(failures.begin(),
                     "outputs not checked: the values could not be computed: " + run.values_skipped);
   }
-  if (!run.evaluated.subset_note.empty()) {
-    failures.insert(failures.begin(), run.evaluated.subset_note);
+  if (run.evaluated.subset.has_value()) {
+    failures.insert(failures.begin(), run.evaluated.subset->Note());
   }
 }
 
