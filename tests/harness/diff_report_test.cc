@@ -121,5 +121,20 @@ TEST(DiffReport, UlpsAreInWordsAndOnlyWhereTheyMeanSomething) {
   EXPECT_EQ(wrong_out.str().find("within"), std::string::npos) << wrong_out.str();
 }
 
+// The headline names the devices compared; the numerics section gives why.
+TEST(DiffReport, DeviceSubsetHeadlineNamesTheDevicesAndTheReportWhy) {
+  DiffReport report = Values({Output("device_0/output_0", 0, 0, 0)});
+  report.values_subset = DeviceSubset{"values on 2 of 4 devices (0, 2)", "too big: 192 KiB"};
+  const Verdict verdict = Judge(report, DiffSpec{});
+  EXPECT_NE(verdict.headline.find("values on 2 of 4 devices (0, 2)"), std::string::npos)
+      << verdict.headline;
+  EXPECT_EQ(verdict.headline.find("too big"), std::string::npos) << verdict.headline;
+  std::ostringstream out;
+  PrintDiffReport(report, verdict, DiffSpec{}, out);
+  EXPECT_NE(out.str().find("numerics: values on 2 of 4 devices (0, 2): too big: 192 KiB\n"),
+            std::string::npos)
+      << out.str();
+}
+
 }  // namespace
 }  // namespace tpusim::harness
