@@ -251,8 +251,6 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
   }
 }
 
-/// Loads, runs and checks; an input error leaves status "error" (or, for a
-/// negative scenario, is the failure it expects).
 /// The run a loaded scenario asks for (the loader checked its values and
 /// reported them with their positions).
 StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
@@ -275,6 +273,8 @@ StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
   return spec;
 }
 
+/// Loads, runs and checks; an input error leaves status "error" (or, for a
+/// negative scenario, is the failure it expects).
 void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::ostream& err) {
   StatusOr<Scenario> loaded = LoadScenario(options.scenario, options.models_dir);
   if (!loaded.ok()) {
