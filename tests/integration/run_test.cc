@@ -124,17 +124,17 @@ TEST(Run, ExampleRegressionsAreCaughtForTheirReasons) {
 // regression it guards against is no longer caught.
 TEST(Run, ANegativeScenarioWhoseChecksPassFails) {
   ScratchDir scratch;
-  WriteScenario(scratch / "suite/add.yaml", kAddModule,
-                "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, exact: true}\n");
+  WriteScenario(
+      scratch / "suite/add.yaml", kAddModule,
+      "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, exact: true}\n");
   WriteScenario(scratch / "suite/add_again.yaml", kAddModule,
                 "golden: add\nmode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, "
                 "exact: true}\nexpect: {fail: true, reason: differ}\n");
   const std::string golden = scratch / "golden";
-  const RunResult update = RunBinary(
-      TPUSIM_BINARY, {"run", scratch / "suite/add.yaml", "--update-golden", "--golden-dir", golden});
+  const RunResult update = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite/add.yaml",
+                                                     "--update-golden", "--golden-dir", golden});
   ASSERT_EQ(update.exit_code, 0) << Describe(update);
-  const RunResult r =
-      RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("expected the run or its checks to fail with 'differ', but "
                                "everything passed"));
@@ -147,8 +147,9 @@ TEST(Run, ANegativeScenarioWhoseChecksPassFails) {
 // resolved against the current directory).
 TEST(Run, TheGoldenStoreIsFoundFromTheSuitePath) {
   ScratchDir scratch;
-  WriteScenario(scratch / "project/scenarios/suite/add.yaml", kAddModule,
-                "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, exact: true}\n");
+  WriteScenario(
+      scratch / "project/scenarios/suite/add.yaml", kAddModule,
+      "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, exact: true}\n");
   fs::create_directories(scratch / "project/golden");
   const std::string suite = scratch / "project/scenarios/suite";
   const RunResult update = RunBinary(TPUSIM_BINARY, {"run", suite, "--update-golden"});
@@ -207,8 +208,9 @@ TEST(Run, UpdateGoldenWritesEachGoldenBeforeTheScenariosThatReadIt) {
   // `a_release_2` (first in file order) compares with `add`'s golden: in one
   // --update-golden run of a fresh golden directory it reads what `add` wrote.
   ScratchDir scratch;
-  const std::string checks = "mode: values\ninputs: {seed: 3}\nchecks:\n"
-                             "  outputs: {golden: true, exact: true}\n";
+  const std::string checks =
+      "mode: values\ninputs: {seed: 3}\nchecks:\n"
+      "  outputs: {golden: true, exact: true}\n";
   WriteScenario(scratch / "suite/a_release_2.yaml", kAddModule, "golden: add\n" + checks);
   WriteScenario(scratch / "suite/add.yaml", kAddModule, checks);
   const RunResult r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "-j", "1", "--golden-dir",
@@ -222,9 +224,10 @@ TEST(Run, ValuesThatCannotBeComputedAreSkippedUnlessRequired) {
   ScratchDir scratch;
   // A dot tpusim times but does not evaluate (sub-byte integer result).
   const std::string module = scratch / "unevaluated.hlo";
-  WriteText(module, "HloModule unevaluated\nENTRY e {\n  a = s4[64,64]{1,0} parameter(0)\n"
-                    "  ROOT d = s4[64,64]{1,0} dot(a, a), lhs_contracting_dims={1}, "
-                    "rhs_contracting_dims={0}\n}\n");
+  WriteText(module,
+            "HloModule unevaluated\nENTRY e {\n  a = s4[64,64]{1,0} parameter(0)\n"
+            "  ROOT d = s4[64,64]{1,0} dot(a, a), lhs_contracting_dims={1}, "
+            "rhs_contracting_dims={0}\n}\n");
   const std::string checks = "chip: tpu-v5e\nchecks:\n  time_us: {max: 1000}\n";
   WriteScenario(scratch / "suite/timed.yaml", module, checks);
   WriteScenario(scratch / "suite/strict.yaml", module, "require: [values]\n" + checks);
@@ -243,7 +246,8 @@ TEST(Run, PerOutputNamingNoOutputIsAnErrorAtItsKey) {
   const auto run_with_tolerance_for = [&](const std::string& name) {
     WriteScenario(scratch / "suite/add.yaml", kAddModule,
                   "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs:\n    golden: true\n"
-                  "    per_output: {" + name + ": {ulp: 2}}\n");
+                  "    per_output: {" +
+                      name + ": {ulp: 2}}\n");
     return RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden",
                                      "--update-golden"});
   };
@@ -287,8 +291,9 @@ TEST(Run, AGoldenOfAnotherScenarioIsComparedAcrossChipAndTopology) {
   // `fat_tree` asks how the torus scenario's time changes on another network:
   // the torus golden is what it compares with, not a stale golden of its own.
   ScratchDir scratch;
-  const std::string checks = "chip: tpu-v5e\nmode: timing\nchecks:\n"
-                             "  time_us: {golden: true, tolerance: 50%}\n";
+  const std::string checks =
+      "chip: tpu-v5e\nmode: timing\nchecks:\n"
+      "  time_us: {golden: true, tolerance: 50%}\n";
   WriteScenario(scratch / "suite/torus.yaml", kMlpModule, "topology: torus:2x2\n" + checks);
   WriteScenario(scratch / "suite/fat_tree.yaml", kMlpModule,
                 "golden: torus\ntopology: fattree:radix=4,levels=2\n" + checks);
@@ -355,7 +360,8 @@ TEST(Run, ForbidNewOpsComparesWithTheGoldenModule) {
 
 TEST(Run, ValuesOfDeviceZerosGroupAreCheckedAgainstTheGoldensOfTheSameNames) {
   ScratchDir scratch;
-  const std::string module = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/two_replica_groups.hlo";
+  const std::string module =
+      std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/two_replica_groups.hlo";
   const std::string checks =
       "mode: values\ninputs: {seed: 5}\nchecks:\n  outputs: {golden: true, exact: true}\n";
   WriteScenario(scratch / "suite/groups.yaml", module, checks);
@@ -372,8 +378,8 @@ TEST(Run, ValuesOfDeviceZerosGroupAreCheckedAgainstTheGoldensOfTheSameNames) {
   EXPECT_THAT(r.out, HasSubstr("PASS"));
   EXPECT_THAT(r.out, HasSubstr("values on 2 of 4 devices (0, 2)"));
   WriteScenario(scratch / "suite/groups.yaml", module,
-                "max_memory: 100KiB\n" + checks.substr(0, checks.find("{seed: 5}")) +
-                    "{seed: 6}" + checks.substr(checks.find("{seed: 5}") + 9));
+                "max_memory: 100KiB\n" + checks.substr(0, checks.find("{seed: 5}")) + "{seed: 6}" +
+                    checks.substr(checks.find("{seed: 5}") + 9));
   r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("device_2/output: 4096 of 4096 elements differ"));
@@ -480,8 +486,7 @@ TEST(Run, ScenarioLoopLimitsAreKeys) {
     WriteScenario(scratch / "suite/loop_values.yaml", scratch / "loop.hlo",
                   "mode: values\nmax_while_iterations: " + iterations + "\n");
     WriteScenario(scratch / "suite/loop_timing.yaml", scratch / "loop.hlo",
-                  "mode: timing\nchip: tpu-v5e\nmax_executed_instructions: " + instructions +
-                      "\n");
+                  "mode: timing\nchip: tpu-v5e\nmax_executed_instructions: " + instructions + "\n");
   };
   write_suite("5", "3");
   const RunResult lowered =
@@ -572,9 +577,12 @@ TEST(Run, HtmlReportIsWellFormedWithChartsAndTraces) {
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   const std::string html = ReadText(report + "/index.html");
   EXPECT_THAT(html, HasSubstr("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-  EXPECT_THAT(html, HasSubstr("<title>Simulated time against golden (each row to its own scale)</title>"));
-  EXPECT_THAT(html, HasSubstr("<title>Simulated time by opcode (each row to its own scale)</title>"));
-  EXPECT_THAT(html, HasSubstr("<title>HBM bytes against golden (each row to its own scale)</title>"));
+  EXPECT_THAT(
+      html, HasSubstr("<title>Simulated time against golden (each row to its own scale)</title>"));
+  EXPECT_THAT(html,
+              HasSubstr("<title>Simulated time by opcode (each row to its own scale)</title>"));
+  EXPECT_THAT(html,
+              HasSubstr("<title>HBM bytes against golden (each row to its own scale)</title>"));
   EXPECT_THAT(html, HasSubstr("fill=\"#e53935\""));  // a failed scenario's bar
   // Single-chip scenarios only: no network charts.
   EXPECT_THAT(html, Not(HasSubstr("ICI bytes")));
@@ -596,14 +604,16 @@ TEST(Run, HtmlReportIsWellFormedWithChartsAndTraces) {
 TEST(Run, HtmlReportOfMultiChipScenariosHasLinkHeatmaps) {
   ScratchDir scratch;
   const std::string report = scratch / "report";
-  const RunResult r = RunBinary(
-      TPUSIM_BINARY, {"run", std::string(TPUSIM_SOURCE_DIR) + "/scenarios/allreduce_topology",
-                      "--golden-dir", std::string(TPUSIM_SOURCE_DIR) + "/golden", "--report", report});
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY,
+                {"run", std::string(TPUSIM_SOURCE_DIR) + "/scenarios/allreduce_topology",
+                 "--golden-dir", std::string(TPUSIM_SOURCE_DIR) + "/golden", "--report", report});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const std::string html = ReadText(report + "/index.html");
   EXPECT_THAT(html, HasSubstr(">golden</text>"));
   EXPECT_THAT(html, HasSubstr(">all-reduce-done</text>"));
-  EXPECT_THAT(html, HasSubstr("<title>ICI bytes against golden (multi-chip scenarios) (each row to its own scale)</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>ICI bytes against golden (multi-chip scenarios) (each row to "
+                              "its own scale)</title>"));
   EXPECT_THAT(html, HasSubstr("<title>Link utilisation: allreduce-torus-4x4</title>"));
   EXPECT_THAT(html, HasSubstr("<title>Link utilisation: allreduce-fattree-2to1</title>"));
   // A torus link between neighbours, and a fat-tree uplink from a chip to its
