@@ -358,32 +358,72 @@ TEST(Run, ForbidNewOpsComparesWithTheGoldenModule) {
                                "--update-golden"));
 }
 
+const std::string kGroupsModule =
+    std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/two_replica_groups.hlo";
+const std::string kGroupsChecks =
+    "mode: values\ninputs: {seed: 5}\nchecks:\n  outputs: {golden: true, exact: true}\n";
+
+/// Writes scenario `groups` of kGroupsModule into scratch/suite and its
+/// golden into scratch/golden; returns that golden directory.
+std::string GroupsGolden(const ScratchDir& scratch) {
+  WriteScenario(scratch / "suite/groups.yaml", kGroupsModule, kGroupsChecks);
+  const std::string golden = scratch / "golden";
+  const RunResult r = RunBinary(
+      TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  return golden;
+}
+
 TEST(Run, ValuesOfDeviceZerosGroupAreCheckedAgainstTheGoldensOfTheSameNames) {
   ScratchDir scratch;
-  const std::string module =
-      std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/two_replica_groups.hlo";
-  const std::string checks =
-      "mode: values\ninputs: {seed: 5}\nchecks:\n  outputs: {golden: true, exact: true}\n";
-  WriteScenario(scratch / "suite/groups.yaml", module, checks);
-  const std::string golden = scratch / "golden";
-  RunResult r = RunBinary(TPUSIM_BINARY,
-                          {"run", scratch / "suite", "--golden-dir", golden, "--update-golden"});
-  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const std::string golden = GroupsGolden(scratch);
   ASSERT_TRUE(fs::exists(golden + "/groups/device_3/output.npy"));
   // With too little memory for four devices, devices 0 and 2 are checked
   // against their goldens, and the report says so first.
-  WriteScenario(scratch / "suite/groups.yaml", module, "max_memory: 100KiB\n" + checks);
-  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  WriteScenario(scratch / "suite/groups.yaml", kGroupsModule,
+                "max_memory: 100KiB\n" + kGroupsChecks);
+  RunResult r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("PASS"));
   EXPECT_THAT(r.out, HasSubstr("values on 2 of 4 devices (0, 2)"));
-  WriteScenario(scratch / "suite/groups.yaml", module,
-                "max_memory: 100KiB\n" + checks.substr(0, checks.find("{seed: 5}")) + "{seed: 6}" +
-                    checks.substr(checks.find("{seed: 5}") + 9));
+  WriteScenario(scratch / "suite/groups.yaml", kGroupsModule,
+                "max_memory: 100KiB\n" + kGroupsChecks.substr(0, kGroupsChecks.find("{seed: 5}")) +
+                    "{seed: 6}" + kGroupsChecks.substr(kGroupsChecks.find("{seed: 5}") + 9));
   r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("device_2/output: 4096 of 4096 elements differ"));
   EXPECT_THAT(r.out, Not(HasSubstr("device_1/output")));
+}
+
+// Outputs that do not match the golden's by count or name: all devices are
+// paired by position, a subset by name (the golden holds every device's).
+TEST(Run, OutputsTheGoldenDoesNotHaveAreNamed) {
+  ScratchDir scratch;
+  const std::string golden = GroupsGolden(scratch);
+  ASSERT_TRUE(fs::exists(golden + "/groups/device_3/output.npy"));
+  // The same result in a one-element tuple: its leaves are named output_0.
+  std::string tupled = ReadText(kGroupsModule);
+  const std::string root = "ROOT r = ";
+  tupled.replace(tupled.find(root), root.size(), "r = ");
+  tupled.replace(tupled.rfind('}'), 1, "  ROOT t = (f32[4096]{0}) tuple(r)\n}");
+  WriteText(scratch / "tupled.hlo", tupled);
+  WriteScenario(scratch / "suite/groups.yaml", scratch / "tupled.hlo", kGroupsChecks);
+  RunResult r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("output device_0/output_0 is device_0/output in the golden"));
+  WriteScenario(scratch / "suite/groups.yaml", scratch / "tupled.hlo",
+                "max_memory: 100KiB\n" + kGroupsChecks);
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("output device_2/output_0 is not in the golden"));
+  // One more output than the golden's, on every device.
+  const std::string one = "(f32[4096]{0}) tuple(r)";
+  tupled.replace(tupled.find(one), one.size(), "(f32[4096]{0}, f32[4096]{0}) tuple(r, p)");
+  WriteText(scratch / "tupled.hlo", tupled);
+  WriteScenario(scratch / "suite/groups.yaml", scratch / "tupled.hlo", kGroupsChecks);
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("the run has 8 outputs, the golden 4"));
 }
 
 TEST(Run, TimeoutFailsOneScenarioAndTheRestStillRun) {
