@@ -40,6 +40,13 @@ class CollectiveHub {
 
   const SpmdConfig& config() const { return config_; }
 
+  /// An error at the first collective of the module (in text order) with a
+  /// group that holds a device being evaluated and one that is not, naming
+  /// the first such device; Ok when the devices evaluated are closed under
+  /// every collective. Checked before any device runs: found at run time, the
+  /// device reported would be whichever thread got there first.
+  Status CheckClosed() const;
+
   /// Contributions of a rendezvous, one list of operand values per
   /// participant, in participant order.
   using Contributions = std::vector<std::vector<const value::Literal*>>;

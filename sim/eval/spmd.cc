@@ -63,6 +63,7 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
     }
   }
   CollectiveHub hub(module, config, std::vector<int64_t>(devices.begin(), devices.end()));
+  TPUSIM_RETURN_IF_ERROR(hub.CheckClosed());
   std::vector<StatusOr<value::Literal>> results(n, value::Literal());
   auto run = [&](size_t i) {
     results[i] = EvaluateOnDevice(module, options_, config.Device(devices[i]), hub, args[i]);
