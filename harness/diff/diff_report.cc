@@ -35,14 +35,6 @@ std::string Exposure(const Metrics& before, const Metrics& after) {
   return "collectives " + side(before) + " -> " + side(after);
 }
 
-/// A count with its thousands grouped, "25,132": element counts of real
-/// outputs run to millions.
-std::string Count(uint64_t value) {
-  std::string digits = std::to_string(value);
-  for (size_t at = digits.size(); at > 3; at -= 3) digits.insert(at - 3, ",");
-  return digits;
-}
-
 /// Beyond this many ulps apart, a distance in ulps says nothing a reader can
 /// use: 2^16 ulps are already about 1% of an f32 value, and every octave
 /// between two wrong values adds 2^23 more (2,080,527,360 for values of
@@ -52,7 +44,7 @@ constexpr uint64_t kMeaningfulUlp = uint64_t{1} << 16;
 /// "within 3 ulp", or nothing when the distance is unknown or not meaningful.
 std::optional<std::string> UlpWords(const std::optional<uint64_t>& max_ulp) {
   if (!max_ulp.has_value() || *max_ulp > kMeaningfulUlp) return std::nullopt;
-  return "within " + Count(*max_ulp) + " ulp";
+  return "within " + FormatGrouped(static_cast<int64_t>(*max_ulp)) + " ulp";
 }
 
 /// "output_0" of "device_3/output_0": the leaf whatever the device.
@@ -112,8 +104,8 @@ std::vector<std::string> OutputEffects(const std::vector<OutputComparison>& outp
     if (leaf.failing_devices == 0) continue;
     const OutputComparison& w = leaf.worst;
     const std::optional<std::string> ulp = UlpWords(w.max_ulp);
-    effects.push_back(on(leaf.failing_devices) + ": " + Count(w.beyond_tolerance) + " of " +
-                      Count(w.elements) + " elements beyond tolerance (max abs " +
+    effects.push_back(on(leaf.failing_devices) + ": " + FormatGrouped(w.beyond_tolerance) + " of " +
+                      FormatGrouped(w.elements) + " elements beyond tolerance (max abs " +
                       Number(w.max_abs_error) + ", max rel " + Number(w.max_rel_error) +
                       (ulp ? ", " + *ulp : "") + ")");
   }

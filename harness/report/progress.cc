@@ -6,24 +6,11 @@
 #include <cstdio>
 #include <utility>
 
+#include "sim/base/units.h"
+
 namespace tpusim::harness {
-namespace {
 
-/// 1234567 -> "1,234,567".
-std::string WithThousands(int64_t n) {
-  const std::string digits = std::to_string(n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-}  // namespace
-
-ProgressLine::ProgressLine(std::string label, const std::atomic<int64_t>* counter,
-                           std::string unit)
+ProgressLine::ProgressLine(std::string label, const std::atomic<int64_t>* counter, std::string unit)
     : label_(std::move(label)), counter_(counter), unit_(std::move(unit)) {
   if (isatty(STDERR_FILENO) == 1) thread_ = std::thread([this] { Run(); });
 }
@@ -49,7 +36,7 @@ void ProgressLine::Run() {
     next = std::chrono::milliseconds(500);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     std::fprintf(stderr, "\r\033[K%s: %.1f s, %s %s", label_.c_str(), seconds,
-                 WithThousands(counter_->load(std::memory_order_relaxed)).c_str(), unit_.c_str());
+                 FormatGrouped(counter_->load(std::memory_order_relaxed)).c_str(), unit_.c_str());
     std::fflush(stderr);
     drawn = true;
   }

@@ -205,6 +205,17 @@ std::string FormatFixed(double value, int decimals) {
   return text;
 }
 
+std::string FormatGrouped(int64_t n) {
+  const std::string text = std::to_string(n);
+  const size_t first = n < 0 ? 1 : 0;  // the first digit, after any sign
+  std::string grouped = text.substr(0, first);
+  for (size_t i = first; i < text.size(); ++i) {
+    if (i > first && (text.size() - i) % 3 == 0) grouped += ',';
+    grouped += text[i];
+  }
+  return grouped;
+}
+
 std::string CountOf(int64_t n, std::string_view singular) {
   std::string text = std::to_string(n) + " " + std::string(singular);
   if (n == 1) return text;

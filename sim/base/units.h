@@ -101,6 +101,9 @@ std::string FormatFixed(double value, int decimals);
 enum class PercentSign : uint8_t { kUnsigned, kSigned };
 std::string FormatPercent(double percent, PercentSign sign = PercentSign::kUnsigned);
 
+/// `n` with its thousands grouped for people: "1,234,567", "-1,024".
+std::string FormatGrouped(int64_t n);
+
 /// `n` and the English noun `singular`, plural unless n is 1: "1 operand",
 /// "2 operands", "3 branches" (-es after s, x, z, ch and sh).
 std::string CountOf(int64_t n, std::string_view singular);

@@ -137,6 +137,16 @@ TEST(Units, FormatSignificantKeepsTheDigitsAskedFor) {
   EXPECT_EQ(FormatSignificant(-0.5), "-0.5");
 }
 
+TEST(Units, FormatGroupedPutsACommaBetweenThousands) {
+  EXPECT_EQ(FormatGrouped(0), "0");
+  EXPECT_EQ(FormatGrouped(999), "999");
+  EXPECT_EQ(FormatGrouped(1000), "1,000");
+  EXPECT_EQ(FormatGrouped(1234567), "1,234,567");
+  EXPECT_EQ(FormatGrouped(-123), "-123");
+  EXPECT_EQ(FormatGrouped(-1024), "-1,024");
+  EXPECT_EQ(FormatGrouped(INT64_MIN), "-9,223,372,036,854,775,808");
+}
+
 TEST(Units, CountOfPluralisesTheNounUnlessThereIsOne) {
   EXPECT_EQ(CountOf(1, "operand"), "1 operand");
   EXPECT_EQ(CountOf(0, "operand"), "0 operands");
