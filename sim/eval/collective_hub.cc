@@ -1,7 +1,6 @@
 #include "sim/eval/collective_hub.h"
 
 #include <algorithm>
-#include <optional>
 #include <utility>
 
 #include "sim/hlo/collective_groups.h"
@@ -37,28 +36,13 @@ Status CollectiveHub::CheckClosed() const {
   const auto evaluated = std::count_if(devices_.begin(), devices_.end(),
                                        [](const DeviceState& d) { return d.evaluated; });
   if (evaluated == config_.device_count()) return Status::Ok();
-  for (const auto& computation : module_.computations()) {
-    for (const auto& inst : computation->instructions()) {
-      const std::optional<hlo::CollectiveSite> site = hlo::FindCollective(*inst);
-      if (!site.has_value()) continue;
-      TPUSIM_ASSIGN_OR_RETURN(const hlo::CollectiveParticipants participants,
-                              hlo::ResolveCollective(module_, *site->inst, site->opcode, config_));
-      std::vector<std::vector<int64_t>> groups = participants.groups;
-      const bool send_recv =
-          site->opcode == hlo::HloOpcode::kSend || site->opcode == hlo::HloOpcode::kRecv;
-      if (send_recv && groups.empty()) {  // peers known only at run time: every device
-        groups.emplace_back(static_cast<size_t>(config_.device_count()));
-        for (int64_t d = 0; d < config_.device_count(); ++d) groups.back()[d] = d;
-      }
-      for (const std::vector<int64_t>& group : groups) {
+  return hlo::ForEachCollectiveGroup(
+      module_, config_, [&](const hlo::CollectiveSite& site, const std::vector<int64_t>& group) {
         const bool touches = std::any_of(group.begin(), group.end(), [&](int64_t d) {
           return d >= 0 && d < config_.device_count() && devices_[d].evaluated;
         });
-        if (touches) TPUSIM_RETURN_IF_ERROR(CheckEvaluated(*site->inst, group));
-      }
-    }
-  }
-  return Status::Ok();
+        return touches ? CheckEvaluated(*site.inst, group) : Status::Ok();
+      });
 }
 
 Status CollectiveHub::CheckEvaluated(const HloInstruction& inst,

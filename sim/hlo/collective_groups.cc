@@ -86,8 +86,8 @@ int64_t GroupSizeFromShapes(const HloInstruction& inst, HloOpcode opcode) {
   const Shape& operand = inst.operand(0)->shape();
   // The -start forms hold the result at tuple element 1.
   const Shape& result = inst.shape().IsTuple() && inst.shape().tuple_size() >= 2
-                                 ? inst.shape().tuple_shapes(1)
-                                 : inst.shape();
+                            ? inst.shape().tuple_shapes(1)
+                            : inst.shape();
   const int64_t dim = inst.dimensions()[0];
   if (!operand.IsArray() || !result.IsArray() || dim < 0 || dim >= operand.rank() ||
       dim >= result.rank()) {
@@ -101,7 +101,8 @@ int64_t GroupSizeFromShapes(const HloInstruction& inst, HloOpcode opcode) {
 }  // namespace
 
 bool IsCollectiveOpcode(HloOpcode opcode) {
-  return CollectiveKindOf(opcode) != CollectiveKind::kNone && OpRoleOf(opcode) != OpRole::kAsyncDone;
+  return CollectiveKindOf(opcode) != CollectiveKind::kNone &&
+         OpRoleOf(opcode) != OpRole::kAsyncDone;
 }
 
 std::optional<CollectiveSite> FindCollective(const HloInstruction& inst) {
@@ -110,7 +111,8 @@ std::optional<CollectiveSite> FindCollective(const HloInstruction& inst) {
   if (const auto* calls = inst.GetAttr<ComputationList>(AttrId::kCalls)) {
     for (const HloComputation* computation : calls->computations) {
       for (const auto& inner : computation->instructions()) {
-        if (IsCollectiveOpcode(inner->opcode())) return CollectiveSite{inner.get(), inner->opcode()};
+        if (IsCollectiveOpcode(inner->opcode()))
+          return CollectiveSite{inner.get(), inner->opcode()};
       }
     }
     return std::nullopt;
@@ -137,12 +139,13 @@ StatusOr<std::vector<int64_t>> GroupParticipants(const HloModule& module,
                                                  const HloInstruction& inst, HloOpcode opcode,
                                                  const SpmdConfig& config, int64_t device) {
   StatusOr<GroupMode> mode_or = GroupModeOf(inst, opcode);
-  if (!mode_or.ok()) return GroupError(module, inst, "use_global_device_ids=true needs a channel_id");
+  if (!mode_or.ok())
+    return GroupError(module, inst, "use_global_device_ids=true needs a channel_id");
   const GroupMode mode = *mode_or;
   const DeviceId me = config.Device(device);
   // What the ids of a group name, how many there are, and which one is ours.
   const auto [id_name, id_count] = IdDomain(mode, config);
-  const int64_t my_id = mode == GroupMode::kFlattenedId    ? device
+  const int64_t my_id = mode == GroupMode::kFlattenedId      ? device
                         : mode == GroupMode::kCrossPartition ? me.partition_id
                                                              : me.replica_id;
 
@@ -243,8 +246,9 @@ StatusOr<std::optional<std::vector<std::pair<int64_t, int64_t>>>> SendRecvPairs(
     }
   }
   if (numbers.size() % 2 != 0) {
-    return GroupError(module, inst,
-                      std::string(kSendRecvPairsAttribute) + " is not a list of {source,target} pairs");
+    return GroupError(
+        module, inst,
+        std::string(kSendRecvPairsAttribute) + " is not a list of {source,target} pairs");
   }
   std::vector<std::pair<int64_t, int64_t>> pairs;
   for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
@@ -272,7 +276,8 @@ StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
   }
   std::vector<std::pair<int64_t, int64_t>> ids;
   const bool send_recv = opcode == HloOpcode::kSend || opcode == HloOpcode::kRecv;
-  const AttrId pairs_attribute = send_recv ? AttrId::kFrontendAttributes : AttrId::kSourceTargetPairs;
+  const AttrId pairs_attribute =
+      send_recv ? AttrId::kFrontendAttributes : AttrId::kSourceTargetPairs;
   if (send_recv) {
     TPUSIM_ASSIGN_OR_RETURN(auto pairs, SendRecvPairs(module, inst));
     if (!pairs.has_value()) return result;
@@ -294,7 +299,8 @@ StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
     std::vector<int64_t> group;
     for (const auto& [source, target] : ids) {
       for (const int64_t id : {source, target}) {
-        if (id < 0 || id >= size) return IdOutOfRange(module, inst, pairs_attribute, *mode, config, id);
+        if (id < 0 || id >= size)
+          return IdOutOfRange(module, inst, pairs_attribute, *mode, config, id);
       }
       result.pairs.emplace_back(domain.devices[source], domain.devices[target]);
       group.push_back(domain.devices[source]);
@@ -305,6 +311,31 @@ StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
     if (!group.empty()) result.groups.push_back(std::move(group));
   }
   return result;
+}
+
+Status ForEachCollectiveGroup(
+    const HloModule& module, const SpmdConfig& config,
+    const std::function<Status(const CollectiveSite& site, const std::vector<int64_t>& group)>&
+        visit) {
+  std::vector<int64_t> all(static_cast<size_t>(config.device_count()));
+  for (int64_t d = 0; d < config.device_count(); ++d) all[d] = d;
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      const std::optional<CollectiveSite> site = FindCollective(*inst);
+      if (!site.has_value()) continue;
+      TPUSIM_ASSIGN_OR_RETURN(const CollectiveParticipants participants,
+                              ResolveCollective(module, *site->inst, site->opcode, config));
+      const bool send_recv = site->opcode == HloOpcode::kSend || site->opcode == HloOpcode::kRecv;
+      if (send_recv && participants.groups.empty()) {
+        TPUSIM_RETURN_IF_ERROR(visit(*site, all));
+        continue;
+      }
+      for (const std::vector<int64_t>& group : participants.groups) {
+        TPUSIM_RETURN_IF_ERROR(visit(*site, group));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 StatusOr<std::vector<int64_t>> CommunicatingDevices(const HloModule& module,
@@ -318,21 +349,11 @@ StatusOr<std::vector<int64_t>> CommunicatingDevices(const HloModule& module,
     while (parent[d] != d) d = parent[d] = parent[parent[d]];
     return d;
   };
-  std::vector<int64_t> all(static_cast<size_t>(n));
-  for (int64_t d = 0; d < n; ++d) all[d] = d;
-  for (const auto& computation : module.computations()) {
-    for (const auto& inst : computation->instructions()) {
-      const std::optional<CollectiveSite> site = FindCollective(*inst);
-      if (!site.has_value()) continue;
-      TPUSIM_ASSIGN_OR_RETURN(const CollectiveParticipants participants,
-                              ResolveCollective(module, *site->inst, site->opcode, config));
-      const bool send_recv = site->opcode == HloOpcode::kSend || site->opcode == HloOpcode::kRecv;
-      if (send_recv && participants.groups.empty()) return all;
-      for (const std::vector<int64_t>& group : participants.groups) {
+  TPUSIM_RETURN_IF_ERROR(ForEachCollectiveGroup(
+      module, config, [&](const CollectiveSite&, const std::vector<int64_t>& group) {
         for (const int64_t member : group) parent[root(member)] = root(group.front());
-      }
-    }
-  }
+        return Status::Ok();
+      }));
   std::vector<bool> wanted(static_cast<size_t>(n), false);
   for (const int64_t d : devices) wanted[root(d)] = true;
   std::vector<int64_t> closure;

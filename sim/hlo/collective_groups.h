@@ -8,6 +8,7 @@
 #define TPUSIM_SIM_HLO_COLLECTIVE_GROUPS_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,7 +42,9 @@ struct SpmdConfig {
   int64_t partition_count = 1;
 
   int64_t device_count() const { return replica_count * partition_count; }
-  int64_t DeviceIndex(DeviceId id) const { return id.replica_id * partition_count + id.partition_id; }
+  int64_t DeviceIndex(DeviceId id) const {
+    return id.replica_id * partition_count + id.partition_id;
+  }
   DeviceId Device(int64_t index) const {
     return {index / partition_count, index % partition_count};
   }
@@ -95,9 +98,8 @@ StatusOr<GroupMode> GroupModeOf(const HloInstruction& inst, HloOpcode opcode);
 /// Errors name `inst`: an id out of range, a device in no group, an empty
 /// group list with flattened ids.
 StatusOr<std::vector<int64_t>> GroupParticipants(const HloModule& module,
-                                                 const HloInstruction& inst,
-                                                 HloOpcode opcode, const SpmdConfig& config,
-                                                 int64_t device);
+                                                 const HloInstruction& inst, HloOpcode opcode,
+                                                 const SpmdConfig& config, int64_t device);
 
 /// Point-to-point ops (collective-permute, send, recv) name peers by replica
 /// id without a channel and by partition id with one. The peers of `device`
@@ -135,6 +137,22 @@ StatusOr<CollectiveParticipants> ResolveCollective(const HloModule& module,
                                                    const HloInstruction& inst, HloOpcode opcode,
                                                    const SpmdConfig& config);
 
+/// A collective and the instruction that carries its attributes.
+struct CollectiveSite {
+  const HloInstruction* inst = nullptr;
+  HloOpcode opcode = HloOpcode::kAllReduce;
+};
+
+/// Calls `visit(site, group)` for each group of devices that exchange data in
+/// a collective of `module`: the collectives in text order (computations in
+/// module order), each one's groups in order. A send or recv that names no
+/// pairs gives one group of every device (its peers are known only when it
+/// runs). Stops at visit's first error; other errors are ResolveCollective's.
+Status ForEachCollectiveGroup(
+    const HloModule& module, const SpmdConfig& config,
+    const std::function<Status(const CollectiveSite& site, const std::vector<int64_t>& group)>&
+        visit);
+
 /// The devices whose values decide those of `devices`: `devices` and every
 /// device that exchanges data with one of them through some collective of
 /// `module`, directly or through others, ascending. Every device when a
@@ -147,12 +165,6 @@ StatusOr<std::vector<int64_t>> CommunicatingDevices(const HloModule& module,
 /// The collective communication ops (IsCollective) and the point-to-point
 /// send and recv, whose transfers the SPMD runtime routes like them.
 bool IsCollectiveOpcode(HloOpcode opcode);
-
-/// A collective and the instruction that carries its attributes.
-struct CollectiveSite {
-  const HloInstruction* inst = nullptr;
-  HloOpcode opcode = HloOpcode::kAllReduce;
-};
 
 /// The collective `inst` runs, if any: `inst` itself when IsCollectiveOpcode
 /// holds for its opcode; for an async-start, the collective its wrapped
