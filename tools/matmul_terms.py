@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Split tpusim's time for each row of the matmul-v4 validation family into its
+terms, and ask the measurements which combination of them they follow.
+
+Each term is the difference between two `tpusim validate --json` runs that
+differ in one switch (every run with the f16 conversions fully exposed, so
+that they add to the MXU time instead of hiding under it):
+  conv   the f16 conversions (vpu.f16_load_ops and f16_store_ops set to 0)
+  start  the kernel start (overhead.kernel_start=0)
+  steps  the per-block pipeline steps (overhead.pipeline_step=0)
+  edges  the pipeline's prologue and epilogue (vmem.pipeline_block=0B)
+  mxu    what is left: the MXU passes with their fill and drain
+Then, per source set of the family and for all sets but the last (the large
+irregular shapes, which run at two rates their shapes do not tell apart,
+docs/validation.md), a least-squares fit of the measured time on the terms
+with weights 1/measured (so that it minimises relative error), and the mean
+absolute error of that fit beside tpusim's own.
+
+  tools/matmul_terms.py --tpusim build/bin/tpusim   (needs numpy: python3-numpy)
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SWITCHES = [
+    ("conv", ["vpu.f16_load_ops=0", "vpu.f16_store_ops=0"]),
+    ("start", ["overhead.kernel_start=0"]),
+    ("steps", ["overhead.pipeline_step=0"]),
+    ("edges", ["vmem.pipeline_block=0B"]),
+]
+FITS = [["mxu", "conv", "edges", "steps", "const"], ["mxu", "conv", "const"], ["mxu", "conv", "start"]]
+
+
+def predicted(args, overrides):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = [args.tpusim, "validate", "--family", "matmul-v4", "--worst", "0", "-j", str(args.jobs),
+               "--json", out.name]
+        for o in overrides:
+            cmd += ["-p", o]
+        subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL)
+        return {r["id"]: r["predicted_us"] for r in json.load(open(out.name))["rows"]}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tpusim", required=True)
+    p.add_argument("--jobs", type=int, default=2)
+    args = p.parse_args()
+
+    # Switch the terms off one after another: each difference is one term.
+    preset = predicted(args, [])
+    switched = ["mxu.convert_exposed_percent=100"]
+    runs = [predicted(args, switched)]
+    for _, overrides in SWITCHES:
+        switched += overrides
+        runs.append(predicted(args, switched))
+    suite_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "validation")
+    rows = []
+    for m in csv.DictReader(open(os.path.join(suite_dir, "matmul_v4.csv"))):
+        i = m["id"]
+        terms = {name: runs[k][i] - runs[k + 1][i] for k, (name, _) in enumerate(SWITCHES)}
+        terms["mxu"] = runs[-1][i]
+        terms["const"] = 1.0
+        source = m["source"].split("/")[-1].split(".")[0]
+        rows.append((source, float(m["measured_us"]), terms, preset[i]))
+    sets = list(dict.fromkeys(r[0] for r in rows))
+    for label, chosen in [(s, [s]) for s in sets] + [("all but " + sets[-1], sets[:-1])]:
+        subset = [r for r in rows if r[0] in chosen]
+        y = np.array([r[1] for r in subset])
+        own = 100 * np.mean([abs(r[3] - r[1]) / r[1] for r in subset])
+        print(f"{label} ({len(subset)} rows): tpusim's preset MAPE {own:.1f}%")
+        for names in FITS:
+            fixed = "start" in names  # the kernel start as tpusim has it, not fitted
+            free = [n for n in names if n != "start"]
+            a = np.array([[r[2][n] for n in free] for r in subset])
+            target = y - (np.array([r[2]["start"] for r in subset]) if fixed else 0)
+            w = 1 / y
+            coef, *_ = np.linalg.lstsq(a * w[:, None], target * w, rcond=None)
+            fit = a @ coef + (y - target)
+            mape = 100 * np.mean(np.abs(fit - y) / y)
+            terms = " + ".join(f"{c:.3g} {n}" for n, c in zip(free, coef))
+            print(f"  {'start + ' if fixed else ''}{terms}: MAPE {mape:.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
