@@ -19,12 +19,12 @@ function(tpusim_add_test name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main)
-  if(TPUSIM_SANITIZE)
-    # The test sources themselves unoptimised: under the sanitizers GoogleTest's
-    # macros make -O1 compiles of them slow (they were half the ASan build's
-    # time), while the work a test does runs in the libraries, which stay -O1.
-    target_compile_options(${name} PRIVATE -O0)
-  endif()
+  # The test sources themselves unoptimised, in every build: GoogleTest's
+  # macros make optimised compiles of them slow (at -O2 they were 41% of the
+  # Release build's compile time, and -O0 takes a fifth off them; at -O1 under
+  # the sanitizers, half the build), while the work a test does runs in the
+  # libraries, which keep the build's optimisation.
+  target_compile_options(${name} PRIVATE -O0)
   if(ARG_DEFINITIONS)
     target_compile_definitions(${name} PRIVATE ${ARG_DEFINITIONS})
   endif()
