@@ -23,25 +23,6 @@ int64_t DefaultMaxMemory() {
 
 }  // namespace
 
-std::string_view RunModeName(RunMode mode) {
-  switch (mode) {
-    case RunMode::kValues:
-      return "values";
-    case RunMode::kTiming:
-      return "timing";
-    case RunMode::kFull:
-      return "full";
-  }
-  return "unknown";
-}
-
-StatusOr<RunMode> ParseRunMode(std::string_view text) {
-  for (const RunMode mode : {RunMode::kValues, RunMode::kTiming, RunMode::kFull}) {
-    if (text == RunModeName(mode)) return mode;
-  }
-  return InvalidArgument("expected full, timing or values, got '" + std::string(text) + "'");
-}
-
 StatusOr<InputSource> ParseInputSource(const std::string& text, const std::string& command) {
   if (text.rfind("seed:", 0) == 0) {
     const std::string digits = text.substr(5);
@@ -73,17 +54,17 @@ StatusOr<int64_t> ParseMaxMemory(const std::string& text, const std::string& com
   return bytes->value();
 }
 
-eval::Numerics NumericsNamed(std::string_view name) {
-  return name == "ieee" ? eval::Numerics::kIeee : eval::Numerics::kTpu;
-}
-
 StatusOr<EvaluationSpec> ParseEvaluationSpec(const std::string& command, const std::string& inputs,
                                              std::string_view numerics,
                                              const std::string& max_memory) {
   EvaluationSpec spec;
   spec.command = command;
   TPUSIM_ASSIGN_OR_RETURN(spec.inputs, ParseInputSource(inputs, command));
-  spec.numerics = NumericsNamed(numerics);
+  StatusOr<eval::Numerics> parsed = ParseNumerics(numerics);
+  if (!parsed.ok()) {
+    return InvalidArgument(command + ": error: --numerics: " + parsed.status().message());
+  }
+  spec.numerics = *parsed;
   TPUSIM_ASSIGN_OR_RETURN(spec.max_memory, ParseMaxMemory(max_memory, command));
   return spec;
 }

@@ -11,21 +11,13 @@
 #include <variant>
 #include <vector>
 
+#include "harness/run/run_names.h"
 #include "sim/base/status.h"
 #include "sim/eval/evaluator.h"
 #include "sim/ici/interconnect.h"
 #include "sim/timing/timing.h"
 
 namespace tpusim::harness {
-
-/// What a run computes: the outputs, the time on a chip, or both (the timing
-/// then takes loop trip counts and branches from the values run).
-enum class RunMode : uint8_t { kValues, kTiming, kFull };
-
-/// "values", "timing" or "full": the spelling of --mode and a scenario's `mode`.
-std::string_view RunModeName(RunMode mode);
-/// Parses RunModeName's spellings.
-StatusOr<RunMode> ParseRunMode(std::string_view text);
 
 /// Seeded random entry parameters (`--inputs seed:N`, a scenario's `inputs.seed`).
 struct SeededInputs {
@@ -98,9 +90,6 @@ StatusOr<InputSource> ParseInputSource(const std::string& text, const std::strin
 /// `--max-memory`: a byte count with a unit ("8GiB", "512MB") or bare bytes;
 /// empty: half of the machine's physical memory.
 StatusOr<int64_t> ParseMaxMemory(const std::string& text, const std::string& command);
-/// "ieee" is eval::Numerics::kIeee, anything else kTpu: the spelling of
-/// --numerics and a scenario's `numerics`, which their parsers check.
-eval::Numerics NumericsNamed(std::string_view name);
 /// The evaluation `--inputs`, `--numerics` and `--max-memory` describe (the
 /// rest as EvaluationSpec's defaults); `command` prefixes errors.
 StatusOr<EvaluationSpec> ParseEvaluationSpec(const std::string& command, const std::string& inputs,

@@ -167,14 +167,14 @@ Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
                      "outputs are compared with their golden: give "
                      "golden: true");
     }
-    if (s.mode == "timing") {
+    if (s.mode == RunMode::kTiming) {
       return r.Error(outputs, "checks.outputs", "mode timing computes no outputs");
     }
   }
   for (const std::string& metric : MetricNames()) {
     if (const YAML::Node m = node[metric]) {
       TPUSIM_ASSIGN_OR_RETURN(s.metrics[metric], ReadMetric(r, m, "checks." + metric));
-      if (s.mode == "values") {
+      if (s.mode == RunMode::kValues) {
         return r.Error(m, "checks." + metric, "mode values does not time the module");
       }
     }
@@ -323,30 +323,22 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     }
   }
   if (root["algorithm"]) {
-    TPUSIM_ASSIGN_OR_RETURN(s.algorithm, r.String(root["algorithm"], "algorithm"));
-    const StatusOr<ici::Algorithm> algorithm = ici::ParseAlgorithm(s.algorithm);
-    if (!algorithm.ok())
-      return r.Error(root["algorithm"], "algorithm", algorithm.status().message());
+    TPUSIM_ASSIGN_OR_RETURN(s.algorithm,
+                            r.Parsed(root["algorithm"], "algorithm", ici::ParseAlgorithm));
     if (!s.topology_config.has_value()) {
       return r.Error(root["algorithm"], "algorithm", "needs a topology to run collectives on");
     }
   }
   if (root["mode"]) {
-    TPUSIM_ASSIGN_OR_RETURN(s.mode, r.String(root["mode"], "mode"));
-    if (s.mode != "full" && s.mode != "timing" && s.mode != "values") {
-      return r.Error(root["mode"], "mode", "expected full, timing or values, got '" + s.mode + "'");
-    }
+    TPUSIM_ASSIGN_OR_RETURN(s.mode, r.Parsed(root["mode"], "mode", ParseRunMode));
   }
-  if (s.mode != "values" && s.chip.empty()) {
+  if (s.mode != RunMode::kValues && s.chip.empty()) {
     return r.Error(root["mode"] ? root["mode"] : root, "chip",
-                   "mode " + s.mode + " times the module: give chip: PRESET (or mode: values)");
+                   "mode " + std::string(RunModeName(s.mode)) +
+                       " times the module: give chip: PRESET (or mode: values)");
   }
   if (root["numerics"]) {
-    TPUSIM_ASSIGN_OR_RETURN(s.numerics, r.String(root["numerics"], "numerics"));
-    if (s.numerics != "tpu" && s.numerics != "ieee") {
-      return r.Error(root["numerics"], "numerics",
-                     "expected tpu or ieee, got '" + s.numerics + "'");
-    }
+    TPUSIM_ASSIGN_OR_RETURN(s.numerics, r.Parsed(root["numerics"], "numerics", ParseNumerics));
   }
   for (const auto& [key, limit] : {std::pair{"max_while_iterations", &s.max_while_iterations},
                                    std::pair{"max_loop_work", &s.max_loop_work},
@@ -383,7 +375,7 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
       const std::string path = "require[" + std::to_string(i) + "]";
       TPUSIM_ASSIGN_OR_RETURN(const std::string what, r.String(require[i], path));
       if (what != "values") return r.Error(require[i], path, "expected values, got '" + what + "'");
-      if (s.mode == "timing") {
+      if (s.mode == RunMode::kTiming) {
         return r.Error(require[i], path, "mode timing computes no values");
       }
       s.require_values = true;

@@ -12,9 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/run/run_names.h"
 #include "sim/arch/chip_config.h"
 #include "sim/arch/topology_config.h"
 #include "sim/base/status.h"
+#include "sim/eval/numerics.h"
+#include "sim/ici/interconnect.h"
 #include "sim/value/compare.h"
 
 namespace tpusim::harness {
@@ -69,12 +72,12 @@ struct Scenario {
   /// Its canonical text (arch::CanonicalTopologyText, after the chip's
   /// wraparound rule), stamped into goldens; "" without a topology.
   std::string topology;
-  std::string algorithm = "auto";  ///< collective algorithm (ici::AlgorithmName spellings)
-  std::optional<uint64_t> seed;            ///< seeded inputs; unset with `inputs_dir`
-  std::string inputs_dir;                  ///< a directory of param_<N>.npy, resolved
-  std::string mode = "full";               ///< full | timing | values
-  std::string numerics = "tpu";            ///< tpu | ieee
-  double timeout_seconds = 0;              ///< 0: the suite's --timeout
+  ici::Algorithm algorithm = ici::Algorithm::kAuto;  ///< `algorithm`, for collectives
+  std::optional<uint64_t> seed;                      ///< seeded inputs; unset with `inputs_dir`
+  std::string inputs_dir;                            ///< a directory of param_<N>.npy, resolved
+  RunMode mode = RunMode::kFull;                     ///< `mode`
+  eval::Numerics numerics = eval::Numerics::kTpu;    ///< `numerics`
+  double timeout_seconds = 0;                        ///< 0: the suite's --timeout
   /// The loop limits of `tpusim exec --max-while-iterations`, --max-loop-work
   /// and --max-executed-instructions (harness::LoopLimits); unset: its defaults.
   std::optional<int64_t> max_while_iterations, max_loop_work, max_executed_instructions;

@@ -255,16 +255,16 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
 /// reported them with their positions).
 StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
   RunSpec spec;
-  TPUSIM_ASSIGN_OR_RETURN(spec.mode, ParseRunMode(scenario.mode));
+  spec.mode = scenario.mode;
   if (scenario.seed.has_value()) {
     spec.evaluation.inputs = SeededInputs{*scenario.seed};
   } else {
     spec.evaluation.inputs = InputDirectory{scenario.inputs_dir};
   }
-  spec.evaluation.numerics = NumericsNamed(scenario.numerics);
+  spec.evaluation.numerics = scenario.numerics;
   TPUSIM_ASSIGN_OR_RETURN(spec.evaluation.max_memory, ParseMaxMemory("", spec.evaluation.command));
   spec.evaluation.max_memory = scenario.max_memory.value_or(spec.evaluation.max_memory);
-  TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(scenario.algorithm));
+  spec.algorithm = scenario.algorithm;
   LoopLimits& limits = spec.limits;
   limits.max_while_iterations = scenario.max_while_iterations.value_or(limits.max_while_iterations);
   limits.max_loop_work = scenario.max_loop_work.value_or(limits.max_loop_work);

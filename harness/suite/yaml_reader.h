@@ -160,6 +160,16 @@ class YamlReader {
     return Error(node, path,
                  "expected an integer of at least " + std::to_string(min) + ", got " + Got(node));
   }
+  /// A string that `parse` (ParseRunMode, ici::ParseAlgorithm, ...) turns
+  /// into a value, with the parser's error located at the node.
+  template <typename Parse>
+  auto Parsed(const YAML::Node& node, const std::string& path, Parse parse) const
+      -> decltype(parse(std::string_view())) {
+    TPUSIM_ASSIGN_OR_RETURN(const std::string text, String(node, path));
+    auto parsed = parse(text);
+    if (!parsed.ok()) return Error(node, path, parsed.status().message());
+    return parsed;
+  }
 
   const std::string& file() const { return file_; }
 

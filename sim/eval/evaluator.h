@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/base/status.h"
+#include "sim/eval/numerics.h"
 #include "sim/hlo/collective_groups.h"
 #include "sim/hlo/module.h"
 #include "sim/hlo/opcode.h"
@@ -23,16 +24,6 @@
 namespace tpusim::eval {
 
 class MxuTileEngine;  // sim/eval/mxu_tile.h
-
-/// How dot products are computed.
-enum class Numerics : uint8_t {
-  /// As the MXU computes: operands split into bf16 passes per the precision
-  /// config, exact products, f32 accumulation in MXU tile order. The default.
-  kTpu,
-  /// Full-precision reference: exact operand values, products and sums in f64,
-  /// rounded once to the result type.
-  kIeee,
-};
 
 /// What a program's control flow did on one device, by instruction of the
 /// evaluated module (which outlives the record): the first execution of each

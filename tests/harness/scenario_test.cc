@@ -57,10 +57,10 @@ checks:
   EXPECT_EQ(s->topology_config->dims, (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(s->topology_config->wraparound, (std::vector<bool>{false, false}));
   EXPECT_EQ(s->topology_config->device_assignment, (std::vector<int64_t>{3, 1}));
-  EXPECT_EQ(s->algorithm, "ring");
+  EXPECT_EQ(s->algorithm, ici::Algorithm::kRing);
   EXPECT_EQ(s->seed, 42u);
-  EXPECT_EQ(s->mode, "full");
-  EXPECT_EQ(s->numerics, "ieee");
+  EXPECT_EQ(s->mode, RunMode::kFull);
+  EXPECT_EQ(s->numerics, eval::Numerics::kIeee);
   EXPECT_EQ(s->max_while_iterations, 100);
   EXPECT_EQ(s->max_loop_work, 2000);
   EXPECT_EQ(s->max_executed_instructions, 300);
@@ -88,7 +88,9 @@ TEST(Scenario, Defaults) {
   EXPECT_EQ(s->name, "b");
   EXPECT_EQ(s->module, "dir/m.hlo");
   EXPECT_EQ(s->seed, 0u);
-  EXPECT_EQ(s->numerics, "tpu");
+  EXPECT_EQ(s->mode, RunMode::kValues);
+  EXPECT_EQ(s->numerics, eval::Numerics::kTpu);
+  EXPECT_EQ(s->algorithm, ici::Algorithm::kAuto);
   EXPECT_EQ(s->topology, "");
   EXPECT_FALSE(s->max_while_iterations.has_value());
   EXPECT_FALSE(s->max_loop_work.has_value());
@@ -145,6 +147,22 @@ TEST(Scenario, ErrorsNamePositionAndKeyPath) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().message(),
             "e.yaml:4:33: error: key path `checks.outputs.rtol`: expected a number, got 'abc'");
+}
+
+// mode, numerics and algorithm are parsed once, by the loader: a spelling
+// their parsers refuse is an error at its value, not later in the run.
+TEST(Scenario, AnUnknownModeNumericsOrAlgorithmIsAnErrorAtItsValue) {
+  const auto error = [](const std::string& text) {
+    const StatusOr<Scenario> s = ParseScenario(text, "p.yaml");
+    return s.ok() ? std::string("parsed") : s.status().message();
+  };
+  EXPECT_EQ(error("module: m.hlo\nchip: tpu-v5e\nmode: fast\n"),
+            "p.yaml:3:7: error: key path `mode`: expected full, timing or values, got 'fast'");
+  EXPECT_EQ(error("module: m.hlo\nmode: values\nnumerics: exact\n"),
+            "p.yaml:3:11: error: key path `numerics`: expected tpu or ieee, got 'exact'");
+  EXPECT_THAT(error("module: m.hlo\nmode: values\ntopology: torus:2x2\nalgorithm: rings\n"),
+              HasSubstr("p.yaml:4:12: error: key path `algorithm`: unknown collective algorithm "
+                        "'rings'"));
 }
 
 TEST(Scenario, ExpectFail) {
