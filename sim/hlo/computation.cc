@@ -1,5 +1,7 @@
 #include "sim/hlo/computation.h"
 
+#include <algorithm>
+
 #include "sim/hlo/module.h"
 
 namespace tpusim::hlo {
@@ -8,6 +10,12 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
   instruction->set_parent(this);
   instructions_.push_back(std::move(instruction));
   return instructions_.back().get();
+}
+
+void HloComputation::HoistParameters() {
+  std::stable_partition(instructions_.begin(), instructions_.end(), [](const auto& instruction) {
+    return instruction->opcode() == HloOpcode::kParameter;
+  });
 }
 
 void HloComputation::SetParameter(int64_t number, HloInstruction* parameter) {

@@ -27,6 +27,9 @@ class HloComputation {
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
   /// Takes ownership; sets the instruction's parent.
   HloInstruction* AddInstruction(std::unique_ptr<HloInstruction> instruction);
+  /// Moves the parameters ahead of the other instructions, keeping the order
+  /// within each group.
+  void HoistParameters();
 
   HloInstruction* root() const { return root_; }
   void set_root(HloInstruction* root) { root_ = root; }

@@ -92,6 +92,7 @@ class HloModule {
   HloModule& operator=(const HloModule&) = delete;
 
   const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
 
   /// Computations in text order (callees before callers in real dumps).
   const std::vector<std::unique_ptr<HloComputation>>& computations() const { return computations_; }

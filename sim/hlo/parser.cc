@@ -31,24 +31,97 @@ StatusOr<Shape> Parser::ParseShapeOnly() {
 }
 
 StatusOr<std::unique_ptr<HloModule>> Parser::ParseModule() {
-  TPUSIM_RETURN_IF_ERROR(ParseHeader());
-  TPUSIM_RETURN_IF_ERROR(ParseStackFrameTables());
-  while (!lexer_.AtEnd()) TPUSIM_RETURN_IF_ERROR(ParseComputation());
-  if (module_->computations().empty()) {
-    return lexer_.Expected("a computation after the module header");
+  if (lexer_.PeekIdentifier() == "HloModule") {
+    TPUSIM_RETURN_IF_ERROR(ParseHeader());
+    TPUSIM_RETURN_IF_ERROR(ParseStackFrameTables());
+    TPUSIM_RETURN_IF_ERROR(ParseComputations());
+  } else if (!lexer_.AtIdentifier()) {
+    return lexer_.Expected("'HloModule', a computation or an instruction at start of text");
+  } else if (AtSingleInstruction()) {
+    StartModule("_");  // XLA's name for the module of a lone instruction
+    TPUSIM_RETURN_IF_ERROR(ParseSingleInstruction());
+  } else {
+    StartModule("");
+    TPUSIM_RETURN_IF_ERROR(ParseComputations());
+    // XLA names a module written without a header after its entry.
+    module_->set_name("module_" + module_->entry()->name());
   }
-  if (module_->entry() == nullptr) module_->set_entry(last_top_level_);
   TPUSIM_RETURN_IF_ERROR(ResolveComputationReferences());
   module_->AssignUniqueIds();
   TPUSIM_RETURN_IF_ERROR(InferMissingShapes());
   return std::move(module_);
 }
 
-Status Parser::ParseHeader() {
-  if (!lexer_.TryConsumeWord("HloModule")) return lexer_.Expected("'HloModule' at start of module");
-  TPUSIM_ASSIGN_OR_RETURN(std::string_view name, lexer_.ExpectIdentifier("a module name"));
-  module_ = std::make_unique<HloModule>(std::string(name));
+void Parser::StartModule(std::string name) {
+  module_ = std::make_unique<HloModule>(std::move(name));
   module_->set_filename(std::string(lexer_.filename()));
+}
+
+bool Parser::AtSingleInstruction() {
+  const size_t start = lexer_.position();
+  const std::string_view word = lexer_.ReadIdentifier();
+  const bool instruction = word == "ROOT" || lexer_.Peek() == '=';
+  lexer_.Rewind(start);
+  return instruction;
+}
+
+Status Parser::ParseComputations() {
+  while (!lexer_.AtEnd()) TPUSIM_RETURN_IF_ERROR(ParseComputation());
+  if (module_->computations().empty()) {
+    return lexer_.Expected("a computation after the module header");
+  }
+  if (module_->entry() == nullptr) module_->set_entry(last_top_level_);
+  return Status::Ok();
+}
+
+Status Parser::ParseSingleInstruction() {
+  auto owned = std::make_unique<HloComputation>(module_->name());
+  owned->set_location(lexer_.NextLocation());
+  HloComputation& entry = *module_->AddComputation(std::move(owned));
+  module_->set_entry(&entry);
+  bool saw_root = false;
+  TPUSIM_RETURN_IF_ERROR(ParseInstruction(entry, saw_root));
+  if (!lexer_.AtEnd()) {
+    return lexer_.Expected(
+        "end of text after a single instruction (a module starts with 'HloModule')");
+  }
+  entry.set_root(entry.instructions().front().get());
+  TPUSIM_RETURN_IF_ERROR(AddOperandParameters(entry));
+  return ResolveComputation(entry);
+}
+
+Status Parser::AddOperandParameters(HloComputation& entry) {
+  const size_t end = lexer_.position();
+  for (const PendingOperand& operand : pending_operands_) {
+    const PendingName& name = operand.name;
+    if (names_.Find(name.name) != nullptr) continue;  // the instruction itself, or used before
+    if (operand.shape_location == kNoShape) {
+      return lexer_.ErrorAt(name.location, "operand '" + std::string(name.name) +
+                                               "' of a single instruction has no shape; write " +
+                                               "it before the name (f32[2] %a) to make the " +
+                                               "operand a parameter");
+    }
+    lexer_.Rewind(operand.shape_location);
+    std::unique_ptr<HloInstruction> parameter(
+        new HloInstruction(std::string(name.name), HloOpcode::kParameter, Shape()));
+    TPUSIM_RETURN_IF_ERROR(ParseShapeInto(parameter->mutable_shape()));
+    parameter->set_location(lexer_.LocationOf(name.location));
+    const int64_t number = entry.parameter_count();
+    parameter->set_parameter_number(number);
+    entry.SetParameter(number, parameter.get());
+    names_.Insert(parameter.get());
+    entry.AddInstruction(std::move(parameter));
+  }
+  lexer_.Rewind(end);
+  // XLA's builder adds each parameter before the instruction that uses it.
+  entry.HoistParameters();
+  return Status::Ok();
+}
+
+Status Parser::ParseHeader() {
+  lexer_.ReadIdentifier();  // HloModule
+  TPUSIM_ASSIGN_OR_RETURN(std::string_view name, lexer_.ExpectIdentifier("a module name"));
+  StartModule(std::string(name));
   lexer_.TryConsume(':');  // old dumps: `HloModule name:`
   while (lexer_.TryConsume(',')) {
     TPUSIM_ASSIGN_OR_RETURN(std::string_view attr, lexer_.ExpectIdentifier("a module attribute name"));
@@ -389,11 +462,15 @@ Status Parser::ParseOperands(HloInstruction* instruction) {
   const size_t first = pending_operands_.size();
   do {
     // Older dumps print each operand's shape before its name.
-    if (AtShape()) TPUSIM_RETURN_IF_ERROR(ParseShape().status());
+    size_t shape_location = kNoShape;
+    if (AtShape()) {
+      shape_location = lexer_.Mark();
+      TPUSIM_RETURN_IF_ERROR(ParseShape().status());
+    }
     const size_t loc = lexer_.Mark();
     std::string_view name = lexer_.ReadIdentifier();
     if (name.empty()) return lexer_.Expected("an operand name");
-    pending_operands_.push_back({instruction, {name, loc}});
+    pending_operands_.push_back({instruction, {name, loc}, shape_location});
   } while (lexer_.TryConsume(','));
   if (!lexer_.TryConsume(')')) return lexer_.ExpectFailed(')', "to close the operand list");
   // Usually every operand is already defined: link them now, which gives the

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,7 +31,12 @@ struct PendingName {
 struct PendingOperand {
   HloInstruction* instruction;
   PendingName name;
+  /// Offset of the shape written before the name, or kNoShape: a single
+  /// instruction's operands become parameters of that shape.
+  size_t shape_location;
 };
+
+inline constexpr size_t kNoShape = static_cast<size_t>(-1);
 
 /// Instruction names of one computation: an open-addressing hash table keyed
 /// by each instruction's own name (no allocation per entry, unlike
@@ -134,6 +140,20 @@ class Parser {
 
  private:
   // parser.cc: module, computations, instructions, name resolution.
+  /// module_, empty, named `name`.
+  void StartModule(std::string name);
+  /// True when the text is one instruction (`name = ...` or `ROOT ...`)
+  /// rather than computations; the cursor is at its first identifier.
+  bool AtSingleInstruction();
+  /// Computations up to the end of the text, and the module's entry.
+  Status ParseComputations();
+  /// One instruction as the whole text, as XLA's parser accepts it: the
+  /// entry computation of a module of its own, whose parameters are the
+  /// instruction's operands.
+  Status ParseSingleInstruction();
+  /// A parameter of `entry` for each operand of its one instruction, of the
+  /// shape written before the operand's name, numbered in order of first use.
+  Status AddOperandParameters(HloComputation& entry);
   Status ParseHeader();
   Status ParseHeaderAttribute(std::string_view name);
   Status ParseStackFrameTables();

@@ -408,6 +408,106 @@ add {
   EXPECT_EQ(test::FindInstruction(*m, "r")->to_apply()->name(), "add");
 }
 
+// --- text without a module header ------------------------------------------------
+
+TEST(ParseWithoutHeader, AComputationAloneIsAModuleNamedAfterItsEntry) {
+  // XLA's ParseSingleEntryComputation and ParseComputationNameClosingBrace.
+  auto entry = Parse(R"(ENTRY test {
+  p = f32[2] parameter(0)
+  ROOT r = f32[2] negate(p)
+}
+)");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->name(), "module_test");
+  EXPECT_EQ(entry->entry()->name(), "test");
+  EXPECT_THAT(PrintModule(*entry), ::testing::StartsWith("HloModule module_test\n"));
+  auto bare = Parse("test {\n  ROOT p = f32[1,2] parameter(0)\n}\n");
+  ASSERT_NE(bare, nullptr);
+  EXPECT_EQ(bare->name(), "module_test");
+  EXPECT_EQ(bare->entry()->name(), "test");
+}
+
+TEST(ParseWithoutHeader, TheEntryIsTheEntryComputationOrElseTheLast) {
+  // XLA's ParseMultiComputations and ParseMultiComputationsWithEntry.
+  auto last = Parse(R"(comp1 {
+  ROOT a = f32[] parameter(0)
+}
+comp2 {
+  p = f32[] parameter(0)
+  ROOT c = f32[] call(p), to_apply=comp1
+}
+)");
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->name(), "module_comp2");
+  EXPECT_EQ(last->entry()->name(), "comp2");
+  auto marked = Parse(R"(ENTRY comp1 {
+  p = f32[] parameter(0)
+  ROOT c = f32[] call(p), to_apply=comp2
+}
+comp2 {
+  ROOT a = f32[] parameter(0)
+}
+)");
+  ASSERT_NE(marked, nullptr);
+  EXPECT_EQ(marked->name(), "module_comp1");
+  EXPECT_EQ(marked->entry()->name(), "comp1");
+}
+
+TEST(ParseWithoutHeader, ErrorsAreLocated) {
+  // XLA's DuplicateParameterNumberIsDetected, written without a header.
+  EXPECT_THAT(ParseError("ENTRY e {\n  a = s8[] parameter(0)\n  b = s8[] parameter(0)\n"
+                         "  ROOT t = (s8[], s8[]) tuple(a, b)\n}\n"),
+              HasSubstr("bad.hlo:3:22: error: duplicate parameter number 0 in computation 'e'"));
+  EXPECT_THAT(ParseError("[2]"),
+              HasSubstr("bad.hlo:1:1: error: expected 'HloModule', a computation or an "
+                        "instruction at start of text, got '['"));
+}
+
+TEST(ParseSingleInstruction, OperandsBecomeParametersOfTheirWrittenShape) {
+  // XLA's HloParserSingleOpTest.SingleOp.
+  auto m = Parse("%multiply = f32[2,4]{1,0} multiply(f32[2,4]{1,0} %x, f32[2,4]{1,0} %y)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->name(), "_");
+  const HloComputation* entry = m->entry();
+  ASSERT_EQ(m->computations().size(), 1u);
+  EXPECT_EQ(entry->name(), "_");
+  EXPECT_EQ(entry->root()->name(), "multiply");
+  ASSERT_EQ(entry->parameter_count(), 2);
+  EXPECT_EQ(entry->parameters()[0]->name(), "x");
+  EXPECT_EQ(entry->parameters()[1]->name(), "y");
+  EXPECT_EQ(entry->parameters()[1]->shape(), entry->root()->shape());
+  // Parameters come first, as XLA's builder adds them before their user.
+  EXPECT_EQ(entry->instructions().front()->name(), "x");
+  EXPECT_EQ(entry->root()->operand(1), entry->parameters()[1]);
+  EXPECT_THAT(PrintModule(*m), ::testing::StartsWith("HloModule _\n"));
+}
+
+TEST(ParseSingleInstruction, RepeatedOperandsInferredShapesAndInlineComputations) {
+  auto repeated = Parse("m = add(f32[2] a, f32[2] a)");
+  ASSERT_NE(repeated, nullptr);
+  EXPECT_EQ(repeated->entry()->parameter_count(), 1);
+  EXPECT_EQ(repeated->entry()->root()->shape(), *ParseShape("f32[2]"));
+  auto reduce = Parse(R"(r = f32[] reduce(f32[4] p, f32[] z), dimensions={0}, to_apply={
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+})");
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(reduce->entry()->name(), "_");
+  EXPECT_EQ(reduce->entry()->parameter_count(), 2);
+  const HloComputation* adder = reduce->entry()->root()->called_computation(AttrId::kToApply);
+  ASSERT_NE(adder, nullptr);
+  EXPECT_EQ(adder->name(), "r.to_apply");
+  EXPECT_EQ(adder->root()->opcode(), HloOpcode::kAdd);
+}
+
+TEST(ParseSingleInstruction, ErrorsAreLocated) {
+  EXPECT_THAT(ParseError("m = f32[2] multiply(f32[2] a, b)"),
+              HasSubstr("bad.hlo:1:31: error: operand 'b' of a single instruction has no shape"));
+  EXPECT_THAT(ParseError("m = f32[2] negate(f32[2] a)\nn = f32[2] negate(m)\n"),
+              HasSubstr("bad.hlo:2:1: error: expected end of text after a single instruction"));
+}
+
 // --- shapes and layouts ------------------------------------------------------
 
 TEST(ParseShapes, EveryElementType) {

@@ -159,6 +159,21 @@ TEST(Check, GoodModulePrintsNothingUnlessVerbose) {
   EXPECT_EQ(verbose.out, good + ": ok (1 computations, 4 instructions)\n");
 }
 
+TEST(Check, TextWithoutAModuleHeaderIsChecked) {
+  ScratchDir dir;
+  const std::string computation = dir / "computation.hlo";
+  WriteText(computation, "ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] negate(p)\n}\n");
+  const std::string instruction = dir / "instruction.hlo";
+  WriteText(instruction, "m = f32[2] multiply(f32[2] a, f32[2] b)\n");
+  RunResult r = Tpusim({"check", "-v", computation, instruction});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(r.out, computation + ": ok (1 computations, 2 instructions)\n" + instruction +
+                       ": ok (1 computations, 3 instructions)\n");
+  RunResult fmt = Tpusim({"fmt", instruction});
+  EXPECT_EQ(fmt.exit_code, 0) << Describe(fmt);
+  EXPECT_THAT(fmt.out, HasSubstr("HloModule _\n"));
+}
+
 TEST(Check, ParseErrorIsInputErrorWithFileAndLine) {
   ScratchDir dir;
   const std::string bad = dir / "bad.hlo";
