@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/collective/collective_bench.h"
 #include "harness/run/run_spec.h"
 #include "sim/base/status.h"
 
@@ -136,12 +137,7 @@ int RunDiff(const DiffOptions& options, std::ostream& out, std::ostream& err);
 /// time one collective on an interconnect and print an nccl-tests-like table.
 struct CollectiveOptions {
   std::string op;                      ///< all-reduce, all-gather, ... (ici::CollectiveKindName)
-  std::string bytes;                   ///< V as a byte count ("64MiB"); or use `sweep`
-  std::string sweep;                   ///< "LO:HI": every power of two between
-  /// nccl-tests' sweep (-b, -e, -f): sizes from min_bytes, times step_factor,
-  /// up to max_bytes; empty: not used.
-  std::string min_bytes, max_bytes;
-  int64_t step_factor = 2;
+  CollectiveSizeOptions sizes;         ///< --bytes, --sweep or -b/-e/-f
   int64_t ngpus = 0;           ///< -g N: one group of devices 0..N-1; 0: --groups or every chip
   std::string format = "table";  ///< table | nccl-tests
   std::string datatype = "float";  ///< nccl-tests' element type, for its count column

@@ -135,6 +135,15 @@ CollectiveTiming Summarize(const Topology& topology, std::span<const Flow> batch
 
 }  // namespace
 
+StatusOr<CollectiveKind> ParseCollectiveKind(std::string_view name) {
+  std::string names;
+  for (const CollectiveKind kind : kCollectiveKinds) {
+    if (CollectiveKindName(kind) == name) return kind;
+    names += (names.empty() ? "" : ", ") + std::string(CollectiveKindName(kind));
+  }
+  return InvalidArgument("unknown collective '" + std::string(name) + "' (expected " + names + ")");
+}
+
 StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
   std::string names;
   for (const auto& [value, spelling] : kAlgorithmNames) {

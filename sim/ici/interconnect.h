@@ -54,6 +54,16 @@ inline std::string_view CollectiveKindName(CollectiveKind kind) {
   return "unknown";
 }
 
+/// Every collective kind, for parsing and listing their names.
+inline constexpr std::array<CollectiveKind, 8> kCollectiveKinds = {
+    CollectiveKind::kAllReduce,         CollectiveKind::kAllGather,
+    CollectiveKind::kReduceScatter,     CollectiveKind::kAllToAll,
+    CollectiveKind::kRaggedAllToAll,    CollectiveKind::kCollectivePermute,
+    CollectiveKind::kCollectiveBroadcast, CollectiveKind::kSendRecv,
+};
+/// Parses CollectiveKindName's spellings; kInvalidArgument listing them otherwise.
+StatusOr<CollectiveKind> ParseCollectiveKind(std::string_view name);
+
 enum class Algorithm : uint8_t {
   kAuto,               ///< what a TPU runtime would pick (docs/interconnect.md)
   kRing,               ///< unidirectional ring over the group

@@ -615,5 +615,19 @@ TEST(InterconnectAlgorithmTest, ImpossibleRequestsAreErrors) {
   EXPECT_EQ(*ParseAlgorithm("hamiltonian-rings"), Algorithm::kHamiltonianRings);
 }
 
+// Every kind parses back from its name, and an unknown name lists them all.
+TEST(InterconnectCollectiveKindTest, NamesParseBackToTheirKinds) {
+  for (const CollectiveKind kind : kCollectiveKinds) {
+    const StatusOr<CollectiveKind> parsed = ParseCollectiveKind(CollectiveKindName(kind));
+    ASSERT_TRUE(parsed.ok()) << CollectiveKindName(kind);
+    EXPECT_EQ(*parsed, kind);
+  }
+  const StatusOr<CollectiveKind> unknown = ParseCollectiveKind("all-sum");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "unknown collective 'all-sum' (expected all-reduce, all-gather, reduce-scatter, "
+            "all-to-all, ragged-all-to-all, collective-permute, collective-broadcast, send-recv)");
+}
+
 }  // namespace
 }  // namespace tpusim::ici

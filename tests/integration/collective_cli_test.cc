@@ -300,6 +300,7 @@ TEST(CollectiveCliTest, BadInputExitsTwo) {
       {"--op", "all-reduce", "--bytes", "lots"},
       {"--op", "all-reduce", "--sweep", "2KiB:1KiB"},
       {"--op", "all-reduce", "--bytes", "1MiB", "--algorithm", "spiral"},
+      {"--op", "all-sum", "--bytes", "1MiB"},
       {"--op", "all-to-all", "--bytes", "1MiB", "--algorithm", "ring"},
       {"--op", "all-reduce", "--bytes", "1MiB", "--groups", "0,1;2,x"},
       {"--op", "all-reduce", "--bytes", "1MiB", "--groups", "0,7"},
