@@ -15,6 +15,7 @@
 
 #include "harness/collective/collective_bench.h"
 #include "harness/run/run_spec.h"
+#include "harness/sweep/sweep_run.h"
 #include "sim/base/status.h"
 
 namespace CLI {
@@ -182,14 +183,6 @@ int RunRun(const RunOptions& options, std::ostream& out, std::ostream& err);
 /// study (docs/sweeps.md), each in its own child process like `tpusim run`,
 /// into DIR's results files, plots and index.html. Under an MPI launcher the
 /// ranks share the points and rank 0 writes the results.
-struct SweepOptions {
-  std::string study;       ///< the study file (*.study.yaml)
-  std::string out;         ///< the results directory
-  int64_t jobs = 1;        ///< points run at once (per rank)
-  bool resume = false;     ///< continue the sweep in `out`, skipping the points done
-  std::string models_dir;  ///< where preset names resolve; AddSweepCommand sets the default
-  double timeout = 600;    ///< seconds a point may run unless its scenario sets `timeout`
-};
 /// Adds the `sweep` subcommand to `app`; parsing fills `options`.
 CLI::App* AddSweepCommand(CLI::App& app, SweepOptions& options);
 /// kExitOk when every point ran, kExitCheckFailed when a point failed (an
