@@ -20,7 +20,6 @@
 #include "sim/base/file.h"
 #include "sim/base/fingerprint.h"
 #include "sim/eval/evaluator.h"
-#include "sim/hlo/collective_groups.h"
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
 
@@ -104,37 +103,9 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
   TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(options.file));
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<hlo::HloModule> module,
                           ParseAndVerifyModule(text, options.file));
-  eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(*module);
-  if (options.replicas.has_value()) spmd.replica_count = *options.replicas;
-  if (options.partitions.has_value()) spmd.partition_count = *options.partitions;
-  const bool from_flags = options.replicas.has_value() || options.partitions.has_value();
-  if (!from_flags && spmd.device_count() > hlo::kMaxSpmdDevices) {
-    // The module alone asks for it: its header or the device ids its
-    // collectives name; point at the collective when it is the cause.
-    const std::string needs = "the module needs " + std::to_string(spmd.replica_count) +
-                              " replicas x " + std::to_string(spmd.partition_count) +
-                              " partitions, more than the " + std::to_string(hlo::kMaxSpmdDevices) +
-                              " devices tpusim runs";
-    int64_t id = -1;
-    const hlo::HloInstruction* naming = hlo::CollectiveNamingLargestId(*module, id);
-    if (naming != nullptr && id >= eval::SpmdConfig::FromModule(*module).device_count()) {
-      return InvalidArgument(module->ErrorAt(
-          naming->location(), naming->OpcodeSpelling() + " " + naming->name() +
-                                  ": names device id " + std::to_string(id) + ": " + needs));
-    }
-    return InvalidArgument(options.file + ": error: " + needs +
-                           " (its replica_count and num_partitions)");
-  }
-  if (spmd.replica_count < 1 || spmd.partition_count < 1 ||
-      spmd.device_count() > hlo::kMaxSpmdDevices) {
-    return InvalidArgument(
-        "tpusim exec: error: --replicas and --partitions must be at least 1, "
-        "with at most " +
-        std::to_string(hlo::kMaxSpmdDevices) + " devices in all");
-  }
-  // --replicas and --partitions replace the header's counts: the ids the
-  // collectives name must exist in the program they make.
-  if (from_flags) TPUSIM_RETURN_IF_ERROR(hlo::CheckCollectiveIds(*module, spmd));
+  TPUSIM_ASSIGN_OR_RETURN(
+      const eval::SpmdConfig spmd,
+      ProgramDevices(*module, options.file, options.replicas, options.partitions));
   std::optional<arch::TopologyConfig> topology;
   if (!options.topology.empty()) {
     TPUSIM_ASSIGN_OR_RETURN(

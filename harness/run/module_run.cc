@@ -64,6 +64,43 @@ std::string DeviceList(const std::vector<int64_t>& devices) {
 
 std::string DeviceSubset::Note() const { return which + ": " + reason; }
 
+StatusOr<eval::SpmdConfig> ProgramDevices(const hlo::HloModule& module, std::string_view file,
+                                          std::optional<int64_t> replicas,
+                                          std::optional<int64_t> partitions) {
+  eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(module);
+  if (replicas.has_value()) spmd.replica_count = *replicas;
+  if (partitions.has_value()) spmd.partition_count = *partitions;
+  const bool from_flags = replicas.has_value() || partitions.has_value();
+  if (!from_flags && spmd.device_count() > hlo::kMaxSpmdDevices) {
+    // The module alone asks for it: its header or the device ids its
+    // collectives name; point at the collective when it is the cause.
+    const std::string needs = "the module needs " + std::to_string(spmd.replica_count) +
+                              " replicas x " + std::to_string(spmd.partition_count) +
+                              " partitions, more than the " + std::to_string(hlo::kMaxSpmdDevices) +
+                              " devices tpusim runs";
+    int64_t id = -1;
+    const hlo::HloInstruction* naming = hlo::CollectiveNamingLargestId(module, id);
+    if (naming != nullptr && id >= eval::SpmdConfig::FromModule(module).device_count()) {
+      return InvalidArgument(module.ErrorAt(
+          naming->location(), naming->OpcodeSpelling() + " " + naming->name() +
+                                  ": names device id " + std::to_string(id) + ": " + needs));
+    }
+    return InvalidArgument(std::string(file) + ": error: " + needs +
+                           " (its replica_count and num_partitions)");
+  }
+  if (spmd.replica_count < 1 || spmd.partition_count < 1 ||
+      spmd.device_count() > hlo::kMaxSpmdDevices) {
+    return InvalidArgument(
+        "tpusim exec: error: --replicas and --partitions must be at least 1, "
+        "with at most " +
+        std::to_string(hlo::kMaxSpmdDevices) + " devices in all");
+  }
+  // --replicas and --partitions replace the header's counts: the ids the
+  // collectives name must exist in the program they make.
+  if (from_flags) TPUSIM_RETURN_IF_ERROR(hlo::CheckCollectiveIds(module, spmd));
+  return spmd;
+}
+
 StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* const> modules,
                                              const eval::SpmdConfig& spmd, int64_t max_memory) {
   const int64_t count = spmd.device_count();

@@ -39,6 +39,15 @@ struct DeviceSubset {
   std::string Note() const;
 };
 
+/// The devices `module` runs on: its header's replicas and partitions, grown
+/// to cover the device ids its collectives name; or `replicas` and
+/// `partitions` where given (exec's --replicas and --partitions), whose
+/// program must then hold every id its collectives name. `file` names the
+/// module in errors; at most hlo::kMaxSpmdDevices devices.
+StatusOr<eval::SpmdConfig> ProgramDevices(const hlo::HloModule& module, std::string_view file,
+                                          std::optional<int64_t> replicas,
+                                          std::optional<int64_t> partitions);
+
 /// The devices whose values a run computes.
 struct EvaluatedDevices {
   int64_t device_count = 1;            ///< the program's devices
