@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/collective/collective_bench.h"
+#include "harness/report/exit.h"
 #include "harness/run/run_spec.h"
 #include "harness/sweep/sweep_run.h"
 #include "sim/base/status.h"
@@ -24,13 +25,6 @@ class Validator;
 }  // namespace CLI
 
 namespace tpusim::harness {
-
-/// Process exit codes, the same for every subcommand (DESIGN.md).
-enum ExitCode : int {
-  kExitOk = 0,           ///< success
-  kExitCheckFailed = 1,  ///< a check on the input failed (e.g. `fmt --check`)
-  kExitInputError = 2,   ///< bad usage, unreadable file, parse or verify error
-};
 
 /// `tpusim check FILE...`: parse and verify each module.
 struct CheckOptions {
@@ -232,9 +226,6 @@ void AddModelsDirOption(CLI::App& command, std::string& models_dir,
 /// PREFIX/share/tpusim/validation/tpu.validation.yaml for an installed binary,
 /// else the source checkout's scenarios/validation/.
 std::string DefaultValidationSuite();
-
-/// Writes a failed status's message to `err` verbatim, ending it with a newline.
-void PrintError(const Status& status, std::ostream& err);
 
 /// A check for options that must be above zero (--jobs, --top, --timeout):
 /// "must be positive, got 0". CLI::PositiveNumber names its range instead,

@@ -10,13 +10,6 @@
 
 namespace tpusim::harness {
 
-void PrintError(const Status& status, std::ostream& err) {
-  const std::string& message = status.message();
-  err << message;
-  if (message.empty() || message.back() != '\n') err << '\n';
-  err.flush();
-}
-
 std::string SelfPath() {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);

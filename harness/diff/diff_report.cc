@@ -283,6 +283,14 @@ void PrintPerformance(const DiffReport& report, int64_t top, const std::string& 
 
 }  // namespace
 
+PairDiff JudgePair(DiffReport report, const DiffSpec& spec) {
+  PairDiff pair;
+  pair.verdict = Judge(report, spec);
+  pair.report = std::move(report);
+  pair.exit_code = pair.verdict.failed ? kExitCheckFailed : kExitOk;
+  return pair;
+}
+
 void PrintDiffReport(const DiffReport& report, const Verdict& verdict, const DiffSpec& spec,
                      std::ostream& out) {
   out << verdict.headline << '\n';

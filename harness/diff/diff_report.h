@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/diff/program_diff.h"
+#include "harness/report/exit.h"
 
 namespace tpusim::harness {
 
@@ -25,6 +26,17 @@ struct Verdict {
 /// their tolerance; the headline names the top-ranked structural change (or,
 /// with none, a change of network), then the effects.
 Verdict Judge(const DiffReport& report, const DiffSpec& spec);
+
+/// One pair's comparison, judged.
+struct PairDiff {
+  DiffReport report;
+  Verdict verdict;
+  int exit_code = kExitOk;  ///< kExitOk or kExitCheckFailed, as the verdict says
+};
+
+/// Judges what a pair's comparison found: the one judgement both the
+/// two-file and the dump-directory forms make.
+PairDiff JudgePair(DiffReport report, const DiffSpec& spec);
 
 /// The terminal report: the headline and up to kReportedCauses causes, then one section
 /// each for structure, numerics and performance.
