@@ -16,6 +16,7 @@
 #include "harness/collective/collective_bench.h"
 #include "harness/report/exit.h"
 #include "harness/run/run_spec.h"
+#include "harness/suite/suite_run.h"
 #include "harness/sweep/sweep_run.h"
 #include "sim/base/status.h"
 
@@ -150,23 +151,8 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options);
 /// kExitInputError for bad options, presets, topologies or groups.
 int RunCollective(const CollectiveOptions& options, std::ostream& out, std::ostream& err);
 
-/// `tpusim run PATH... [-j N] [--filter GLOB] [--update-golden] [--json OUT]
-/// [--junit OUT] [--report DIR] [--github-annotations]`: run every scenario
-/// found, each in its own child process.
-struct RunOptions {
-  std::vector<std::string> paths;  ///< scenario files or directories searched recursively
-  int64_t jobs = 1;                ///< scenarios run at once
-  std::string filter;              ///< glob over scenario names; empty: all
-  bool update_golden = false;      ///< write goldens instead of comparing with them
-  std::string json;                ///< suite report as JSON here; empty: do not
-  std::string junit;               ///< JUnit XML here; empty: do not
-  std::string report;              ///< HTML report (and traces) into this directory; empty: do not
-  bool github_annotations = false;  ///< print GitHub Actions ::error/::warning lines
-  /// The golden store's root; empty: SuiteGoldenDir of the suite's paths.
-  std::string golden_dir;
-  std::string models_dir;  ///< where preset names resolve; AddRunCommand sets the default
-  double timeout = 600;    ///< seconds per scenario unless it says `timeout`
-};
+/// `tpusim run PATH...`: run every scenario found, each in its own child
+/// process (harness/suite/suite_run.h).
 /// Adds the `run` subcommand to `app`; parsing fills `options`.
 CLI::App* AddRunCommand(CLI::App& app, RunOptions& options);
 /// kExitCheckFailed when a scenario failed (a check, a stale golden, a crash
@@ -207,9 +193,6 @@ int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream&
 struct ScenarioExecOptions;
 /// The hidden `scenario-exec` subcommand `tpusim run` starts per scenario.
 CLI::App* AddScenarioExecCommand(CLI::App& app, ScenarioExecOptions& options);
-
-/// The path of the running `tpusim` binary, for starting its child processes.
-std::string SelfPath();
 
 /// The chip presets' directory when --models-dir is not given: $TPUSIM_MODELS_DIR
 /// when set; else, for an installed binary (PREFIX/bin/tpusim),

@@ -7,14 +7,9 @@
 #include <system_error>
 
 #include "harness/cli/cli.h"
+#include "harness/suite/process_pool.h"
 
 namespace tpusim::harness {
-
-std::string SelfPath() {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? "/proc/self/exe" : self.string();
-}
 
 namespace {
 

@@ -59,9 +59,7 @@ Exit codes:
 }
 
 int RunSweep(const SweepOptions& options, std::ostream& out, std::ostream& err) {
-  SweepOptions with_self = options;
-  with_self.self = SelfPath();
-  const StatusOr<SweepOutcome> ran = RunStudy(with_self, err);
+  const StatusOr<SweepOutcome> ran = RunStudy(options, err);
   if (!ran.ok()) {
     PrintError(ran.status(), err);
     return kExitInputError;

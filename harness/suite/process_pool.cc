@@ -9,13 +9,21 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 extern char** environ;
 
 namespace tpusim::harness {
+
+std::string SelfPath() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "/proc/self/exe" : self.string();
+}
 namespace {
 
 using Clock = std::chrono::steady_clock;

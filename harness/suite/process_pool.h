@@ -35,6 +35,9 @@ enum class PoolAction {
   kAbandon,        ///< start no more; SIGTERM the running ones and wait for them
 };
 
+/// The path of the running `tpusim` binary, for starting its child processes.
+std::string SelfPath();
+
 /// Runs `jobs` with at most `parallel` alive at once, in order of index, and
 /// returns their outcomes by index. `on_start` and `on_finish` are called on
 /// this thread as each job starts and ends (for progress display). `poll`,

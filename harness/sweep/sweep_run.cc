@@ -239,6 +239,7 @@ StatusOr<SweepOutcome> RunStudy(const SweepOptions& options, std::ostream& err) 
   std::vector<const StudyPoint*> mine;
   std::vector<ProcessJob> jobs;
   std::vector<std::string> result_files;
+  const std::string self = SelfPath();
   for (size_t i = 0; i < pending->size(); ++i) {
     if (static_cast<int>(i % static_cast<size_t>(ranks.size())) != ranks.rank()) continue;
     const StudyPoint& point = study.points[static_cast<size_t>((*pending)[i])];
@@ -249,7 +250,7 @@ StatusOr<SweepOutcome> RunStudy(const SweepOptions& options, std::ostream& err) 
     }
     StatusOr<Scenario> scenario = ParseScenario(point.scenario_text, stem + ".yaml");
     ProcessJob job;
-    job.argv = {options.self,   "scenario-exec", stem + ".yaml", "--result",        stem + ".json",
+    job.argv = {self,           "scenario-exec", stem + ".yaml", "--result",        stem + ".json",
                 "--golden-dir", points_dir,      "--models-dir", options.models_dir};
     job.log_file = stem + ".log";
     job.timeout_seconds = scenario.ok() && scenario->timeout_seconds > 0 ? scenario->timeout_seconds

@@ -21,7 +21,6 @@ struct SweepOptions {
   bool resume = false;     ///< continue the sweep in `out`, skipping the points done
   std::string models_dir;  ///< where preset names resolve; AddSweepCommand sets the default
   double timeout = 600;    ///< seconds a point may run unless its scenario sets `timeout`
-  std::string self;        ///< the `tpusim` binary the points run in
 };
 
 /// How a sweep ended on this rank.
