@@ -89,7 +89,7 @@ StatusOr<DiffSpec> ParseDiffSpec(const DiffOptions& options) {
   }
   spec.topology = options.topology;
   spec.topology_after = options.topology_after;
-  spec.algorithm = options.algorithm;
+  TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(options.algorithm));
   spec.top = options.top;
   return spec;
 }

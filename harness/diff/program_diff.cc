@@ -99,14 +99,12 @@ struct UntimedDiff {
   DiffReport report;
   eval::ControlFlowRecord control_flow[2];              ///< each module's trip counts and branches
   std::unique_ptr<ici::Interconnect> interconnects[2];  ///< null: device 0 alone
-  ici::Algorithm algorithm = ici::Algorithm::kAuto;
 };
 
 /// Both modules on the same network, when there is one (or AFTER on its own,
 /// with --topology-after): every device timed and the collectives routed over
 /// its links. Names the networks in the report when they differ.
 Status BuildNetworks(const DiffSpec& spec, UntimedDiff& diff) {
-  TPUSIM_ASSIGN_OR_RETURN(diff.algorithm, ici::ParseAlgorithm(spec.algorithm));
   const arch::ChipConfig& chip = *spec.chip;
   const auto network =
       [&](const std::string& option) -> StatusOr<std::unique_ptr<ici::Interconnect>> {
@@ -178,7 +176,7 @@ void AppendTimingJobs(const DiffSpec& spec, const UntimedDiff& diff,
     job.options.trip_counts = diff.control_flow[k].trip_counts;
     job.options.branches = diff.control_flow[k].branches;
     job.options.interconnect = diff.interconnects[k].get();
-    job.options.algorithm = diff.algorithm;
+    job.options.algorithm = spec.algorithm;
     ApplyLoopLimits(spec.limits, job.options);
     jobs.push_back(std::move(job));
   }

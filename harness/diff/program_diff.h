@@ -21,6 +21,7 @@
 #include "sim/arch/chip_config.h"
 #include "sim/base/status.h"
 #include "sim/hlo/module.h"
+#include "sim/ici/interconnect.h"
 
 namespace tpusim::harness {
 
@@ -62,8 +63,8 @@ struct DiffSpec {
   std::string chip_name;                 ///< that preset as given (name or file), for the reports
   std::string topology;                  ///< the network both run on; empty: device 0 alone
   std::string topology_after;            ///< AFTER's network when it differs; empty: `topology`'s
-  /// The collective algorithm on the network, parsed when the timing starts.
-  std::string algorithm = "auto";
+  /// The collective algorithm on the network; anything but kAuto needs one.
+  ici::Algorithm algorithm = ici::Algorithm::kAuto;
   DiffThresholds thresholds;
   int64_t top = 10;  ///< instructions the reports list by time change
 };

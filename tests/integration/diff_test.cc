@@ -531,5 +531,16 @@ TEST(DiffCli, ChipIsRequiredForTimingAndTolerancesAreChecked) {
   EXPECT_THAT(bad.err, HasSubstr("--time-tolerance 'fast'"));
 }
 
+// The algorithm is parsed with the command line, as exec's is: a misspelt
+// one is refused before anything runs, without a network or a chip too.
+TEST(DiffCli, AnUnknownAlgorithmIsAnInputErrorBeforeAnythingRuns) {
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "precision_default/before.hlo",
+                                                kScenarios + "precision_default/after.hlo",
+                                                "--mode", "values", "--algorithm", "spiral"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("unknown collective algorithm 'spiral' (expected auto, ring,"));
+  EXPECT_EQ(r.out, "") << Describe(r);
+}
+
 }  // namespace
 }  // namespace tpusim::test
