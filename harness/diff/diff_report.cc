@@ -269,13 +269,15 @@ void PrintPerformance(const DiffReport& report, int64_t top, const std::string& 
   for (const InstructionDelta& d : p.instructions) {
     if (shown >= top || (d.delta_cycles() == 0 && d.delta_hbm_bytes() == 0)) break;
     ++shown;
-    const std::string who = d.before.empty()      ? "(added) %" + d.after
-                            : d.after.empty()     ? "%" + d.before + " (removed)"
-                            : d.before == d.after ? "%" + d.after
-                                                  : "%" + d.before + " -> %" + d.after;
+    const std::string who = d.before == nullptr ? "(added) %" + d.after->name()
+                            : d.after == nullptr ? "%" + d.before->name() + " (removed)"
+                            : d.before->name() == d.after->name()
+                                ? "%" + d.after->name()
+                                : "%" + d.before->name() + " -> %" + d.after->name();
     std::snprintf(line, sizeof line, "    %+12lld cycles %+14lld HBM bytes  %s (%s)\n",
                   static_cast<long long>(d.delta_cycles()),
-                  static_cast<long long>(d.delta_hbm_bytes()), who.c_str(), d.opcode.c_str());
+                  static_cast<long long>(d.delta_hbm_bytes()), who.c_str(),
+                  d.instruction().OpcodeSpelling().c_str());
     out << line;
   }
   if (shown == 0) out << "    (none: every instruction costs the same)\n";
@@ -400,9 +402,9 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
   for (const InstructionDelta& d : report.performance.instructions) {
     if (shown++ >= spec.top) break;
     Json e;
-    e["before"] = d.before.empty() ? Json(nullptr) : Json(d.before);
-    e["after"] = d.after.empty() ? Json(nullptr) : Json(d.after);
-    e["opcode"] = d.opcode;
+    e["before"] = d.before != nullptr ? Json(d.before->name()) : Json(nullptr);
+    e["after"] = d.after != nullptr ? Json(d.after->name()) : Json(nullptr);
+    e["opcode"] = d.instruction().OpcodeSpelling();
     e["before_cycles"] = d.before_cycles;
     e["after_cycles"] = d.after_cycles;
     e["before_hbm_bytes"] = d.before_hbm_bytes;

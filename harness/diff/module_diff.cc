@@ -406,7 +406,7 @@ class Matcher {
         continue;
       }
       const HloInstruction& x = *as[match_b[j]];
-      diff_.matched.emplace(x.name(), y.name());
+      diff_.matched.emplace(&x, &y);
       if (!hidden) ComparePair(x, y, context);
     }
     for (size_t i = 0; i < as.size(); ++i) {

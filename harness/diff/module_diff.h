@@ -59,9 +59,10 @@ struct ModuleDiff {
   /// In a deterministic order: by computation (entry first, then callees as
   /// reached), within one by `after` text order, removals after the rest.
   std::vector<StructuralChange> changes;
-  /// Matched instructions by name, `before` name -> `after` name, over every
-  /// computation reached from the entries (for pairing per-instruction costs).
-  std::map<std::string, std::string> matched;
+  /// Matched instructions, `before`'s -> `after`'s, over every computation
+  /// reached from the entries (for pairing per-instruction costs). Keyed by
+  /// address: for lookups only, never iterated into a report.
+  std::map<const hlo::HloInstruction*, const hlo::HloInstruction*> matched;
 };
 
 /// Compares `before` and `after`. An equivalent rewrite (renamed

@@ -33,7 +33,7 @@ ENTRY %main (p: f32[256]) -> f32[256] {
 }
 )";
 
-// The records of one module stand for both runs: only names pair them.
+// The records of one module stand for both runs; `matched` pairs them.
 timing::OpRecord Op(const hlo::HloModule& module, std::string_view name, int64_t cycles,
                     int64_t hbm_bytes) {
   timing::OpRecord op;
@@ -59,18 +59,23 @@ TEST(ComparePerformance, PairsInstructionsThroughTheMatchingAndSortsByTimeChange
   // Renamed negate, twice in a loop; a new copy; the all-reduce unchanged.
   after.ops = {Op(m, "negate.2", 150, 1024), Op(m, "negate.2", 150, 1024),
                Op(m, "copy.1", 400, 2048), Op(m, "ar", 200, 0)};
-  const std::map<std::string, std::string> matched = {{"n", "negate.2"}, {"ar", "ar"}};
+  const hlo::HloInstruction* n = test::FindInstruction(m, "n");
+  const hlo::HloInstruction* negate = test::FindInstruction(m, "negate.2");
+  const hlo::HloInstruction* copy = test::FindInstruction(m, "copy.1");
+  const hlo::HloInstruction* ar = test::FindInstruction(m, "ar");
+  const std::map<const hlo::HloInstruction*, const hlo::HloInstruction*> matched = {
+      {n, negate}, {ar, ar}};
 
   const PerformanceDiff diff = ComparePerformance(before, after, matched);
   ASSERT_EQ(diff.instructions.size(), 3u);
-  EXPECT_EQ(diff.instructions[0].after, "copy.1");  // +400 cycles, added
-  EXPECT_EQ(diff.instructions[0].before, "");
+  EXPECT_EQ(diff.instructions[0].after, copy);  // +400 cycles, added
+  EXPECT_EQ(diff.instructions[0].before, nullptr);
   EXPECT_EQ(diff.instructions[0].delta_cycles(), 400);
-  EXPECT_EQ(diff.instructions[1].before, "n");  // +200 cycles over both executions
-  EXPECT_EQ(diff.instructions[1].after, "negate.2");
+  EXPECT_EQ(diff.instructions[1].before, n);  // +200 cycles over both executions
+  EXPECT_EQ(diff.instructions[1].after, negate);
   EXPECT_EQ(diff.instructions[1].after_cycles, 300);
   EXPECT_EQ(diff.instructions[1].delta_hbm_bytes(), 0);
-  EXPECT_EQ(diff.instructions[2].before, "ar");
+  EXPECT_EQ(diff.instructions[2].before, ar);
   EXPECT_EQ(diff.instructions[2].delta_cycles(), 0);
 
   EXPECT_EQ(diff.before.cycles, 300);
@@ -78,6 +83,48 @@ TEST(ComparePerformance, PairsInstructionsThroughTheMatchingAndSortsByTimeChange
   // The executed all-reduce delivers f32[256]: 1 KiB. ICI bytes are not modelled.
   EXPECT_EQ(diff.before.collective_bytes, 1024);
   EXPECT_FALSE(diff.before.ici_bytes.has_value());
+}
+
+// Names are unique only within a computation: a loop body's %n and the
+// entry's %n are two instructions, each with its own cost and match (by
+// name, their cycles were summed into one row and paired once).
+TEST(ComparePerformance, InstructionsOfOneNameInTwoComputationsStayApart) {
+  const auto module = hlo::ParseHloModule(R"(HloModule m
+
+%body (x: f32[64]) -> f32[64] {
+  %x = f32[64]{0} parameter(0)
+  ROOT %n = f32[64]{0} negate(%x)
+}
+
+ENTRY %main (p: f32[64]) -> f32[64] {
+  %p = f32[64]{0} parameter(0)
+  %c = f32[64]{0} call(%p), to_apply=%body
+  ROOT %n = f32[64]{0} negate(%c)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const hlo::HloInstruction* in_body = (*module)->FindComputation("body")->root();
+  const hlo::HloInstruction* in_entry = (*module)->entry()->root();
+  ASSERT_NE(in_body, in_entry);
+  const auto op = [](const hlo::HloInstruction* instruction, int64_t cycles) {
+    timing::OpRecord record;
+    record.instruction = instruction;
+    record.cycles = cycles;
+    return record;
+  };
+  timing::TimingResult before;
+  before.ops = {op(in_body, 10), op(in_entry, 20)};
+  timing::TimingResult after;
+  after.ops = {op(in_body, 10), op(in_entry, 50)};
+  const std::map<const hlo::HloInstruction*, const hlo::HloInstruction*> matched = {
+      {in_body, in_body}, {in_entry, in_entry}};
+
+  const PerformanceDiff diff = ComparePerformance(before, after, matched);
+  ASSERT_EQ(diff.instructions.size(), 2u);
+  EXPECT_EQ(diff.instructions[0].before, in_entry);  // +30 cycles
+  EXPECT_EQ(diff.instructions[0].delta_cycles(), 30);
+  EXPECT_EQ(diff.instructions[1].before, in_body);
+  EXPECT_EQ(diff.instructions[1].delta_cycles(), 0);
 }
 
 TEST(PercentChange, IsRelativeToBefore) {
