@@ -38,6 +38,10 @@ StatusOr<ConvGeometry> Resolve(const HloInstruction& inst, const hlo::Shape& lhs
                                const hlo::Shape& rhs, const hlo::Shape& out) {
   const hlo::ConvolutionDimensionNumbers* dn = inst.convolution_dimension_numbers();
   if (dn == nullptr) return InvalidArgument("needs dim_labels=");
+  if (dn->HasUnknownDims()) {
+    return InvalidArgument("dim_labels " + hlo::DimLabelsText(*dn) +
+                           " label a dimension '?' (no role), which a convolution cannot compute");
+  }
   auto in_range = [](int64_t d, const hlo::Shape& s) { return d >= 0 && d < s.rank(); };
   auto all_in_range = [&](const std::vector<int64_t>& dims, const hlo::Shape& s) {
     return std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return in_range(d, s); });

@@ -126,6 +126,12 @@ StatusOr<TilePlacement> PlacementOf(EvalContext& ctx, const HloInstruction& inst
   const auto* box = owner.GetAttr<hlo::Box<Sharding>>(hlo::AttrId::kSharding);
   const Sharding* sharding = box ? &**box : nullptr;
   const std::string whose = "the sharding of " + owner.name();
+  if (sharding != nullptr && sharding->type == Sharding::Type::kNamed) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     whose +
+                         " is a named sharding with unreduced axes, which no tile "
+                         "assignment stands for; the shape change needs a tiled sharding");
+  }
   if (sharding == nullptr || sharding->type != Sharding::Type::kTiled) {
     return ctx.Error(inst, StatusCode::kInvalidArgument,
                      whose + " must be tiled (devices=[...]) to change the shape");

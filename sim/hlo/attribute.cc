@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <string>
 
 #include "sim/hlo/name_lookup.h"
 
@@ -92,6 +93,43 @@ std::vector<int64_t> IotaTileAssignment::Expand() const {
     }
   }
   return result;
+}
+
+std::vector<int64_t> NamedSharding::MeshDevices() const {
+  if (!device_ids.empty()) return device_ids;
+  if (device_iota) return device_iota->Expand();
+  int64_t count = 1;
+  for (const Axis& a : axes) count *= a.size;
+  std::vector<int64_t> devices(static_cast<size_t>(count));
+  for (int64_t n = 0; n < count; ++n) devices[static_cast<size_t>(n)] = n;
+  return devices;
+}
+
+std::string DimLabelsText(const ConvolutionDimensionNumbers& d) {
+  std::string out;
+  // Each part as XLA prints it: its rank of '?', then each role's label at
+  // its position (positions outside the rank are dropped).
+  const auto labels = [&](int64_t rank, int64_t a, char a_label, int64_t b, char b_label,
+                          const std::vector<int64_t>& spatial) {
+    const size_t start = out.size();
+    const size_t n = static_cast<size_t>(std::max<int64_t>(rank, 0));
+    out.append(n, '?');
+    const auto put = [&](int64_t pos, char c) {
+      if (pos >= 0 && static_cast<size_t>(pos) < n) out[start + static_cast<size_t>(pos)] = c;
+    };
+    put(a, a_label);
+    put(b, b_label);
+    for (size_t i = 0; i < spatial.size(); ++i) put(spatial[i], static_cast<char>('0' + i % 10));
+  };
+  labels(d.InputRank(), d.input_batch_dimension, 'b', d.input_feature_dimension, 'f',
+         d.input_spatial_dimensions);
+  out += '_';
+  labels(d.KernelRank(), d.kernel_input_feature_dimension, 'i', d.kernel_output_feature_dimension,
+         'o', d.kernel_spatial_dimensions);
+  out += "->";
+  labels(d.OutputRank(), d.output_batch_dimension, 'b', d.output_feature_dimension, 'f',
+         d.output_spatial_dimensions);
+  return out;
 }
 
 }  // namespace tpusim::hlo

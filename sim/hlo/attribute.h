@@ -108,7 +108,10 @@ struct Window {
 };
 
 /// `dim_labels=b01f_01io->b01f`: which dimension of each convolution operand
-/// and of the result is batch, feature and each spatial dimension.
+/// and of the result is batch, feature and each spatial dimension. A `?`
+/// (`b0?f_?0?io->?b?0?f`, as XLA writes for custom calls) labels a dimension
+/// with none of those roles: that part then has more dimensions than the
+/// spatial ones plus two, and its `*_rank` says how many.
 struct ConvolutionDimensionNumbers {
   int64_t input_batch_dimension = 0;
   int64_t input_feature_dimension = 0;
@@ -119,9 +122,27 @@ struct ConvolutionDimensionNumbers {
   int64_t output_batch_dimension = 0;
   int64_t output_feature_dimension = 0;
   std::vector<int64_t> output_spatial_dimensions;
+  /// Labels written for each part when it has a `?`; 0 when it has none (its
+  /// rank is then the spatial dimensions plus two).
+  int64_t input_rank = 0;
+  int64_t kernel_rank = 0;
+  int64_t output_rank = 0;
+
+  int64_t InputRank() const { return input_rank > 0 ? input_rank : SpatialRank(); }
+  int64_t KernelRank() const { return kernel_rank > 0 ? kernel_rank : SpatialRank(); }
+  int64_t OutputRank() const { return output_rank > 0 ? output_rank : SpatialRank(); }
+  /// True when some part labels a dimension `?`: a convolution cannot be
+  /// computed from such labels (every operand dimension needs a role).
+  bool HasUnknownDims() const { return input_rank > 0 || kernel_rank > 0 || output_rank > 0; }
   friend bool operator==(const ConvolutionDimensionNumbers&,
                          const ConvolutionDimensionNumbers&) = default;
+
+ private:
+  int64_t SpatialRank() const { return static_cast<int64_t>(input_spatial_dimensions.size()) + 2; }
 };
+
+/// The `dim_labels` text of `dnums` (`b01f_01io->b01f`), as XLA prints it.
+std::string DimLabelsText(const ConvolutionDimensionNumbers& dnums);
 
 /// `[start:limit:stride]` of one dimension of `slice=`.
 struct SliceRange {
@@ -163,9 +184,76 @@ struct ReplicaGroups {
   friend bool operator==(const ReplicaGroups&, const ReplicaGroups&) = default;
 };
 
+/// One axis of a named sharding's mesh in a dimension sharding or an axis
+/// list: the whole axis `a`, or its sub-axis `a:(pre_size)size`, the factor
+/// of `size` devices after (more major than it) factors totalling `pre_size`.
+struct MeshAxisRef {
+  int64_t axis = 0;      ///< index into NamedSharding::axes
+  int64_t pre_size = 1;  ///< sub-axis only
+  int64_t size = 0;      ///< the sub-axis's size; 0 for the whole axis
+  friend bool operator==(const MeshAxisRef&, const MeshAxisRef&) = default;
+};
+
+/// The named (mesh) form of a sharding, as XLA's parser reads it:
+/// `{mesh[a=2,b=4], [{a}, {b:(2)2, ?}], replicated={c}, unreduced={d}, manual={e}}`,
+/// `{mesh[a=2,b=4], device_ids=(0,2,1,3,...), replicated}`, `{maximal_mesh[device_id=5]}`.
+/// Axis names are written bare (`a`) or quoted (`'a'`). Kept as written so
+/// that it prints back; Sharding holds the equivalent tile assignment.
+struct NamedSharding {
+  struct Axis {
+    std::string name;
+    int64_t size = 1;
+    bool quoted = false;  ///< written `'name'`
+    friend bool operator==(const Axis&, const Axis&) = default;
+  };
+  /// One array dimension: the axes splitting it, major to minor; `open` when
+  /// it ends in `?` (further axes may be added by propagation).
+  struct Dimension {
+    std::vector<MeshAxisRef> axes;
+    bool open = false;
+    friend bool operator==(const Dimension&, const Dimension&) = default;
+  };
+  /// The whole array under one keyword: `{mesh[...], replicated}`.
+  enum class Whole : uint8_t { kNone, kReplicated, kUnreduced, kManual };
+
+  /// `maximal_mesh[device_id=N]`: the array on device N; nothing else is set.
+  std::optional<int64_t> maximal_device;
+  /// The mesh axes, major to minor (none for `mesh[]`).
+  std::vector<Axis> axes;
+  /// `device_ids=(0,2,1,3)`: the mesh's devices in row-major order of the
+  /// axes; empty for the default 0, 1, 2, ...
+  std::vector<int64_t> device_ids;
+  /// `device_ids=([4,16]T(1,0))`: the same as an iota (dims are the axis sizes).
+  std::optional<IotaTileAssignment> device_iota;
+  Whole whole = Whole::kNone;
+  bool dimensions_written = false;  ///< `[...]` was written (possibly `[]`)
+  std::vector<Dimension> dimensions;
+  std::vector<MeshAxisRef> replicated_axes;
+  std::vector<MeshAxisRef> unreduced_axes;
+  std::vector<MeshAxisRef> manual_axes;
+  /// The reduction of the unreduced axes when not the default sum: `max` in
+  /// `unreduced=max{d}`.
+  std::string unreduced_kind;
+
+  /// The mesh's devices in row-major order of its axes.
+  std::vector<int64_t> MeshDevices() const;
+  friend bool operator==(const NamedSharding&, const NamedSharding&) = default;
+};
+
 /// `sharding={...}` in any of its forms.
 struct Sharding {
-  enum class Type : uint8_t { kReplicated, kMaximal, kManual, kUnknown, kUnreduced, kTiled, kTuple };
+  /// kNamed: a named sharding that no tile assignment tpusim models stands for
+  /// (one with unreduced axes); `named` says what it is.
+  enum class Type : uint8_t {
+    kReplicated,
+    kMaximal,
+    kManual,
+    kUnknown,
+    kUnreduced,
+    kTiled,
+    kTuple,
+    kNamed
+  };
   Type type = Type::kReplicated;
   /// kMaximal: `device=N`.
   int64_t device = -1;
@@ -183,6 +271,14 @@ struct Sharding {
   std::string metadata;
   /// kTuple: one sharding per leaf.
   std::vector<Sharding> elements;
+  /// Set when the text used the named form (NamedSharding), which printing
+  /// keeps. The fields above then hold its equivalent: type kReplicated,
+  /// kMaximal, kManual or kUnreduced, or kTiled with the tile assignment XLA
+  /// derives (each dimension split by the product of its axes, the devices
+  /// in mesh order transposed so that a dimension's axes come first, then
+  /// manual axes in a `last_tile_dims={manual...}` dim, then the other axes
+  /// replicated), or kNamed when there is none.
+  std::optional<NamedSharding> named;
   friend bool operator==(const Sharding&, const Sharding&) = default;
 };
 

@@ -86,6 +86,9 @@ class Printer {
   void ReplicaGroups(const hlo::ReplicaGroups& groups);
   void Iota(const IotaTileAssignment& iota);
   void Sharding(const hlo::Sharding& sharding);
+  void Named(const hlo::Sharding& sharding);
+  void MeshAxis(const hlo::NamedSharding::Axis& axis);
+  void MeshAxisRefs(const hlo::NamedSharding& named, const std::vector<MeshAxisRef>& refs);
 
   std::string& out_;
 };
@@ -697,27 +700,7 @@ void Printer::Window(const hlo::Window& window) {
 /// `b01f_01io->b01f`: each operand's dimensions labelled in order, spatial
 /// dimension i by the digit i. Positions no field names (invalid numbers) get
 /// `?`, as the lexer's dim-label pattern allows.
-void Printer::DimLabels(const ConvolutionDimensionNumbers& d) {
-  const auto labels = [&](int64_t a, char a_label, int64_t b, char b_label,
-                          const std::vector<int64_t>& spatial) {
-    const size_t rank = spatial.size() + 2;
-    const size_t start = out_.size();
-    out_.append(rank, '?');
-    const auto put = [&](int64_t pos, char c) {
-      if (pos >= 0 && static_cast<size_t>(pos) < rank) out_[start + pos] = c;
-    };
-    put(a, a_label);
-    put(b, b_label);
-    for (size_t i = 0; i < spatial.size(); ++i) put(spatial[i], static_cast<char>('0' + i % 10));
-  };
-  labels(d.input_batch_dimension, 'b', d.input_feature_dimension, 'f', d.input_spatial_dimensions);
-  out_ += '_';
-  labels(d.kernel_input_feature_dimension, 'i', d.kernel_output_feature_dimension, 'o',
-         d.kernel_spatial_dimensions);
-  out_ += "->";
-  labels(d.output_batch_dimension, 'b', d.output_feature_dimension, 'f',
-         d.output_spatial_dimensions);
-}
+void Printer::DimLabels(const ConvolutionDimensionNumbers& d) { out_ += DimLabelsText(d); }
 
 void Printer::Iota(const IotaTileAssignment& iota) {
   out_ += '[';
@@ -746,9 +729,107 @@ void Printer::ReplicaGroups(const hlo::ReplicaGroups& groups) {
   out_ += '}';
 }
 
+void Printer::MeshAxis(const hlo::NamedSharding::Axis& axis) {
+  if (axis.quoted) out_ += '\'';
+  out_ += axis.name;
+  if (axis.quoted) out_ += '\'';
+}
+
+void Printer::MeshAxisRefs(const hlo::NamedSharding& named, const std::vector<MeshAxisRef>& refs) {
+  Joined(refs, ", ", [&](const MeshAxisRef& r) {
+    MeshAxis(named.axes[static_cast<size_t>(r.axis)]);
+    if (r.size != 0) {
+      out_ += ":(";
+      Int(r.pre_size);
+      out_ += ')';
+      Int(r.size);
+    }
+  });
+}
+
+/// XLA's NamedSharding::ToString.
+void Printer::Named(const hlo::Sharding& s) {
+  const hlo::NamedSharding& n = *s.named;
+  out_ += '{';
+  if (n.maximal_device) {
+    out_ += "maximal_mesh[device_id=";
+    Int(*n.maximal_device);
+    out_ += ']';
+  } else {
+    out_ += "mesh[";
+    Joined(n.axes, ",", [&](const hlo::NamedSharding::Axis& a) {
+      MeshAxis(a);
+      out_ += '=';
+      Int(a.size);
+    });
+    out_ += ']';
+    if (!n.device_ids.empty()) {
+      out_ += ", device_ids=(";
+      Ints(n.device_ids);
+      out_ += ')';
+    } else if (n.device_iota) {
+      out_ += ", device_ids=([";
+      Ints(n.device_iota->reshape_dims);
+      out_ += ']';
+      if (!n.device_iota->transpose_perm.empty()) {
+        out_ += "T(";
+        Ints(n.device_iota->transpose_perm);
+        out_ += ')';
+      }
+      out_ += ')';
+    }
+    switch (n.whole) {
+      case hlo::NamedSharding::Whole::kReplicated:
+        out_ += ", replicated";
+        break;
+      case hlo::NamedSharding::Whole::kUnreduced:
+        out_ += ", unreduced";
+        break;
+      case hlo::NamedSharding::Whole::kManual:
+        out_ += ", manual";
+        break;
+      case hlo::NamedSharding::Whole::kNone:
+        break;
+    }
+    if (n.dimensions_written) {
+      out_ += ", [";
+      Joined(n.dimensions, ", ", [&](const hlo::NamedSharding::Dimension& d) {
+        out_ += '{';
+        MeshAxisRefs(n, d.axes);
+        if (d.open) out_ += d.axes.empty() ? "?" : ", ?";
+        out_ += '}';
+      });
+      out_ += ']';
+    }
+    const auto list = [&](std::string_view name, std::string_view kind,
+                          const std::vector<MeshAxisRef>& refs) {
+      if (refs.empty() && kind.empty()) return;
+      out_ += ", ";
+      out_ += name;
+      out_ += '=';
+      out_ += kind;
+      out_ += '{';
+      MeshAxisRefs(n, refs);
+      out_ += '}';
+    };
+    list("replicated", "", n.replicated_axes);
+    list("unreduced", n.unreduced_kind, n.unreduced_axes);
+    list("manual", "", n.manual_axes);
+  }
+  if (!s.metadata.empty()) {
+    out_ += ", metadata=";
+    out_ += s.metadata;  // verbatim, braces included
+  }
+  out_ += '}';
+}
+
 /// XLA's HloSharding::Print.
 void Printer::Sharding(const hlo::Sharding& s) {
   using Type = hlo::Sharding::Type;
+  if (s.named) {
+    Named(s);
+    return;
+  }
   out_ += '{';
   switch (s.type) {
     case Type::kTuple:
@@ -770,6 +851,8 @@ void Printer::Sharding(const hlo::Sharding& s) {
     case Type::kMaximal:
       out_ += "maximal device=";
       Int(s.device);
+      break;
+    case Type::kNamed:  // only made from a named sharding, printed above
       break;
     case Type::kTiled:
       out_ += "devices=";

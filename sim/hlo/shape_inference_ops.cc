@@ -181,6 +181,11 @@ StatusOr<Shape> InferConvolution(const Rule& r) {
   TPUSIM_RETURN_IF_ERROR(r.ExpectArray(1));
   const ConvolutionDimensionNumbers* dn = r.in().convolution_dimension_numbers();
   if (dn == nullptr) return r.Error("convolution needs dim_labels=..._...->...");
+  if (dn->HasUnknownDims()) {
+    return r.Error("dim_labels " + DimLabelsText(*dn) +
+                   " of convolution label a dimension '?' (no role): every operand and result "
+                   "dimension of a convolution must be batch, feature or spatial");
+  }
   const Shape& lhs = r.shape(0);
   const Shape& rhs = r.shape(1);
   const int64_t spatial = static_cast<int64_t>(dn->input_spatial_dimensions.size());

@@ -108,6 +108,11 @@ StatusOr<chip::MatmulWork> ConvolutionWork(const HloInstruction& conv) {
   if (dn == nullptr || !kernel.IsArray() || !out.IsArray()) {
     return InvalidArgument("convolution needs dim_labels and array operands");
   }
+  if (dn->HasUnknownDims()) {
+    return InvalidArgument("convolution " + conv.name() + ": dim_labels " +
+                           hlo::DimLabelsText(*dn) +
+                           " label a dimension '?' (no role), which has no matmul to time");
+  }
   const auto valid = [](const Shape& s, int64_t d) { return d >= 0 && d < s.rank(); };
   if (!valid(kernel, dn->kernel_input_feature_dimension) ||
       !valid(kernel, dn->kernel_output_feature_dimension) ||

@@ -537,6 +537,53 @@ ENTRY e {
   for (const Literal& r : results) EXPECT_EQ(r.tuple_element(1), R1<float>({0, 1, 22}));
 }
 
+TEST(SpmdShardShape, NamedShardingsActAsTheTileAssignmentTheyStandFor) {
+  // {mesh[a=2,b=2], [{b}]} is {devices=[2,2]0,2,1,3 last_tile_dim_replicate}:
+  // tile 0 is held by partitions 0 and 2, tile 1 by 1 and 3. Partition p adds
+  // 10p; the full value takes tile 0 from partition 0 and tile 1 from 1.
+  const std::string text = R"(HloModule m, num_partitions=4
+ENTRY e {
+  full = f32[4] iota(), iota_dimension=0
+  sh = f32[4] custom-call(full), custom_call_target="Sharding", sharding={mesh[a=2,b=2], [{b}]}
+  shard = f32[2] custom-call(sh), custom_call_target="SPMDFullToShardShape", sharding={mesh[a=2,b=2], manual}
+  id = u32[] partition-id()
+  idf = f32[] convert(id)
+  ten = f32[] constant(10)
+  off = f32[] multiply(idf, ten)
+  offs = f32[2] broadcast(off), dimensions={}
+  moved = f32[2] add(shard, offs)
+  back = f32[4] custom-call(moved), custom_call_target="SPMDShardToFullShape",
+      sharding={mesh[a=2,b=2], [{b}]}
+  ROOT t = (f32[2], f32[4]) tuple(shard, back)
+})";
+  const std::vector<Literal> results = Spmd(text);
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0].tuple_element(0), R1<float>({0, 1}));
+  EXPECT_EQ(results[1].tuple_element(0), R1<float>({2, 3}));
+  EXPECT_EQ(results[2].tuple_element(0), R1<float>({0, 1}));
+  EXPECT_EQ(results[3].tuple_element(0), R1<float>({2, 3}));
+  for (const Literal& r : results) EXPECT_EQ(r.tuple_element(1), R1<float>({0, 1, 12, 13}));
+}
+
+TEST(SpmdShardShape, NamedShardingWithUnreducedAxesIsALocatedErrorNotAMisreading) {
+  const std::string text = R"(HloModule m, num_partitions=4
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT back = f32[4] custom-call(p), custom_call_target="SPMDShardToFullShape",
+      sharding={mesh[a=2,b=2], [{a}], unreduced={b}}
+})";
+  StatusOr<std::vector<Literal>> results = TrySpmd(text, [](int64_t) {
+    std::vector<Literal> args;
+    args.push_back(R1<float>({1, 2}));
+    return args;
+  });
+  ASSERT_FALSE(results.ok());
+  EXPECT_THAT(results.status().message(),
+              HasSubstr("is a named sharding with unreduced axes, which no tile assignment stands "
+                        "for"));
+  EXPECT_THAT(results.status().message(), HasSubstr(":4:"));
+}
+
 TEST(SpmdShardShape, ShapeChangeWithoutATiledShardingIsALocatedError) {
   const std::string text = R"(HloModule m, num_partitions=2
 ENTRY e {

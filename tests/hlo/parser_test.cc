@@ -741,6 +741,83 @@ ENTRY e {
   EXPECT_EQ(mm->kernel_output_feature_dimension, 1);
 }
 
+TEST(ParseAttributes, DimLabelsWithUnknownDims) {
+  // XLA's ParseConvolutionDimensionNumbersWithUnknownDims and
+  // CustomCallWithUnknownDimLabels: a '?' labels a dimension with no role, so
+  // the parts may differ in rank; they print back as written, trailing '?'
+  // included.
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  x = f32[2,5,7,3] parameter(0)
+  k = f32[3,3,3,8] parameter(1)
+  a = f32[2,3,3,8] custom-call(x, k), window={size=2x2}, dim_labels=?b01f_0?1io->b01?f, custom_call_target="target"
+  b = f32[2,3,3,8] custom-call(x, k), dim_labels=b0?f_?0?io->?b?0?f, custom_call_target="target"
+  ROOT c = f32[100]{0} custom-call(), dim_labels=b0f?_0io?->b0f??, custom_call_target="t"
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const ConvolutionDimensionNumbers* b =
+      test::FindInstruction(*m, "b")->convolution_dimension_numbers();
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->HasUnknownDims());
+  EXPECT_EQ(b->input_batch_dimension, 0);
+  EXPECT_EQ(b->input_feature_dimension, 3);
+  EXPECT_THAT(b->input_spatial_dimensions, ElementsAre(1));
+  EXPECT_EQ(b->InputRank(), 4);
+  EXPECT_THAT(b->kernel_spatial_dimensions, ElementsAre(1));
+  EXPECT_EQ(b->kernel_input_feature_dimension, 3);
+  EXPECT_EQ(b->kernel_output_feature_dimension, 4);
+  EXPECT_EQ(b->KernelRank(), 5);
+  EXPECT_EQ(b->output_batch_dimension, 1);
+  EXPECT_THAT(b->output_spatial_dimensions, ElementsAre(3));
+  EXPECT_EQ(b->output_feature_dimension, 5);
+  EXPECT_EQ(b->OutputRank(), 6);
+  EXPECT_EQ(DimLabelsText(*b), "b0?f_?0?io->?b?0?f");
+
+  const ConvolutionDimensionNumbers* a =
+      test::FindInstruction(*m, "a")->convolution_dimension_numbers();
+  ASSERT_NE(a, nullptr);
+  EXPECT_THAT(a->input_spatial_dimensions, ElementsAre(2, 3));
+  EXPECT_THAT(a->kernel_spatial_dimensions, ElementsAre(0, 2));
+  EXPECT_THAT(a->output_spatial_dimensions, ElementsAre(1, 2));
+  EXPECT_EQ(a->output_feature_dimension, 4);
+  // Each part's rank is its count of labels, '?' included.
+  EXPECT_EQ(a->InputRank(), 5);
+  EXPECT_EQ(a->KernelRank(), 5);
+  EXPECT_EQ(a->OutputRank(), 5);
+  const std::string printed = PrintModule(*m);
+  EXPECT_THAT(printed, HasSubstr("dim_labels=?b01f_0?1io->b01?f,"));
+  EXPECT_THAT(printed, HasSubstr("dim_labels=b0?f_?0?io->?b?0?f,"));
+  EXPECT_THAT(printed, HasSubstr("dim_labels=b0f?_0io?->b0f??,"));
+
+  // Without '?' the ranks stay unset, as before.
+  auto plain = Parse(
+      "HloModule m\nENTRY e {\n  ROOT c = f32[1] custom-call(), "
+      "dim_labels=b01f_01io->b01f, custom_call_target=\"t\"\n}\n");
+  ASSERT_NE(plain, nullptr);
+  const ConvolutionDimensionNumbers* p =
+      test::FindInstruction(*plain, "c")->convolution_dimension_numbers();
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(p->HasUnknownDims());
+  EXPECT_EQ(p->InputRank(), 4);
+}
+
+TEST(ParseErrors, DimLabelsWithUnknownDimsStillNameEveryRoleOnce) {
+  const auto error = [](std::string_view labels) {
+    return ParseError("HloModule m\nENTRY e {\n  ROOT c = f32[1] custom-call(), dim_labels=" +
+                      std::string(labels) + ", custom_call_target=\"t\"\n}\n");
+  };
+  EXPECT_THAT(error("b0?f_?0io->?b1f"),
+              HasSubstr("bad.hlo:3:45: error: invalid dim_labels 'b0?f_?0io->?b1f': "
+                        "unexpected or repeated label '1' in '?b1f'"));
+  EXPECT_THAT(error("?0f_0io->b0f"),
+              HasSubstr("bad.hlo:3:45: error: invalid dim_labels '?0f_0io->b0f': '?0f' must label "
+                        "one dimension 'b' and one 'f'"));
+  EXPECT_THAT(error("b01f_0?io->b0f"),
+              HasSubstr("invalid dim_labels 'b01f_0?io->b0f': the input, kernel and output labels "
+                        "must name the same spatial dimensions"));
+}
+
 TEST(ParseAttributes, DotDimensionNumbersPrecisionAndAlgorithm) {
   auto m = Parse(R"(HloModule m
 ENTRY e {
@@ -889,6 +966,230 @@ ENTRY e {
   ASSERT_EQ(t.elements.size(), 3u);
   EXPECT_EQ(t.elements[1].type, Type::kMaximal);
   EXPECT_THAT(t.elements[2].devices, ElementsAre(1, 0));
+}
+
+// The named (mesh) shardings of XLA's ParseNamedSharding* and
+// ParseMixedShardingTuple* tests, and the quoted-name forms newer XLA prints.
+constexpr std::string_view kNamedShardings[] = {
+    "{mesh[a=2,b=4,c=3,d=8], [{a}, {b}]}",
+    "{mesh[a=2,b=4,c=3,d=8], [{a}, {c, b}]}",
+    "{mesh[a=2,b=4,c=3,d=8], [{b, a}, {c, d, ?}]}",
+    "{mesh[a=2,b=4,c=3,d=8], [{a}, {b:(2)2}]}",
+    "{mesh[a=2,b=4,c=3,d=8], [{b:(2)2}, {d:(4)2, c}]}",
+    "{mesh[a=2,b=4,c=3,d=8], [{b:(2)2}, {d:(4)2, c, ?}]}",
+    "{mesh[a=2,b=4,c=4,d=2], device_ids=([4,16]T(1,0)), [{a}]}",
+    "{mesh[x=2,y=2], device_ids=(0,2,1,3), [{x}]}",
+    "{mesh[a=2,b=4], replicated}",
+    "{mesh[a=2,b=4], [{a}], replicated={b}}",
+    "{maximal_mesh[device_id=5]}",
+    "{mesh[a=2,b=4], unreduced}",
+    "{mesh[a=2,b=4,c=3,d=8], [{}, {b}], unreduced={d:(4)2}}",
+    "{mesh[a=2,b=4], manual}",
+    "{mesh[a=2,b=4,c=3,d=8], [{a}], manual={d:(4)2}}",
+    R"({mesh[a=2,b=4,c=3,d=8], [{a}], replicated={c}, unreduced={d:(4)2}, manual={b:(2)2}, metadata={{op_name="foo"}, {op_name="bar"}}})",
+    R"({mesh[a=2,b=4], replicated, metadata={{op_name="foo"}}})",
+    R"({{mesh[a=2,b=4,c=3,d=8], [{d, c}, {a, b}]}, {mesh[a=2,b=4,c=3,d=8], replicated}, {mesh[a=2,b=4,c=3,d=8], [{d:(2)2, b}, {a, ?}], unreduced={c}}, {mesh[a=2,b=4,c=3,d=8], [{d, c}, {a, b}], metadata={{op_name="foo"}, {op_name="bar"}}}})",
+    "{{replicated}, {mesh[a=2,b=4], replicated}, {maximal device=5}, {maximal_mesh[device_id=5]}}",
+    "{{mesh[a=2,b=2], [{a}, {}]}, {devices=[2,2]<=[4] last_tile_dim_replicate}}",
+    "{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{'b':(2)2}, {'d':(4)2, 'c', ?}]}",
+    "{mesh['a.b'=2,'<axis> def'=4,'z/w'=2], [{'a.b'}, {'<axis> def':(2)2, 'z/w'}]}",
+    "{mesh[], replicated}",
+    "{mesh['x'=2], [{}], unreduced=max{'x'}}",
+    "{mesh['x'=2,'y'=2], unreduced=max{'x', 'y'}}",
+};
+
+TEST(ParseAttributes, NamedShardingsPrintBackAsWritten) {
+  std::string text = "HloModule m\nENTRY e {\n";
+  int64_t n = 0;
+  for (std::string_view sharding : kNamedShardings) {
+    text += "  p" + std::to_string(n) + " = f32[4,4] parameter(" + std::to_string(n) +
+            "), sharding=" + std::string(sharding) + "\n";
+    ++n;
+  }
+  text += "}\n";
+  auto m = Parse(text);
+  ASSERT_NE(m, nullptr);
+  const std::string printed = PrintModule(*m);
+  for (std::string_view sharding : kNamedShardings) {
+    EXPECT_THAT(printed, HasSubstr("sharding=" + std::string(sharding) + "\n"));
+  }
+  // A bare name may also refer to an axis by its index, and device_ids that
+  // are the plain iota are the default order: both print as XLA prints them.
+  auto canonical = Parse(R"(HloModule m
+ENTRY e {
+  ROOT p = f32[4,4] parameter(0), sharding={mesh[a=2,b=4], device_ids=([2,4]T(0,1)), [{1}, {0}]}
+}
+)");
+  ASSERT_NE(canonical, nullptr);
+  EXPECT_THAT(PrintModule(*canonical), HasSubstr("sharding={mesh[a=2,b=4], [{b}, {a}]}\n"));
+}
+
+TEST(ParseAttributes, NamedShardingsKeepTheirStructure) {
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[4,4] parameter(0), sharding={mesh[a=2,b=4,c=3,d=8], [{b:(2)2}, {d:(4)2, c, ?}], replicated={a}, unreduced=max{d:(1)2}, manual={b:(1)2}, metadata={op_name="x"}}
+  b = f32[4] parameter(1), sharding={mesh['x'=2,'y'=2], device_ids=(0,2,1,3), [{'x'}]}
+  c = f32[4] parameter(2), sharding={mesh[a=2,b=4,c=4,d=2], device_ids=([4,16]T(1,0)), [{a}]}
+  d = f32[4] parameter(3), sharding={maximal_mesh[device_id=5], metadata={op_name="y"}}
+  ROOT e = f32[4] parameter(4), sharding={mesh[a=2,b=4], manual}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const auto named = [&](std::string_view name) -> const NamedSharding& {
+    const Sharding* s = test::FindInstruction(*m, name)->sharding();
+    static const NamedSharding kNone;
+    EXPECT_TRUE(s != nullptr && s->named.has_value()) << name;
+    return s != nullptr && s->named ? *s->named : kNone;
+  };
+  const NamedSharding& a = named("a");
+  ASSERT_EQ(a.axes.size(), 4u);
+  EXPECT_EQ(a.axes[3].name, "d");
+  EXPECT_EQ(a.axes[3].size, 8);
+  EXPECT_FALSE(a.axes[3].quoted);
+  EXPECT_TRUE(a.dimensions_written);
+  ASSERT_EQ(a.dimensions.size(), 2u);
+  EXPECT_THAT(a.dimensions[0].axes, ElementsAre(MeshAxisRef{1, 2, 2}));
+  EXPECT_FALSE(a.dimensions[0].open);
+  EXPECT_THAT(a.dimensions[1].axes, ElementsAre(MeshAxisRef{3, 4, 2}, MeshAxisRef{2, 1, 0}));
+  EXPECT_TRUE(a.dimensions[1].open);
+  EXPECT_THAT(a.replicated_axes, ElementsAre(MeshAxisRef{0, 1, 0}));
+  EXPECT_THAT(a.unreduced_axes, ElementsAre(MeshAxisRef{3, 1, 2}));
+  EXPECT_EQ(a.unreduced_kind, "max");
+  EXPECT_THAT(a.manual_axes, ElementsAre(MeshAxisRef{1, 1, 2}));
+  EXPECT_EQ(a.whole, NamedSharding::Whole::kNone);
+  EXPECT_EQ(test::FindInstruction(*m, "a")->sharding()->metadata, R"({op_name="x"})");
+
+  const NamedSharding& b = named("b");
+  ASSERT_EQ(b.axes.size(), 2u);
+  EXPECT_EQ(b.axes[0].name, "x");
+  EXPECT_TRUE(b.axes[0].quoted);
+  EXPECT_THAT(b.device_ids, ElementsAre(0, 2, 1, 3));
+  EXPECT_THAT(b.MeshDevices(), ElementsAre(0, 2, 1, 3));
+
+  const NamedSharding& c = named("c");
+  ASSERT_TRUE(c.device_iota.has_value());
+  EXPECT_THAT(c.device_iota->dims, ElementsAre(2, 4, 4, 2));
+  EXPECT_THAT(c.device_iota->reshape_dims, ElementsAre(4, 16));
+  EXPECT_THAT(c.device_iota->transpose_perm, ElementsAre(1, 0));
+  const std::vector<int64_t> mesh = c.MeshDevices();
+  ASSERT_EQ(mesh.size(), 64u);
+  EXPECT_THAT(std::vector<int64_t>(mesh.begin(), mesh.begin() + 6),
+              ElementsAre(0, 16, 32, 48, 1, 17));
+
+  EXPECT_EQ(named("d").maximal_device, 5);
+  EXPECT_EQ(test::FindInstruction(*m, "d")->sharding()->metadata, R"({op_name="y"})");
+  EXPECT_EQ(named("e").whole, NamedSharding::Whole::kManual);
+}
+
+TEST(ParseAttributes, NamedShardingsStandForTheirTileAssignment) {
+  auto m = Parse(R"(HloModule m, num_partitions=8
+ENTRY e {
+  mesh_order = f32[4,4] parameter(0), sharding={mesh[a=2,b=4], [{a}, {b}]}
+  swapped = f32[4,4] parameter(1), sharding={mesh[a=2,b=4], [{b}, {a}]}
+  minor_sub_axis = f32[4,4] parameter(2), sharding={mesh[a=2,b=4], [{b:(2)2}, {a}]}
+  partial = f32[4] parameter(3), sharding={mesh[x=2,y=2], device_ids=(0,2,1,3), [{x}]}
+  manual_axes = f32[4] parameter(4), sharding={mesh[a=2,b=2,c=2], [{a}], manual={c}}
+  transposed = f32[4,4] parameter(5), sharding={mesh[a=2,b=4,c=4], [{c}, {a, b}]}
+  replicated = f32[4] parameter(6), sharding={mesh[a=2,b=4], replicated}
+  no_axes = f32[4,4] parameter(7), sharding={mesh[a=2,b=4], [{}, {?}]}
+  all_manual = f32[4] parameter(8), sharding={mesh[a=2,b=4], [{}], manual={a, b}}
+  maximal = f32[4] parameter(9), sharding={maximal_mesh[device_id=5]}
+  unreduced = f32[4] parameter(10), sharding={mesh[a=2,b=4], unreduced}
+  partly_unreduced = f32[4] parameter(11), sharding={mesh[a=2,b=4], [{a}], unreduced={b}}
+  ROOT tuple = (f32[4], f32[4]) parameter(12), sharding={{mesh[a=2,b=2], [{b}]}, {maximal device=1}}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  using Type = Sharding::Type;
+  const auto sharding = [&](std::string_view name) -> const Sharding& {
+    const Sharding* s = test::FindInstruction(*m, name)->sharding();
+    static const Sharding kNone;
+    EXPECT_NE(s, nullptr) << name;
+    return s != nullptr ? *s : kNone;
+  };
+  // Dimension i is split by the product of its axes; the devices are the
+  // mesh's, walked with each dimension's axes first, the rest replicated.
+  const Sharding& mesh_order = sharding("mesh_order");
+  EXPECT_EQ(mesh_order.type, Type::kTiled);
+  EXPECT_THAT(mesh_order.tile_dims, ElementsAre(2, 4));
+  EXPECT_THAT(mesh_order.devices, ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
+  EXPECT_FALSE(mesh_order.last_tile_dim_replicate);
+  const Sharding& swapped = sharding("swapped");
+  EXPECT_THAT(swapped.tile_dims, ElementsAre(4, 2));
+  EXPECT_THAT(swapped.devices, ElementsAre(0, 4, 1, 5, 2, 6, 3, 7));
+  // b:(2)2 is b's minor factor of 2; its major one b:(1)2 is replicated.
+  const Sharding& minor = sharding("minor_sub_axis");
+  EXPECT_THAT(minor.tile_dims, ElementsAre(2, 2, 2));
+  EXPECT_TRUE(minor.last_tile_dim_replicate);
+  EXPECT_THAT(minor.devices, ElementsAre(0, 2, 4, 6, 1, 3, 5, 7));
+  const Sharding& partial = sharding("partial");
+  EXPECT_THAT(partial.tile_dims, ElementsAre(2, 2));
+  EXPECT_TRUE(partial.last_tile_dim_replicate);
+  EXPECT_THAT(partial.devices, ElementsAre(0, 2, 1, 3));
+  const Sharding& manual = sharding("manual_axes");
+  EXPECT_THAT(manual.tile_dims, ElementsAre(2, 2, 2));
+  EXPECT_THAT(manual.last_tile_dims, ElementsAre("manual", "replicated"));
+  EXPECT_THAT(manual.devices, ElementsAre(0, 2, 1, 3, 4, 6, 5, 7));
+  // XLA's export writes {mesh[a=2,b=4,c=4], [{c}, {a, b}]} as
+  // {devices=[4,8]<=[8,4]T(1,0)}.
+  const Sharding& transposed = sharding("transposed");
+  EXPECT_THAT(transposed.tile_dims, ElementsAre(4, 8));
+  EXPECT_EQ(transposed.devices, (IotaTileAssignment{{4, 8}, {8, 4}, {1, 0}}.Expand()));
+  EXPECT_EQ(sharding("replicated").type, Type::kReplicated);
+  EXPECT_EQ(sharding("no_axes").type, Type::kReplicated);
+  EXPECT_EQ(sharding("all_manual").type, Type::kManual);
+  EXPECT_EQ(sharding("maximal").type, Type::kMaximal);
+  EXPECT_EQ(sharding("maximal").device, 5);
+  EXPECT_EQ(sharding("unreduced").type, Type::kUnreduced);
+  // Unreduced axes beside sharded ones have no tile assignment: kNamed, which
+  // readers of tile assignments report instead of misreading.
+  EXPECT_EQ(sharding("partly_unreduced").type, Type::kNamed);
+  EXPECT_TRUE(sharding("partly_unreduced").devices.empty());
+  const Sharding& tuple = sharding("tuple");
+  ASSERT_EQ(tuple.elements.size(), 2u);
+  EXPECT_EQ(tuple.elements[0].type, Type::kTiled);
+  EXPECT_THAT(tuple.elements[0].tile_dims, ElementsAre(2, 2));
+  EXPECT_THAT(tuple.elements[0].devices, ElementsAre(0, 2, 1, 3));
+  EXPECT_FALSE(tuple.elements[1].named.has_value());
+}
+
+TEST(ParseErrors, NamedShardingMistakesAreLocated) {
+  const auto error = [](std::string_view sharding) {
+    return ParseError("HloModule m\nENTRY e {\n  ROOT p = f32[4,4] parameter(0), sharding=" +
+                      std::string(sharding) + "\n}\n");
+  };
+  // The sharding's '{' is at column 44.
+  EXPECT_THAT(error("{mesh[a=2,b=4], [{c}]}"),
+              HasSubstr("bad.hlo:3:62: error: mesh axis 'c' is not in the mesh"));
+  EXPECT_THAT(error("{mesh[a=2,b=4], [{a}, {b, a}]}"),
+              HasSubstr("bad.hlo:3:70: error: mesh axis a overlaps a, written before"));
+  EXPECT_THAT(
+      error("{mesh[a=2,b=4], [{b:(3)2}]}"),
+      HasSubstr("bad.hlo:3:62: error: sub-axis b:(3)2 does not fit mesh axis 'b' of size 4"));
+  EXPECT_THAT(error("{mesh[a=12], [{a:(1)2}, {a:(3)2}]}"),
+              HasSubstr("bad.hlo:3:69: error: sub-axes a:(1)2 and a:(3)2 do not split their mesh "
+                        "axis into factors"));
+  EXPECT_THAT(error("{mesh[a=2,a=4], replicated}"),
+              HasSubstr("bad.hlo:3:54: error: mesh axis 'a' named twice"));
+  EXPECT_THAT(error("{mesh[x=2,y=2], device_ids=(0,2,2,3), [{x}]}"),
+              HasSubstr("bad.hlo:3:72: error: device_ids must be a permutation of 0..3"));
+  EXPECT_THAT(error("{mesh[x=2,y=2], device_ids=(0,1,2), [{x}]}"),
+              HasSubstr("device_ids lists 3 devices but the mesh has 4"));
+  EXPECT_THAT(error("{mesh[a=2], [{?, a}]}"),
+              HasSubstr("bad.hlo:3:61: error: no axis may follow '?' in a dimension sharding"));
+  EXPECT_THAT(error("{mesh[a=2], replicated, [{a}]}"),
+              HasSubstr("bad.hlo:3:45: error: a fully replicated, unreduced or manual named "
+                        "sharding takes no dimension shardings"));
+  EXPECT_THAT(error("{mesh[a=2]}"), HasSubstr("bad.hlo:3:45: error: named sharding needs "
+                                              "dimension shardings"));
+  EXPECT_THAT(error("{maximal_mesh[device_id=1], [{a}]}"),
+              HasSubstr("a maximal_mesh sharding takes only metadata="));
+  EXPECT_THAT(error("{mesh[a=2], sideways}"),
+              HasSubstr("bad.hlo:3:56: error: expected a named sharding's [dimension shardings], "
+                        "replicated, unreduced, manual, device_ids= or metadata= but got "
+                        "'sideways'"));
+  EXPECT_THAT(error("{mesh['a=2], replicated}"),
+              HasSubstr("expected a mesh axis name closed by a quote"));
 }
 
 TEST(ParseAttributes, MetadataAndFrontendAttributes) {

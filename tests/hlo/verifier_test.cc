@@ -350,6 +350,29 @@ ENTRY main {
             "v.hlo:5:3: error: d: dot has 1 lhs_batch_dims but 0 rhs_batch_dims");
 }
 
+TEST(VerifyShapes, ConvolutionDimLabelsMustGiveEveryDimensionARole) {
+  // A '?' label parses (XLA writes it for custom calls) but a convolution
+  // cannot be computed with a dimension that is neither batch, feature nor
+  // spatial.
+  EXPECT_EQ(VerifyError(R"(HloModule m
+ENTRY main {
+  x = f32[2,5,3,1] parameter(0)
+  k = f32[3,1,3,8] parameter(1)
+  ROOT c = f32[2,3,8,1] convolution(x, k), window={size=3}, dim_labels=b0f?_0?io->b0f?
+}
+)"),
+            "v.hlo:5:3: error: c: dim_labels b0f?_0?io->b0f? of convolution label a dimension "
+            "'?' (no role): every operand and result dimension of a convolution must be batch, "
+            "feature or spatial");
+  // A custom call just keeps such labels.
+  EXPECT_TRUE(Verify(R"(HloModule m
+ENTRY main {
+  ROOT r = f32[100]{0} custom-call(), window={size=2x2}, dim_labels=?b01f_0?1io->b01?f, custom_call_target="target"
+}
+)")
+                  .ok());
+}
+
 TEST(VerifyShapes, ConvolutionFeatureSizesMustMatch) {
   EXPECT_EQ(VerifyError(R"(HloModule m
 ENTRY main {
