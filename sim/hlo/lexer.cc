@@ -23,7 +23,6 @@ constexpr CharClasses kCharClasses;
 
 bool IsIdentStart(char c) { return kCharClasses.start[static_cast<unsigned char>(c)]; }
 bool IsIdentChar(char c) { return kCharClasses.part[static_cast<unsigned char>(c)]; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 

@@ -16,6 +16,9 @@
 
 namespace tpusim::hlo {
 
+/// An ASCII decimal digit (std::isdigit depends on the locale).
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
 class Lexer {
  public:
   Lexer(std::string_view text, std::string_view filename) : text_(text), filename_(filename) {}
