@@ -111,6 +111,8 @@ struct DiffOptions {
   double rtol = 1e-3;              ///< relative tolerance of an output element
   double atol = 1e-5;              ///< absolute tolerance of an output element
   std::optional<int64_t> max_ulp;  ///< an element within this many ulps passes too
+  /// "TYPE:KEY=VALUE,...": a tolerance for outputs of one element type
+  std::vector<std::string> type_tolerances;
   std::string time_tolerance = "2%";   ///< largest change of total time that passes
   std::string bytes_tolerance = "1%";  ///< largest change of HBM bytes that passes
   std::string collective_tolerance = "2%";  ///< largest change of the collectives' time

@@ -4,7 +4,9 @@
 // every pair of modules of two XLA dump directories). docs/cli.md and
 // docs/diff.md describe the reports.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <ostream>
 #include <string>
@@ -21,6 +23,8 @@
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
 #include "sim/base/units.h"
+#include "sim/hlo/primitive_type.h"
+#include "sim/value/compare.h"
 
 namespace tpusim::harness {
 namespace {
@@ -43,6 +47,49 @@ StatusOr<std::optional<ChangeTolerance>> ParseOptionalTolerance(const std::strin
   return std::optional<ChangeTolerance>(std::move(tolerance));
 }
 
+/// --type-tolerance TYPE:KEY=VALUE[,KEY=VALUE...] (KEY rtol, atol or ulp):
+/// outputs of element type TYPE are held to `base` with those keys replaced.
+StatusOr<std::pair<hlo::PrimitiveType, value::ErrorSpec>> ParseTypeTolerance(
+    const std::string& text, value::ErrorSpec base) {
+  const auto bad = [&](const std::string& why) {
+    return InvalidArgument(std::string(kCommand) + ": error: --type-tolerance '" + text +
+                           "': " + why);
+  };
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return bad("expected TYPE:KEY=VALUE, e.g. bf16:rtol=0.02");
+  const std::string name = text.substr(0, colon);
+  const std::optional<hlo::PrimitiveType> type = hlo::PrimitiveTypeFromName(name);
+  if (!type.has_value() || !hlo::IsArrayType(*type)) {
+    return bad("expected an element type such as f32, bf16 or s32, got '" + name + "'");
+  }
+  size_t begin = colon + 1;
+  do {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    const size_t equals = item.find('=');
+    const std::string key = item.substr(0, equals);
+    const std::string number = equals == std::string::npos ? "" : item.substr(equals + 1);
+    char* parsed_end = nullptr;
+    const double value = std::strtod(number.c_str(), &parsed_end);
+    if (number.empty() || *parsed_end != '\0' || !(value >= 0) || value > 1e300) {
+      return bad("expected KEY=VALUE with KEY rtol, atol or ulp and a non-negative number, got '" +
+                 item + "'");
+    }
+    if (key == "rtol") {
+      base.rtol = value;
+    } else if (key == "atol") {
+      base.atol = value;
+    } else if (key == "ulp" && value == static_cast<double>(static_cast<int64_t>(value))) {
+      base.ulp = static_cast<uint64_t>(value);
+    } else {
+      return bad("expected KEY=VALUE with KEY rtol, atol or ulp (a whole number), got '" + item +
+                 "'");
+    }
+    begin = end + 1;
+  } while (begin <= text.size());
+  return std::make_pair(*type, base);
+}
+
 /// The comparison the command line asks for, parsed once.
 StatusOr<DiffSpec> ParseDiffSpec(const DiffOptions& options) {
   DiffSpec spec;
@@ -53,6 +100,18 @@ StatusOr<DiffSpec> ParseDiffSpec(const DiffOptions& options) {
   thresholds.rtol = options.rtol;
   thresholds.atol = options.atol;
   thresholds.max_ulp = options.max_ulp;
+  value::ErrorSpec all;
+  all.rtol = options.rtol;
+  all.atol = options.atol;
+  if (options.max_ulp.has_value()) all.ulp = static_cast<uint64_t>(*options.max_ulp);
+  for (const std::string& text : options.type_tolerances) {
+    TPUSIM_ASSIGN_OR_RETURN(const auto typed, ParseTypeTolerance(text, all));
+    if (!thresholds.per_type.emplace(typed).second) {
+      return InvalidArgument(std::string(kCommand) + ": error: --type-tolerance '" + text +
+                             "': " + std::string(hlo::PrimitiveTypeName(typed.first)) +
+                             " is given a tolerance twice");
+    }
+  }
   TPUSIM_ASSIGN_OR_RETURN(thresholds.time,
                           ParseTolerance(options.time_tolerance, "--time-tolerance"));
   TPUSIM_ASSIGN_OR_RETURN(thresholds.bytes,
@@ -210,6 +269,11 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
                    "f64); default: not used")
       ->option_text("N")
       ->check(CLI::NonNegativeNumber);
+  diff->add_option("--type-tolerance", options.type_tolerances,
+                   "Hold outputs of element type TYPE to their own tolerance: KEY is rtol, atol "
+                   "or ulp, and the keys not given keep --rtol, --atol and --max-ulp (e.g. "
+                   "bf16:rtol=0.02,atol=1e-3; repeatable, one per type)")
+      ->option_text("TYPE:KEY=V,...");
   diff->add_option("--time-tolerance", options.time_tolerance,
                    "Largest change of total time, either way, that passes")
       ->option_text("PCT")

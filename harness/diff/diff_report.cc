@@ -205,6 +205,11 @@ namespace {
 void PrintNumerics(const DiffReport& report, const DiffThresholds& thresholds, std::ostream& out) {
   out << "\nnumerics (rtol " << Number(thresholds.rtol) << ", atol " << Number(thresholds.atol);
   if (thresholds.max_ulp.has_value()) out << ", max-ulp " << *thresholds.max_ulp;
+  for (const auto& [type, spec] : thresholds.per_type) {
+    out << "; " << hlo::PrimitiveTypeName(type) << ": rtol " << Number(spec.rtol) << ", atol "
+        << Number(spec.atol);
+    if (spec.ulp.has_value()) out << ", max-ulp " << *spec.ulp;
+  }
   out << "):\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-24s %-20s %10s %10s %11s %11s  %s\n", "output", "shape",
@@ -334,6 +339,13 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
   thresholds["atol"] = spec.thresholds.atol;
   thresholds["max_ulp"] =
       spec.thresholds.max_ulp.has_value() ? Json(*spec.thresholds.max_ulp) : Json(nullptr);
+  if (!spec.thresholds.per_type.empty()) {
+    Json& per_type = thresholds["per_type"];
+    for (const auto& [type, t] : spec.thresholds.per_type) {
+      per_type[std::string(hlo::PrimitiveTypeName(type))] = {
+          {"rtol", t.rtol}, {"atol", t.atol}, {"max_ulp", t.ulp ? Json(*t.ulp) : Json(nullptr)}};
+    }
+  }
   const auto tolerance = [](const std::optional<ChangeTolerance>& t) {
     return t.has_value() ? Json(t->text) : Json(nullptr);
   };

@@ -69,18 +69,20 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
       EvaluateModule(after, spmd, devices, spec.evaluation, spec.limits, std::move(inputs), err));
   report.values_subset = evaluated.subset;
 
-  value::ErrorSpec tolerance;
-  tolerance.rtol = spec.thresholds.rtol;
-  tolerance.atol = spec.thresholds.atol;
+  value::TypedErrorSpec tolerance;
+  tolerance.all.rtol = spec.thresholds.rtol;
+  tolerance.all.atol = spec.thresholds.atol;
   if (spec.thresholds.max_ulp.has_value()) {
-    tolerance.ulp = static_cast<uint64_t>(*spec.thresholds.max_ulp);
+    tolerance.all.ulp = static_cast<uint64_t>(*spec.thresholds.max_ulp);
   }
+  tolerance.by_type = spec.thresholds.per_type;
   for (size_t i = 0; i < devices.size(); ++i) {
     const std::string prefix = DeviceOutputPrefix(spmd.device_count(), devices[i]);
     const std::vector<OutputLeaf> a = OutputLeaves(run_before.results[i]);
     const std::vector<OutputLeaf> b = OutputLeaves(run_after.results[i]);
     for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
-      report.outputs.push_back(DiffOutput(prefix + b[k].name, *a[k].value, *b[k].value, tolerance));
+      report.outputs.push_back(DiffOutput(prefix + b[k].name, *a[k].value, *b[k].value,
+                                          tolerance.For(a[k].value->element_type())));
     }
     if (a.size() != b.size()) {
       report.output_count_notes.push_back(prefix + "outputs: " + std::to_string(a.size()) +

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -22,6 +23,7 @@
 #include "sim/base/status.h"
 #include "sim/hlo/module.h"
 #include "sim/ici/interconnect.h"
+#include "sim/value/compare.h"
 
 namespace tpusim::harness {
 
@@ -37,6 +39,9 @@ struct DiffThresholds {
   double rtol = 1e-3;              ///< relative tolerance of an output element
   double atol = 1e-5;              ///< absolute tolerance of an output element
   std::optional<int64_t> max_ulp;  ///< an element within this many ulps passes too
+  /// Outputs of these element types are held to their own tolerance instead
+  /// (--type-tolerance).
+  std::map<hlo::PrimitiveType, value::ErrorSpec> per_type;
   ChangeTolerance time{2, "2%"};   ///< total time
   ChangeTolerance bytes{1, "1%"};  ///< HBM bytes
   /// The collectives' time (Metrics::collective_time_us), gated like time:

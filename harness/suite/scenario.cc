@@ -19,6 +19,7 @@
 #include "sim/base/file.h"
 #include "sim/base/units.h"
 #include "sim/hlo/opcode.h"
+#include "sim/hlo/primitive_type.h"
 #include "sim/ici/interconnect.h"
 #include "sim/ici/topology.h"
 
@@ -40,6 +41,7 @@ StatusOr<value::ErrorSpec> ReadTolerance(const Reader& r, const YAML::Node& node
   std::vector<std::string_view> keys = {"exact", "atol", "rtol", "ulp"};
   if (allow_golden) {
     keys.push_back("golden");
+    keys.push_back("per_type");
     keys.push_back("per_output");
   }
   TPUSIM_RETURN_IF_ERROR(r.Keys(node, path, keys));
@@ -147,7 +149,23 @@ Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
   for (const std::string& m : MetricNames()) keys.push_back(m);
   TPUSIM_RETURN_IF_ERROR(r.Keys(node, "checks", keys));
   if (const YAML::Node outputs = node["outputs"]) {
-    TPUSIM_ASSIGN_OR_RETURN(s.outputs.tolerance, ReadTolerance(r, outputs, "checks.outputs", true));
+    TPUSIM_ASSIGN_OR_RETURN(s.outputs.tolerance.all,
+                            ReadTolerance(r, outputs, "checks.outputs", true));
+    if (const YAML::Node per = outputs["per_type"]) {
+      const std::string per_path = "checks.outputs.per_type";
+      if (!per.IsMap())
+        return r.Error(per, per_path, "expected a mapping, got " + Reader::Got(per));
+      for (const auto& entry : per) {
+        const std::string name = entry.first.Scalar();
+        const std::optional<hlo::PrimitiveType> type = hlo::PrimitiveTypeFromName(name);
+        if (!type.has_value() || !hlo::IsArrayType(*type)) {
+          return r.Error(entry.first, per_path + "." + name,
+                         "expected an element type such as f32, bf16 or s32, got '" + name + "'");
+        }
+        TPUSIM_ASSIGN_OR_RETURN(s.outputs.tolerance.by_type[*type],
+                                ReadTolerance(r, entry.second, per_path + "." + name, false));
+      }
+    }
     if (outputs["golden"]) {
       TPUSIM_ASSIGN_OR_RETURN(s.outputs.golden, r.Bool(outputs["golden"], "checks.outputs.golden"));
     }

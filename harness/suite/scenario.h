@@ -25,9 +25,10 @@ namespace tpusim::harness {
 /// `checks.outputs`: compare every output with its golden.
 struct OutputsCheck {
   bool golden = false;
-  /// How close every output must be to its golden (value::ErrorSpec's rule);
-  /// a tolerance that sets nothing is exact.
-  value::ErrorSpec tolerance;
+  /// How close every output must be to its golden (value::ErrorSpec's rule),
+  /// for its element type (`per_type`) or any; a tolerance that sets nothing
+  /// is exact.
+  value::TypedErrorSpec tolerance;
   std::map<std::string, value::ErrorSpec> per_output;  ///< by output name ("output_1")
   /// "FILE:LINE:COL" of each per_output key, for "no output named ...".
   std::map<std::string, std::string> per_output_where;

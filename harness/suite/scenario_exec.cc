@@ -26,9 +26,11 @@ namespace {
 
 using nlohmann::ordered_json;
 
-/// The tolerance for output `name` ("device_1/output_0"): its own entry (by
-/// full name, then leaf name), else the scenario-wide one.
-const value::ErrorSpec& ToleranceFor(const OutputsCheck& check, const std::string& name) {
+/// The tolerance for output `name` ("device_1/output_0") of element type
+/// `type`: its own entry (by full name, then leaf name), else its type's,
+/// else the scenario-wide one.
+const value::ErrorSpec& ToleranceFor(const OutputsCheck& check, const std::string& name,
+                                     hlo::PrimitiveType type) {
   if (auto it = check.per_output.find(name); it != check.per_output.end()) return it->second;
   const size_t slash = name.rfind('/');
   if (slash != std::string::npos) {
@@ -36,7 +38,7 @@ const value::ErrorSpec& ToleranceFor(const OutputsCheck& check, const std::strin
       return it->second;
     }
   }
-  return check.tolerance;
+  return check.tolerance.For(type);
 }
 
 /// The run's outputs against the golden's, one line per difference. When
@@ -70,7 +72,8 @@ std::vector<std::string> CheckOutputsAgainst(const std::vector<GoldenOutput>& ou
       }
     }
     std::string diff =
-        CheckOutput(output.name, output.value, paired->value, ToleranceFor(check, output.name));
+        CheckOutput(output.name, output.value, paired->value,
+                    ToleranceFor(check, output.name, paired->value.element_type()));
     if (!diff.empty()) failures.push_back(std::move(diff));
   }
   return failures;

@@ -5,6 +5,7 @@
 #define TPUSIM_SIM_VALUE_COMPARE_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 
 #include "sim/value/literal.h"
@@ -23,6 +24,18 @@ struct ErrorSpec {
   double atol = 0;
   double rtol = 0;
   std::optional<uint64_t> ulp;
+};
+
+/// An ErrorSpec for each element type: `by_type`'s for the types it names,
+/// `all` for the others (a bf16 output need not be held to what an f32 one
+/// meets).
+struct TypedErrorSpec {
+  ErrorSpec all;
+  std::map<hlo::PrimitiveType, ErrorSpec> by_type;
+  const ErrorSpec& For(hlo::PrimitiveType type) const {
+    const auto it = by_type.find(type);
+    return it != by_type.end() ? it->second : all;
+  }
 };
 
 /// How far an array is from its reference.

@@ -39,6 +39,7 @@ checks:
     golden: true
     rtol: 1e-2
     atol: 1e-3
+    per_type: {bf16: {rtol: 2e-2, atol: 1e-2}, s32: {exact: true}}
     per_output: {output_1: {ulp: 2}, output_2: {exact: true}}
   cycles: {golden: true, tolerance: 2%}
   hbm_bytes: {max: 1.2e9, min: 10}
@@ -66,8 +67,12 @@ checks:
   EXPECT_EQ(s->max_executed_instructions, 300);
   EXPECT_DOUBLE_EQ(s->timeout_seconds, 0.25);
   EXPECT_TRUE(s->outputs.golden);
-  EXPECT_EQ(s->outputs.tolerance.rtol, 1e-2);
-  EXPECT_EQ(s->outputs.tolerance.atol, 1e-3);
+  EXPECT_EQ(s->outputs.tolerance.all.rtol, 1e-2);
+  EXPECT_EQ(s->outputs.tolerance.all.atol, 1e-3);
+  EXPECT_EQ(s->outputs.tolerance.For(hlo::PrimitiveType::kBF16).rtol, 2e-2);
+  EXPECT_EQ(s->outputs.tolerance.For(hlo::PrimitiveType::kBF16).atol, 1e-2);
+  EXPECT_TRUE(s->outputs.tolerance.For(hlo::PrimitiveType::kS32).exact);
+  EXPECT_EQ(s->outputs.tolerance.For(hlo::PrimitiveType::kF32).rtol, 1e-2);  // the scenario's
   EXPECT_EQ(s->outputs.per_output.at("output_1").ulp, 2);
   EXPECT_TRUE(s->outputs.per_output.at("output_2").exact);
   EXPECT_TRUE(s->metrics.at("cycles").golden);
@@ -163,6 +168,18 @@ TEST(Scenario, AnUnknownModeNumericsOrAlgorithmIsAnErrorAtItsValue) {
   EXPECT_THAT(error("module: m.hlo\nmode: values\ntopology: torus:2x2\nalgorithm: rings\n"),
               HasSubstr("p.yaml:4:12: error: key path `algorithm`: unknown collective algorithm "
                         "'rings'"));
+}
+
+// per_type names element types: a misspelt one is an error at its key.
+TEST(Scenario, PerTypeToleranceNamesAnElementType) {
+  const StatusOr<Scenario> s = ParseScenario(
+      "module: m.hlo\nmode: values\nchecks:\n  outputs:\n    golden: true\n"
+      "    per_type: {bfloat16: {rtol: 0.1}}\n",
+      "p.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "p.yaml:6:16: error: key path `checks.outputs.per_type.bfloat16`: expected an element "
+            "type such as f32, bf16 or s32, got 'bfloat16'");
 }
 
 TEST(Scenario, ExpectFail) {

@@ -531,6 +531,26 @@ TEST(DiffCli, ChipIsRequiredForTimingAndTolerancesAreChecked) {
   EXPECT_THAT(bad.err, HasSubstr("--time-tolerance 'fast'"));
 }
 
+// --type-tolerance holds outputs of one element type to their own
+// tolerance, the other keys kept from --rtol/--atol: precision_default's f32
+// output passes with a loose f32 one, not with a loose bf16 one.
+TEST(DiffCli, TypeToleranceAppliesToOutputsOfThatType) {
+  const auto diff = [](const std::string& tolerance) {
+    return RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "precision_default/before.hlo",
+                                     kScenarios + "precision_default/after.hlo", "--mode",
+                                     "values", "--structure", "report", "--type-tolerance",
+                                     tolerance});
+  };
+  const RunResult loose = diff("f32:atol=10");
+  EXPECT_EQ(loose.exit_code, 0) << Describe(loose);
+  EXPECT_THAT(loose.out, HasSubstr("numerics (rtol 0.001, atol 1e-05; f32: rtol 0.001, atol 10)"));
+  const RunResult other = diff("bf16:atol=10");
+  EXPECT_EQ(other.exit_code, 1) << Describe(other);
+  const RunResult bad = diff("bfloat:atol=10");
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_THAT(bad.err, HasSubstr("--type-tolerance 'bfloat:atol=10': expected an element type"));
+}
+
 // The algorithm is parsed with the command line, as exec's is: a misspelt
 // one is refused before anything runs, without a network or a chip too.
 TEST(DiffCli, AnUnknownAlgorithmIsAnInputErrorBeforeAnythingRuns) {

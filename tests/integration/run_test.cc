@@ -261,6 +261,27 @@ TEST(Run, PerOutputNamingNoOutputIsAnErrorAtItsKey) {
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
 }
 
+// An output is held to its element type's tolerance (per_type) when there
+// is one: other inputs than the golden's pass for f32 with a loose f32
+// tolerance, and fail when the loose one is given for another type.
+TEST(Run, PerTypeToleranceAppliesToOutputsOfThatType) {
+  ScratchDir scratch;
+  const auto run = [&](int seed, const std::string& tolerance, bool update) {
+    WriteScenario(scratch / "suite/add.yaml", kAddModule,
+                  "mode: values\ninputs: {seed: " + std::to_string(seed) +
+                      "}\nchecks:\n  outputs:\n    golden: true\n" + tolerance);
+    std::vector<std::string> args = {"run", scratch / "suite", "--golden-dir", scratch / "golden"};
+    if (update) args.push_back("--update-golden");
+    return RunBinary(TPUSIM_BINARY, args);
+  };
+  ASSERT_EQ(run(3, "", true).exit_code, 0);
+  RunResult r = run(4, "    per_type: {f32: {atol: 1e9}}\n", false);
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  r = run(4, "    per_type: {bf16: {atol: 1e9}}\n", false);
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("output: 32 of 32"));
+}
+
 TEST(Run, StaleGoldenIsReportedAsStale) {
   ScratchDir scratch;
   WriteScenario(scratch / "suite/mlp.yaml", kMlpModule,
