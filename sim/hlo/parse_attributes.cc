@@ -21,12 +21,21 @@ Status AddNote(const Status& status, const std::string& note) {
 
 }  // namespace
 
-Status Parser::ParseAttributes(HloInstruction& instruction) {
+bool Parser::AtAttribute() {
+  const size_t start = lexer_.position();
+  const bool attribute =
+      lexer_.TryConsume(',') && !lexer_.ReadIdentifier().empty() && lexer_.Peek() == '=';
+  lexer_.Rewind(start);
+  return attribute;
+}
+
+Status Parser::ParseAttributes(HloInstruction& instruction, bool in_operand_list) {
   if (lexer_.Peek() != ',') return Status::Ok();
   // Collected in a reused buffer and moved into a vector of the exact size.
   std::vector<Attribute>& attributes = attribute_scratch_;
   attributes.clear();
-  while (lexer_.TryConsume(',')) {
+  // In an operand list, a comma may also start the next operand.
+  while ((!in_operand_list || AtAttribute()) && lexer_.TryConsume(',')) {
     const size_t loc = lexer_.Mark();
     const SourceLocation where = lexer_.Location();
     const std::string_view name = lexer_.ReadIdentifier();

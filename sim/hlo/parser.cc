@@ -85,7 +85,8 @@ Status Parser::ParseSingleInstruction() {
     return lexer_.Expected(
         "end of text after a single instruction (a module starts with 'HloModule')");
   }
-  entry.set_root(entry.instructions().front().get());
+  // Instructions written as its operands come before it.
+  entry.set_root(entry.instructions().back().get());
   TPUSIM_RETURN_IF_ERROR(AddOperandParameters(entry));
   return ResolveComputation(entry);
 }
@@ -390,6 +391,22 @@ Status Parser::ParseInstruction(HloComputation& computation, bool& saw_root) {
   const std::string_view name = lexer_.ReadIdentifier();
   if (name.empty()) return lexer_.Expected("an instruction name");
   if (!lexer_.TryConsume('=')) return lexer_.ExpectFailed('=', "after the instruction name");
+  TPUSIM_ASSIGN_OR_RETURN(HloInstruction * inst,
+                          ParseInstructionRhs(computation, name, loc, /*depth=*/0));
+  if (is_root) {
+    if (saw_root) {
+      return lexer_.ErrorAt(loc, "second ROOT instruction '" + std::string(name) +
+                                     "' in computation '" + computation.name() + "'");
+    }
+    saw_root = true;
+    computation.set_root(inst);
+  }
+  return Status::Ok();
+}
+
+StatusOr<HloInstruction*> Parser::ParseInstructionRhs(HloComputation& computation,
+                                                      std::string_view name, SourceLocation loc,
+                                                      int64_t depth) {
   const size_t shape_loc = lexer_.Mark();
   // The instruction is made first so that its shape is parsed in place (a
   // Shape is large to move); the opcode is filled in once it is read. `new`
@@ -413,25 +430,16 @@ Status Parser::ParseInstruction(HloComputation& computation, bool& saw_root) {
   inst->opcode_ = opcode;
   inst->set_location(loc);
   if (wrapped) inst->set_async_wrapped_opcode(*wrapped);
+  // An instruction written as an operand has no name: XLA's parser calls it
+  // OPCODE.anon, with .1, .2, ... for the next ones of that opcode.
+  if (name.empty()) inst->name_ = UnusedInstructionName(std::string(word) + ".anon");
   if (!names_.Insert(inst)) {
     return lexer_.ErrorAt(loc, "duplicate instruction name '" + std::string(name) +
                                    "' in computation '" + computation.name() + "'");
   }
-  computation.AddInstruction(std::move(owned));
-  if (is_root) {
-    if (saw_root) {
-      return lexer_.ErrorAt(loc, "second ROOT instruction '" + std::string(name) +
-                                     "' in computation '" + computation.name() + "'");
-    }
-    saw_root = true;
-    computation.set_root(inst);
-  }
-  if (!has_shape) {
-    if (opcode == HloOpcode::kParameter || opcode == HloOpcode::kConstant) {
-      return lexer_.ErrorAt(shape_loc, "expected a shape before '" + std::string(word) +
-                                           "' (its shape cannot be inferred)");
-    }
-    missing_shapes_.push_back(inst);
+  if (!has_shape && (opcode == HloOpcode::kParameter || opcode == HloOpcode::kConstant)) {
+    return lexer_.ErrorAt(shape_loc, "expected a shape before '" + std::string(word) +
+                                         "' (its shape cannot be inferred)");
   }
 
   if (!lexer_.TryConsume('(')) return lexer_.ExpectFailed('(', "after the opcode");
@@ -452,24 +460,52 @@ Status Parser::ParseInstruction(HloComputation& computation, bool& saw_root) {
     inst->set_literal(std::move(literal));
     TPUSIM_RETURN_IF_ERROR(lexer_.Expect(')', "after the constant literal"));
   } else {
-    TPUSIM_RETURN_IF_ERROR(ParseOperands(inst));
+    TPUSIM_RETURN_IF_ERROR(ParseOperands(computation, inst, depth));
   }
-  return ParseAttributes(*inst);
+  // Added after its operands, so that instructions written inside its
+  // operand list come first, as their users need (and their shapes are
+  // inferred first).
+  computation.AddInstruction(std::move(owned));
+  if (!has_shape) missing_shapes_.push_back(inst);
+  TPUSIM_RETURN_IF_ERROR(ParseAttributes(*inst, /*in_operand_list=*/depth > 0));
+  return inst;
 }
 
-Status Parser::ParseOperands(HloInstruction* instruction) {
+std::string Parser::UnusedInstructionName(const std::string& base) const {
+  std::string name = base;
+  for (int64_t n = 1; names_.Find(name) != nullptr; ++n) name = base + "." + std::to_string(n);
+  return name;
+}
+
+Status Parser::ParseOperands(HloComputation& computation, HloInstruction* instruction,
+                             int64_t depth) {
   if (lexer_.TryConsume(')')) return Status::Ok();
   const size_t first = pending_operands_.size();
   do {
+    const size_t start = lexer_.Mark();
     // Older dumps print each operand's shape before its name.
     size_t shape_location = kNoShape;
     if (AtShape()) {
-      shape_location = lexer_.Mark();
+      shape_location = start;
       TPUSIM_RETURN_IF_ERROR(ParseShape().status());
     }
     const size_t loc = lexer_.Mark();
     std::string_view name = lexer_.ReadIdentifier();
     if (name.empty()) return lexer_.Expected("an operand name");
+    if (lexer_.Peek() == '(') {
+      // `add(f32[4] parameter(0), multiply(...))`: an instruction written in
+      // place of its name, as XLA's tests write them: read again from its shape.
+      if (depth >= kMaxNestedInstructionDepth) {
+        return lexer_.ErrorAt(start, "instructions written as operands nest more than " +
+                                         std::to_string(kMaxNestedInstructionDepth) + " deep");
+      }
+      lexer_.Rewind(start);
+      TPUSIM_ASSIGN_OR_RETURN(
+          HloInstruction * nested,
+          ParseInstructionRhs(computation, "", lexer_.NextLocation(), depth + 1));
+      pending_operands_.push_back({instruction, {nested->name(), start}, kNoShape});
+      continue;
+    }
     pending_operands_.push_back({instruction, {name, loc}, shape_location});
   } while (lexer_.TryConsume(','));
   if (!lexer_.TryConsume(')')) return lexer_.ExpectFailed(')', "to close the operand list");
@@ -481,6 +517,8 @@ Status Parser::ParseOperands(HloInstruction* instruction) {
   const size_t end = pending_operands_.size();
   operand_scratch_.clear();
   for (size_t i = first; i < end; ++i) {
+    // Operands of an instruction written as an operand wait too.
+    if (pending_operands_[i].instruction != instruction) return Status::Ok();
     HloInstruction* operand = names_.Find(pending_operands_[i].name.name);
     if (operand == nullptr) return Status::Ok();
     operand_scratch_.push_back(operand);

@@ -131,6 +131,11 @@ inline constexpr int64_t kMaxShapeDepth = 64;
 /// recurses through the parser; XLA's tests nest one or two.
 inline constexpr int64_t kMaxInlineComputationDepth = 64;
 
+/// How deep instructions written as operands (`add(f32[] parameter(0),
+/// ...)`) may nest: each level recurses through the parser, like inline
+/// computations.
+inline constexpr int64_t kMaxNestedInstructionDepth = kMaxInlineComputationDepth;
+
 class Parser {
  public:
   Parser(std::string_view text, std::string_view filename) : lexer_(text, filename) {}
@@ -174,7 +179,15 @@ class Parser {
   /// `base`, or `base.N` with the least N that no computation has yet.
   std::string UnusedComputationName(const std::string& base) const;
   Status ParseInstruction(HloComputation& computation, bool& saw_root);
-  Status ParseOperands(HloInstruction* instruction);
+  /// After `NAME =` (or, for an instruction written as an operand, with
+  /// `name` empty and `depth` its nesting): the shape, opcode, operands and
+  /// attributes; the instruction is added to `computation`.
+  StatusOr<HloInstruction*> ParseInstructionRhs(HloComputation& computation,
+                                                std::string_view name, SourceLocation loc,
+                                                int64_t depth);
+  Status ParseOperands(HloComputation& computation, HloInstruction* instruction, int64_t depth);
+  /// `base`, or `base.N` for the first N that names no instruction yet.
+  std::string UnusedInstructionName(const std::string& base) const;
   StatusOr<HloOpcode> ParseOpcode(std::string_view word, size_t loc,
                                   std::optional<HloOpcode>& wrapped);
   Status ResolveComputation(HloComputation& computation);
@@ -197,7 +210,12 @@ class Parser {
   StatusOr<std::vector<int64_t>> ParseIntList(char open, char close, std::string_view what);
 
   // parse_attributes.cc
-  Status ParseAttributes(HloInstruction& instruction);
+  /// `, name=value` ... after an instruction's operand list. With
+  /// `in_operand_list` (an instruction written as an operand) only while a
+  /// comma is followed by `name =`; another comma starts the next operand.
+  Status ParseAttributes(HloInstruction& instruction, bool in_operand_list);
+  /// Whether `, IDENTIFIER =` comes next.
+  bool AtAttribute();
   /// The value of attribute `name` of `instruction`, of `kind`.
   StatusOr<AttrValue> ParseAttributeValue(AttrKind kind, std::string_view name,
                                           HloInstruction* instruction, size_t attribute_index);

@@ -324,9 +324,14 @@ class Verifier {
   Status VerifyRequiredAttributes(const HloInstruction& in) const {
     const HloOpcode op = RuleOpcode(in);
     for (AttrId id : RequiredAttributesOf(op)) {
-      if (in.FindAttribute(id) == nullptr) {
-        return Fail(in, in.OpcodeSpelling() + " needs the attribute " + std::string(AttrName(id)));
+      if (in.FindAttribute(id) != nullptr) continue;
+      // A scalar has no dimension to place: XLA's parser takes its broadcast
+      // without dimensions= (BroadcastOfScalarDoesntNeedDimensionsAttr).
+      if (op == HloOpcode::kBroadcast && id == AttrId::kDimensions && in.operand_count() == 1 &&
+          in.operand(0)->shape().IsArray() && in.operand(0)->shape().rank() == 0) {
+        continue;
       }
+      return Fail(in, in.OpcodeSpelling() + " needs the attribute " + std::string(AttrName(id)));
     }
     if (op == HloOpcode::kConditional && in.FindAttribute(AttrId::kBranchComputations) == nullptr &&
         (in.FindAttribute(AttrId::kTrueComputation) == nullptr ||

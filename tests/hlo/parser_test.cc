@@ -508,6 +508,88 @@ TEST(ParseSingleInstruction, ErrorsAreLocated) {
               HasSubstr("bad.hlo:2:1: error: expected end of text after a single instruction"));
 }
 
+// XLA's SimpleNesting, AmbiguousNames, MixAnonAndNonAnonOperands and
+// TupleShapeInsideAnonymousInstr: an operand may be an instruction written in
+// place, named OPCODE.anon (then .1, .2, ...) and placed before its user, as
+// XLA's parser prints them back.
+TEST(ParseNestedInstructions, OperandsWrittenInPlaceBecomeInstructionsBeforeTheirUser) {
+  auto simple = Parse(R"(HloModule test
+ENTRY test {
+    ROOT root = add(f32[10] parameter(0), multiply(f32[10] parameter(1), f32[10] parameter(2)))
+})");
+  ASSERT_NE(simple, nullptr);
+  EXPECT_EQ(PrintModule(*simple), R"(HloModule test
+
+ENTRY %test (parameter.anon: f32[10], parameter.anon.1: f32[10], parameter.anon.2: f32[10]) -> f32[10] {
+  %parameter.anon = f32[10] parameter(0)
+  %parameter.anon.1 = f32[10] parameter(1)
+  %parameter.anon.2 = f32[10] parameter(2)
+  %multiply.anon = f32[10] multiply(%parameter.anon.1, %parameter.anon.2)
+  ROOT %root = f32[10] add(%parameter.anon, %multiply.anon)
+}
+)");
+  // `add` is a name before a comma and an opcode before '('.
+  auto ambiguous = Parse(R"(HloModule test
+ENTRY test {
+  add = add(f32[10] parameter(0), f32[10] parameter(1))
+  ROOT root = tuple(add, add(add, add), add)
+})");
+  ASSERT_NE(ambiguous, nullptr);
+  const HloInstruction* root = ambiguous->entry()->root();
+  ASSERT_EQ(root->operand_count(), 3);
+  EXPECT_EQ(root->operand(0)->name(), "add");
+  EXPECT_EQ(root->operand(1)->name(), "add.anon");
+  EXPECT_EQ(root->operand(1)->operand(0), root->operand(0));
+  EXPECT_EQ(root->operand(2), root->operand(0));
+  EXPECT_EQ(root->shape(), *ParseShape("(f32[10], f32[10], f32[10])"));
+  // A tuple shape on the nested instruction; the attribute after the
+  // closing parenthesis is the user's.
+  auto tuple = Parse(R"(HloModule test
+ENTRY test {
+  ROOT root = get-tuple-element(
+    (f32[10], f16[10]) tuple(f32[10] parameter(0), f16[10] parameter(1))
+  ), index=0
+})");
+  ASSERT_NE(tuple, nullptr);
+  EXPECT_EQ(tuple->entry()->root()->operand(0)->name(), "tuple.anon");
+  EXPECT_EQ(tuple->entry()->root()->shape(), *ParseShape("f32[10]"));
+}
+
+// Inside an operand list, `, name=value` belongs to the nested instruction
+// and any other comma starts the next operand.
+TEST(ParseNestedInstructions, AttributesOfANestedInstructionStopAtTheNextOperand) {
+  auto m = Parse(R"(HloModule test
+ENTRY test {
+  ROOT root = f32[4,4] add(f32[4,4] broadcast(f32[] parameter(0)), dimensions={}, f32[4,4] parameter(1))
+})");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* root = m->entry()->root();
+  ASSERT_EQ(root->operand_count(), 2);
+  EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kBroadcast);
+  EXPECT_EQ(root->operand(1)->opcode(), HloOpcode::kParameter);
+  EXPECT_TRUE(root->attributes().empty());
+}
+
+// XLA's DeeplyNestedOperandsExceedsRecursionLimit: a located error at the
+// limit, not a stack overflow at any depth; an error inside a nested
+// instruction is located where it is.
+TEST(ParseNestedInstructions, DeepNestingAndNestedMistakesAreLocatedErrors) {
+  const auto nested = [](int depth) {
+    std::string text = "HloModule m\nENTRY e {\n  ROOT r = ";
+    for (int i = 0; i < depth; ++i) text += "negate(";
+    text += "f32[4] parameter(0)";
+    for (int i = 0; i < depth; ++i) text += ")";
+    return text + "\n}\n";
+  };
+  EXPECT_NE(Parse(nested(60)), nullptr);
+  EXPECT_THAT(ParseError(nested(100000)),
+              HasSubstr("bad.hlo:3:467: error: instructions written as operands nest more than "
+                        "64 deep"));
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT r = add(f32[4] parameter(0), "
+                         "multiply(f32[4] parameter(1), f32[4] bogus(2)))\n}\n"),
+              HasSubstr("bad.hlo:3:74: error: unknown opcode 'bogus'"));
+}
+
 // --- shapes and layouts ------------------------------------------------------
 
 TEST(ParseShapes, EveryElementType) {

@@ -138,6 +138,25 @@ ENTRY main {
             "v.hlo:4:3: error: r: compare needs the attribute direction");
 }
 
+// XLA's BroadcastOfScalarDoesntNeedDimensionsAttr: a scalar has no
+// dimension to place, so its broadcast may leave dimensions= out; any other
+// operand's may not.
+TEST(VerifyAttributes, OnlyAScalarsBroadcastMayLeaveOutDimensions) {
+  EXPECT_TRUE(Verify(R"(HloModule m
+ENTRY main {
+  p = f32[] parameter(0)
+  ROOT r = f32[2,3] broadcast(p)
+}
+)").ok());
+  EXPECT_EQ(VerifyError(R"(HloModule m
+ENTRY main {
+  p = f32[2] parameter(0)
+  ROOT r = f32[2,3] broadcast(p)
+}
+)"),
+            "v.hlo:4:3: error: r: broadcast needs the attribute dimensions");
+}
+
 TEST(VerifyAttributes, CustomCallNeedsATarget) {
   EXPECT_EQ(VerifyError(R"(HloModule m
 ENTRY main {
