@@ -392,7 +392,7 @@ Status Parser::ParseInstruction(HloComputation& computation, bool& saw_root) {
   if (name.empty()) return lexer_.Expected("an instruction name");
   if (!lexer_.TryConsume('=')) return lexer_.ExpectFailed('=', "after the instruction name");
   TPUSIM_ASSIGN_OR_RETURN(HloInstruction * inst,
-                          ParseInstructionRhs(computation, name, loc, /*depth=*/0));
+                          ParseInstructionRhs(computation, name, loc, /*in_operand_list=*/false));
   if (is_root) {
     if (saw_root) {
       return lexer_.ErrorAt(loc, "second ROOT instruction '" + std::string(name) +
@@ -406,7 +406,7 @@ Status Parser::ParseInstruction(HloComputation& computation, bool& saw_root) {
 
 StatusOr<HloInstruction*> Parser::ParseInstructionRhs(HloComputation& computation,
                                                       std::string_view name, SourceLocation loc,
-                                                      int64_t depth) {
+                                                      bool in_operand_list) {
   const size_t shape_loc = lexer_.Mark();
   // The instruction is made first so that its shape is parsed in place (a
   // Shape is large to move); the opcode is filled in once it is read. `new`
@@ -460,14 +460,14 @@ StatusOr<HloInstruction*> Parser::ParseInstructionRhs(HloComputation& computatio
     inst->set_literal(std::move(literal));
     TPUSIM_RETURN_IF_ERROR(lexer_.Expect(')', "after the constant literal"));
   } else {
-    TPUSIM_RETURN_IF_ERROR(ParseOperands(computation, inst, depth));
+    TPUSIM_RETURN_IF_ERROR(ParseOperands(computation, inst));
   }
   // Added after its operands, so that instructions written inside its
   // operand list come first, as their users need (and their shapes are
   // inferred first).
   computation.AddInstruction(std::move(owned));
   if (!has_shape) missing_shapes_.push_back(inst);
-  TPUSIM_RETURN_IF_ERROR(ParseAttributes(*inst, /*in_operand_list=*/depth > 0));
+  TPUSIM_RETURN_IF_ERROR(ParseAttributes(*inst, in_operand_list));
   return inst;
 }
 
@@ -477,8 +477,7 @@ std::string Parser::UnusedInstructionName(const std::string& base) const {
   return name;
 }
 
-Status Parser::ParseOperands(HloComputation& computation, HloInstruction* instruction,
-                             int64_t depth) {
+Status Parser::ParseOperands(HloComputation& computation, HloInstruction* instruction) {
   if (lexer_.TryConsume(')')) return Status::Ok();
   const size_t first = pending_operands_.size();
   do {
@@ -495,15 +494,19 @@ Status Parser::ParseOperands(HloComputation& computation, HloInstruction* instru
     if (lexer_.Peek() == '(') {
       // `add(f32[4] parameter(0), multiply(...))`: an instruction written in
       // place of its name, as XLA's tests write them: read again from its shape.
-      if (depth >= kMaxNestedInstructionDepth) {
+      // The depth counts through computations written inline in between,
+      // so that the two kinds of nesting cannot multiply the recursion.
+      if (nested_instruction_depth_ >= kMaxNestedInstructionDepth) {
         return lexer_.ErrorAt(start, "instructions written as operands nest more than " +
                                          std::to_string(kMaxNestedInstructionDepth) + " deep");
       }
       lexer_.Rewind(start);
-      TPUSIM_ASSIGN_OR_RETURN(
-          HloInstruction * nested,
-          ParseInstructionRhs(computation, "", lexer_.NextLocation(), depth + 1));
-      pending_operands_.push_back({instruction, {nested->name(), start}, kNoShape});
+      ++nested_instruction_depth_;
+      StatusOr<HloInstruction*> nested =
+          ParseInstructionRhs(computation, "", lexer_.NextLocation(), /*in_operand_list=*/true);
+      --nested_instruction_depth_;
+      TPUSIM_RETURN_IF_ERROR(nested.status());
+      pending_operands_.push_back({instruction, {(*nested)->name(), start}, kNoShape});
       continue;
     }
     pending_operands_.push_back({instruction, {name, loc}, shape_location});

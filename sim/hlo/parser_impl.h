@@ -180,12 +180,12 @@ class Parser {
   std::string UnusedComputationName(const std::string& base) const;
   Status ParseInstruction(HloComputation& computation, bool& saw_root);
   /// After `NAME =` (or, for an instruction written as an operand, with
-  /// `name` empty and `depth` its nesting): the shape, opcode, operands and
+  /// `name` empty and `in_operand_list`): the shape, opcode, operands and
   /// attributes; the instruction is added to `computation`.
   StatusOr<HloInstruction*> ParseInstructionRhs(HloComputation& computation,
                                                 std::string_view name, SourceLocation loc,
-                                                int64_t depth);
-  Status ParseOperands(HloComputation& computation, HloInstruction* instruction, int64_t depth);
+                                                bool in_operand_list);
+  Status ParseOperands(HloComputation& computation, HloInstruction* instruction);
   /// `base`, or `base.N` for the first N that names no instruction yet.
   std::string UnusedInstructionName(const std::string& base) const;
   StatusOr<HloOpcode> ParseOpcode(std::string_view word, size_t loc,
@@ -278,6 +278,8 @@ class Parser {
   HloComputation* last_top_level_ = nullptr;
   /// Inline computations open at the cursor (ParseInlineComputation's recursion).
   int64_t inline_depth_ = 0;
+  /// Instructions written as operands being parsed, one inside the other.
+  int64_t nested_instruction_depth_ = 0;
   /// Computations written inline, whose made-up names yield to written ones.
   std::set<const HloComputation*> inline_computations_;
 };
