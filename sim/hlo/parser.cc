@@ -58,6 +58,7 @@ void Parser::StartModule(std::string name) {
 }
 
 bool Parser::AtSingleInstruction() {
+  if (AtShape()) return true;  // XLA's canonical form: no `NAME =`
   const size_t start = lexer_.position();
   const std::string_view word = lexer_.ReadIdentifier();
   const bool instruction = word == "ROOT" || lexer_.Peek() == '=';
@@ -79,8 +80,17 @@ Status Parser::ParseSingleInstruction() {
   owned->set_location(lexer_.NextLocation());
   HloComputation& entry = *module_->AddComputation(std::move(owned));
   module_->set_entry(&entry);
-  bool saw_root = false;
-  TPUSIM_RETURN_IF_ERROR(ParseInstruction(entry, saw_root));
+  single_instruction_ = true;
+  if (AtShape()) {
+    // XLA's canonical form, `f32[2] multiply(f32[2], f32[2])`: named after
+    // its opcode, as an instruction written as an operand is.
+    TPUSIM_RETURN_IF_ERROR(
+        ParseInstructionRhs(entry, "", lexer_.NextLocation(), /*in_operand_list=*/false)
+            .status());
+  } else {
+    bool saw_root = false;
+    TPUSIM_RETURN_IF_ERROR(ParseInstruction(entry, saw_root));
+  }
   if (!lexer_.AtEnd()) {
     return lexer_.Expected(
         "end of text after a single instruction (a module starts with 'HloModule')");
@@ -490,6 +500,14 @@ Status Parser::ParseOperands(HloComputation& computation, HloInstruction* instru
     }
     const size_t loc = lexer_.Mark();
     std::string_view name = lexer_.ReadIdentifier();
+    if (name.empty() && single_instruction_ && shape_location != kNoShape) {
+      // A single instruction's operand written as a shape alone
+      // (`multiply(f32[2], f32[2])`): a parameter of its own.
+      name = unnamed_operands_.emplace_back("parameter.anon" +
+                                            (unnamed_operands_.empty()
+                                                 ? std::string()
+                                                 : "." + std::to_string(unnamed_operands_.size())));
+    }
     if (name.empty()) return lexer_.Expected("an operand name");
     if (lexer_.Peek() == '(') {
       // `add(f32[4] parameter(0), multiply(...))`: an instruction written in

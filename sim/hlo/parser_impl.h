@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <set>
 #include <string>
@@ -280,6 +281,11 @@ class Parser {
   int64_t inline_depth_ = 0;
   /// Instructions written as operands being parsed, one inside the other.
   int64_t nested_instruction_depth_ = 0;
+  /// The text is one instruction without a computation around it.
+  bool single_instruction_ = false;
+  /// Names made up for that instruction's operands written as a shape alone
+  /// (a deque: pending operands view them).
+  std::deque<std::string> unnamed_operands_;
   /// Computations written inline, whose made-up names yield to written ones.
   std::set<const HloComputation*> inline_computations_;
 };

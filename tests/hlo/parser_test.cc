@@ -501,6 +501,27 @@ TEST(ParseSingleInstruction, RepeatedOperandsInferredShapesAndInlineComputations
   EXPECT_EQ(adder->root()->opcode(), HloOpcode::kAdd);
 }
 
+// XLA's HloParserSingleOpTest.SingleOpNoNames and CanonicalOp: an operand
+// written as a shape alone is a parameter of its own, and an instruction
+// without `NAME =` is named after its opcode.
+TEST(ParseSingleInstruction, OperandsWithoutNamesAndTheCanonicalForm) {
+  for (const std::string_view text :
+       {"%multiply = f32[2,4]{1,0} multiply(f32[2,4]{1,0}, f32[2,4]{1,0})",
+        "f32[2,4]{1,0} multiply(f32[2,4]{1,0}, f32[2,4]{1,0})"}) {
+    SCOPED_TRACE(text);
+    auto m = Parse(text);
+    ASSERT_NE(m, nullptr);
+    const HloComputation* entry = m->entry();
+    ASSERT_EQ(entry->parameter_count(), 2);
+    const HloInstruction* root = entry->root();
+    EXPECT_EQ(root->opcode(), HloOpcode::kMultiply);
+    EXPECT_EQ(root->operand(0), entry->parameters()[0]);
+    EXPECT_EQ(root->operand(1), entry->parameters()[1]);
+    EXPECT_EQ(entry->parameters()[1]->shape(), root->shape());
+  }
+  EXPECT_EQ(Parse("f32[2] negate(f32[2] x)")->entry()->root()->name(), "negate.anon");
+}
+
 TEST(ParseSingleInstruction, ErrorsAreLocated) {
   EXPECT_THAT(ParseError("m = f32[2] multiply(f32[2] a, b)"),
               HasSubstr("bad.hlo:1:31: error: operand 'b' of a single instruction has no shape"));
