@@ -3,65 +3,21 @@
 // on a chip preset.
 #include <CLI/CLI.hpp>
 #include <cstdint>
-#include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "harness/cli/cli.h"
-#include "harness/run/metrics.h"
 #include "harness/run/module_run.h"
-#include "harness/run/program_io.h"
+#include "harness/run/run_report.h"
 #include "harness/run/topology_option.h"
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
-#include "sim/base/fingerprint.h"
 #include "sim/eval/evaluator.h"
-#include "sim/timing/report.h"
-#include "sim/timing/timing.h"
 
 namespace tpusim::harness {
 namespace {
-
-using value::Literal;
-
-/// `OutputSummary` as JSON, for --json.
-nlohmann::ordered_json OutputsJson(const std::vector<OutputSummary>& outputs) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const OutputSummary& o : outputs) {
-    nlohmann::ordered_json entry;
-    entry["name"] = o.name;
-    entry["shape"] = o.shape;
-    entry["min"] = o.min.has_value() ? nlohmann::ordered_json(*o.min) : nullptr;
-    entry["max"] = o.max.has_value() ? nlohmann::ordered_json(*o.max) : nullptr;
-    entry["mean"] = o.mean.has_value() ? nlohmann::ordered_json(*o.mean) : nullptr;
-    entry["nan_count"] = o.nan_count;
-    entry["checksum"] = Hex16(o.checksum);
-    list.push_back(std::move(entry));
-  }
-  return list;
-}
-
-/// Writes and summarises the outputs of every evaluated device.
-StatusOr<std::vector<OutputSummary>> ReportValues(const ExecOptions& options,
-                                                  const ModuleRun& run) {
-  std::vector<OutputSummary> outputs;
-  for (size_t i = 0; i < run.results.size(); ++i) {
-    const std::string prefix =
-        DeviceOutputPrefix(run.evaluated.device_count, run.evaluated.devices[i]);
-    if (!options.out.empty()) {
-      TPUSIM_RETURN_IF_ERROR(
-          WriteOutputs(run.results[i], (std::filesystem::path(options.out) / prefix).string()));
-    }
-    for (const OutputLeaf& leaf : OutputLeaves(run.results[i])) {
-      outputs.push_back(Summarize(prefix + leaf.name, *leaf.value));
-    }
-  }
-  return outputs;
-}
 
 /// The run the command line asks for; --mode defaults to full with --chip, else values.
 StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
@@ -115,38 +71,12 @@ Status Execute(const ExecOptions& options, std::ostream& out, std::ostream& err)
   TPUSIM_ASSIGN_OR_RETURN(const ModuleRun run,
                           RunModule(spec, *module, spmd, chip, std::move(topology), err));
 
-  nlohmann::ordered_json json;
-  const bool values = spec.mode != RunMode::kTiming && run.values_skipped.empty();
-  if (!run.values_skipped.empty()) {
-    out << "values: not computed, timed without them (loop trip counts from the program): "
-        << run.values_skipped << "\n\n";
-  }
-  if (values) {
-    if (run.evaluated.subset.has_value()) out << run.evaluated.subset->Note() << "\n\n";
-    TPUSIM_ASSIGN_OR_RETURN(const std::vector<OutputSummary> outputs, ReportValues(options, run));
-    PrintSummaryTable(outputs, out);
-    json["outputs"] = OutputsJson(outputs);
-  }
-  if (run.timing.has_value()) {
-    if (values) out << '\n';
-    out << timing::FormatOpTable(*run.timing, options.top);
-    nlohmann::ordered_json metrics = nlohmann::ordered_json::parse(timing::TimingJson(*run.timing));
-    // The totals a golden, a scenario result and tpusim diff keep, by their
-    // one writer, beside the timing's own record.
-    metrics["metrics"] = MetricsJson(NamedMetrics(MetricsOf(*run.timing)));
-    if (json.contains("outputs")) metrics["outputs"] = std::move(json["outputs"]);
-    if (!run.values_skipped.empty()) metrics["values_skipped"] = run.values_skipped;
-    json = std::move(metrics);
-    if (!options.trace.empty()) {
-      TPUSIM_RETURN_IF_ERROR(
-          WriteFileAtomically(options.trace, timing::TimingTraceJson(*run.timing)));
-    }
-  }
-  if (run.evaluated.subset.has_value()) json["values_subset"] = run.evaluated.subset->Note();
-  if (!options.json.empty()) {
-    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.json, json.dump(2) + "\n"));
-  }
-  return Status();
+  RunReportOptions report;
+  report.out_dir = options.out;
+  report.top = options.top;
+  report.json = options.json;
+  report.trace = options.trace;
+  return WriteRunReport(run, spec.mode, report, out);
 }
 
 }  // namespace
