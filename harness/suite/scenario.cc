@@ -36,6 +36,19 @@ std::string Resolve(const std::string& scenario_file, const std::string& path) {
   return (fs::path(scenario_file).parent_path() / path).lexically_normal().string();
 }
 
+/// Calls `read(key, value, path)` for each entry of the mapping at `path`
+/// (e.g. per_type, per_output); an error when it is not a mapping.
+template <typename Read>
+Status ForEachEntry(const Reader& r, const YAML::Node& node, const std::string& path,
+                    const Read& read) {
+  if (!node.IsMap()) return r.Error(node, path, "expected a mapping, got " + Reader::Got(node));
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    TPUSIM_RETURN_IF_ERROR(read(entry.first, entry.second, path + "." + key));
+  }
+  return Status::Ok();
+}
+
 StatusOr<value::ErrorSpec> ReadTolerance(const Reader& r, const YAML::Node& node,
                                          const std::string& path, bool allow_golden) {
   std::vector<std::string_view> keys = {"exact", "atol", "rtol", "ulp"};
@@ -152,33 +165,33 @@ Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
     TPUSIM_ASSIGN_OR_RETURN(s.outputs.tolerance.all,
                             ReadTolerance(r, outputs, "checks.outputs", true));
     if (const YAML::Node per = outputs["per_type"]) {
-      const std::string per_path = "checks.outputs.per_type";
-      if (!per.IsMap())
-        return r.Error(per, per_path, "expected a mapping, got " + Reader::Got(per));
-      for (const auto& entry : per) {
-        const std::string name = entry.first.Scalar();
-        const std::optional<hlo::PrimitiveType> type = hlo::PrimitiveTypeFromName(name);
-        if (!type.has_value() || !hlo::IsArrayType(*type)) {
-          return r.Error(entry.first, per_path + "." + name,
-                         "expected an element type such as f32, bf16 or s32, got '" + name + "'");
-        }
-        TPUSIM_ASSIGN_OR_RETURN(s.outputs.tolerance.by_type[*type],
-                                ReadTolerance(r, entry.second, per_path + "." + name, false));
-      }
+      TPUSIM_RETURN_IF_ERROR(ForEachEntry(
+          r, per, "checks.outputs.per_type",
+          [&](const YAML::Node& key, const YAML::Node& value, const std::string& path) -> Status {
+            const std::string name = key.Scalar();
+            const std::optional<hlo::PrimitiveType> type = hlo::PrimitiveTypeFromName(name);
+            if (!type.has_value() || !hlo::IsArrayType(*type)) {
+              return r.Error(key, path,
+                             "expected an element type such as f32, bf16 or s32, got '" + name +
+                                 "'");
+            }
+            TPUSIM_ASSIGN_OR_RETURN(s.outputs.tolerance.by_type[*type],
+                                    ReadTolerance(r, value, path, false));
+            return Status::Ok();
+          }));
     }
     if (outputs["golden"]) {
       TPUSIM_ASSIGN_OR_RETURN(s.outputs.golden, r.Bool(outputs["golden"], "checks.outputs.golden"));
     }
     if (const YAML::Node per = outputs["per_output"]) {
-      const std::string per_path = "checks.outputs.per_output";
-      if (!per.IsMap())
-        return r.Error(per, per_path, "expected a mapping, got " + Reader::Got(per));
-      for (const auto& entry : per) {
-        const std::string name = entry.first.Scalar();
-        TPUSIM_ASSIGN_OR_RETURN(s.outputs.per_output[name],
-                                ReadTolerance(r, entry.second, per_path + "." + name, false));
-        s.outputs.per_output_where[name] = r.Where(entry.first);
-      }
+      TPUSIM_RETURN_IF_ERROR(ForEachEntry(
+          r, per, "checks.outputs.per_output",
+          [&](const YAML::Node& key, const YAML::Node& value, const std::string& path) -> Status {
+            const std::string name = key.Scalar();
+            TPUSIM_ASSIGN_OR_RETURN(s.outputs.per_output[name], ReadTolerance(r, value, path, false));
+            s.outputs.per_output_where[name] = r.Where(key);
+            return Status::Ok();
+          }));
     }
     if (!s.outputs.golden) {
       return r.Error(outputs, "checks.outputs",

@@ -483,24 +483,32 @@ TEST(SpmdAllReduce, DevicesInNoGroupGiveTheLowestDevicesErrorEveryRun) {
 
 // --- SPMD shape conversions (custom calls) ----------------------------------
 
+/// A module of `partitions` partitions that shards iota(`full`) with
+/// `sharding`, takes each partition's shard (f32[`shard`]) under `manual`,
+/// adds 10p to it on partition p, and reassembles the full value:
+/// (shard, full) per partition.
+std::string ShardRoundTrip(int partitions, int full, int shard, const std::string& sharding,
+                           const std::string& manual = "{manual}") {
+  const std::string f = "f32[" + std::to_string(full) + "]";
+  const std::string s = "f32[" + std::to_string(shard) + "]";
+  return "HloModule m, num_partitions=" + std::to_string(partitions) + "\nENTRY e {\n" +
+         "  full = " + f + " iota(), iota_dimension=0\n" +
+         "  sh = " + f + " custom-call(full), custom_call_target=\"Sharding\", sharding=" +
+         sharding + "\n" +
+         "  shard = " + s + " custom-call(sh), custom_call_target=\"SPMDFullToShardShape\", " +
+         "sharding=" + manual + "\n" +
+         "  id = u32[] partition-id()\n  idf = f32[] convert(id)\n  ten = f32[] constant(10)\n" +
+         "  off = f32[] multiply(idf, ten)\n  offs = " + s + " broadcast(off), dimensions={}\n" +
+         "  moved = " + s + " add(shard, offs)\n" +
+         "  back = " + f + " custom-call(moved), custom_call_target=\"SPMDShardToFullShape\", " +
+         "sharding=" + sharding + "\n" +
+         "  ROOT t = (" + s + ", " + f + ") tuple(shard, back)\n}";
+}
+
 TEST(SpmdShardShape, FullToShardAndBackFollowAPermutedTileAssignment) {
   // devices=[2]1,0: partition 1 holds tile 0, partition 0 holds tile 1.
   // Partition p adds 10p to its shard before the shards are reassembled.
-  const std::string text = R"(HloModule m, num_partitions=2
-ENTRY e {
-  full = f32[4] iota(), iota_dimension=0
-  sh = f32[4] custom-call(full), custom_call_target="Sharding", sharding={devices=[2]1,0}
-  shard = f32[2] custom-call(sh), custom_call_target="SPMDFullToShardShape", sharding={manual}
-  id = u32[] partition-id()
-  idf = f32[] convert(id)
-  ten = f32[] constant(10)
-  off = f32[] multiply(idf, ten)
-  offs = f32[2] broadcast(off), dimensions={}
-  moved = f32[2] add(shard, offs)
-  back = f32[4] custom-call(moved), custom_call_target="SPMDShardToFullShape",
-      sharding={devices=[2]1,0}
-  ROOT t = (f32[2], f32[4]) tuple(shard, back)
-})";
+  const std::string text = ShardRoundTrip(2, 4, 2, "{devices=[2]1,0}");
   const std::vector<Literal> results = Spmd(text);
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].tuple_element(0), R1<float>({2, 3}));
@@ -512,22 +520,7 @@ TEST(SpmdShardShape, ReplicatedTileDimAndUnevenTilesTakeTheFirstHolderAndPad) {
   // f32[3] in 2 tiles of 2 (the last padded with zeros), each held by two
   // partitions: tile 0 by 0 and 1, tile 1 by 2 and 3. Partition p adds 10p;
   // the full value takes tile 0 from partition 0 and tile 1 from partition 2.
-  const std::string text = R"(HloModule m, num_partitions=4
-ENTRY e {
-  full = f32[3] iota(), iota_dimension=0
-  sh = f32[3] custom-call(full), custom_call_target="Sharding",
-      sharding={devices=[2,2]<=[4] last_tile_dim_replicate}
-  shard = f32[2] custom-call(sh), custom_call_target="SPMDFullToShardShape", sharding={manual}
-  id = u32[] partition-id()
-  idf = f32[] convert(id)
-  ten = f32[] constant(10)
-  off = f32[] multiply(idf, ten)
-  offs = f32[2] broadcast(off), dimensions={}
-  moved = f32[2] add(shard, offs)
-  back = f32[3] custom-call(moved), custom_call_target="SPMDShardToFullShape",
-      sharding={devices=[2,2]<=[4] last_tile_dim_replicate}
-  ROOT t = (f32[2], f32[3]) tuple(shard, back)
-})";
+  const std::string text = ShardRoundTrip(4, 3, 2, "{devices=[2,2]<=[4] last_tile_dim_replicate}");
   const std::vector<Literal> results = Spmd(text);
   ASSERT_EQ(results.size(), 4u);
   EXPECT_EQ(results[0].tuple_element(0), R1<float>({0, 1}));
@@ -541,21 +534,7 @@ TEST(SpmdShardShape, NamedShardingsActAsTheTileAssignmentTheyStandFor) {
   // {mesh[a=2,b=2], [{b}]} is {devices=[2,2]0,2,1,3 last_tile_dim_replicate}:
   // tile 0 is held by partitions 0 and 2, tile 1 by 1 and 3. Partition p adds
   // 10p; the full value takes tile 0 from partition 0 and tile 1 from 1.
-  const std::string text = R"(HloModule m, num_partitions=4
-ENTRY e {
-  full = f32[4] iota(), iota_dimension=0
-  sh = f32[4] custom-call(full), custom_call_target="Sharding", sharding={mesh[a=2,b=2], [{b}]}
-  shard = f32[2] custom-call(sh), custom_call_target="SPMDFullToShardShape", sharding={mesh[a=2,b=2], manual}
-  id = u32[] partition-id()
-  idf = f32[] convert(id)
-  ten = f32[] constant(10)
-  off = f32[] multiply(idf, ten)
-  offs = f32[2] broadcast(off), dimensions={}
-  moved = f32[2] add(shard, offs)
-  back = f32[4] custom-call(moved), custom_call_target="SPMDShardToFullShape",
-      sharding={mesh[a=2,b=2], [{b}]}
-  ROOT t = (f32[2], f32[4]) tuple(shard, back)
-})";
+  const std::string text = ShardRoundTrip(4, 4, 2, "{mesh[a=2,b=2], [{b}]}", "{mesh[a=2,b=2], manual}");
   const std::vector<Literal> results = Spmd(text);
   ASSERT_EQ(results.size(), 4u);
   EXPECT_EQ(results[0].tuple_element(0), R1<float>({0, 1}));
