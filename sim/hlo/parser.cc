@@ -58,10 +58,17 @@ void Parser::StartModule(std::string name) {
 }
 
 bool Parser::AtSingleInstruction() {
-  if (AtShape()) return true;  // XLA's canonical form: no `NAME =`
   const size_t start = lexer_.position();
-  const std::string_view word = lexer_.ReadIdentifier();
-  const bool instruction = word == "ROOT" || lexer_.Peek() == '=';
+  bool instruction = false;
+  if (AtShape()) {
+    // XLA's canonical form, `f32[2] negate(...)`, has no `NAME =`: a whole
+    // shape and then an opcode (`b(p: f32[]) -> f32[] {` is a computation
+    // named b, not a buffer shape).
+    instruction = ParseDiscardedShape().ok() && !lexer_.ReadIdentifier().empty();
+  } else {
+    const std::string_view word = lexer_.ReadIdentifier();
+    instruction = word == "ROOT" || lexer_.Peek() == '=';
+  }
   lexer_.Rewind(start);
   return instruction;
 }
@@ -82,11 +89,12 @@ Status Parser::ParseSingleInstruction() {
   module_->set_entry(&entry);
   single_instruction_ = true;
   if (AtShape()) {
-    // XLA's canonical form, `f32[2] multiply(f32[2], f32[2])`: named after
-    // its opcode, as an instruction written as an operand is.
-    TPUSIM_RETURN_IF_ERROR(
-        ParseInstructionRhs(entry, "", lexer_.NextLocation(), /*in_operand_list=*/false)
-            .status());
+    // XLA's canonical form, `f32[2] multiply(f32[2], f32[2])`.
+    TPUSIM_ASSIGN_OR_RETURN(
+        HloInstruction * instruction,
+        ParseInstructionRhs(entry, "", lexer_.NextLocation(), /*in_operand_list=*/false));
+    // XLA names it after the module, `_`.
+    GiveMadeUpName(instruction, "_");
   } else {
     bool saw_root = false;
     TPUSIM_RETURN_IF_ERROR(ParseInstruction(entry, saw_root));
@@ -103,9 +111,11 @@ Status Parser::ParseSingleInstruction() {
 
 Status Parser::AddOperandParameters(HloComputation& entry) {
   const size_t end = lexer_.position();
-  for (const PendingOperand& operand : pending_operands_) {
+  for (PendingOperand& operand : pending_operands_) {
     const PendingName& name = operand.name;
-    if (names_.Find(name.name) != nullptr) continue;  // the instruction itself, or used before
+    if (operand.defined != nullptr) continue;  // an instruction written in place
+    // A written name of the instruction itself, or used before.
+    if (!name.name.empty() && FindWrittenName(name.name) != nullptr) continue;
     if (operand.shape_location == kNoShape) {
       return lexer_.ErrorAt(name.location, "operand '" + std::string(name.name) +
                                                "' of a single instruction has no shape; write " +
@@ -120,7 +130,14 @@ Status Parser::AddOperandParameters(HloComputation& entry) {
     const int64_t number = entry.parameter_count();
     parameter->set_parameter_number(number);
     entry.SetParameter(number, parameter.get());
-    names_.Insert(parameter.get());
+    if (name.name.empty()) {
+      // Written as a shape alone: XLA names it `_N` after its number, and
+      // each such operand is a parameter of its own.
+      GiveMadeUpName(parameter.get(), "_" + std::to_string(number));
+      operand.defined = parameter.get();
+    } else {
+      ClaimName(parameter.get());  // free among written names, checked above
+    }
     entry.AddInstruction(std::move(parameter));
   }
   lexer_.Rewind(end);
@@ -318,6 +335,7 @@ Status Parser::ParseComputation() {
 Status Parser::ParseComputationBody(HloComputation& computation) {
   TPUSIM_RETURN_IF_ERROR(lexer_.Expect('{', "to open the computation body"));
   names_.Clear();
+  made_up_names_.clear();
   pending_operands_.clear();
   pending_control_.clear();
   bool saw_root = false;
@@ -374,6 +392,7 @@ StatusOr<HloComputation*> Parser::ParseInlineComputation(const HloInstruction& c
   // references aside, and the attributes its instruction has so far.
   NameTable outer_names = std::move(names_);
   names_ = NameTable();
+  auto outer_made_up_names = std::move(made_up_names_);
   std::vector<PendingOperand> outer_operands = std::move(pending_operands_);
   pending_operands_.clear();
   auto outer_control = std::move(pending_control_);
@@ -384,6 +403,7 @@ StatusOr<HloComputation*> Parser::ParseInlineComputation(const HloInstruction& c
   const Status body = ParseComputationBody(*computation);
   --inline_depth_;
   names_ = std::move(outer_names);
+  made_up_names_ = std::move(outer_made_up_names);
   pending_operands_ = std::move(outer_operands);
   pending_control_ = std::move(outer_control);
   attribute_scratch_ = std::move(outer_attributes);
@@ -442,8 +462,9 @@ StatusOr<HloInstruction*> Parser::ParseInstructionRhs(HloComputation& computatio
   if (wrapped) inst->set_async_wrapped_opcode(*wrapped);
   // An instruction written as an operand has no name: XLA's parser calls it
   // OPCODE.anon, with .1, .2, ... for the next ones of that opcode.
-  if (name.empty()) inst->name_ = UnusedInstructionName(std::string(word) + ".anon");
-  if (!names_.Insert(inst)) {
+  if (name.empty()) {
+    GiveMadeUpName(inst, std::string(word) + ".anon");
+  } else if (!ClaimName(inst)) {
     return lexer_.ErrorAt(loc, "duplicate instruction name '" + std::string(name) +
                                    "' in computation '" + computation.name() + "'");
   }
@@ -487,6 +508,31 @@ std::string Parser::UnusedInstructionName(const std::string& base) const {
   return name;
 }
 
+void Parser::GiveMadeUpName(HloInstruction* instruction, std::string base) {
+  instruction->name_ = UnusedInstructionName(base);
+  names_.Insert(instruction);
+  made_up_names_.insert_or_assign(instruction, std::move(base));
+}
+
+bool Parser::ClaimName(HloInstruction* instruction) {
+  if (names_.Insert(instruction)) return true;
+  HloInstruction* holder = names_.Find(instruction->name());
+  const auto made_up = made_up_names_.find(holder);
+  if (made_up == made_up_names_.end()) return false;
+  // The holder moves to its next free name. Its old slot in names_ stays,
+  // matching neither name any more, so the written name fits after it.
+  GiveMadeUpName(holder, made_up->second);
+  return names_.Insert(instruction);
+}
+
+HloInstruction* Parser::FindWrittenName(std::string_view name) const {
+  HloInstruction* found = names_.Find(name);
+  if (found != nullptr && !made_up_names_.empty() && made_up_names_.contains(found)) {
+    return nullptr;
+  }
+  return found;
+}
+
 Status Parser::ParseOperands(HloComputation& computation, HloInstruction* instruction) {
   if (lexer_.TryConsume(')')) return Status::Ok();
   const size_t first = pending_operands_.size();
@@ -499,17 +545,15 @@ Status Parser::ParseOperands(HloComputation& computation, HloInstruction* instru
       TPUSIM_RETURN_IF_ERROR(ParseShape().status());
     }
     const size_t loc = lexer_.Mark();
-    std::string_view name = lexer_.ReadIdentifier();
-    if (name.empty() && single_instruction_ && shape_location != kNoShape) {
+    const std::string_view name = lexer_.ReadIdentifier();
+    if (name.empty()) {
       // A single instruction's operand written as a shape alone
-      // (`multiply(f32[2], f32[2])`): a parameter of its own.
-      name = unnamed_operands_.emplace_back("parameter.anon" +
-                                            (unnamed_operands_.empty()
-                                                 ? std::string()
-                                                 : "." + std::to_string(unnamed_operands_.size())));
-    }
-    if (name.empty()) return lexer_.Expected("an operand name");
-    if (lexer_.Peek() == '(') {
+      // (`multiply(f32[2], f32[2])`) becomes a parameter of its own in
+      // AddOperandParameters.
+      if (!single_instruction_ || inline_depth_ != 0 || shape_location == kNoShape) {
+        return lexer_.Expected("an operand name");
+      }
+    } else if (lexer_.Peek() == '(') {
       // `add(f32[4] parameter(0), multiply(...))`: an instruction written in
       // place of its name, as XLA's tests write them: read again from its shape.
       // The depth counts through computations written inline in between,
@@ -524,7 +568,7 @@ Status Parser::ParseOperands(HloComputation& computation, HloInstruction* instru
           ParseInstructionRhs(computation, "", lexer_.NextLocation(), /*in_operand_list=*/true);
       --nested_instruction_depth_;
       TPUSIM_RETURN_IF_ERROR(nested.status());
-      pending_operands_.push_back({instruction, {(*nested)->name(), start}, kNoShape});
+      pending_operands_.push_back({instruction, {{}, start}, kNoShape, *nested});
       continue;
     }
     pending_operands_.push_back({instruction, {name, loc}, shape_location});
@@ -540,7 +584,9 @@ Status Parser::ParseOperands(HloComputation& computation, HloInstruction* instru
   for (size_t i = first; i < end; ++i) {
     // Operands of an instruction written as an operand wait too.
     if (pending_operands_[i].instruction != instruction) return Status::Ok();
-    HloInstruction* operand = names_.Find(pending_operands_[i].name.name);
+    const PendingOperand& pending = pending_operands_[i];
+    HloInstruction* operand =
+        pending.defined != nullptr ? pending.defined : FindWrittenName(pending.name.name);
     if (operand == nullptr) return Status::Ok();
     operand_scratch_.push_back(operand);
   }
@@ -574,7 +620,7 @@ StatusOr<HloOpcode> Parser::ParseOpcode(std::string_view word, size_t loc,
 
 Status Parser::ResolveComputation(HloComputation& computation) {
   auto lookup = [&](const PendingName& p, const char* role) -> StatusOr<HloInstruction*> {
-    HloInstruction* found = names_.Find(p.name);
+    HloInstruction* found = FindWrittenName(p.name);
     if (found == nullptr) {
       return lexer_.ErrorAt(p.location, std::string("undefined ") + role + " '" +
                                             std::string(p.name) + "' in computation '" +
@@ -592,7 +638,10 @@ Status Parser::ResolveComputation(HloComputation& computation) {
       }
       p.instruction->ReserveOperands(run - i);
     }
-    TPUSIM_ASSIGN_OR_RETURN(HloInstruction * operand, lookup(p.name, "operand"));
+    HloInstruction* operand = p.defined;
+    if (operand == nullptr) {
+      TPUSIM_ASSIGN_OR_RETURN(operand, lookup(p.name, "operand"));
+    }
     p.instruction->AppendOperand(operand);
   }
   for (auto& [inst, names] : pending_control_) {
@@ -648,7 +697,7 @@ Status Parser::InferMissingShapes() {
       if (unknown.count(operand)) {
         return lexer_.ErrorAt(inst->location(),
                               "instruction '" + inst->name() + "' has no shape and its operand '" +
-                                  operand->name() + "' has none yet; write the shape after '='");
+                                  operand->name() + "' has none yet; write its shape before the opcode");
       }
     }
     StatusOr<Shape> shape = InferShape(*inst);
@@ -656,7 +705,7 @@ Status Parser::InferMissingShapes() {
       return lexer_.ErrorAt(inst->location(),
                             "instruction '" + inst->name() + "' has no shape and its shape " +
                                 "cannot be inferred: " + shape.status().message() +
-                                "; write the shape after '='");
+                                "; write its shape before the opcode");
     }
     inst->mutable_shape() = std::move(shape).value();
     unknown.erase(inst);

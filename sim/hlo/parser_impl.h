@@ -5,11 +5,11 @@
 
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/base/status.h"
@@ -35,6 +35,10 @@ struct PendingOperand {
   /// Offset of the shape written before the name, or kNoShape: a single
   /// instruction's operands become parameters of that shape.
   size_t shape_location;
+  /// The operand itself when it has no name to look up: an instruction
+  /// written in its place, or the parameter made for a single instruction's
+  /// operand written as a shape alone.
+  HloInstruction* defined = nullptr;
 };
 
 inline constexpr size_t kNoShape = static_cast<size_t>(-1);
@@ -189,6 +193,15 @@ class Parser {
   Status ParseOperands(HloComputation& computation, HloInstruction* instruction);
   /// `base`, or `base.N` for the first N that names no instruction yet.
   std::string UnusedInstructionName(const std::string& base) const;
+  /// Names `instruction` `base`, or `base.N` if taken, and records the name
+  /// as made up.
+  void GiveMadeUpName(HloInstruction* instruction, std::string base);
+  /// Enters `instruction` under its written name; an instruction with a
+  /// made-up name of that spelling moves to its next one. False when another
+  /// written name is the same.
+  bool ClaimName(HloInstruction* instruction);
+  /// The instruction whose written name is `name`, or null.
+  HloInstruction* FindWrittenName(std::string_view name) const;
   StatusOr<HloOpcode> ParseOpcode(std::string_view word, size_t loc,
                                   std::optional<HloOpcode>& wrapped);
   Status ResolveComputation(HloComputation& computation);
@@ -283,9 +296,12 @@ class Parser {
   int64_t nested_instruction_depth_ = 0;
   /// The text is one instruction without a computation around it.
   bool single_instruction_ = false;
-  /// Names made up for that instruction's operands written as a shape alone
-  /// (a deque: pending operands view them).
-  std::deque<std::string> unnamed_operands_;
+  /// Instructions of the current computation whose names the parser made
+  /// up (written as operands, the lone instruction of XLA's canonical form,
+  /// parameters for operands written as a shape alone), with the name each
+  /// is based on: the text cannot refer to them, and a written name takes
+  /// theirs away.
+  std::unordered_map<const HloInstruction*, std::string> made_up_names_;
   /// Computations written inline, whose made-up names yield to written ones.
   std::set<const HloComputation*> inline_computations_;
 };

@@ -425,6 +425,11 @@ TEST(ParseWithoutHeader, AComputationAloneIsAModuleNamedAfterItsEntry) {
   ASSERT_NE(bare, nullptr);
   EXPECT_EQ(bare->name(), "module_test");
   EXPECT_EQ(bare->entry()->name(), "test");
+  // A computation named `b` written against its signature is not a buffer
+  // shape `b(...)` starting an instruction.
+  auto named_b = Parse("b(p: f32[]) -> f32[] {\n  ROOT p = f32[] parameter(0)\n}\n");
+  ASSERT_NE(named_b, nullptr);
+  EXPECT_EQ(named_b->entry()->name(), "b");
 }
 
 TEST(ParseWithoutHeader, TheEntryIsTheEntryComputationOrElseTheLast) {
@@ -519,7 +524,23 @@ TEST(ParseSingleInstruction, OperandsWithoutNamesAndTheCanonicalForm) {
     EXPECT_EQ(root->operand(1), entry->parameters()[1]);
     EXPECT_EQ(entry->parameters()[1]->shape(), root->shape());
   }
-  EXPECT_EQ(Parse("f32[2] negate(f32[2] x)")->entry()->root()->name(), "negate.anon");
+  // XLA names an operand written as a shape alone `_N` after its parameter
+  // number, and the canonical form's instruction `_` after its module; a
+  // written name of the same spelling keeps it.
+  auto mixed = Parse("f32[2] add(f32[2] x, f32[2])");
+  ASSERT_NE(mixed, nullptr);
+  EXPECT_EQ(mixed->entry()->root()->name(), "_");
+  EXPECT_EQ(mixed->entry()->parameters()[0]->name(), "x");
+  EXPECT_EQ(mixed->entry()->parameters()[1]->name(), "_1");
+  auto clash = Parse("f32[2] add(f32[2], f32[2] _0)");
+  ASSERT_NE(clash, nullptr);
+  EXPECT_EQ(clash->entry()->parameters()[1]->name(), "_0");
+  EXPECT_EQ(clash->entry()->parameters()[0]->name(), "_0.1");
+  auto self = Parse("f32[2] negate(f32[2] _)");
+  ASSERT_NE(self, nullptr);
+  EXPECT_EQ(self->entry()->parameters()[0]->name(), "_");
+  EXPECT_EQ(self->entry()->root()->name(), "_.1");
+  EXPECT_EQ(self->entry()->root()->operand(0), self->entry()->parameters()[0]);
 }
 
 TEST(ParseSingleInstruction, ErrorsAreLocated) {
@@ -574,6 +595,44 @@ ENTRY test {
   ASSERT_NE(tuple, nullptr);
   EXPECT_EQ(tuple->entry()->root()->operand(0)->name(), "tuple.anon");
   EXPECT_EQ(tuple->entry()->root()->shape(), *ParseShape("f32[10]"));
+}
+
+// A made-up name is not in the text: the text cannot refer to it, and an
+// instruction written later under that name takes it.
+TEST(ParseNestedInstructions, WrittenNamesWinOverMadeUpOnes) {
+  auto m = Parse(R"(HloModule test
+ENTRY test {
+  x = f32[4] add(f32[4] parameter(0), negate(f32[4] parameter(1)))
+  negate.anon = f32[4] negate(x)
+  ROOT r = f32[4] add(negate.anon, negate(negate.anon))
+})");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* root = m->entry()->root();
+  const HloInstruction* written = test::FindInstruction(*m, "negate.anon");
+  ASSERT_NE(written, nullptr);
+  EXPECT_EQ(written->operand(0)->name(), "x");
+  EXPECT_EQ(root->operand(0), written);
+  EXPECT_EQ(root->operand(1)->name(), "negate.anon.2");
+  EXPECT_EQ(test::FindInstruction(*m, "x")->operand(1)->name(), "negate.anon.1");
+  // Printed and parsed again, the module is the same.
+  auto again = Parse(PrintModule(*m));
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(PrintModule(*again), PrintModule(*m));
+  EXPECT_THAT(ParseError(R"(HloModule test
+ENTRY test {
+  x = f32[4] negate(negate(f32[4] parameter(0)))
+  ROOT r = f32[4] add(x, negate.anon)
+})"),
+              HasSubstr("bad.hlo:4:26: error: undefined operand 'negate.anon' in computation "
+                        "'test'"));
+  EXPECT_THAT(ParseError(R"(HloModule test
+ENTRY test {
+  ROOT r = f32[4] negate(add(f32[4] parameter(0), q))
+  p = f32[4] parameter(1)
+  q = negate(p)
+})"),
+              HasSubstr("bad.hlo:3:26: error: instruction 'add.anon' has no shape and its operand "
+                        "'q' has none yet; write its shape before the opcode"));
 }
 
 // Inside an operand list, `, name=value` belongs to the nested instruction
