@@ -57,16 +57,16 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
   spmd.partition_count = std::max(spmd.partition_count, spmd_after.partition_count);
   const hlo::HloModule* modules[] = {&before, &after};
   TPUSIM_ASSIGN_OR_RETURN(const EvaluatedDevices evaluated,
-                          DevicesToEvaluate(modules, spmd, spec.evaluation.max_memory));
+                          DevicesToEvaluate(modules, spmd, spec.evaluation));
   const std::vector<int64_t>& devices = evaluated.devices;
   TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
                           LoadInputs(before, spmd, devices, spec.evaluation));
   TPUSIM_ASSIGN_OR_RETURN(
       const Evaluation run_before,
-      EvaluateModule(before, spmd, devices, spec.evaluation, spec.limits, inputs, err));
+      EvaluateModule(before, spmd, evaluated, spec.evaluation, spec.limits, inputs, err));
   TPUSIM_ASSIGN_OR_RETURN(
       const Evaluation run_after,
-      EvaluateModule(after, spmd, devices, spec.evaluation, spec.limits, std::move(inputs), err));
+      EvaluateModule(after, spmd, evaluated, spec.evaluation, spec.limits, std::move(inputs), err));
   report.values_subset = evaluated.subset;
 
   value::TypedErrorSpec tolerance;

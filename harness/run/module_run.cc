@@ -102,7 +102,9 @@ StatusOr<eval::SpmdConfig> ProgramDevices(const hlo::HloModule& module, std::str
 }
 
 StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* const> modules,
-                                             const eval::SpmdConfig& spmd, int64_t max_memory) {
+                                             const eval::SpmdConfig& spmd,
+                                             const EvaluationSpec& spec) {
+  const int64_t max_memory = spec.max_memory;
   const int64_t count = spmd.device_count();
   EvaluatedDevices all;
   all.device_count = count;
@@ -147,14 +149,38 @@ StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* con
             "their own inputs"};
     return some;
   }
-  return ResourceExhausted(modules[too_big]->filename() + ": error: running it needs about " +
-                           FormatBytes(peak) + " per device x " + std::to_string(count) +
-                           " device(s), more than --max-memory " + FormatBytes(max_memory) +
-                           (subset < count ? ", as would the " + std::to_string(subset) +
-                                                 " devices device 0 exchanges data with"
-                                           : std::string()) +
-                           "; raise --max-memory, run fewer devices, or time it without values "
-                           "(--mode timing)");
+  // Device 0 alone stands for all when they all compute the same values.
+  std::optional<std::string> differ =
+      std::holds_alternative<SeededInputs>(spec.inputs)
+          ? eval::WhySeededInputsDiffer(*modules.front())
+          : std::optional<std::string>("the inputs are read from files, one per device");
+  for (const hlo::HloModule* module : modules) {
+    if (differ.has_value()) break;
+    TPUSIM_ASSIGN_OR_RETURN(differ, eval::WhyDevicesDiffer(*module, spmd));
+  }
+  if (!differ.has_value() && over_limit(1) < 0) {
+    EvaluatedDevices alike;
+    alike.device_count = count;
+    alike.devices = {0};
+    alike.alike = true;
+    alike.subset = DeviceSubset{
+        "values on device 0 of " + std::to_string(count) + ", standing for all",
+        "all of them need about " + FormatBytes(SatMul(peak, count)) + ", more than --max-memory " +
+            FormatBytes(max_memory) +
+            "; every device computes the same values (the same inputs, no device ids, "
+            "collectives that keep devices alike)"};
+    return alike;
+  }
+  return ResourceExhausted(
+      modules[too_big]->filename() + ": error: running it needs about " + FormatBytes(peak) +
+      " per device x " + std::to_string(count) + " device(s), more than --max-memory " +
+      FormatBytes(max_memory) +
+      (subset < count ? ", as would the " + std::to_string(subset) +
+                            " devices device 0 exchanges data with"
+                      : std::string()) +
+      (count > 1 && differ.has_value() ? "; device 0 cannot stand for the others: " + *differ
+                                       : std::string()) +
+      "; raise --max-memory, run fewer devices, or time it without values (--mode timing)");
 }
 
 StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
@@ -189,7 +215,7 @@ StatusOr<std::vector<std::vector<Literal>>> LoadInputs(const hlo::HloModule& mod
 }
 
 StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
-                                    std::span<const int64_t> devices, const EvaluationSpec& spec,
+                                    const EvaluatedDevices& devices, const EvaluationSpec& spec,
                                     const LoopLimits& limits,
                                     std::vector<std::vector<Literal>> inputs, std::ostream& err) {
   eval::EvaluatorOptions eval_options;
@@ -235,12 +261,22 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   eval_options.progress = &executed;
   const eval::Evaluator evaluator(eval_options);
   std::optional<ProgressLine> progress;
-  progress.emplace(
-      "evaluating " + module.name() + " on " + std::to_string(devices.size()) + " device(s)",
-      &executed, "instructions");
-  StatusOr<std::vector<Literal>> evaluated = evaluator.EvaluateSpmd(module, spmd, devices, inputs);
+  progress.emplace("evaluating " + module.name() + " on " +
+                       std::to_string(devices.devices.size()) + " device(s)",
+                   &executed, "instructions");
+  Status status;
+  if (devices.alike) {
+    StatusOr<Literal> result = evaluator.EvaluateAlike(module, spmd, inputs.front());
+    status = result.status();
+    if (result.ok()) evaluation.results.push_back(std::move(result).value());
+  } else {
+    StatusOr<std::vector<Literal>> results =
+        evaluator.EvaluateSpmd(module, spmd, devices.devices, inputs);
+    status = results.status();
+    if (results.ok()) evaluation.results = std::move(results).value();
+  }
   progress.reset();  // erases the line before anything else is printed
-  TPUSIM_ASSIGN_OR_RETURN(evaluation.results, std::move(evaluated));
+  TPUSIM_RETURN_IF_ERROR(status);
   return evaluation;
 }
 
@@ -332,10 +368,10 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
     StatusOr<Evaluation> evaluation = [&]() -> StatusOr<Evaluation> {
       const hlo::HloModule* modules[] = {&module};
       TPUSIM_ASSIGN_OR_RETURN(run.evaluated,
-                              DevicesToEvaluate(modules, spmd, spec.evaluation.max_memory));
+                              DevicesToEvaluate(modules, spmd, spec.evaluation));
       TPUSIM_ASSIGN_OR_RETURN(std::vector<std::vector<Literal>> inputs,
                               LoadInputs(module, spmd, run.evaluated.devices, spec.evaluation));
-      return EvaluateModule(module, spmd, run.evaluated.devices, spec.evaluation, spec.limits,
+      return EvaluateModule(module, spmd, run.evaluated, spec.evaluation, spec.limits,
                             std::move(inputs), err);
     }();
     if (evaluation.ok()) {

@@ -53,16 +53,24 @@ struct EvaluatedDevices {
   int64_t device_count = 1;            ///< the program's devices
   std::vector<int64_t> devices;        ///< those evaluated, ascending
   std::optional<DeviceSubset> subset;  ///< unset when they are all of the program's
+  /// Device 0 alone stands for every device, which all compute the same
+  /// values (eval::Evaluator::EvaluateAlike).
+  bool alike = false;
 };
 
 /// Every device of `spmd` when the values of `modules` (one, or a diff's
-/// two, run on the same devices) fit in `max_memory`. When they do not, the
-/// devices device 0 exchanges data with (hlo::CommunicatingDevices over every
-/// module), whose values decide its result, if they are fewer and fit: the
-/// others run the same program on their own inputs. Else kResourceExhausted
-/// naming the memory needed, before anything is allocated.
+/// two, run on the same devices and the inputs drawn for the first) fit in
+/// `spec.max_memory`. When they do not: the devices device 0 exchanges data
+/// with (hlo::CommunicatingDevices over every module), whose values decide
+/// its result, if they are fewer and fit (the others run the same program on
+/// their own inputs); else device 0 alone, if it fits and every device
+/// computes the same values (seeded inputs that every device shares:
+/// eval::WhySeededInputsDiffer, and eval::WhyDevicesDiffer for every
+/// module). Else kResourceExhausted naming the memory needed, and why device
+/// 0 could not stand for the others, before anything is allocated.
 StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* const> modules,
-                                             const eval::SpmdConfig& spmd, int64_t max_memory);
+                                             const eval::SpmdConfig& spmd,
+                                             const EvaluationSpec& spec);
 
 /// What evaluating a module gave.
 struct Evaluation {
@@ -78,12 +86,12 @@ StatusOr<std::vector<std::vector<value::Literal>>> LoadInputs(const hlo::HloModu
                                                               std::span<const int64_t> devices,
                                                               const EvaluationSpec& spec);
 
-/// Evaluates `module` on `devices` of `spmd` with `inputs` (from LoadInputs,
-/// possibly of another module with the same parameters). Warns on `err`
-/// about elided constants filled with seeded values. Every failure is an
-/// input error.
+/// Evaluates `module` on the `evaluated` devices of `spmd` with `inputs`
+/// (from LoadInputs, possibly of another module with the same parameters).
+/// Warns on `err` about elided constants filled with seeded values. Every
+/// failure is an input error.
 StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
-                                    std::span<const int64_t> devices, const EvaluationSpec& spec,
+                                    const EvaluatedDevices& evaluated, const EvaluationSpec& spec,
                                     const LoopLimits& limits,
                                     std::vector<std::vector<value::Literal>> inputs,
                                     std::ostream& err);

@@ -11,8 +11,11 @@ using hlo::HloInstruction;
 using value::Literal;
 
 CollectiveHub::CollectiveHub(const hlo::HloModule& module, SpmdConfig config,
-                             std::vector<int64_t> running)
-    : module_(module), config_(config), devices_(static_cast<size_t>(config.device_count())) {
+                             std::vector<int64_t> running, bool others_alike)
+    : module_(module),
+      config_(config),
+      devices_(static_cast<size_t>(config.device_count())),
+      others_alike_(others_alike) {
   for (int64_t device : running) {
     devices_[device].evaluated = true;
     devices_[device].running = true;
@@ -35,7 +38,7 @@ std::string CollectiveHub::Where(const HloInstruction& inst) const {
 Status CollectiveHub::CheckClosed() const {
   const auto evaluated = std::count_if(devices_.begin(), devices_.end(),
                                        [](const DeviceState& d) { return d.evaluated; });
-  if (evaluated == config_.device_count()) return Status::Ok();
+  if (evaluated == config_.device_count() || others_alike_) return Status::Ok();
   return hlo::ForEachCollectiveGroup(
       module_, config_, [&](const hlo::CollectiveSite& site, const std::vector<int64_t>& group) {
         const bool touches = std::any_of(group.begin(), group.end(), [&](int64_t d) {
@@ -65,7 +68,7 @@ StatusOr<Literal> CollectiveHub::Rendezvous(const HloInstruction& inst, int64_t 
                                             const ExchangeFn& exchange) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (abort_) return *abort_;
-  TPUSIM_RETURN_IF_ERROR(CheckEvaluated(inst, participants));
+  if (!others_alike_) TPUSIM_RETURN_IF_ERROR(CheckEvaluated(inst, participants));
   const auto pos_it = std::find(participants.begin(), participants.end(), device);
   if (pos_it == participants.end()) {
     return Internal(module_.ErrorAt(inst.location(), "a device rendezvous outside its group"));
@@ -81,6 +84,17 @@ StatusOr<Literal> CollectiveHub::Rendezvous(const HloInstruction& inst, int64_t 
     meeting.participants = participants;
     meeting.contributions.resize(n);
     meeting.arrived.assign(n, false);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t p = participants[i];
+      if (p >= 0 && p < config_.device_count() && devices_[p].evaluated) {
+        ++meeting.takers;
+      } else if (others_alike_ && i != pos) {
+        // A device that is not evaluated brings what this one brings.
+        meeting.contributions[i] = contribution;
+        meeting.arrived[i] = true;
+        ++meeting.arrived_count;
+      }
+    }
   } else if (meeting.participants != participants || meeting.arrived[pos]) {
     Status mismatch = FailedPrecondition(module_.ErrorAt(
         inst.location(), inst.OpcodeSpelling() + " " + inst.name() + ": " + DeviceName(device) +
@@ -128,7 +142,7 @@ StatusOr<Literal> CollectiveHub::Rendezvous(const HloInstruction& inst, int64_t 
     }
   }
 
-  const bool last = ++meeting.taken == static_cast<int64_t>(n);
+  const bool last = ++meeting.taken == meeting.takers;
   if (!meeting.status.ok()) {
     Status status = meeting.status;
     if (last) meetings_.erase(it);

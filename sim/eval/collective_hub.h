@@ -35,8 +35,12 @@ namespace tpusim::eval {
 class CollectiveHub {
  public:
   /// `running`: the device numbers being evaluated (each by one thread, which
-  /// calls Finish when it is done); collectives may only involve these.
-  CollectiveHub(const hlo::HloModule& module, SpmdConfig config, std::vector<int64_t> running);
+  /// calls Finish when it is done). Collectives may only involve these,
+  /// unless `others_alike`: then a device not evaluated contributes what the
+  /// evaluated participant does, which is exact only for a program whose
+  /// devices all compute the same values (Evaluator::EvaluateAlike).
+  CollectiveHub(const hlo::HloModule& module, SpmdConfig config, std::vector<int64_t> running,
+                bool others_alike = false);
 
   const SpmdConfig& config() const { return config_; }
 
@@ -97,6 +101,8 @@ class CollectiveHub {
     Contributions contributions;
     std::vector<bool> arrived;
     int64_t arrived_count = 0;
+    /// Participants that take a result: the evaluated ones.
+    int64_t takers = 0;
     /// The last arrival is computing the results, unlocked, from the others'
     /// operands: until it is done they must not leave, even on an abort.
     bool exchanging = false;
@@ -155,6 +161,7 @@ class CollectiveHub {
   std::condition_variable cv_;
   std::vector<DeviceState> devices_;
   int64_t running_count_ = 0;
+  const bool others_alike_;
   int64_t blocked_count_ = 0;
   /// Set once: the evaluation stops and every wait returns it.
   std::optional<Status> abort_;

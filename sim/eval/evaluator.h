@@ -122,6 +122,14 @@ class Evaluator {
       const hlo::HloModule& module, SpmdConfig config, std::span<const int64_t> devices,
       std::span<const std::vector<value::Literal>> args) const;
 
+  /// Evaluates device 0 of `config` alone, standing for every device, for a
+  /// program whose devices all compute the same values: WhyDevicesDiffer
+  /// finds nothing, and every device's parameters equal `args`. Each
+  /// collective takes the other participants' contributions to be device
+  /// 0's own, which is then exact. The result is device 0's value.
+  StatusOr<value::Literal> EvaluateAlike(const hlo::HloModule& module, SpmdConfig config,
+                                         std::span<const value::Literal> args) const;
+
   /// True when the evaluator has a kernel for `opcode`, so a harness can report
   /// an unsupported program before running it. A kernel may still reject some
   /// forms with kUnimplemented: complex element types, custom-call targets
@@ -142,6 +150,18 @@ class Evaluator {
   /// Fixed at construction; every Evaluate call uses the same options.
   EvaluatorOptions options_;
 };
+
+/// Why the devices of `config` could compute different values from the same
+/// parameters, naming the first instruction (computations in module order)
+/// that can make them differ; nullopt when none can. An instruction can when
+/// it reads its device's id (replica-id, partition-id) or data of its own
+/// (infeed), or is a collective that gives devices different data:
+/// all-to-all, ragged-all-to-all, reduce-scatter, send and recv; an
+/// all-reduce or all-gather whose groups differ in size; a
+/// collective-permute that some device receives nothing from (it gets
+/// zeros). Errors are hlo::ResolveCollective's.
+StatusOr<std::optional<std::string>> WhyDevicesDiffer(const hlo::HloModule& module,
+                                                      const SpmdConfig& config);
 
 }  // namespace tpusim::eval
 

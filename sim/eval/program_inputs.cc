@@ -215,9 +215,9 @@ void FillLeaf(Literal& leaf, value::Random& random, std::optional<int64_t> index
 /// parameter: a scalar (loop bounds and branch selectors must agree across
 /// the devices of an SPMD program, or their collectives could not meet), or
 /// a leaf whose sharding says it is replicated or lives on one device.
-bool SameOnEveryDevice(const HloInstruction& parameter, const Literal& leaf,
+bool SameOnEveryDevice(const HloInstruction& parameter, const hlo::Shape& leaf,
                        int64_t leaf_in_parameter) {
-  if (leaf.shape().rank() == 0) return true;
+  if (leaf.rank() == 0) return true;
   const hlo::Sharding* sharding = parameter.sharding();
   if (sharding != nullptr && sharding->type == hlo::Sharding::Type::kTuple) {
     sharding = leaf_in_parameter < static_cast<int64_t>(sharding->elements.size())
@@ -323,7 +323,7 @@ void FillValue(Literal& value, const HloInstruction& parameter, LeafPath& path,
   // Stream: device in the upper 32 bits (device 0's for values every device
   // shares), leaf number in the lower.
   const int64_t drawn_for =
-      SameOnEveryDevice(parameter, value, *next_leaf - first_leaf) ? 0 : target.device;
+      SameOnEveryDevice(parameter, value.shape(), *next_leaf - first_leaf) ? 0 : target.device;
   const uint64_t stream =
       (static_cast<uint64_t>(drawn_for) << 32) | static_cast<uint64_t>(*next_leaf);
   ++*next_leaf;
@@ -342,7 +342,37 @@ void FillLeaves(Literal& value, value::Random& random) {
   }
 }
 
+/// The first array leaf of `shape` (numbered from `*next_leaf` within
+/// `parameter`, as FillValue numbers them) that each device draws for
+/// itself, or nullopt.
+std::optional<int64_t> FirstLeafDrawnPerDevice(const HloInstruction& parameter,
+                                               const hlo::Shape& shape, int64_t* next_leaf) {
+  if (shape.IsTuple()) {
+    for (const hlo::Shape& element : shape.tuple_shapes()) {
+      if (auto leaf = FirstLeafDrawnPerDevice(parameter, element, next_leaf)) return leaf;
+    }
+    return std::nullopt;
+  }
+  if (!shape.IsArray()) return std::nullopt;
+  const int64_t leaf = (*next_leaf)++;
+  if (SameOnEveryDevice(parameter, shape, leaf)) return std::nullopt;
+  return leaf;
+}
+
 }  // namespace
+
+std::optional<std::string> WhySeededInputsDiffer(const hlo::HloModule& module) {
+  if (module.entry() == nullptr) return std::nullopt;
+  for (const HloInstruction* parameter : module.entry()->parameters()) {
+    int64_t next_leaf = 0;
+    if (const auto leaf = FirstLeafDrawnPerDevice(*parameter, parameter->shape(), &next_leaf)) {
+      return "parameter " + parameter->name() +
+             (parameter->shape().IsTuple() ? " (leaf " + std::to_string(*leaf) + ")" : "") +
+             " is not replicated: each device draws its own values";
+    }
+  }
+  return std::nullopt;
+}
 
 void FillSeeded(Literal& value, uint64_t seed, uint64_t stream) {
   value::Random random(seed, stream);

@@ -4,6 +4,8 @@
 #define TPUSIM_SIM_EVAL_PROGRAM_INPUTS_H_
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/base/status.h"
@@ -40,6 +42,12 @@ namespace tpusim::eval {
 StatusOr<std::vector<value::Literal>> SeededInputs(const hlo::HloModule& module,
                                                    const hlo::SpmdConfig& spmd, uint64_t seed,
                                                    int64_t device, int64_t max_bytes);
+
+/// Why SeededInputs could give two devices of `module` different values:
+/// the first entry parameter with an array leaf that is neither a scalar
+/// nor replicated (or maximal) by its sharding; nullopt when every device
+/// gets the same inputs.
+std::optional<std::string> WhySeededInputsDiffer(const hlo::HloModule& module);
 
 /// Fills every array leaf of `value` by SeededInputs' per-type rules (without
 /// index bounds), drawing from value::Random(seed, stream).

@@ -1,6 +1,8 @@
 // Evaluator::EvaluateSpmd: every device of an SPMD program on its own thread,
 // meeting at one CollectiveHub. A device that fails stops the others through
 // the hub, so every thread ends and is joined before the result is returned.
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -82,6 +84,75 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
   outputs.reserve(n);
   for (StatusOr<value::Literal>& result : results) outputs.push_back(std::move(result).value());
   return outputs;
+}
+
+StatusOr<value::Literal> Evaluator::EvaluateAlike(const hlo::HloModule& module, SpmdConfig config,
+                                                  std::span<const value::Literal> args) const {
+  TPUSIM_RETURN_IF_ERROR(CheckConfig(module, config));
+  CollectiveHub hub(module, config, {0}, /*others_alike=*/true);
+  StatusOr<value::Literal> result = EvaluateOnDevice(module, options_, config.Device(0), hub, args);
+  hub.Finish(0, result.status());
+  TPUSIM_RETURN_IF_ERROR(hub.error());
+  return result;
+}
+
+StatusOr<std::optional<std::string>> WhyDevicesDiffer(const hlo::HloModule& module,
+                                                      const SpmdConfig& config) {
+  const int64_t n = config.device_count();
+  for (const auto& computation : module.computations()) {
+    for (const auto& owned : computation->instructions()) {
+      const hlo::HloInstruction& inst = *owned;
+      const auto named = [&](const hlo::HloInstruction& at, std::string_view what) {
+        const hlo::SourceLocation loc = at.location();
+        return std::optional<std::string>(at.OpcodeSpelling() + " " + at.name() + " (" +
+                                          module.filename() + ":" + std::to_string(loc.line) +
+                                          ":" + std::to_string(loc.column) + ") " +
+                                          std::string(what));
+      };
+      if (inst.opcode() == hlo::HloOpcode::kReplicaId ||
+          inst.opcode() == hlo::HloOpcode::kPartitionId) {
+        return named(inst, "reads its device's id");
+      }
+      if (inst.opcode() == hlo::HloOpcode::kInfeed) return named(inst, "reads each device's own data");
+      const std::optional<hlo::CollectiveSite> site = hlo::FindCollective(inst);
+      if (!site.has_value()) continue;
+      switch (hlo::CollectiveKindOf(site->opcode)) {
+        case hlo::CollectiveKind::kNone:
+        case hlo::CollectiveKind::kCollectiveBroadcast:
+          break;  // every device gets the one source's value
+        case hlo::CollectiveKind::kAllGather:
+        case hlo::CollectiveKind::kAllReduce: {
+          TPUSIM_ASSIGN_OR_RETURN(
+              const hlo::CollectiveParticipants participants,
+              hlo::ResolveCollective(module, *site->inst, site->opcode, config));
+          for (const std::vector<int64_t>& group : participants.groups) {
+            if (group.size() != participants.groups.front().size()) {
+              return named(inst, "has groups of different sizes");
+            }
+          }
+          break;
+        }
+        case hlo::CollectiveKind::kCollectivePermute: {
+          TPUSIM_ASSIGN_OR_RETURN(
+              const hlo::CollectiveParticipants participants,
+              hlo::ResolveCollective(module, *site->inst, site->opcode, config));
+          std::vector<bool> receives(static_cast<size_t>(n), false);
+          for (const auto& [source, target] : participants.pairs) receives[target] = true;
+          if (std::find(receives.begin(), receives.end(), false) != receives.end()) {
+            return named(inst, "sends nothing to some devices");
+          }
+          break;
+        }
+        case hlo::CollectiveKind::kAllToAll:
+        case hlo::CollectiveKind::kRaggedAllToAll:
+        case hlo::CollectiveKind::kReduceScatter:
+          return named(inst, "gives each device a different part");
+        case hlo::CollectiveKind::kSendRecv:
+          return named(inst, "moves data between particular devices");
+      }
+    }
+  }
+  return std::optional<std::string>();
 }
 
 }  // namespace tpusim::eval

@@ -918,5 +918,75 @@ ENTRY e {
   }
 }
 
+// --- every device alike: device 0 stands for all ------------------------------
+
+// Equal inputs, no device ids, and collectives that keep devices equal:
+// device 0 evaluated alone, each collective taking the others'
+// contributions to be its own, gives what every device gives in a full run.
+TEST(SpmdAlike, DeviceZeroAloneGivesWhatEveryDeviceGives) {
+  const std::string text = WithAdd("HloModule m, replica_count=4", R"(
+ENTRY e {
+  p = f32[2] parameter(0)
+  s = f32[2] all-reduce(p), replica_groups={{0,1},{2,3}}, to_apply=add
+  g = f32[4] all-gather(s), replica_groups={{0,2},{1,3}}, dimensions={0}
+  c = f32[4] collective-permute(g), source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  b = f32[4] collective-broadcast(c), replica_groups={{3,2,1,0}}
+  ROOT r = f32[4] all-reduce(b), replica_groups={}, to_apply=add
+})");
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const SpmdConfig config = SpmdConfig::FromModule(**module);
+  StatusOr<std::optional<std::string>> differ = WhyDevicesDiffer(**module, config);
+  ASSERT_TRUE(differ.ok()) << differ.status().message();
+  EXPECT_EQ(*differ, std::nullopt);
+  const auto args = [](int64_t) {
+    std::vector<Literal> a;
+    a.push_back(R1<float>({1.5f, -2.0f}));
+    return a;
+  };
+  const std::vector<Literal> all = Spmd(text, args);
+  ASSERT_EQ(all.size(), 4u);
+  const Literal expected = R1<float>({12.0f, -16.0f, 12.0f, -16.0f});
+  for (const Literal& device : all) EXPECT_EQ(device, expected) << device.ToString();
+  StatusOr<Literal> alone = Evaluator().EvaluateAlike(**module, config, args(0));
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_EQ(*alone, expected) << alone->ToString();
+}
+
+// Each way a program can give devices different values from equal inputs
+// is named, at the first instruction that does it.
+TEST(SpmdAlike, WhatMakesDevicesDifferIsNamed) {
+  const auto why = [](std::string_view header, std::string_view entry) {
+    auto module = hlo::ParseHloModule(WithAdd(header, entry), "m.hlo");
+    EXPECT_TRUE(module.ok()) << module.status().message();
+    if (!module.ok()) return std::string();
+    StatusOr<std::optional<std::string>> differ =
+        WhyDevicesDiffer(**module, SpmdConfig::FromModule(**module));
+    EXPECT_TRUE(differ.ok()) << differ.status().message();
+    return differ.ok() ? differ->value_or("alike") : std::string();
+  };
+  struct Case {
+    std::string_view header, entry, why;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"HloModule m, replica_count=2", "ROOT id = u32[] replica-id()",
+            "replica-id id (m.hlo:11:3) reads its device's id"},
+           {"HloModule m, replica_count=2",
+            "ROOT r = f32[1] reduce-scatter(p), replica_groups={}, dimensions={0}, to_apply=add",
+            "reduce-scatter r (m.hlo:11:3) gives each device a different part"},
+           {"HloModule m, replica_count=3",
+            "ROOT r = f32[2] all-reduce(p), replica_groups={{0,1},{2}}, to_apply=add",
+            "all-reduce r (m.hlo:11:3) has groups of different sizes"},
+           {"HloModule m, replica_count=3",
+            "ROOT c = f32[2] collective-permute(p), source_target_pairs={{0,1},{1,2}}",
+            "collective-permute c (m.hlo:11:3) sends nothing to some devices"},
+           {"HloModule m, replica_count=2",
+            "ROOT c = f32[2] collective-permute(p), source_target_pairs={{0,1},{1,0}}", "alike"}}) {
+    EXPECT_EQ(why(c.header, "\nENTRY e {\n  p = f32[2] parameter(0)\n  " +
+                                std::string(c.entry) + "\n}\n"),
+              c.why);
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::eval

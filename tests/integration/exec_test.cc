@@ -272,6 +272,49 @@ TEST_F(ExecTest, ValuesTooBigForAllDevicesRunOnDeviceZerosGroupAndSaySo) {
   EXPECT_THAT(none.err, HasSubstr("as would the 2 devices device 0 exchanges data with"));
 }
 
+// One group of every device, but every device computes the same values:
+// device 0 alone stands for all, and says so.
+TEST_F(ExecTest, ValuesTooBigForAllDevicesOfAProgramWhoseDevicesAreAlikeRunOnDeviceZero) {
+  const std::string kBody = R"(
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[4096]{0} parameter(0)SHARDING
+  n = f32[4096]{0} negate(p)
+  ROOT r = f32[4096]{0} all-reduce(n), channel_id=1, replica_groups={{0,1,2,3}}, use_global_device_ids=true, to_apply=add
+})";
+  const auto module_text = [&](const std::string& sharding) {
+    std::string text = "HloModule alike, num_partitions=4\n" + kBody;
+    text.replace(text.find("SHARDING"), 8, sharding);
+    return text;
+  };
+  const std::string module = Module("alike.hlo", module_text(", sharding={replicated}"));
+  const RunResult all = Tpusim({"exec", module});
+  ASSERT_EQ(all.exit_code, 0) << Describe(all);
+  const RunResult one = Tpusim({"exec", module, "--max-memory", "100KiB"});
+  ASSERT_EQ(one.exit_code, 0) << Describe(one);
+  EXPECT_THAT(one.out, StartsWith("values on device 0 of 4, standing for all: all of them need "
+                                  "about "));
+  EXPECT_THAT(one.out, HasSubstr("every device computes the same values"));
+  EXPECT_THAT(one.out, Not(HasSubstr("device_1/")));
+  // Device 0's values are those of the run of every device.
+  const auto row = [](const std::string& out) {
+    const size_t at = out.find("device_0/output");
+    return at == std::string::npos ? std::string("missing") : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_EQ(row(one.out), row(all.out));
+  EXPECT_NE(row(one.out), "missing");
+  // Each device draws its own values of a parameter that is not replicated.
+  const std::string sharded = Module("sharded.hlo", module_text(""));
+  const RunResult refused = Tpusim({"exec", sharded, "--max-memory", "100KiB"});
+  EXPECT_EQ(refused.exit_code, 2) << Describe(refused);
+  EXPECT_THAT(refused.err, HasSubstr("device 0 cannot stand for the others: parameter p is not "
+                                     "replicated: each device draws its own values"));
+}
+
 TEST_F(ExecTest, RaggedAllToAllRunsOnSeededOffsetsAndSizes) {
   // Seeded offsets and sizes used to point outside the arrays, so values
   // were never computed for a ragged-all-to-all program.
