@@ -224,6 +224,12 @@ StatusOr<Literal> ShardToFull(EvalContext& ctx, const HloInstruction& inst, cons
 
 }  // namespace
 
+bool TakesItsPartitionsTile(const HloInstruction& inst) {
+  return inst.opcode() == hlo::HloOpcode::kCustomCall && inst.operand_count() == 1 &&
+         inst.string_attr(hlo::AttrId::kCustomCallTarget) == "SPMDFullToShardShape" &&
+         !inst.operand(0)->shape().Compatible(inst.shape());
+}
+
 StatusOr<Literal> EvalCustomCall(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
   const std::string_view target = inst.string_attr(hlo::AttrId::kCustomCallTarget);
   if (IsIdentityTarget(target)) {
@@ -231,8 +237,8 @@ StatusOr<Literal> EvalCustomCall(EvalContext& ctx, const HloInstruction& inst, O
       return ctx.Error(inst, StatusCode::kInvalidArgument,
                        "custom-call target \"" + std::string(target) + "\" takes one operand");
     }
+    if (TakesItsPartitionsTile(inst)) return FullToShard(ctx, inst, *ops[0]);
     if (ops[0]->shape().Compatible(inst.shape())) return *ops[0];
-    if (target == "SPMDFullToShardShape") return FullToShard(ctx, inst, *ops[0]);
     if (target == "SPMDShardToFullShape") return ShardToFull(ctx, inst, *ops[0]);
     return ctx.Error(inst, StatusCode::kInvalidArgument,
                      "custom-call target \"" + std::string(target) + "\" must keep the shape");

@@ -154,8 +154,9 @@ class Evaluator {
 /// Why the devices of `config` could compute different values from the same
 /// parameters, naming the first instruction (computations in module order)
 /// that can make them differ; nullopt when none can. An instruction can when
-/// it reads its device's id (replica-id, partition-id) or data of its own
-/// (infeed), or is a collective that gives devices different data:
+/// it reads its device's id (replica-id, partition-id), data of its own
+/// (infeed) or its partition's tile (an SPMDFullToShardShape custom call),
+/// or is a collective that gives devices different data:
 /// all-to-all, ragged-all-to-all, reduce-scatter, send and recv; an
 /// all-reduce or all-gather whose groups differ in size; a
 /// collective-permute that some device receives nothing from (it gets

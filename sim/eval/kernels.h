@@ -106,6 +106,10 @@ StatusOr<value::Literal> EvaluateOnDevice(const hlo::HloModule& module,
                                           const EvaluatorOptions& options, DeviceId device,
                                           CollectiveHub& hub, std::span<const value::Literal> args);
 
+/// True for a custom call whose value depends on the partition evaluating
+/// it: SPMDFullToShardShape taking that partition's tile (WhyDevicesDiffer).
+bool TakesItsPartitionsTile(const hlo::HloInstruction& inst);
+
 /// One kernel: evaluates `inst` (of an opcode KernelFor sends to it) given
 /// its operand values.
 using Kernel = StatusOr<value::Literal> (*)(EvalContext&, const hlo::HloInstruction&, Operands);

@@ -113,7 +113,10 @@ StatusOr<std::optional<std::string>> WhyDevicesDiffer(const hlo::HloModule& modu
           inst.opcode() == hlo::HloOpcode::kPartitionId) {
         return named(inst, "reads its device's id");
       }
-      if (inst.opcode() == hlo::HloOpcode::kInfeed) return named(inst, "reads each device's own data");
+      if (inst.opcode() == hlo::HloOpcode::kInfeed) {
+        return named(inst, "reads each device's own data");
+      }
+      if (TakesItsPartitionsTile(inst)) return named(inst, "takes its partition's tile");
       const std::optional<hlo::CollectiveSite> site = hlo::FindCollective(inst);
       if (!site.has_value()) continue;
       switch (hlo::CollectiveKindOf(site->opcode)) {

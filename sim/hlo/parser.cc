@@ -695,9 +695,11 @@ Status Parser::InferMissingShapes() {
   for (HloInstruction* inst : missing_shapes_) {
     for (const HloInstruction* operand : inst->operands()) {
       if (unknown.count(operand)) {
-        return lexer_.ErrorAt(inst->location(),
-                              "instruction '" + inst->name() + "' has no shape and its operand '" +
-                                  operand->name() + "' has none yet; write its shape before the opcode");
+        return lexer_.ErrorAt(inst->location(), "instruction '" + inst->name() +
+                                                    "' has no shape and its operand '" +
+                                                    operand->name() +
+                                                    "' has none yet; write its shape before the "
+                                                    "opcode");
       }
     }
     StatusOr<Shape> shape = InferShape(*inst);

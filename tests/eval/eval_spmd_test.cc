@@ -971,6 +971,10 @@ TEST(SpmdAlike, WhatMakesDevicesDifferIsNamed) {
   for (const Case& c : std::vector<Case>{
            {"HloModule m, replica_count=2", "ROOT id = u32[] replica-id()",
             "replica-id id (m.hlo:11:3) reads its device's id"},
+           {"HloModule m, num_partitions=2",
+            "ROOT s = f32[1] custom-call(p), custom_call_target=\"SPMDFullToShardShape\", "
+            "sharding={manual}",
+            "custom-call s (m.hlo:11:3) takes its partition's tile"},
            {"HloModule m, replica_count=2",
             "ROOT r = f32[1] reduce-scatter(p), replica_groups={}, dimensions={0}, to_apply=add",
             "reduce-scatter r (m.hlo:11:3) gives each device a different part"},

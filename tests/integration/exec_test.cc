@@ -303,7 +303,8 @@ ENTRY e {
   // Device 0's values are those of the run of every device.
   const auto row = [](const std::string& out) {
     const size_t at = out.find("device_0/output");
-    return at == std::string::npos ? std::string("missing") : out.substr(at, out.find('\n', at) - at);
+    if (at == std::string::npos) return std::string("missing");
+    return out.substr(at, out.find('\n', at) - at);
   };
   EXPECT_EQ(row(one.out), row(all.out));
   EXPECT_NE(row(one.out), "missing");
