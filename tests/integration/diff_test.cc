@@ -204,6 +204,40 @@ TEST(DiffCli, ValuesOfDeviceZerosGroupWhenAllDoNotFit) {
               HasSubstr("device 0 exchanges data only with these"));
 }
 
+// One group of all four devices, whose values are alike: device 0 stands for
+// all, and the change of its output is still found.
+TEST(DiffCli, ValuesOfDeviceZeroAloneWhenEveryDeviceIsAlike) {
+  const ScratchDir scratch;
+  const std::string before = R"(HloModule alike, num_partitions=4
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[4096]{0} parameter(0), sharding={replicated}
+  ROOT r = f32[4096]{0} all-reduce(p), channel_id=1, replica_groups={{0,1,2,3}},
+    use_global_device_ids=true, to_apply=add
+})";
+  std::string after = before;
+  const std::string root = "ROOT r = f32[4096]{0} all-reduce(p)";
+  after.replace(after.find(root), root.size(),
+                "twice = f32[4096]{0} add(p, p)\n  ROOT r = f32[4096]{0} all-reduce(twice)");
+  WriteText(scratch / "before.hlo", before);
+  WriteText(scratch / "after.hlo", after);
+  const auto diff = [&](const std::string& b) {
+    return RunBinary(TPUSIM_BINARY, {"diff", scratch / "before.hlo", scratch / b, "--mode",
+                                     "values", "--max-memory", "100KiB"});
+  };
+  const RunResult same = diff("before.hlo");
+  EXPECT_EQ(same.exit_code, 0) << Describe(same);
+  const RunResult changed = diff("after.hlo");
+  EXPECT_EQ(changed.exit_code, 1) << Describe(changed);
+  EXPECT_THAT(Head(changed.out, 1), HasSubstr("values on device 0 of 4, standing for all"));
+  EXPECT_THAT(changed.out, HasSubstr("device_0/output"));
+  EXPECT_THAT(changed.out, Not(HasSubstr("device_1/output")));
+}
+
 TEST(DiffCli, PrecisionDefaultIsARegressionInTheOutputs) {
   const RunResult r = Diff("precision_default");
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
