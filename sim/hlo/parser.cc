@@ -115,7 +115,7 @@ Status Parser::AddOperandParameters(HloComputation& entry) {
     const PendingName& name = operand.name;
     if (operand.defined != nullptr) continue;  // an instruction written in place
     // A written name of the instruction itself, or used before.
-    if (!name.name.empty() && FindWrittenName(name.name) != nullptr) continue;
+    if (FindWrittenName(name.name) != nullptr) continue;
     if (operand.shape_location == kNoShape) {
       return lexer_.ErrorAt(name.location, "operand '" + std::string(name.name) +
                                                "' of a single instruction has no shape; write " +
@@ -526,6 +526,7 @@ bool Parser::ClaimName(HloInstruction* instruction) {
 }
 
 HloInstruction* Parser::FindWrittenName(std::string_view name) const {
+  if (name.empty()) return nullptr;  // an operand written as a shape alone
   HloInstruction* found = names_.Find(name);
   if (found != nullptr && !made_up_names_.empty() && made_up_names_.contains(found)) {
     return nullptr;

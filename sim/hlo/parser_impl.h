@@ -200,7 +200,8 @@ class Parser {
   /// made-up name of that spelling moves to its next one. False when another
   /// written name is the same.
   bool ClaimName(HloInstruction* instruction);
-  /// The instruction whose written name is `name`, or null.
+  /// The instruction whose written name is `name`, or null (also for an
+  /// empty name).
   HloInstruction* FindWrittenName(std::string_view name) const;
   StatusOr<HloOpcode> ParseOpcode(std::string_view word, size_t loc,
                                   std::optional<HloOpcode>& wrapped);
