@@ -8,9 +8,10 @@
 #   3. build-O0/    tpusim unoptimised; scripts/determinism_check.sh requires the
 #                   -O2, -O0 and ASan binaries to compute byte-identical outputs
 #   4. build-fuzz/  clang + libFuzzer; four fuzzers, two at a time: the HLO
-#                   parser (seeded with the corpus, with structural mutations
-#                   of its own), then the .npy reader (one file per element
-#                   type and the small golden outputs); beside them the
+#                   parser (seeded with the corpus and tests/hlo/fuzz_seeds/,
+#                   with structural mutations of its own), then the .npy
+#                   reader (one file per element type and the small golden
+#                   outputs); beside them the
 #                   scenario loader (scenarios/, tests/harness/malformed_scenarios/),
 #                   then the chip preset and topology loaders (models/, every
 #                   YAML file of scenarios/ and tests/ with a topology, and the
@@ -85,7 +86,7 @@ cmake --build build-fuzz -j "$jobs" \
 seeds="$(mktemp -d "${TMPDIR:-/tmp}/tpusim_fuzz_seeds.XXXXXX")"
 trap 'rm -rf "$seeds"' EXIT
 mkdir "$seeds"/{hlo,npy,scenario,hardware}
-cp "$corpus"/*.hlo "$seeds/hlo"/
+cp "$corpus"/*.hlo tests/hlo/fuzz_seeds/*.hlo "$seeds/hlo"/
 build-fuzz/bin/npy_tool samples "$seeds/npy"
 find golden -name '*.npy' -size -8k -exec cp --backup=numbered {} "$seeds/npy"/ \;
 find scenarios tests/harness/malformed_scenarios -name '*.yaml' -exec cp --backup=numbered {} "$seeds/scenario"/ \;
