@@ -10,12 +10,15 @@
 namespace tpusim::hlo::internal {
 namespace {
 
-/// Adds context to the first line of an error ("... got 'x' in attribute 'y'"),
-/// keeping the source excerpt lines after it.
-Status AddNote(const Status& status, const std::string& note) {
+/// Names the attribute on the first line of an error inside its value ("...
+/// got 'x' in attribute 'y'"), keeping the source excerpt lines after it. An
+/// error in a computation written inline names the innermost attribute only,
+/// the one its location points into, however deep the computations nest.
+Status InAttribute(const Status& status, std::string_view attribute) {
   std::string message = status.message();
-  const size_t eol = message.find('\n');
-  message.insert(eol == std::string::npos ? message.size() : eol, " " + note);
+  const size_t eol = std::min(message.find('\n'), message.size());
+  if (message.substr(0, eol).find(" in attribute '") != std::string::npos) return status;
+  message.insert(eol, " in attribute '" + std::string(attribute) + "'");
   return Status(status.code(), std::move(message));
 }
 
@@ -80,8 +83,7 @@ Status Parser::ParseAttributes(HloInstruction& instruction, bool in_operand_list
     const AttrId stored_id = kind == AttrKind::kRaw ? AttrId::kUnknown : id;
     const size_t index = attributes.size();
     StatusOr<AttrValue> value_or = ParseAttributeValue(kind, name, &instruction, index);
-    if (!value_or.ok())
-      return AddNote(value_or.status(), "in attribute '" + std::string(name) + "'");
+    if (!value_or.ok()) return InAttribute(value_or.status(), name);
     AttrValue value = std::move(value_or).value();
     Attribute attribute;
     attribute.id = stored_id;
