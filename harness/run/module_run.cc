@@ -215,7 +215,7 @@ StatusOr<std::vector<std::vector<Literal>>> LoadInputs(const hlo::HloModule& mod
 }
 
 StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::SpmdConfig& spmd,
-                                    const EvaluatedDevices& devices, const EvaluationSpec& spec,
+                                    const EvaluatedDevices& evaluated, const EvaluationSpec& spec,
                                     const LoopLimits& limits,
                                     std::vector<std::vector<Literal>> inputs, std::ostream& err) {
   eval::EvaluatorOptions eval_options;
@@ -262,16 +262,16 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   const eval::Evaluator evaluator(eval_options);
   std::optional<ProgressLine> progress;
   progress.emplace("evaluating " + module.name() + " on " +
-                       std::to_string(devices.devices.size()) + " device(s)",
+                       std::to_string(evaluated.devices.size()) + " device(s)",
                    &executed, "instructions");
   Status status;
-  if (devices.alike) {
+  if (evaluated.alike) {
     StatusOr<Literal> result = evaluator.EvaluateAlike(module, spmd, inputs.front());
     status = result.status();
     if (result.ok()) evaluation.results.push_back(std::move(result).value());
   } else {
     StatusOr<std::vector<Literal>> results =
-        evaluator.EvaluateSpmd(module, spmd, devices.devices, inputs);
+        evaluator.EvaluateSpmd(module, spmd, evaluated.devices, inputs);
     status = results.status();
     if (results.ok()) evaluation.results = std::move(results).value();
   }
