@@ -217,6 +217,10 @@ std::string DefaultValidationSuite();
 /// the largest double in 300 digits.
 const CLI::Validator& PositiveNumber();
 
+/// Adds --max-memory, which sets `max_memory` (a byte count; empty: the
+/// default), to a command that computes values (exec, diff).
+void AddMaxMemoryOption(CLI::App& command, std::string& max_memory);
+
 /// Adds --max-while-iterations, --max-loop-work and --max-executed-instructions,
 /// which set `limits`, to a command that runs modules (exec, diff).
 void AddLoopLimitOptions(CLI::App& command, LoopLimits& limits);

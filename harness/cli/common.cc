@@ -60,6 +60,16 @@ const CLI::Validator& PositiveNumber() {
   return positive;
 }
 
+void AddMaxMemoryOption(CLI::App& command, std::string& max_memory) {
+  command
+      .add_option("--max-memory", max_memory,
+                  "Bytes the values may take (e.g. 8GiB, 512MB; default: half the physical "
+                  "memory). Over it for every device, only device 0's group runs, or device 0 "
+                  "alone when every device computes the same values (the first line says "
+                  "which); over it even then, the run is refused before allocating")
+      ->option_text("BYTES");
+}
+
 void AddLoopLimitOptions(CLI::App& command, LoopLimits& limits) {
   const struct {
     const char* flag;

@@ -250,10 +250,7 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
       ->option_text("tpu|ieee")
       ->check(CLI::IsMember({"tpu", "ieee"}))
       ->capture_default_str();
-  diff->add_option("--max-memory", options.max_memory,
-                   "Refuse, before allocating, a run needing more than this (default: half the "
-                   "physical memory)")
-      ->option_text("BYTES");
+  AddMaxMemoryOption(*diff, options.max_memory);
   AddLoopLimitOptions(*diff, options.limits);
   diff->add_option("--rtol", options.rtol,
                    "An output element passes when |after - before| <= atol + rtol * |before|")

@@ -148,10 +148,7 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
       ->option_text("analytic|rtl")
       ->check(CLI::IsMember({"analytic", "rtl"}))
       ->capture_default_str();
-  exec->add_option("--max-memory", options.max_memory,
-                   "Refuse, before allocating, a run whose values would need more than this "
-                   "(e.g. 8GiB, 512MB; default: half the physical memory)")
-      ->option_text("BYTES");
+  AddMaxMemoryOption(*exec, options.max_memory);
   AddLoopLimitOptions(*exec, options.limits);
   exec->add_option("--elided-constants", options.elided_constants,
                    "Constants whose values the dump elided (`{...}`): seeded fills them with "
