@@ -177,15 +177,21 @@ TEST(DiffCli, IciAndLinkBytesAreGatedOnRequest) {
                                "with --topology"));
 }
 
+/// `module` with its root `all-reduce(p)` reducing p + p instead: the
+/// same structure but for one add, and every output changed.
+std::string WithDoubledAllReduceInput(std::string module) {
+  const std::string root = "ROOT r = f32[4096]{0} all-reduce(p)";
+  module.replace(module.find(root), root.size(),
+                 "twice = f32[4096]{0} add(p, p)\n  ROOT r = f32[4096]{0} all-reduce(twice)");
+  return module;
+}
+
 // Four devices' values do not fit, device 0's replica group does: the
 // outputs of devices 0 and 2 are compared, and the headline says so.
 TEST(DiffCli, ValuesOfDeviceZerosGroupWhenAllDoNotFit) {
   const ScratchDir scratch;
   const std::string before = ReadText(kScenarios + "hlo/two_replica_groups.hlo");
-  std::string after = before;
-  const std::string root = "ROOT r = f32[4096]{0} all-reduce(p)";
-  after.replace(after.find(root), root.size(),
-                "twice = f32[4096]{0} add(p, p)\n  ROOT r = f32[4096]{0} all-reduce(twice)");
+  const std::string after = WithDoubledAllReduceInput(before);
   WriteText(scratch / "before.hlo", before);
   WriteText(scratch / "after.hlo", after);
   const std::string json = scratch / "diff.json";
@@ -219,10 +225,7 @@ ENTRY e {
   ROOT r = f32[4096]{0} all-reduce(p), channel_id=1, replica_groups={{0,1,2,3}},
     use_global_device_ids=true, to_apply=add
 })";
-  std::string after = before;
-  const std::string root = "ROOT r = f32[4096]{0} all-reduce(p)";
-  after.replace(after.find(root), root.size(),
-                "twice = f32[4096]{0} add(p, p)\n  ROOT r = f32[4096]{0} all-reduce(twice)");
+  const std::string after = WithDoubledAllReduceInput(before);
   WriteText(scratch / "before.hlo", before);
   WriteText(scratch / "after.hlo", after);
   const auto diff = [&](const std::string& b) {
