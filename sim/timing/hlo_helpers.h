@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "sim/base/status.h"
 #include "sim/hlo/attribute.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/instruction.h"
@@ -24,11 +25,14 @@ StepKind StepKindOf(const hlo::HloInstruction& inst);
 /// The trip count of a while loop when it can be read off the program:
 /// `backend_config` `known_trip_count`, or the usual counted loop — a
 /// condition `compare(get-tuple-element(param, i), constant(N))` with
-/// direction LT, LE, GT or GE (either operand order), a constant initial value
-/// of element i in the while's tuple operand, and a body whose root tuple
-/// element i is `add(get-tuple-element(param, i), constant(step))`.
-/// nullopt when the loop is not recognised.
-std::optional<int64_t> KnownTripCount(const hlo::HloInstruction& while_inst);
+/// direction LT, LE, GT or GE (either operand order) on an integer counter, a
+/// constant initial value of element i in the while's tuple operand, and a
+/// body whose root tuple element i is `add(get-tuple-element(param, i),
+/// constant(step))`. The counter wraps around its type as XLA's add does.
+/// nullopt when the loop is not recognised; an error (without location) when
+/// it is a counted loop that never ends, counts 2^63 iterations or more, or
+/// has a 32- or 64-bit counter that wraps before the loop ends.
+StatusOr<std::optional<int64_t>> KnownTripCount(const hlo::HloInstruction& while_inst);
 
 /// The cost estimate of a custom call, or nullopt when it carries none (or
 /// one whose fields are not non-negative integers: a kernel says nothing

@@ -109,9 +109,14 @@ class Lowerer {
       return Error(inst, StatusCode::kInvalidArgument, "while needs condition= and body=");
     }
     const auto given = options_.trip_counts.find(&inst);
-    const int64_t trips = given != options_.trip_counts.end()
-                              ? given->second
-                              : KnownTripCount(inst).value_or(options_.default_trip_count);
+    int64_t trips = options_.default_trip_count;
+    if (given != options_.trip_counts.end()) {
+      trips = given->second;
+    } else {
+      StatusOr<std::optional<int64_t>> known = KnownTripCount(inst);
+      if (!known.ok()) return Error(inst, StatusCode::kInvalidArgument, known.status().message());
+      if (known->has_value()) trips = **known;
+    }
     // One iteration, the condition and then the body, between the loop's
     // begin and end steps; an iteration that issues nothing is left out.
     const size_t begin = program_.steps.size();

@@ -361,13 +361,75 @@ ENTRY e {
   ROOT w = (s32[], f32[8]) while(t), condition=cond, body=body
 })");
   ASSERT_NE(module, nullptr);
-  EXPECT_EQ(KnownTripCount(*module->entry()->root()), 3);  // i = 1, 4, 7
+  EXPECT_EQ(KnownTripCount(*module->entry()->root()).value(), 3);  // i = 1, 4, 7
   auto program = LowerModule(*module, Preset("tpu-v5e"), TimingOptions{});
   ASSERT_TRUE(program.ok()) << program.status().message();
   // The loop once (begin; compare; add, exponential; end) with its trip
   // count, then the final compare.
   ASSERT_EQ(program->steps.size(), 6u);
   EXPECT_EQ(program->steps[0].trips, 3);
+}
+
+/// `for (i = start; i DIRECTION limit; i += step)` with an i of `type`, as a
+/// while loop whose body does some work.
+std::string CountedLoop(const std::string& type, const std::string& start,
+                        const std::string& direction, const std::string& limit,
+                        const std::string& step) {
+  return "HloModule m\ncond {\n  p = (" + type + "[], f32[8]) parameter(0)\n  i = " + type +
+         "[] get-tuple-element(p), index=0\n  n = " + type + "[] constant(" + limit +
+         ")\n  ROOT c = pred[] compare(i, n), direction=" + direction +
+         "\n}\nbody {\n  p = (" + type + "[], f32[8]) parameter(0)\n  i = " + type +
+         "[] get-tuple-element(p), index=0\n  s = " + type + "[] constant(" + step +
+         ")\n  next = " + type + "[] add(i, s)\n  x = f32[8] get-tuple-element(p), index=1\n"
+         "  y = f32[8] exponential(x)\n  ROOT t = (" + type + "[], f32[8]) tuple(next, y)\n}\n"
+         "ENTRY e {\n  a = " + type + "[] constant(" + start +
+         ")\n  x = f32[8] parameter(0)\n  t = (" + type + "[], f32[8]) tuple(a, x)\n"
+         "  ROOT w = (" + type + "[], f32[8]) while(t), condition=cond, body=body\n}\n";
+}
+
+TEST(TripCount, CounterWrapsAroundItsTypeAsXlasAddDoes) {
+  struct Case {
+    std::string type, start, direction, limit, step;
+    int64_t trips;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"s32", "0", "LT", "10", "3", 4},
+           {"s32", "10", "GE", "0", "-2", 6},
+           {"s32", "5", "LT", "5", "1", 0},
+           {"s32", "5", "GT", "0", "0", -1},  // step 0: never ends
+           // s8 from 0 down by 1: -128 wraps to 127, which ends `i < 10`.
+           {"s8", "0", "LT", "10", "-1", 129},
+           // 0, 100, -56, 44, -112, -12, 88, -68, 32, -124, -24, 76, -80, 20, 120.
+           {"s8", "0", "LT", "120", "100", 14},
+           {"s8", "0", "LE", "127", "1", -1},  // 127 + 1 wraps to -128
+           {"u8", "250", "GE", "3", "1", 6},   // 250..255, then 0
+           {"u64", "18446744073709551600", "LT", "18446744073709551610", "4", 3},
+           {"u64", "0", "LT", "18446744073709551615", "1", -2},
+           {"s64", "-9223372036854775808", "LT", "9223372036854775807", "1", -2},
+           {"s32", "0", "LE", "2147483647", "1", -1},
+           {"s32", "0", "LT", "10", "-1", -3},  // wraps after 2^31 iterations
+       }) {
+    const std::string text = CountedLoop(c.type, c.start, c.direction, c.limit, c.step);
+    auto module = Parse(text);
+    ASSERT_NE(module, nullptr) << text;
+    const auto trips = KnownTripCount(*module->entry()->root());
+    const std::string what = c.type + " " + c.start + " " + c.direction + " " + c.limit +
+                             " by " + c.step;
+    if (c.trips >= 0) {
+      ASSERT_TRUE(trips.ok()) << what << ": " << trips.status().message();
+      EXPECT_EQ(trips.value(), c.trips) << what;
+      continue;
+    }
+    ASSERT_FALSE(trips.ok()) << what;
+    const std::string why = c.trips == -1 ? "never ends" : c.trips == -2 ? "more than tpusim counts"
+                                                                          : "wraps around";
+    EXPECT_THAT(trips.status().message(), testing::HasSubstr(why)) << what;
+    // Timing refuses the loop at the while, rather than timing it once.
+    auto program = LowerModule(*module, Preset("tpu-v5e"), TimingOptions{});
+    ASSERT_FALSE(program.ok()) << what;
+    EXPECT_THAT(program.status().message(), testing::HasSubstr("w: "));
+    EXPECT_THAT(program.status().message(), testing::HasSubstr(why));
+  }
 }
 
 TEST(TripCount, UnrecognisedLoopTakesTheOptionDefault) {
@@ -391,7 +453,7 @@ ENTRY e {
   ROOT w = (f32[]) while(t), condition=cond, body=body
 })");
   ASSERT_NE(module, nullptr);
-  EXPECT_EQ(KnownTripCount(*module->entry()->root()), std::nullopt);
+  EXPECT_EQ(KnownTripCount(*module->entry()->root()).value(), std::nullopt);
   TimingOptions options;
   options.default_trip_count = 5;
   auto program = LowerModule(*module, Preset("tpu-v5e"), options);
