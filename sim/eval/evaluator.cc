@@ -277,13 +277,11 @@ StatusOr<std::unique_ptr<ComputationPlan>> BuildPlan(const hlo::HloModule& modul
   return plan;
 }
 
-/// The error for a computation called more than kMaxCallDepth levels deep:
-/// the same words as the timing model's.
+/// The error for a computation called more than hlo::kMaxCallDepth levels
+/// deep: the same words as the timing model's.
 Status NestTooDeeply(const hlo::HloModule& module, const HloComputation& computation) {
-  return InvalidArgument(module.ErrorAt(
-      computation.location(), computation.name() + ": calls nest too deeply (more than " +
-                                  std::to_string(EvalContext::kMaxCallDepth) +
-                                  " levels of calls, fusions, loops and reducers)"));
+  return InvalidArgument(module.ErrorAt(computation.location(),
+                                        computation.name() + ": " + hlo::CallsNestTooDeeply()));
 }
 
 }  // namespace
@@ -308,7 +306,7 @@ Status EvalContext::Error(const HloInstruction& inst, StatusCode code,
 }
 
 StatusOr<Literal> EvalContext::Call(const HloComputation& computation, Operands args) {
-  if (call_depth_ == kMaxCallDepth) return NestTooDeeply(module_, computation);
+  if (call_depth_ == hlo::kMaxCallDepth) return NestTooDeeply(module_, computation);
   ++call_depth_;
   StatusOr<Literal> result = CallNested(computation, args);
   --call_depth_;
@@ -418,7 +416,7 @@ StatusOr<int64_t> ComputationPeakBytes(const hlo::HloModule& module,
                                        std::map<const HloComputation*, int64_t>& peaks,
                                        int64_t depth) {
   if (auto found = peaks.find(&computation); found != peaks.end()) return found->second;
-  if (depth == EvalContext::kMaxCallDepth) return NestTooDeeply(module, computation);
+  if (depth == hlo::kMaxCallDepth) return NestTooDeeply(module, computation);
   TPUSIM_ASSIGN_OR_RETURN(const auto plan, BuildPlan(module, computation));
   const auto& instructions = computation.instructions();
   const int64_t root = computation.root()->unique_id() - plan->base_id;

@@ -46,7 +46,7 @@ class EvalContext {
 
   /// Evaluates `computation` with `args` as its parameters (call, fusion,
   /// while, conditional, map and reducers all come through here).
-  /// A computation nested deeper than kMaxCallDepth is an error located at it,
+  /// A computation nested deeper than hlo::kMaxCallDepth is an error located at it,
   /// not a stack overflow.
   StatusOr<value::Literal> Call(const hlo::HloComputation& computation, Operands args);
 
@@ -57,10 +57,6 @@ class EvalContext {
   /// What one instruction costs beyond its elements: the evaluator's fixed
   /// cost per instruction is about that of 64 elementwise results.
   static constexpr int64_t kInstructionWork = 64;
-
-  /// How deep Call may nest (a call in a fusion in a while body is three);
-  /// the timing model's limit too.
-  static constexpr int64_t kMaxCallDepth = 64;
 
   /// A zero-filled value of `shape` for `inst`, or kResourceExhausted (naming
   /// the instruction) when it is over max_bytes.
@@ -94,7 +90,7 @@ class EvalContext {
   std::unordered_map<const hlo::HloComputation*, std::unique_ptr<ComputationPlan>> plans_;
   /// rng executions so far (NextRngStream).
   uint64_t rng_streams_ = 0;
-  /// Calls open on this device (Call's recursion), against kMaxCallDepth.
+  /// Calls open on this device (Call's recursion), against hlo::kMaxCallDepth.
   int64_t call_depth_ = 0;
   /// See work().
   int64_t work_ = 0;

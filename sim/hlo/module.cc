@@ -42,6 +42,11 @@ std::string HloModule::ErrorAt(SourceLocation loc, std::string_view message) con
   return FormatError(filename_, loc, message);
 }
 
+std::string CallsNestTooDeeply() {
+  return "calls nest too deeply (more than " + std::to_string(kMaxCallDepth) +
+         " levels of calls, fusions, loops and reducers)";
+}
+
 namespace {
 
 std::string Quoted(std::string_view s) {

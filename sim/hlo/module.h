@@ -148,6 +148,16 @@ class HloModule {
 /// difference, returns false and describes the first one in `*why` if given.
 bool ModulesEqual(const HloModule& a, const HloModule& b, std::string* why = nullptr);
 
+/// How deep computations may call one another (a call in a fusion in a while
+/// body is three; a fusion fused into another is one level more). The
+/// evaluator and the timing model walk the same programs and refuse deeper
+/// nesting with the same located error, rather than overflow their stacks.
+inline constexpr int64_t kMaxCallDepth = 64;
+
+/// What follows "FILE:LINE:COL: error: NAME: " for a computation nested
+/// deeper than kMaxCallDepth.
+std::string CallsNestTooDeeply();
+
 }  // namespace tpusim::hlo
 
 #endif  // TPUSIM_SIM_HLO_MODULE_H_

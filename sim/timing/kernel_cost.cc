@@ -1,14 +1,17 @@
 #include "sim/timing/kernel_cost.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/base/arith.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/dot_dimensions.h"
 #include "sim/hlo/dot_precision.h"
+#include "sim/hlo/module.h"
 #include "sim/hlo/primitive_type.h"
 #include "sim/timing/hlo_helpers.h"
 #include "sim/timing/layout_bytes.h"
@@ -594,14 +597,31 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
       op == HloOpcode::kFusion ? inst.called_computation(hlo::AttrId::kCalls) : nullptr;
   std::vector<const HloInstruction*> matmuls;
   int64_t vmem = 0;
-  if (fused != nullptr) {
-    for (const auto& f : fused->instructions()) {
+  // A fusion fused into another is part of the same kernel: its fused
+  // instructions are costed in its place. A stack of the computations still
+  // to walk, with their nesting depth, rather than recursion.
+  std::vector<std::pair<const hlo::HloComputation*, int64_t>> to_walk;
+  std::map<const hlo::HloComputation*, const HloInstruction*> nested_fusion_of;
+  if (fused != nullptr) to_walk.emplace_back(fused, 1);
+  while (!to_walk.empty()) {
+    const auto [computation, depth] = to_walk.back();
+    to_walk.pop_back();
+    for (const auto& f : computation->instructions()) {
+      if (f->opcode() == HloOpcode::kFusion) {
+        const hlo::HloComputation* nested = f->called_computation(hlo::AttrId::kCalls);
+        if (nested == nullptr) continue;
+        if (depth == hlo::kMaxCallDepth) return InvalidArgument(hlo::CallsNestTooDeeply());
+        to_walk.emplace_back(nested, depth + 1);
+        nested_fusion_of.emplace(nested, f.get());
+        continue;
+      }
       TPUSIM_RETURN_IF_ERROR(AddCompute(*f, whole, flops));
       if (f->opcode() == HloOpcode::kDot || f->opcode() == HloOpcode::kConvolution)
         matmuls.push_back(f.get());
       if (StepKindOf(*f) == StepKind::kKernel) vmem = SatAdd(vmem, PhysicalBytes(f->shape()));
     }
-  } else {
+  }
+  if (fused == nullptr) {
     TPUSIM_RETURN_IF_ERROR(AddCompute(inst, whole, flops));
     if (op == HloOpcode::kDot || op == HloOpcode::kConvolution) matmuls.push_back(&inst);
   }
@@ -633,6 +653,14 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
     const auto boundary_bytes = [&](const HloInstruction* operand) -> int64_t {
       const HloInstruction* source = ThroughConversions(operand);
       if (fused != nullptr) {
+        // A matmul in a nested fusion reads what that fusion is given.
+        while (source->opcode() == HloOpcode::kParameter && source->parent() != fused) {
+          const auto caller = nested_fusion_of.find(source->parent());
+          const int64_t n = source->parameter_number();
+          if (caller == nested_fusion_of.end() || n < 0 || n >= caller->second->operand_count())
+            return 0;
+          source = ThroughConversions(caller->second->operand(n));
+        }
         if (source->opcode() != HloOpcode::kParameter) return 0;
         const int64_t n = source->parameter_number();
         return n >= 0 && n < static_cast<int64_t>(read.size()) ? read[n] : 0;

@@ -30,10 +30,10 @@ class Lowerer {
   }
 
   Status Walk(const HloComputation& computation, int depth) {
-    if (depth > kMaxDepth) {
-      return Status(
-          StatusCode::kInvalidArgument,
-          module_.ErrorAt(computation.location(), computation.name() + ": calls nest too deeply"));
+    if (depth > hlo::kMaxCallDepth) {
+      return Status(StatusCode::kInvalidArgument,
+                    module_.ErrorAt(computation.location(),
+                                    computation.name() + ": " + hlo::CallsNestTooDeeply()));
     }
     for (const auto& owned : computation.instructions()) {
       const HloInstruction& inst = *owned;
@@ -53,8 +53,6 @@ class Lowerer {
   }
 
  private:
-  static constexpr int kMaxDepth = 64;
-
   Status Error(const HloInstruction& inst, StatusCode code, const std::string& message) const {
     return Status(code, module_.ErrorAt(inst.location(), inst.name() + ": " + message));
   }
