@@ -52,7 +52,7 @@ const CLI::Validator& PositiveNumber() {
         char* end = nullptr;
         const double value = std::strtod(text.c_str(), &end);
         if (end == text.c_str() || *end != '\0' || !(value > 0)) {
-          return "must be positive, got '" + text + "'";
+          return "must be positive, got " + Quote(text);
         }
         return "";
       },

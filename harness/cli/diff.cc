@@ -35,8 +35,8 @@ constexpr char kCommand[] = "tpusim diff";
 StatusOr<ChangeTolerance> ParseTolerance(const std::string& text, const std::string& flag) {
   const StatusOr<double> percent = ParsePercentage(text);
   if (!percent.ok()) {
-    return InvalidArgument(std::string(kCommand) + ": error: " + flag + " '" + text +
-                           "': expected a non-negative percentage such as 2% or 0.5%");
+    return InvalidArgument(std::string(kCommand) + ": error: " + flag + " " + Quote(text) +
+                           ": expected a non-negative percentage such as 2% or 0.5%");
   }
   return ChangeTolerance{*percent, text};
 }
@@ -52,15 +52,15 @@ StatusOr<std::optional<ChangeTolerance>> ParseOptionalTolerance(const std::strin
 StatusOr<std::pair<hlo::PrimitiveType, value::ErrorSpec>> ParseTypeTolerance(
     const std::string& text, value::ErrorSpec base) {
   const auto bad = [&](const std::string& why) {
-    return InvalidArgument(std::string(kCommand) + ": error: --type-tolerance '" + text +
-                           "': " + why);
+    return InvalidArgument(std::string(kCommand) + ": error: --type-tolerance " + Quote(text) +
+                           ": " + why);
   };
   const size_t colon = text.find(':');
   if (colon == std::string::npos) return bad("expected TYPE:KEY=VALUE, e.g. bf16:rtol=0.02");
   const std::string name = text.substr(0, colon);
   const std::optional<hlo::PrimitiveType> type = hlo::PrimitiveTypeFromName(name);
   if (!type.has_value() || !hlo::IsArrayType(*type)) {
-    return bad("expected an element type such as f32, bf16 or s32, got '" + name + "'");
+    return bad("expected an element type such as f32, bf16 or s32, got " + Quote(name));
   }
   size_t begin = colon + 1;
   do {
@@ -72,8 +72,8 @@ StatusOr<std::pair<hlo::PrimitiveType, value::ErrorSpec>> ParseTypeTolerance(
     char* parsed_end = nullptr;
     const double value = std::strtod(number.c_str(), &parsed_end);
     if (number.empty() || *parsed_end != '\0' || !(value >= 0) || value > 1e300) {
-      return bad("expected KEY=VALUE with KEY rtol, atol or ulp and a non-negative number, got '" +
-                 item + "'");
+      return bad("expected KEY=VALUE with KEY rtol, atol or ulp and a non-negative number, got " +
+                 Quote(item));
     }
     if (key == "rtol") {
       base.rtol = value;
@@ -82,8 +82,8 @@ StatusOr<std::pair<hlo::PrimitiveType, value::ErrorSpec>> ParseTypeTolerance(
     } else if (key == "ulp" && value == static_cast<double>(static_cast<int64_t>(value))) {
       base.ulp = static_cast<uint64_t>(value);
     } else {
-      return bad("expected KEY=VALUE with KEY rtol, atol or ulp (a whole number), got '" + item +
-                 "'");
+      return bad("expected KEY=VALUE with KEY rtol, atol or ulp (a whole number), got " +
+                 Quote(item));
     }
     begin = end + 1;
   } while (begin <= text.size());
@@ -107,8 +107,8 @@ StatusOr<DiffSpec> ParseDiffSpec(const DiffOptions& options) {
   for (const std::string& text : options.type_tolerances) {
     TPUSIM_ASSIGN_OR_RETURN(const auto typed, ParseTypeTolerance(text, all));
     if (!thresholds.per_type.emplace(typed).second) {
-      return InvalidArgument(std::string(kCommand) + ": error: --type-tolerance '" + text +
-                             "': " + std::string(hlo::PrimitiveTypeName(typed.first)) +
+      return InvalidArgument(std::string(kCommand) + ": error: --type-tolerance " + Quote(text) +
+                             ": " + std::string(hlo::PrimitiveTypeName(typed.first)) +
                              " is given a tolerance twice");
     }
   }

@@ -42,8 +42,8 @@ StatusOr<int64_t> ParseSize(const std::string& what, const std::string& text) {
   if (!bytes.ok()) return InvalidArgument(std::string(kCommand) + what + ": " + bytes.status().message());
   if (bytes->value() <= 0) return InvalidArgument(std::string(kCommand) + what + ": must be positive");
   if (bytes->value() > kMaxCollectiveBytes) {
-    return InvalidArgument(std::string(kCommand) + what + " '" + text + "': at most 1024TiB (" +
-                           std::to_string(kMaxCollectiveBytes) + " bytes)");
+    return InvalidArgument(std::string(kCommand) + what + " " + Quote(text) +
+                           ": at most 1024TiB (" + std::to_string(kMaxCollectiveBytes) + " bytes)");
   }
   return bytes->value();
 }
@@ -84,14 +84,15 @@ StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text,
       const std::string number = text.substr(item, comma - item);
       if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos ||
           number.size() > 9) {
-        return InvalidArgument(std::string(kCommand) + "--groups '" + text +
-                               "': expected device ids like 0,1,2,3;4,5,6,7");
+        return InvalidArgument(std::string(kCommand) + "--groups " + Quote(text) +
+                               ": expected device ids like 0,1,2,3;4,5,6,7");
       }
       group.push_back(std::stoll(number));
       item = comma + 1;
     }
     if (group.empty()) {
-      return InvalidArgument(std::string(kCommand) + "--groups '" + text + "': an empty group");
+      return InvalidArgument(std::string(kCommand) + "--groups " + Quote(text) +
+                             ": an empty group");
     }
     begin = end + 1;
   }
@@ -102,11 +103,11 @@ StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text,
     for (const int64_t device : groups[g]) {
       const auto [at, inserted] = group_of.emplace(device, g);
       if (inserted) continue;
-      return InvalidArgument(std::string(kCommand) + "--groups '" + text + "': device " +
-                             std::to_string(device) +
-                             (at->second == g ? " appears twice in group " + std::to_string(g)
-                                              : " is in groups " + std::to_string(at->second) +
-                                                    " and " + std::to_string(g)));
+      return InvalidArgument(
+          std::string(kCommand) + "--groups " + Quote(text) + ": device " + std::to_string(device) +
+          (at->second == g
+               ? " appears twice in group " + std::to_string(g)
+               : " is in groups " + std::to_string(at->second) + " and " + std::to_string(g)));
     }
   }
   return groups;
@@ -238,8 +239,8 @@ StatusOr<NcclType> ParseNcclType(std::string_view name) {
     if (type.name == name) return type;
     names += (names.empty() ? "" : ", ") + std::string(type.name);
   }
-  return InvalidArgument(std::string(kCommand) + "-d '" + std::string(name) +
-                         "': expected one of " + names);
+  return InvalidArgument(std::string(kCommand) + "-d " + Quote(name) + ": expected one of " +
+                         names);
 }
 
 StatusOr<std::vector<int64_t>> CollectiveSizes(const CollectiveSizeOptions& options) {
@@ -272,13 +273,14 @@ StatusOr<std::vector<int64_t>> CollectiveSizes(const CollectiveSizeOptions& opti
   }
   const size_t colon = options.sweep.find(':');
   if (colon == std::string::npos) {
-    return InvalidArgument(std::string(kCommand) + "--sweep '" + options.sweep +
-                           "': expected LO:HI, e.g. 1KiB:1GiB");
+    return InvalidArgument(std::string(kCommand) + "--sweep " + Quote(options.sweep) +
+                           ": expected LO:HI, e.g. 1KiB:1GiB");
   }
   TPUSIM_ASSIGN_OR_RETURN(const int64_t lo, ParseSize("--sweep", options.sweep.substr(0, colon)));
   TPUSIM_ASSIGN_OR_RETURN(const int64_t hi, ParseSize("--sweep", options.sweep.substr(colon + 1)));
   if (lo > hi) {
-    return InvalidArgument(std::string(kCommand) + "--sweep '" + options.sweep + "': LO exceeds HI");
+    return InvalidArgument(std::string(kCommand) + "--sweep " + Quote(options.sweep) +
+                           ": LO exceeds HI");
   }
   // The powers of two in [LO, HI], as the help promises: 3:1000 is 4 to 512,
   // not 3, 6, 12... Both ends are at most kMaxCollectiveBytes, so doubling
@@ -288,8 +290,8 @@ StatusOr<std::vector<int64_t>> CollectiveSizes(const CollectiveSizeOptions& opti
   while (s < lo) s *= 2;
   for (; s <= hi; s *= 2) sizes.push_back(s);
   if (sizes.empty()) {
-    return InvalidArgument(std::string(kCommand) + "--sweep '" + options.sweep +
-                           "': no power of two between LO and HI");
+    return InvalidArgument(std::string(kCommand) + "--sweep " + Quote(options.sweep) +
+                           ": no power of two between LO and HI");
   }
   return sizes;
 }

@@ -84,9 +84,9 @@ StatusOr<std::string> FindDumpModule(const std::string& dir, const std::string& 
   if (listed.size() > kListed) names += " and " + std::to_string(listed.size() - kListed) + " more";
   return InvalidArgument(
       matches.empty()
-          ? dir + " holds no module named '" + pattern + "' (it holds " + names + ")"
-          : dir + " holds " + std::to_string(matches.size()) + " modules named '" + pattern +
-                "' (" + names + "): name one, or give the file");
+          ? dir + " holds no module named " + Quote(pattern) + " (it holds " + names + ")"
+          : dir + " holds " + std::to_string(matches.size()) + " modules named " + Quote(pattern) +
+                " (" + names + "): name one, or give the file");
 }
 
 DumpPairing PairDumpModules(const std::vector<DumpModule>& before,

@@ -311,7 +311,7 @@ StatusOr<std::map<const hlo::HloInstruction*, int64_t>> ResolveTripCounts(
     }
     return InvalidArgument(
         "tpusim exec: error: --trip-count '" + name + "=" + std::to_string(count) +
-        "': " + module.filename() + " has no while loop named '" + name + "' (" +
+        "': " + module.filename() + " has no while loop named " + Quote(name) + " (" +
         (loops.empty() ? std::string("it has no while loops") : "its loops: " + known) + ")");
   }
   return resolved;

@@ -20,7 +20,7 @@ StatusOr<RunMode> ParseRunMode(std::string_view text) {
   for (const RunMode mode : {RunMode::kValues, RunMode::kTiming, RunMode::kFull}) {
     if (text == RunModeName(mode)) return mode;
   }
-  return InvalidArgument("expected full, timing or values, got '" + std::string(text) + "'");
+  return InvalidArgument("expected full, timing or values, got " + Quote(text));
 }
 
 std::string_view NumericsName(eval::Numerics numerics) {
@@ -37,7 +37,7 @@ StatusOr<eval::Numerics> ParseNumerics(std::string_view text) {
   for (const eval::Numerics numerics : {eval::Numerics::kTpu, eval::Numerics::kIeee}) {
     if (text == NumericsName(numerics)) return numerics;
   }
-  return InvalidArgument("expected tpu or ieee, got '" + std::string(text) + "'");
+  return InvalidArgument("expected tpu or ieee, got " + Quote(text));
 }
 
 }  // namespace tpusim::harness

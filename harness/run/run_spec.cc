@@ -29,8 +29,8 @@ StatusOr<InputSource> ParseInputSource(const std::string& text, const std::strin
     uint64_t seed = 0;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seed);
     if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
-      return InvalidArgument(command + ": error: --inputs '" + text +
-                             "': expected seed:N with N a non-negative integer below 2^64");
+      return InvalidArgument(command + ": error: --inputs " + Quote(text) +
+                             ": expected seed:N with N a non-negative integer below 2^64");
     }
     return SeededInputs{seed};
   }
@@ -81,8 +81,8 @@ StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::
       if (ec != std::errc() || ptr != end || begin == end) n = -1;
     }
     if (n < 0) {
-      return InvalidArgument("tpusim exec: error: --trip-count '" + text +
-                             "': expected WHILE_NAME=N with N a non-negative integer");
+      return InvalidArgument("tpusim exec: error: --trip-count " + Quote(text) +
+                             ": expected WHILE_NAME=N with N a non-negative integer");
     }
     counts[text.substr(0, eq)] = n;
   }

@@ -19,7 +19,7 @@ StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
   if (!parsed.ok()) return parsed.status().WithContext(option);
   if (chip != nullptr) {
     const Status applied = arch::ApplyTpuWraparound(*parsed, *chip);
-    if (!applied.ok()) return applied.WithContext(option + ": '" + text + "'");
+    if (!applied.ok()) return applied.WithContext(option + ": " + Quote(text));
   }
   return parsed;
 }

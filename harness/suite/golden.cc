@@ -53,7 +53,7 @@ StatusOr<std::optional<Golden>> ReadGolden(const std::string& dir) {
     for (const ordered_json& entry : json.at("outputs")) {
       const std::string name = entry.at("name").get<std::string>();
       if (name.empty() || name.find("..") != std::string::npos || name[0] == '/') {
-        return InvalidArgument(manifest_path + ": error: bad output name '" + name + "'");
+        return InvalidArgument(manifest_path + ": error: bad output name " + Quote(name));
       }
       const std::string file = (fs::path(dir) / (name + ".npy")).string();
       TPUSIM_ASSIGN_OR_RETURN(value::Literal literal, value::ReadNpy(file));

@@ -171,9 +171,9 @@ Status ReadChecks(const Reader& r, const YAML::Node& node, Scenario& s) {
             const std::string name = key.Scalar();
             const std::optional<hlo::PrimitiveType> type = hlo::PrimitiveTypeFromName(name);
             if (!type.has_value() || !hlo::IsArrayType(*type)) {
-              return r.Error(key, path,
-                             "expected an element type such as f32, bf16 or s32, got '" + name +
-                                 "'");
+              return r.Error(
+                  key, path,
+                  "expected an element type such as f32, bf16 or s32, got " + Quote(name));
             }
             TPUSIM_ASSIGN_OR_RETURN(s.outputs.tolerance.by_type[*type],
                                     ReadTolerance(r, value, path, false));
@@ -302,8 +302,8 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
       return r.Error(root["name"] ? root["name"] : root, "name",
                      "a name may hold letters, digits, '-', '_' and '.' only (it names the "
-                     "golden directory), got '" +
-                         s.name + "'" +
+                     "golden directory), got " +
+                         Quote(s.name) +
                          (root["name"] ? "" : " from the file name; give name: NAME"));
     }
   }
@@ -312,7 +312,7 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
   if (root["golden"]) {
     TPUSIM_ASSIGN_OR_RETURN(s.golden, r.String(root["golden"], "golden"));
     if (s.golden.empty() || s.golden[0] == '.' || s.golden.find('/') != std::string::npos) {
-      return r.Error(root["golden"], "golden", "expected a scenario name, got '" + s.golden + "'");
+      return r.Error(root["golden"], "golden", "expected a scenario name, got " + Quote(s.golden));
     }
   }
   if (!root["module"]) return r.Error(root, "module", "missing required key");
@@ -405,7 +405,7 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     for (size_t i = 0; i < require.size(); ++i) {
       const std::string path = "require[" + std::to_string(i) + "]";
       TPUSIM_ASSIGN_OR_RETURN(const std::string what, r.String(require[i], path));
-      if (what != "values") return r.Error(require[i], path, "expected values, got '" + what + "'");
+      if (what != "values") return r.Error(require[i], path, "expected values, got " + Quote(what));
       if (s.mode == RunMode::kTiming) {
         return r.Error(require[i], path, "mode timing computes no values");
       }
@@ -435,7 +435,7 @@ StatusOr<double> ParseNumberPrefix(std::string_view text, std::string_view& rest
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end == text.data() || !std::isfinite(value) || value < 0) {
-    return InvalidArgument("got '" + std::string(text) + "'");
+    return InvalidArgument("got " + Quote(text));
   }
   rest = std::string_view(end, static_cast<size_t>(text.data() + text.size() - end));
   return value;
@@ -458,7 +458,7 @@ StatusOr<double> ParseSeconds(std::string_view text) {
   if (rest.empty() || rest == "s") return value;
   if (rest == "ms") return value / 1000;
   if (rest == "min") return value * 60;
-  return InvalidArgument("got '" + std::string(text) + "'");
+  return InvalidArgument("got " + Quote(text));
 }
 
 StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file) {

@@ -130,8 +130,8 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
     if (outputs.size() > 8) names += ", ...";
     result.status = ScenarioStatus::kError;
     failures.push_back(where + ": error: key path `checks.outputs.per_output." + name +
-                       "`: the program has no output named '" + name +
-                       "' (its outputs: " + (names.empty() ? "none" : names) + ")");
+                       "`: the program has no output named " + Quote(name) +
+                       " (its outputs: " + (names.empty() ? "none" : names) + ")");
     return;
   }
   bool uses_golden = scenario.outputs.golden || !scenario.forbid_new_ops.empty();
@@ -184,12 +184,13 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       result.status = ScenarioStatus::kStale;
       std::string message = "stale golden in " + dir + ": made by tpusim " + made.version;
       if (own) {
-        message += ", chip hash '" + made.chip_hash + "', topology '" + made.topology +
-                   "'; this run is tpusim " + stamp.version + ", chip hash '" + stamp.chip_hash +
-                   "', topology '" + stamp.topology + "'; check and run --update-golden";
+        message += ", chip hash " + Quote(made.chip_hash) + ", topology " + Quote(made.topology) +
+                   "; this run is tpusim " + stamp.version + ", chip hash " +
+                   Quote(stamp.chip_hash) + ", topology " + Quote(stamp.topology) +
+                   "; check and run --update-golden";
       } else {
-        message += "; this run is tpusim " + stamp.version + "; it is the golden of scenario '" +
-                   scenario.golden + "': check and run --update-golden, which rewrites it";
+        message += "; this run is tpusim " + stamp.version + "; it is the golden of scenario " +
+                   Quote(scenario.golden) + ": check and run --update-golden, which rewrites it";
       }
       failures.push_back(std::move(message));
       return;
@@ -294,8 +295,8 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
       result.messages.push_back(status.message());
     } else if (status.message().find(scenario.expect_reason) == std::string::npos) {
       result.status = ScenarioStatus::kFail;
-      result.messages.push_back("expected a failure mentioning '" + scenario.expect_reason +
-                                "', got: " + status.message());
+      result.messages.push_back("expected a failure mentioning " + Quote(scenario.expect_reason) +
+                                ", got: " + status.message());
     } else {
       result.status = ScenarioStatus::kPass;
     }
@@ -344,7 +345,7 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
   result.status = ScenarioStatus::kFail;
   result.messages = {
       "expected the run or its checks to fail" +
-      (scenario.expect_reason.empty() ? std::string() : " with '" + scenario.expect_reason + "'") +
+      (scenario.expect_reason.empty() ? std::string() : " with " + Quote(scenario.expect_reason)) +
       (seen.empty() ? ", but everything passed" : ", but:")};
   for (std::string& message : seen) result.messages.push_back(std::move(message));
 }
@@ -400,8 +401,8 @@ StatusOr<ScenarioResult> ResultFromJson(const std::string& text, const std::stri
     const std::string status = json.at("status").get<std::string>();
     const std::optional<ScenarioStatus> known = ScenarioStatusFromName(status);
     if (!known.has_value()) {
-      return InvalidArgument(source + ": error: malformed scenario result: status '" + status +
-                             "'");
+      return InvalidArgument(source + ": error: malformed scenario result: status " +
+                             Quote(status));
     }
     result.status = *known;
     result.messages = json.at("messages").get<std::vector<std::string>>();

@@ -148,7 +148,7 @@ int RunSuite(const RunOptions& options, std::ostream& out, std::ostream& err) {
   if (scenarios.empty() && results.empty()) {
     err << "tpusim run: error: no scenario to run: "
         << (files->empty() ? "no *.yaml file found in the paths given"
-                           : "--filter '" + options.filter + "' matches none of the " +
+                           : "--filter " + Quote(options.filter) + " matches none of the " +
                                  std::to_string(files->size()) + " scenario file(s)")
         << '\n';
     return kExitInputError;

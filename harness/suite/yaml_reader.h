@@ -36,15 +36,11 @@ class YamlReader {
         arch::Printable(Where(node) + ": error: key path `" + path + "`: " + message));
   }
 
-  /// What a node is, for "expected X, got Y": a scalar quoted when short,
-  /// else only its first 40 characters of its first line (a whole file read as
-  /// one scalar must not be echoed into messages and reports).
+  /// What a node is, for "expected X, got Y": a scalar Quote()d (a whole
+  /// file read as one scalar must not be echoed into messages and reports).
   static std::string Got(const YAML::Node& node) {
     if (!node.IsScalar()) return std::string(arch::NodeKind(node));
-    const std::string& text = node.Scalar();
-    const size_t cut = std::min(text.find('\n'), size_t{40});
-    if (cut >= text.size()) return "'" + text + "'";
-    return "'" + text.substr(0, cut) + "...' (" + std::to_string(text.size()) + " characters)";
+    return Quote(node.Scalar());
   }
 
   /// Checks that `node` is a mapping whose keys are all in `known`, once each.

@@ -106,8 +106,8 @@ StatusOr<PointResult> ResultFromJsonLine(const Study& study, const std::string& 
   if (std::find(std::begin(kStatuses), std::end(kStatuses), result.status) ==
       std::end(kStatuses)) {
     return InvalidArgument(where + ": error: point " + std::to_string(result.index) +
-                           " has status '" + result.status +
-                           "', expected ok, error, crashed or timeout");
+                           " has status " + Quote(result.status) +
+                           ", expected ok, error, crashed or timeout");
   }
   return result;
 }

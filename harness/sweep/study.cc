@@ -111,7 +111,7 @@ Status CheckAxisName(const YamlReader& r, const YAML::Node& key, const std::stri
   std::string known;
   for (std::string_view plain : PlainAxes()) known += std::string(plain) + ", ";
   return r.Error(key, path,
-                 "unknown axis '" + name + "' (known: " + known +
+                 "unknown axis " + Quote(name) + " (known: " + known +
                      "chip.overrides.FIELD for any preset field, topology.KEY for a key of a "
                      "topology mapping)");
 }
@@ -196,7 +196,7 @@ StatusOr<std::vector<AxisValue>> ReadAxisValues(const YamlReader& r, const YAML:
   if (values.empty()) return r.Error(node, path, "an axis needs at least one value");
   for (const AxisValue& v : values) {
     if (!labels.insert(v.label).second) {
-      return r.Error(v.value, path, "value '" + v.label + "' is given twice");
+      return r.Error(v.value, path, "value " + Quote(v.label) + " is given twice");
     }
   }
   return values;
@@ -232,7 +232,7 @@ StatusOr<std::vector<StudyPlot>> ReadPlots(const YamlReader& r, const YAML::Node
     TPUSIM_ASSIGN_OR_RETURN(plot.kind, r.String(p["kind"], path + ".kind"));
     if (plot.kind != "line" && plot.kind != "bar" && plot.kind != "heatmap") {
       return r.Error(p["kind"], path + ".kind",
-                     "expected line, bar or heatmap, got '" + plot.kind + "'");
+                     "expected line, bar or heatmap, got " + Quote(plot.kind));
     }
     TPUSIM_ASSIGN_OR_RETURN(plot.metric, r.String(p["metric"], path + ".metric"));
     bool known_metric = false;
@@ -243,7 +243,7 @@ StatusOr<std::vector<StudyPlot>> ReadPlots(const YamlReader& r, const YAML::Node
     }
     if (!known_metric) {
       return r.Error(p["metric"], path + ".metric",
-                     "unknown metric '" + plot.metric + "' (known: " + metrics + ")");
+                     "unknown metric " + Quote(plot.metric) + " (known: " + metrics + ")");
     }
     if (p["title"]) {
       TPUSIM_ASSIGN_OR_RETURN(plot.title, r.String(p["title"], path + ".title"));
@@ -299,7 +299,7 @@ StatusOr<Study> ParseStudy(const YamlReader& r, const YAML::Node& root,
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
       return r.Error(
           root["name"] ? root["name"] : root, "name",
-          "a name may hold letters, digits, '-', '_' and '.' only, got '" + study.name + "'");
+          "a name may hold letters, digits, '-', '_' and '.' only, got " + Quote(study.name));
     }
   }
   if (root["description"]) {

@@ -121,8 +121,8 @@ StatusOr<std::vector<Measurement>> LoadMeasurements(const std::string& path) {
   for (size_t i = 0; i < header.size(); ++i) column.emplace(header[i].text, i);
   for (std::string_view name : kColumns) {
     if (!column.contains(name)) {
-      return InvalidArgument(reader.Where(1, 1) + ": error: the header has no column '" +
-                             std::string(name) + "'");
+      return InvalidArgument(reader.Where(1, 1) + ": error: the header has no column " +
+                             Quote(name));
     }
   }
   std::vector<Measurement> rows;
@@ -135,9 +135,8 @@ StatusOr<std::vector<Measurement>> LoadMeasurements(const std::string& path) {
       const size_t i = column.at(name);
       if (i >= record.size()) {
         return InvalidArgument(reader.Where(line, 1) + ": error: the row has " +
-                               std::to_string(record.size()) + " fields; expected a '" +
-                               std::string(name) + "' field (column " + std::to_string(i + 1) +
-                               ")");
+                               std::to_string(record.size()) + " fields; expected a " +
+                               Quote(name) + " field (column " + std::to_string(i + 1) + ")");
       }
       return &record[i];
     };
@@ -147,9 +146,8 @@ StatusOr<std::vector<Measurement>> LoadMeasurements(const std::string& path) {
       const auto [end, ec] =
           std::from_chars(f->text.data(), f->text.data() + f->text.size(), value);
       if (ec != std::errc() || end != f->text.data() + f->text.size() || value < 1) {
-        return InvalidArgument(reader.Where(f->line, f->column) + ": error: column '" +
-                               std::string(name) + "': expected a positive integer, got '" +
-                               f->text + "'");
+        return InvalidArgument(reader.Where(f->line, f->column) + ": error: column " + Quote(name) +
+                               ": expected a positive integer, got '" + f->text + "'");
       }
       return value;
     };
@@ -178,13 +176,13 @@ StatusOr<std::vector<Measurement>> LoadMeasurements(const std::string& path) {
         m.measured_us <= 0) {
       return InvalidArgument(reader.Where(time->line, time->column) +
                              ": error: column 'measured_us': expected a positive number of "
-                             "microseconds, got '" +
-                             t + "'");
+                             "microseconds, got " +
+                             Quote(t));
     }
     if (m.id.empty() || !ids.insert(m.id).second) {
       TPUSIM_ASSIGN_OR_RETURN(const Field* id, get("id"));
       return InvalidArgument(reader.Where(id->line, id->column) + ": error: column 'id': " +
-                             (m.id.empty() ? std::string("empty") : "duplicate id '" + m.id + "'"));
+                             (m.id.empty() ? std::string("empty") : "duplicate id " + Quote(m.id)));
     }
     rows.push_back(std::move(m));
   }

@@ -44,7 +44,7 @@ StatusOr<ValidationSuite> ParseValidationSuite(const YamlReader& reader, const Y
     ValidationFamily family;
     TPUSIM_ASSIGN_OR_RETURN(family.name, reader.String(f["name"], at + ".name"));
     if (!names.insert(family.name).second) {
-      return reader.Error(f["name"], at + ".name", "duplicate family '" + family.name + "'");
+      return reader.Error(f["name"], at + ".name", "duplicate family " + Quote(family.name));
     }
     TPUSIM_ASSIGN_OR_RETURN(const std::string file, reader.String(f["file"], at + ".file"));
     family.file = (dir / file).string();

@@ -75,7 +75,8 @@ std::vector<Prediction> PredictShard(const std::vector<ValidationRow>& all,
           topology.ok() ? ici::Interconnect::Create(*topology, chip)
                         : StatusOr<std::unique_ptr<ici::Interconnect>>(topology.status());
       if (!network.ok()) {
-        out[i].skipped = "topology '" + row.measurement.topology + "': " + network.status().message();
+        out[i].skipped =
+            "topology " + Quote(row.measurement.topology) + ": " + network.status().message();
         continue;
       }
       networks.push_back(std::move(*network));
@@ -267,8 +268,8 @@ StatusOr<ValidationResult> RunValidation(const ValidationSuite& suite,
       if (known.contains(name)) continue;
       std::string list;
       for (const ValidationFamily& f : suite.families) list += (list.empty() ? "" : ", ") + f.*key;
-      return InvalidArgument(suite.path + ": error: no " + what + " '" + name +
-                             "' in the suite (it has: " + list + ")");
+      return InvalidArgument(suite.path + ": error: no " + what + " " + Quote(name) +
+                             " in the suite (it has: " + list + ")");
     }
   }
   ValidationResult result;
@@ -287,8 +288,9 @@ StatusOr<ValidationResult> RunValidation(const ValidationSuite& suite,
     TPUSIM_ASSIGN_OR_RETURN(std::vector<Measurement> measurements, LoadMeasurements(f.file));
     for (Measurement& m : measurements) {
       if (m.chip != f.chip) {
-        return InvalidArgument(m.where + ": error: row '" + m.id + "' is on chip '" + m.chip +
-                               "' but family '" + f.name + "' compares on '" + f.chip + "'");
+        return InvalidArgument(m.where + ": error: row " + Quote(m.id) + " is on chip " +
+                               Quote(m.chip) + " but family " + Quote(f.name) + " compares on " +
+                               Quote(f.chip));
       }
       result.rows.push_back({std::move(m), f.name, 0, "", ""});
     }

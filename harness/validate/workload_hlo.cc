@@ -275,7 +275,7 @@ Workload Normalisation(const Measurement& m, const Array& x, bool layer_norm) {
 }
 
 Status Unsupported(const Measurement& m, const std::string& what) {
-  return Unimplemented(m.where + ": error: row '" + m.id + "': no HLO generator for " + what);
+  return Unimplemented(m.where + ": error: row " + Quote(m.id) + ": no HLO generator for " + what);
 }
 
 }  // namespace
@@ -284,8 +284,8 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
   const std::vector<Array> arrays = ArraysIn(m.shapes);
   const auto need = [&](size_t n) -> Status {
     if (arrays.size() >= n) return Status::Ok();
-    return InvalidArgument(m.where + ": error: row '" + m.id + "': expected " + std::to_string(n) +
-                           " array shapes in '" + m.shapes + "'");
+    return InvalidArgument(m.where + ": error: row " + Quote(m.id) + ": expected " +
+                           std::to_string(n) + " array shapes in " + Quote(m.shapes));
   };
   const std::string& op = m.op;
   if (op == "dot") {
@@ -298,8 +298,8 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
     const Array& out = arrays[2];
     if (lhs.dims.size() != 2 || rhs.dims.size() != 2 || out.dims.size() != 2 ||
         lhs.dims[1] != rhs.dims[0] || out.dims[0] != lhs.dims[0] || out.dims[1] != rhs.dims[1]) {
-      return InvalidArgument(m.where + ": error: row '" + m.id +
-                             "': expected [M,K]x[K,N] -> [M,N] shapes, got '" + m.shapes + "'");
+      return InvalidArgument(m.where + ": error: row " + Quote(m.id) +
+                             ": expected [M,K]x[K,N] -> [M,N] shapes, got " + Quote(m.shapes));
     }
     const bool f32_accumulation = m.dtype.find("f32 acc") != std::string::npos && out.type != "f32";
     std::string fused = "fused_computation {\n  param_0 = " + ShapeText(lhs) +
@@ -339,8 +339,8 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
     // source_target_pairs); timed alone, as the slope of a loop of them is.
     TPUSIM_RETURN_IF_ERROR(need(2));
     if (m.groups.empty() || m.devices < 2) {
-      return InvalidArgument(m.where + ": error: row '" + m.id +
-                             "': a collective-permute needs devices >= 2 and its "
+      return InvalidArgument(m.where + ": error: row " + Quote(m.id) +
+                             ": a collective-permute needs devices >= 2 and its "
                              "source_target_pairs in `groups`, e.g. {{0,1},{1,0}}");
     }
     return Single(m, "",
@@ -355,8 +355,8 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
     const size_t size = m.shapes.find("size=");
     const size_t stride = m.shapes.find("stride=");
     if (size == std::string::npos || stride == std::string::npos) {
-      return InvalidArgument(m.where + ": error: row '" + m.id +
-                             "': expected 'window=size=AxB.. stride=AxB..' in the shapes");
+      return InvalidArgument(m.where + ": error: row " + Quote(m.id) +
+                             ": expected 'window=size=AxB.. stride=AxB..' in the shapes");
     }
     const auto word = [&](size_t at) {
       size_t end = at;
@@ -385,7 +385,8 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
   if (op == "module[layer_norm]" || op == "module[rms_norm]") {
     TPUSIM_RETURN_IF_ERROR(need(1));
     if (arrays[0].dims.size() < 2) {
-      return InvalidArgument(m.where + ": error: row '" + m.id + "': expected a rank >= 2 input");
+      return InvalidArgument(m.where + ": error: row " + Quote(m.id) +
+                             ": expected a rank >= 2 input");
     }
     return Normalisation(m, arrays[0], op == "module[layer_norm]");
   }
@@ -403,14 +404,14 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
     } else {
       body = ActivationBody(JaxFunction(m.note), in, out);
     }
-    if (body.empty()) return Unsupported(m, "'" + op + "' (" + JaxFunction(m.note) + ")");
+    if (body.empty()) return Unsupported(m, Quote(op) + " (" + JaxFunction(m.note) + ")");
     return Single(
         m, "fused_computation {\n  param_0 = " + ShapeText(in) + " parameter(0)\n" + body + "}\n\n",
         "  x = " + ShapeText(in) + " parameter(0)\n  ROOT fusion = " + ShapeText(out) +
             " fusion(x), kind=kLoop, calls=fused_computation\n",
         "fusion");
   }
-  return Unsupported(m, "op '" + op + "'");
+  return Unsupported(m, "op " + Quote(op));
 }
 
 }  // namespace tpusim::harness

@@ -157,14 +157,14 @@ Status ParseValue(std::string_view text, int64_t* out) {
     }
     v = v * 10 + (c - '0');
   }
-  if (!ok) return InvalidArgument("expected a whole number, got '" + std::string(text) + "'");
+  if (!ok) return InvalidArgument("expected a whole number, got " + Quote(text));
   *out = v;
   return Status::Ok();
 }
 
 Status ParseValue(std::string_view text, bool* out) {
   if (text != "true" && text != "false") {
-    return InvalidArgument("expected true or false, got '" + std::string(text) + "'");
+    return InvalidArgument("expected true or false, got " + Quote(text));
   }
   *out = text == "true";
   return Status::Ok();
@@ -226,13 +226,11 @@ Status ApplyField(const Field& field, std::string_view text, ChipConfig& config)
           const std::string unit(BaseUnit<T>());
           if (n < field.min) {
             return InvalidArgument(std::string(field.path) + ": must be at least " +
-                                   std::to_string(field.min) + unit + ", got '" +
-                                   std::string(text) + "'");
+                                   std::to_string(field.min) + unit + ", got " + Quote(text));
           }
           if (n > field.max) {
             return InvalidArgument(std::string(field.path) + ": must be at most " +
-                                   std::to_string(field.max) + unit + ", got '" +
-                                   std::string(text) + "'");
+                                   std::to_string(field.max) + unit + ", got " + Quote(text));
           }
         }
         *slot = value;
@@ -278,7 +276,7 @@ Status ReadGroup(const std::string& file, const YAML::Node& node, const std::str
     const std::string value_where = value.Mark().is_null() ? key_where : Where(file, value.Mark());
 
     if (auto [it, inserted] = seen.emplace(path, key_where); !inserted) {
-      return ErrorAt(key_where, "duplicate key '" + path + "' (first at " + it->second + ")");
+      return ErrorAt(key_where, "duplicate key " + Quote(path) + " (first at " + it->second + ")");
     }
     if (path == "inherits") {
       if (!value.IsScalar() || value.Scalar().empty()) {
@@ -299,7 +297,8 @@ Status ReadGroup(const std::string& file, const YAML::Node& node, const std::str
     }
     const Field* field = FindField(path);
     if (field == nullptr) {
-      return ErrorAt(key_where, "unknown key '" + path + "' (known: " + KnownKeys(group) + ")");
+      return ErrorAt(key_where,
+                     "unknown key " + Quote(path) + " (known: " + KnownKeys(group) + ")");
     }
     if (!value.IsScalar()) {
       return ErrorAt(value_where,
@@ -359,11 +358,10 @@ StatusOr<std::string> ResolvePreset(std::string_view name_or_path, const fs::pat
   StatusOr<std::vector<std::string>> known = ListPresets(models_dir);
   if (!known.ok()) {
     // The directory itself is the mistake (a mistyped --models-dir), not the name.
-    return NotFound("unknown chip preset '" + std::string(name_or_path) + "': " +
-                    known.status().message());
+    return NotFound("unknown chip preset " + Quote(name_or_path) + ": " + known.status().message());
   }
-  return NotFound("unknown chip preset '" + std::string(name_or_path) +
-                  "' (known: " + Joined(*known) + ")");
+  return NotFound("unknown chip preset " + Quote(name_or_path) + " (known: " + Joined(*known) +
+                  ")");
 }
 
 /// Reads `file` and its `inherits:` chain into merged settings, parents first.
@@ -398,7 +396,7 @@ Status ResolveChain(const std::string& file, const std::string& models_dir,
 
 /// Applies one "key.path=value" override to `merged`, validating it.
 Status ApplyOverride(const std::string& override_text, Settings& merged) {
-  const std::string where = "override '" + override_text + "'";
+  const std::string where = "override " + Quote(override_text);
   const size_t eq = override_text.find('=');
   if (eq == std::string::npos) return ErrorAt(where, "expected KEY=VALUE, e.g. mxu.rows=256");
   const std::string path = override_text.substr(0, eq);
@@ -407,13 +405,13 @@ Status ApplyOverride(const std::string& override_text, Settings& merged) {
   if (field == nullptr) {
     if (IsGroup(path)) {
       return ErrorAt(where,
-                     "'" + path + "' is a group; set one of its keys (" + KnownKeys(path) + ")");
+                     Quote(path) + " is a group; set one of its keys (" + KnownKeys(path) + ")");
     }
     const std::string_view group = Parent(path);
     if (!group.empty() && !IsGroup(group)) {
-      return ErrorAt(where, "unknown key '" + path + "' (known: " + KnownKeys("") + ")");
+      return ErrorAt(where, "unknown key " + Quote(path) + " (known: " + KnownKeys("") + ")");
     }
-    return ErrorAt(where, "unknown key '" + path + "' (known: " + KnownKeys(group) + ")");
+    return ErrorAt(where, "unknown key " + Quote(path) + " (known: " + KnownKeys(group) + ")");
   }
   ChipConfig scratch;
   const Status valid = ApplyField(*field, value, scratch);
@@ -439,7 +437,7 @@ StatusOr<ChipConfig> LoadChipPreset(std::string_view name_or_path, const std::st
     const auto it = merged.find(std::string(field.path));
     if (it == merged.end()) {
       if (field.required) {
-        return ErrorAt(file, "missing required key '" + std::string(field.path) + "'");
+        return ErrorAt(file, "missing required key " + Quote(field.path));
       }
       continue;
     }

@@ -83,7 +83,7 @@ StatusOr<int64_t> ParseCount(std::string_view text) {
   int64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v < 0) {
-    return InvalidArgument("expected a whole number, got '" + std::string(text) + "'");
+    return InvalidArgument("expected a whole number, got " + Quote(text));
   }
   return v;
 }
@@ -92,7 +92,7 @@ StatusOr<double> ParseReal(std::string_view text) {
   double v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || !(v >= 0) || v > 1e18) {
-    return InvalidArgument("expected a non-negative number, got '" + std::string(text) + "'");
+    return InvalidArgument("expected a non-negative number, got " + Quote(text));
   }
   return v;
 }
@@ -100,7 +100,7 @@ StatusOr<double> ParseReal(std::string_view text) {
 StatusOr<bool> ParseFlag(std::string_view text) {
   if (text == "true" || text == "1") return true;
   if (text == "false" || text == "0") return false;
-  return InvalidArgument("expected true or false, got '" + std::string(text) + "'");
+  return InvalidArgument("expected true or false, got " + Quote(text));
 }
 
 /// A time; a bare "0" is allowed for "from the start".
@@ -117,7 +117,7 @@ StatusOr<std::vector<int64_t>> ParseDims(std::string_view text) {
     const size_t x = text.find('x', begin);
     StatusOr<int64_t> d = ParseCount(text.substr(begin, x - begin));
     if (!d.ok()) {
-      return InvalidArgument("expected dimensions like 4x4x8, got '" + std::string(text) + "'");
+      return InvalidArgument("expected dimensions like 4x4x8, got " + Quote(text));
     }
     dims.push_back(*d);
     if (x == std::string_view::npos) break;
@@ -147,9 +147,8 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
       StatusOr<std::vector<int64_t>> flags = ParseDims(text);
       if (!flags.ok() ||
           std::any_of(flags->begin(), flags->end(), [](int64_t f) { return f > 1; })) {
-        return InvalidArgument(std::string(key) +
-                               ": expected true, false or per-axis 1x0x1, got '" +
-                               std::string(text) + "'");
+        return InvalidArgument(std::string(key) + ": expected true, false or per-axis 1x0x1, got " +
+                               Quote(text));
       }
       for (int64_t f : *flags) config.wraparound.push_back(f == 1);
     }
@@ -169,19 +168,18 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
   } else if (key == "devices_per_chip") {
     StatusOr<int64_t> n = ParseCount(text);
     if (!n.ok()) return at_key(n.status());
-    if (*n < 1) return InvalidArgument("devices_per_chip: must be at least 1, got '" + std::string(text) + "'");
+    if (*n < 1) return InvalidArgument("devices_per_chip: must be at least 1, got " + Quote(text));
     if (*n > kMaxDevicesPerChip) {
       return InvalidArgument("devices_per_chip: must be at most " +
-                             std::to_string(kMaxDevicesPerChip) + " (a chip's TensorCores), got '" +
-                             std::string(text) + "'");
+                             std::to_string(kMaxDevicesPerChip) + " (a chip's TensorCores), got " +
+                             Quote(text));
     }
     config.devices_per_chip = *n;
   } else if (key == "oversubscription") {
     StatusOr<double> r = ParseReal(text);
     if (!r.ok()) return at_key(r.status());
     if (*r < 1.0)
-      return InvalidArgument("oversubscription: must be at least 1, got '" + std::string(text) +
-                             "'");
+      return InvalidArgument("oversubscription: must be at least 1, got " + Quote(text));
     config.oversubscription = *r;
   } else if (key == "switch_latency" || key == "hop_latency" || key == "dcn_latency") {
     StatusOr<Picoseconds> t = ParseTime(text);
@@ -199,8 +197,7 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
     if (!slice.ok()) return at_key(slice.status());
     if (slice->kind != TopologyKind::kTorus && slice->kind != TopologyKind::kMesh &&
         slice->kind != TopologyKind::kTwistedTorus) {
-      return InvalidArgument("slice: must be a torus, mesh or twisted torus, got '" +
-                             std::string(text) + "'");
+      return InvalidArgument("slice: must be a torus, mesh or twisted torus, got " + Quote(text));
     }
     if (slice->devices_per_chip != 1) {
       return InvalidArgument(
@@ -208,7 +205,7 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
     }
     config.slice_topology_text = CanonicalTopologyText(*slice);
   } else {
-    return InvalidArgument("'" + std::string(key) + "' is not a single value");
+    return InvalidArgument(Quote(key) + " is not a single value");
   }
   return Status::Ok();
 }
@@ -376,7 +373,7 @@ StatusOr<Entries> ReadEntries(std::string_view file, const YAML::Node& map, cons
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       std::string list;
       for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-      return ErrorAt(file, key, path + ": unknown key '" + name + "' (known: " + list + ")");
+      return ErrorAt(file, key, path + ": unknown key " + Quote(name) + " (known: " + list + ")");
     }
     if (auto [it, inserted] = seen.emplace(name, Where(file, key.Mark())); !inserted) {
       return ErrorAt(file, key,
@@ -479,8 +476,8 @@ Status ReadFaults(std::string_view file, const YAML::Node& node, TopologyConfig&
         StatusOr<double> f = ParseReal(value.Scalar());
         if (!f.ok() || *f >= 1.0) {
           return ErrorAt(file, value,
-                         key_path + ": expected the remaining bandwidth fraction in [0, 1), got '" +
-                             value.Scalar() + "'");
+                         key_path + ": expected the remaining bandwidth fraction in [0, 1), got " +
+                             Quote(value.Scalar()));
         }
         fraction = *f;
       }
@@ -526,7 +523,7 @@ Status ReadSlowDevices(std::string_view file, const YAML::Node& node, TopologyCo
         StatusOr<double> f = ParseReal(value.Scalar());
         if (!f.ok() || *f < 1.0) {
           return ErrorAt(file, value,
-                         path + ".factor: expected a number >= 1, got '" + value.Scalar() + "'");
+                         path + ".factor: expected a number >= 1, got " + Quote(value.Scalar()));
         }
         slow.factor = *f;
       }
@@ -541,7 +538,7 @@ Status ReadSlowDevices(std::string_view file, const YAML::Node& node, TopologyCo
 }  // namespace
 
 StatusOr<TopologyConfig> ParseTopologyShortForm(std::string_view text) {
-  const std::string quoted = "invalid topology '" + std::string(text) + "': ";
+  const std::string quoted = "invalid topology " + Quote(text) + ": ";
   const size_t colon = text.find(':');
   if (colon == std::string_view::npos) {
     return InvalidArgument(quoted + "expected KIND:SHAPE, e.g. torus:4x4 (kinds: " + KindList() +
@@ -585,10 +582,11 @@ StatusOr<TopologyConfig> ParseTopologyShortForm(std::string_view text) {
       }
       known += std::string(known.empty() ? "" : ", ") +
                "link_bandwidth, hop_latency, devices_per_chip";
-      return InvalidArgument(quoted + "unknown key '" + key + "' for " + std::string(kind->name) +
-                             " (known: " + known + ")");
+      return InvalidArgument(quoted + "unknown key " + Quote(key) + " for " +
+                             std::string(kind->name) + " (known: " + known + ")");
     }
-    if (!seen.insert(key).second) return InvalidArgument(quoted + "key '" + key + "' given twice");
+    if (!seen.insert(key).second)
+      return InvalidArgument(quoted + "key " + Quote(key) + " given twice");
     const Status applied = ApplyScalar(config, key, value);
     if (!applied.ok()) return InvalidArgument(quoted + applied.message());
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
@@ -737,8 +735,8 @@ namespace {
 
 Status NoTpuWraparoundRule(const TopologyConfig& config, const ChipConfig& chip) {
   return TopologyError(config, "wraparound",
-                       "tpu has no rule for chip '" + chip.name +
-                           "' (known: tpu-v4, tpu-v5p, tpu-v7x, tpu-v5e, tpu-v6e and presets "
+                       "tpu has no rule for chip " + Quote(chip.name) +
+                           " (known: tpu-v4, tpu-v5p, tpu-v7x, tpu-v5e, tpu-v6e and presets "
                            "inheriting from them; not tpu-v3); write the wraparound per axis");
 }
 

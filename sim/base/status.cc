@@ -1,5 +1,7 @@
 #include "sim/base/status.h"
 
+#include <algorithm>
+
 namespace tpusim {
 
 const char* StatusCodeName(StatusCode code) {
@@ -13,6 +15,17 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kInternal: return "internal";
   }
   return "unknown";
+}
+
+std::string Quote(std::string_view text) {
+  constexpr size_t kLongest = 60;
+  constexpr size_t kExcerpt = 40;
+  if (text.size() <= kLongest && text.find('\n') == std::string_view::npos) {
+    return "'" + std::string(text) + "'";
+  }
+  const size_t cut = std::min(text.find('\n'), kExcerpt);
+  return "'" + std::string(text.substr(0, cut)) + "...' (" + std::to_string(text.size()) +
+         " characters)";
 }
 
 }  // namespace tpusim

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace tpusim {
@@ -53,6 +54,12 @@ class [[nodiscard]] Status {
 };
 
 inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+
+/// A name or value from the input, in single quotes, for an error message.
+/// One of more than 60 characters or of several lines is cut to its first 40
+/// characters and its length ("'abc...' (1048576 characters)"): no input is
+/// echoed whole into messages and reports.
+std::string Quote(std::string_view text);
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }

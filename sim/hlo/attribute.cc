@@ -46,6 +46,41 @@ AttrId AttrIdFromName(std::string_view name) {
   return i < 0 ? AttrId::kUnknown : static_cast<AttrId>(i);
 }
 
+std::span<const std::string_view> AttrWords(AttrId id) {
+  static constexpr std::string_view kDirections[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  static constexpr std::string_view kComparisonTypes[] = {"FLOAT", "TOTALORDER", "SIGNED",
+                                                          "UNSIGNED"};
+  static constexpr std::string_view kFusionKinds[] = {"kLoop", "kInput", "kOutput", "kCustom"};
+  static constexpr std::string_view kFftTypes[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+  static constexpr std::string_view kDistributions[] = {"rng_uniform", "rng_normal"};
+  static constexpr std::string_view kTransposes[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+  static constexpr std::string_view kSchedules[] = {"SCHEDULE_NONE", "SCHEDULE_LATEST",
+                                                    "SCHEDULE_EARLIEST"};
+  static constexpr std::string_view kApiVersions[] = {
+      "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+      "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+  switch (id) {
+    case AttrId::kDirection:
+      return kDirections;
+    case AttrId::kComparisonType:
+      return kComparisonTypes;
+    case AttrId::kFusionKind:
+      return kFusionKinds;
+    case AttrId::kFftType:
+      return kFftTypes;
+    case AttrId::kDistribution:
+      return kDistributions;
+    case AttrId::kTransposeA:
+      return kTransposes;
+    case AttrId::kCustomCallSchedule:
+      return kSchedules;
+    case AttrId::kApiVersion:
+      return kApiVersions;
+    default:
+      return {};
+  }
+}
+
 std::vector<int64_t> IotaTileAssignment::Expand() const {
   const size_t rank = reshape_dims.size();
   int64_t count = 1;

@@ -66,6 +66,10 @@ std::string_view AttrName(AttrId id);
 AttrKind AttrKindOf(AttrId id);
 /// kUnknown for names not in attribute.def.
 AttrId AttrIdFromName(std::string_view name);
+/// The words an identifier attribute may hold, as XLA's enums spell them
+/// (direction: EQ, NE, LT, LE, GT, GE); empty when any name goes (algorithm,
+/// whose names are open-ended).
+std::span<const std::string_view> AttrWords(AttrId id);
 
 /// A heap-held value with value semantics, to keep the AttrValue variant small.
 template <typename T>

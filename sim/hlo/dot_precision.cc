@@ -25,7 +25,7 @@ StatusOr<int> MxuPassCount(const HloInstruction& inst) {
       } else if (p == "highest" || p == "HIGHEST") {
         passes = 6;
       } else if (p != "default" && p != "DEFAULT") {
-        return InvalidArgument("unknown operand precision '" + p + "'");
+        return InvalidArgument("unknown operand precision " + Quote(p));
       }
     }
   }

@@ -18,7 +18,7 @@ Status InAttribute(const Status& status, std::string_view attribute) {
   std::string message = status.message();
   const size_t eol = std::min(message.find('\n'), message.size());
   if (message.substr(0, eol).find(" in attribute '") != std::string::npos) return status;
-  message.insert(eol, " in attribute '" + std::string(attribute) + "'");
+  message.insert(eol, " in attribute " + Quote(attribute));
   return Status(status.code(), std::move(message));
 }
 
@@ -44,7 +44,7 @@ Status Parser::ParseAttributes(HloInstruction& instruction, bool in_operand_list
     const std::string_view name = lexer_.ReadIdentifier();
     if (name.empty()) return lexer_.Expected("an attribute name");
     if (!lexer_.TryConsume('=')) {
-      return lexer_.Expected("'=' after attribute name '" + std::string(name) + "'");
+      return lexer_.Expected("'=' after attribute name " + Quote(name));
     }
     if (name == "control-predecessors") {
       if (!instruction.control_predecessors().empty()) {
@@ -67,7 +67,7 @@ Status Parser::ParseAttributes(HloInstruction& instruction, bool in_operand_list
     const AttrId id = AttrIdFromName(name);
     for (const Attribute& a : attributes) {
       if (a.spelling() == name) {
-        return lexer_.ErrorAt(loc, "duplicate attribute '" + std::string(name) + "'");
+        return lexer_.ErrorAt(loc, "duplicate attribute " + Quote(name));
       }
     }
     AttrKind kind = id == AttrId::kUnknown ? AttrKind::kRaw : AttrKindOf(id);
@@ -122,8 +122,18 @@ StatusOr<AttrValue> Parser::ParseAttributeValue(AttrKind kind, std::string_view 
       return AttrValue(std::move(s));
     }
     case AttrKind::kIdent: {
+      const size_t loc = lexer_.Mark();
       std::string_view word = lexer_.ReadIdentifier();
       if (word.empty()) return lexer_.Expected("a name");
+      // An enumerated attribute takes only its enum's words, as in XLA: a
+      // misspelt direction must not pass `check` and timing unnoticed.
+      const std::span<const std::string_view> words = AttrWords(AttrIdFromName(name));
+      if (!words.empty() && std::find(words.begin(), words.end(), word) == words.end()) {
+        std::string expected;
+        for (std::string_view w : words)
+          expected += (expected.empty() ? "" : ", ") + std::string(w);
+        return lexer_.ErrorAt(loc, "expected one of " + expected + ", got " + Quote(word));
+      }
       return AttrValue(std::string(word));
     }
     case AttrKind::kIdentList: {
@@ -264,7 +274,7 @@ StatusOr<Window> Parser::ParseWindow() {
   auto resize = [&](size_t rank, std::string_view field) -> Status {
     if (window.dimensions.empty() && !has_size) window.dimensions.resize(rank);
     if (window.dimensions.size() != rank) {
-      return lexer_.ErrorAt(lexer_.Location(), "window field '" + std::string(field) + "' has " +
+      return lexer_.ErrorAt(lexer_.Location(), "window field " + Quote(field) + " has " +
                                                    std::to_string(rank) + " dimensions, expected " +
                                                    std::to_string(window.dimensions.size()));
     }
@@ -308,8 +318,8 @@ StatusOr<Window> Parser::ParseWindow() {
       } else if (field == "rhs_reversal") {
         d.window_reversal = values[i] != 0;
       } else {
-        return lexer_.ErrorAt(open, "unknown window field '" + std::string(field) +
-                                        "', expected size, stride, pad, lhs_dilate, "
+        return lexer_.ErrorAt(open, "unknown window field " + Quote(field) +
+                                        ", expected size, stride, pad, lhs_dilate, "
                                         "rhs_dilate or rhs_reversal");
       }
     }
@@ -342,8 +352,7 @@ StatusOr<ConvolutionDimensionNumbers> Parser::ParseDimLabels() {
   const std::string_view rhs = labels.substr(underscore + 1, arrow - underscore - 1);
   const std::string_view out = labels.substr(arrow + 2);
   auto bad = [&](std::string_view why) {
-    return lexer_.ErrorAt(loc,
-                          "invalid dim_labels '" + std::string(labels) + "': " + std::string(why));
+    return lexer_.ErrorAt(loc, "invalid dim_labels " + Quote(labels) + ": " + std::string(why));
   };
   // A '?' labels a dimension with no role; the digits are the spatial ones.
   const auto spatial_of = [](std::string_view s) {
@@ -377,13 +386,11 @@ StatusOr<ConvolutionDimensionNumbers> Parser::ParseDimLabels() {
       } else if (IsDigit(c) && static_cast<size_t>(c - '0') < spatial && sp[c - '0'] < 0) {
         sp[c - '0'] = pos;
       } else {
-        return bad(std::string("unexpected or repeated label '") + c + "' in '" + std::string(s) +
-                   "'");
+        return bad(std::string("unexpected or repeated label '") + c + "' in " + Quote(s));
       }
     }
     if (seen_a < 0 || seen_b < 0) {
-      return bad(std::string("'") + std::string(s) + "' must label one dimension '" + a +
-                 "' and one '" + b + "'");
+      return bad(Quote(s) + " must label one dimension '" + a + "' and one '" + b + "'");
     }
     da = seen_a;
     db = seen_b;
@@ -546,7 +553,7 @@ StatusOr<ReplicaGroups> Parser::ParseMeshReplicaGroups() {
       size_t a = 0;
       while (a < axis_names.size() && axis_names[a] != axis) ++a;
       if (a == axis_names.size()) {
-        return lexer_.ErrorAt(aloc, "mesh axis '" + std::string(axis) + "' is not in the mesh");
+        return lexer_.ErrorAt(aloc, "mesh axis " + Quote(axis) + " is not in the mesh");
       }
       group_axes.push_back(a);
     } while (lexer_.TryConsume(','));
@@ -603,7 +610,7 @@ StatusOr<std::vector<KeyValue>> Parser::ParseKeyValues(std::string_view what) {
       if (key.empty()) return lexer_.Expected("a key or '}' in " + std::string(what));
       kv.key = std::string(key);
     }
-    if (!lexer_.TryConsume('=')) return lexer_.Expected("'=' after key '" + kv.key + "'");
+    if (!lexer_.TryConsume('=')) return lexer_.Expected("'=' after key " + Quote(kv.key));
     const char c = lexer_.Peek();
     if (c == '"') {
       TPUSIM_ASSIGN_OR_RETURN(kv.value, lexer_.ReadString("a value"));
@@ -620,7 +627,7 @@ StatusOr<std::vector<KeyValue>> Parser::ParseKeyValues(std::string_view what) {
              text[p] != '{') {
         ++p;
       }
-      if (p == start) return lexer_.Expected("a value for key '" + kv.key + "'");
+      if (p == start) return lexer_.Expected("a value for key " + Quote(kv.key));
       kv.value = std::string(text.substr(start, p - start));
       kv.quoted = false;
       lexer_.Advance(p - start);

@@ -86,8 +86,8 @@ Status Parser::ParseNestedShapeInto(Shape& out) {
   std::optional<PrimitiveType> type = PrimitiveTypeFromName(word);
   if (!type) {
     if (word.empty()) return lexer_.Expected("a shape");
-    return lexer_.ErrorAt(loc, "unknown element type '" + std::string(word) +
-                                   "', expected a shape such as f32[2,3]");
+    return lexer_.ErrorAt(
+        loc, "unknown element type " + Quote(word) + ", expected a shape such as f32[2,3]");
   }
   lexer_.ReadIdentifier();
   if (*type == PrimitiveType::kToken || *type == PrimitiveType::kOpaque) {

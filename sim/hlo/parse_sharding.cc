@@ -118,7 +118,7 @@ class NamedShardingReader {
             loc,
             "expected a named sharding's [dimension shardings], replicated, unreduced, "
             "manual, device_ids= or metadata= but got " +
-                (word.empty() ? lexer_.DescribeNext() : "'" + std::string(word) + "'"));
+                (word.empty() ? lexer_.DescribeNext() : Quote(word)));
       }
     }
     if (!any) {
@@ -176,7 +176,7 @@ class NamedShardingReader {
         axis.name = std::string(name);
         for (const NamedSharding::Axis& a : n_.axes) {
           if (a.name == axis.name) {
-            return lexer_.ErrorAt(loc, "mesh axis '" + axis.name + "' named twice");
+            return lexer_.ErrorAt(loc, "mesh axis " + Quote(axis.name) + " named twice");
           }
         }
         TPUSIM_RETURN_IF_ERROR(lexer_.Expect('=', "after the mesh axis name"));
@@ -291,7 +291,7 @@ class NamedShardingReader {
       if (index < static_cast<int64_t>(n_.axes.size())) ref.axis = index;
     }
     if (ref.axis < 0) {
-      return lexer_.ErrorAt(loc, "mesh axis '" + std::string(name) + "' is not in the mesh");
+      return lexer_.ErrorAt(loc, "mesh axis " + Quote(name) + " is not in the mesh");
     }
     const int64_t axis_size = n_.axes[static_cast<size_t>(ref.axis)].size;
     if (lexer_.TryConsume(':')) {
@@ -613,7 +613,7 @@ StatusOr<Sharding> Parser::ParseSharding(int64_t depth) {
           "expected a sharding (replicated, maximal, manual, unknown, "
           "devices=..., last_tile_dim_replicate, shard_as, mesh[...], maximal_mesh[...]) but "
           "got " +
-              (word.empty() ? lexer_.DescribeNext() : "'" + std::string(word) + "'"));
+              (word.empty() ? lexer_.DescribeNext() : Quote(word)));
     }
     lexer_.TryConsume(',');
   }

@@ -117,8 +117,8 @@ Status Parser::AddOperandParameters(HloComputation& entry) {
     // A written name of the instruction itself, or used before.
     if (FindWrittenName(name.name) != nullptr) continue;
     if (operand.shape_location == kNoShape) {
-      return lexer_.ErrorAt(name.location, "operand '" + std::string(name.name) +
-                                               "' of a single instruction has no shape; write " +
+      return lexer_.ErrorAt(name.location, "operand " + Quote(name.name) +
+                                               " of a single instruction has no shape; write " +
                                                "it before the name (f32[2] %a) to make the " +
                                                "operand a parameter");
     }
@@ -163,7 +163,7 @@ Status Parser::ParseHeaderAttribute(std::string_view name) {
   ModuleHeader& h = module_->mutable_header();
   const size_t loc = lexer_.Mark();
   auto duplicate = [&]() {
-    return lexer_.ErrorAt(loc, "duplicate module attribute '" + std::string(name) + "'");
+    return lexer_.ErrorAt(loc, "duplicate module attribute " + Quote(name));
   };
   for (const std::string& seen : h.order) {
     if (seen == name) return duplicate();
@@ -289,7 +289,7 @@ Status Parser::ParseComputation() {
   TPUSIM_ASSIGN_OR_RETURN(name, lexer_.ExpectIdentifier("a computation name"));
   if (HloComputation* taken = module_->FindComputation(name)) {
     if (!inline_computations_.contains(taken)) {
-      return lexer_.ErrorAt(loc, "duplicate computation name '" + std::string(name) + "'");
+      return lexer_.ErrorAt(loc, "duplicate computation name " + Quote(name));
     }
     // An inline computation took the name first: the written name wins.
     module_->RenameComputation(*taken, UnusedComputationName(taken->name()));
@@ -299,8 +299,8 @@ Status Parser::ParseComputation() {
   HloComputation* computation = module_->AddComputation(std::move(owned));
   if (is_entry) {
     if (module_->entry_keyword()) {
-      return lexer_.ErrorAt(loc, "second ENTRY computation '" + std::string(name) +
-                                     "'; a module has exactly one");
+      return lexer_.ErrorAt(
+          loc, "second ENTRY computation " + Quote(name) + "; a module has exactly one");
     }
     module_->set_entry(computation);
     module_->set_entry_keyword(true);
@@ -341,14 +341,14 @@ Status Parser::ParseComputationBody(HloComputation& computation) {
   bool saw_root = false;
   while (!lexer_.TryConsume('}')) {
     if (lexer_.AtEnd()) {
-      return lexer_.ErrorAt(lexer_.Location(), "unexpected end of file in computation '" +
-                                                   computation.name() + "', expected '}'");
+      return lexer_.ErrorAt(lexer_.Location(), "unexpected end of file in computation " +
+                                                   Quote(computation.name()) + ", expected '}'");
     }
     TPUSIM_RETURN_IF_ERROR(ParseInstruction(computation, saw_root));
   }
   if (computation.instructions().empty()) {
     return lexer_.ErrorAt(computation.location(),
-                          "computation '" + computation.name() + "' has no instructions");
+                          "computation " + Quote(computation.name()) + " has no instructions");
   }
   if (!saw_root) computation.set_root(computation.instructions().back().get());
   return ResolveComputation(computation);
@@ -425,8 +425,8 @@ Status Parser::ParseInstruction(HloComputation& computation, bool& saw_root) {
                           ParseInstructionRhs(computation, name, loc, /*in_operand_list=*/false));
   if (is_root) {
     if (saw_root) {
-      return lexer_.ErrorAt(loc, "second ROOT instruction '" + std::string(name) +
-                                     "' in computation '" + computation.name() + "'");
+      return lexer_.ErrorAt(loc, "second ROOT instruction " + Quote(name) + " in computation " +
+                                     Quote(computation.name()));
     }
     saw_root = true;
     computation.set_root(inst);
@@ -465,12 +465,12 @@ StatusOr<HloInstruction*> Parser::ParseInstructionRhs(HloComputation& computatio
   if (name.empty()) {
     GiveMadeUpName(inst, std::string(word) + ".anon");
   } else if (!ClaimName(inst)) {
-    return lexer_.ErrorAt(loc, "duplicate instruction name '" + std::string(name) +
-                                   "' in computation '" + computation.name() + "'");
+    return lexer_.ErrorAt(loc, "duplicate instruction name " + Quote(name) + " in computation " +
+                                   Quote(computation.name()));
   }
   if (!has_shape && (opcode == HloOpcode::kParameter || opcode == HloOpcode::kConstant)) {
-    return lexer_.ErrorAt(shape_loc, "expected a shape before '" + std::string(word) +
-                                         "' (its shape cannot be inferred)");
+    return lexer_.ErrorAt(
+        shape_loc, "expected a shape before " + Quote(word) + " (its shape cannot be inferred)");
   }
 
   if (!lexer_.TryConsume('(')) return lexer_.ExpectFailed('(', "after the opcode");
@@ -480,7 +480,7 @@ StatusOr<HloInstruction*> Parser::ParseInstructionRhs(HloComputation& computatio
     if (number < 0) return lexer_.ErrorAt(nloc, "parameter number must be non-negative");
     if (number < computation.parameter_count() && computation.parameters()[number] != nullptr) {
       return lexer_.ErrorAt(nloc, "duplicate parameter number " + std::to_string(number) +
-                                      " in computation '" + computation.name() + "'");
+                                      " in computation " + Quote(computation.name()));
     }
     if (number > 1'000'000) return lexer_.ErrorAt(nloc, "parameter number is implausibly large");
     inst->set_parameter_number(number);
@@ -616,16 +616,15 @@ StatusOr<HloOpcode> Parser::ParseOpcode(std::string_view word, size_t loc,
       }
     }
   }
-  return lexer_.ErrorAt(loc, "unknown opcode '" + std::string(word) + "'");
+  return lexer_.ErrorAt(loc, "unknown opcode " + Quote(word));
 }
 
 Status Parser::ResolveComputation(HloComputation& computation) {
   auto lookup = [&](const PendingName& p, const char* role) -> StatusOr<HloInstruction*> {
     HloInstruction* found = FindWrittenName(p.name);
     if (found == nullptr) {
-      return lexer_.ErrorAt(p.location, std::string("undefined ") + role + " '" +
-                                            std::string(p.name) + "' in computation '" +
-                                            computation.name() + "'");
+      return lexer_.ErrorAt(p.location, std::string("undefined ") + role + " " + Quote(p.name) +
+                                            " in computation " + Quote(computation.name()));
     }
     return found;
   };
@@ -653,9 +652,9 @@ Status Parser::ResolveComputation(HloComputation& computation) {
   }
   for (int64_t i = 0; i < computation.parameter_count(); ++i) {
     if (computation.parameters()[i] == nullptr) {
-      return lexer_.ErrorAt(computation.location(),
-                            "computation '" + computation.name() + "' has no parameter(" +
-                                std::to_string(i) + ") but has a higher-numbered parameter");
+      return lexer_.ErrorAt(computation.location(), "computation " + Quote(computation.name()) +
+                                                        " has no parameter(" + std::to_string(i) +
+                                                        ") but has a higher-numbered parameter");
     }
   }
   return Status::Ok();
@@ -674,9 +673,8 @@ Status Parser::ResolveComputationReferences() {
       const PendingName& p = item.name;
       HloComputation* c = module_->FindComputation(p.name);
       if (c == nullptr) {
-        return lexer_.ErrorAt(p.location, "undefined computation '" + std::string(p.name) +
-                                              "' in attribute '" + std::string(attr.spelling()) +
-                                              "'");
+        return lexer_.ErrorAt(p.location, "undefined computation " + Quote(p.name) +
+                                              " in attribute " + Quote(attr.spelling()));
       }
       resolved.push_back(c);
     }

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "sim/base/status.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/instruction.h"
 
@@ -27,8 +28,7 @@ std::optional<ForeignPlatform> Shows(const HloInstruction& inst) {
     const std::string_view target = inst.string_attr(AttrId::kCustomCallTarget);
     for (const TargetPrefix& t : kForeignTargets) {
       if (target.starts_with(t.prefix)) {
-        return ForeignPlatform{std::string(t.platform), &inst,
-                               "custom call '" + std::string(target) + "'", 0};
+        return ForeignPlatform{std::string(t.platform), &inst, "custom call " + Quote(target), 0};
       }
     }
   }

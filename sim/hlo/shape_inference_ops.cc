@@ -809,7 +809,7 @@ StatusOr<Shape> InferFft(const Rule& r) {
     out.mutable_dimensions().back() = last_length;
     return out;
   }
-  return r.Error("fft needs fft_type=FFT|IFFT|RFFT|IRFFT, found '" + std::string(type) + "'");
+  return r.Error("fft needs fft_type=FFT|IFFT|RFFT|IRFFT, found " + Quote(type));
 }
 
 }  // namespace tpusim::hlo::shape_inference_internal

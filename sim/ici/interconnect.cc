@@ -141,7 +141,7 @@ StatusOr<CollectiveKind> ParseCollectiveKind(std::string_view name) {
     if (CollectiveKindName(kind) == name) return kind;
     names += (names.empty() ? "" : ", ") + std::string(CollectiveKindName(kind));
   }
-  return InvalidArgument("unknown collective '" + std::string(name) + "' (expected " + names + ")");
+  return InvalidArgument("unknown collective " + Quote(name) + " (expected " + names + ")");
 }
 
 StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
@@ -150,8 +150,8 @@ StatusOr<Algorithm> ParseAlgorithm(std::string_view name) {
     if (spelling == name) return value;
     names += (names.empty() ? "" : ", ") + std::string(spelling);
   }
-  return InvalidArgument("unknown collective algorithm '" + std::string(name) + "' (expected " +
-                         names + ")");
+  return InvalidArgument("unknown collective algorithm " + Quote(name) + " (expected " + names +
+                         ")");
 }
 
 struct Interconnect::Network {

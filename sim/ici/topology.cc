@@ -346,8 +346,8 @@ class TopologyBuilder {
     if (slice_config->kind != arch::TopologyKind::kTorus &&
         slice_config->kind != arch::TopologyKind::kMesh &&
         slice_config->kind != arch::TopologyKind::kTwistedTorus) {
-      return Error("slice", "must be a torus, mesh or twisted torus, got '" +
-                                config_.slice_topology_text + "'");
+      return Error("slice", "must be a torus, mesh or twisted torus, got " +
+                                Quote(config_.slice_topology_text));
     }
     slice_config->link_bandwidth = bandwidth_;
     slice_config->hop_latency = hop_latency_;

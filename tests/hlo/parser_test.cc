@@ -2112,6 +2112,25 @@ TEST(ParseErrors, UnknownElementTypeIsNamedAsSuch) {
               HasSubstr("bad.hlo:3:12: error: unknown element type 'f33'"));
 }
 
+TEST(ParseErrors, HugeNamesAreQuotedAsAnExcerptNotWhole) {
+  const std::string huge(1 << 20, 'x');
+  for (const std::string& text : {
+           "HloModule m\nENTRY e {\n  ROOT r = f32[] " + huge + "(f32[] parameter(0))\n}\n",
+           "HloModule m\nENTRY e {\n  ROOT r = f32[] negate(" + huge + ")\n}\n",
+           "HloModule m\nENTRY e {\n  ROOT r = " + huge + "[2] parameter(0)\n}\n",
+           "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(p), "
+           "kind=kLoop, calls=" + huge + "\n}\n",
+           "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = pred[2] compare(p, p), "
+           "direction=" + huge + "\n}\n",
+           "HloModule m\nENTRY e {\n  ROOT r = f32[2] parameter(0), " + huge + "=1, " + huge +
+               "=2\n}\n",
+       }) {
+    const std::string error = ParseError(text);
+    EXPECT_THAT(error, HasSubstr("'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...' (1048576 characters)"));
+    EXPECT_LT(error.size(), 1000u) << error.substr(0, 200);
+  }
+}
+
 TEST(ParseErrors, OperandsMustBeDefinedInTheSameComputation) {
   EXPECT_THAT(ParseError(std::string("HloModule m\n") + kAdd +
                          "ENTRY e {\n  ROOT r = f32[] negate(a)\n}\n"),
