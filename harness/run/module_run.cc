@@ -23,6 +23,7 @@
 #include "sim/hlo/platform.h"
 #include "sim/hlo/verifier.h"
 #include "sim/ici/interconnect.h"
+#include "sim/value/constant_range.h"
 #if TPUSIM_HAVE_RTL
 #include "sim/rtl/rtl_mxu_tile.h"
 #endif
@@ -188,6 +189,7 @@ StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view 
   TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module,
                           hlo::ParseHloModule(text, filename));
   TPUSIM_RETURN_IF_ERROR(hlo::VerifyModule(*module));
+  TPUSIM_RETURN_IF_ERROR(value::VerifyConstantsFit(*module));
   return module;
 }
 

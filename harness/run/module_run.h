@@ -26,7 +26,9 @@
 
 namespace tpusim::harness {
 
-/// ParseHloModule then VerifyModule; `filename` appears in error messages.
+/// ParseHloModule, VerifyModule, then VerifyConstantsFit (float constants
+/// within their types' range, as XLA's parser requires); `filename` appears
+/// in error messages.
 StatusOr<std::unique_ptr<hlo::HloModule>> ParseAndVerifyModule(std::string_view text,
                                                                std::string_view filename);
 
