@@ -303,32 +303,12 @@ Status Parser::ParseLayout(Shape& shape) {
     }
     seen |= uint64_t{1} << d;
   }
-  // The first tile pads the minor dimensions up to its multiples; the padded
-  // size, what the timing model moves, must fit in 64 bits as the logical one
-  // does (T(4294967296,4294967296) once wrapped HBM bytes to 2^61).
-  if (!layout.tiles.empty() && !m2m.empty()) {
-    const std::vector<int64_t>& tile = layout.tiles.front().dimensions;
-    int64_t bits = layout.element_size_in_bits > 0 ? layout.element_size_in_bits
-                                                   : PrimitiveTypeBitWidth(shape.element_type());
-    bool fits = true;
-    for (size_t i = 0; i < m2m.size(); ++i) {  // minor to major
-      int64_t size = std::max<int64_t>(shape.dimensions(m2m[i]), 0);
-      if (i < tile.size() && tile[tile.size() - 1 - i] > 0) {
-        const int64_t t = tile[tile.size() - 1 - i];
-        fits = fits && !__builtin_add_overflow(size, t - 1, &size);
-        size = size / t * t;
-      }
-      fits = fits && !__builtin_mul_overflow(bits, size, &bits);
-    }
-    for (size_t i = m2m.size(); i < tile.size(); ++i) {  // tile dimensions beyond the rank
-      if (tile[tile.size() - 1 - i] > 0) {
-        fits = fits && !__builtin_mul_overflow(bits, tile[tile.size() - 1 - i], &bits);
-      }
-    }
-    if (!fits) {
-      return lexer_.ErrorAt(open, "the layout's tiling pads the shape to more bytes than fit in "
-                                  "64 bits");
-    }
+  // The tiles pad the array; the padded size, what the timing model moves,
+  // must fit in 64 bits as the logical one does (T(4294967296,4294967296) once
+  // wrapped HBM bytes to 2^61, and a later tile was not counted at all).
+  if (!PhysicalBits(shape).has_value()) {
+    return lexer_.ErrorAt(open, "the layout's tiling pads the shape to more bytes than fit in "
+                                "64 bits");
   }
   return Status::Ok();
 }

@@ -1,5 +1,6 @@
 #include "sim/hlo/shape.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <utility>
@@ -81,6 +82,54 @@ int64_t Shape::element_count() const {
     count *= d;
   }
   return saturated ? kMax : count;
+}
+
+std::vector<int64_t> MajorToMinor(const Shape& array) {
+  const int64_t rank = array.rank();
+  std::vector<int64_t> order;
+  if (array.has_layout()) {
+    const std::span<const int64_t> m2m = array.layout().minor_to_major();
+    std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
+    bool permutation = static_cast<int64_t>(m2m.size()) == rank;
+    for (size_t i = 0; permutation && i < m2m.size(); ++i) {
+      permutation = m2m[i] >= 0 && m2m[i] < rank && !seen[m2m[i]];
+      if (permutation) seen[m2m[i]] = true;
+    }
+    if (permutation) return std::vector<int64_t>(m2m.rbegin(), m2m.rend());
+  }
+  for (int64_t d = 0; d < rank; ++d) order.push_back(d);
+  return order;
+}
+
+std::optional<int64_t> PhysicalBits(const Shape& array) {
+  // The tiled shape, major to minor: a tile splits the minor dimensions it
+  // covers into (tile counts..., tile sizes...), each count rounded up, and
+  // the next tile splits the minor dimensions of that.
+  std::vector<int64_t> tiled;
+  for (int64_t d : MajorToMinor(array)) tiled.push_back(std::max<int64_t>(array.dimensions(d), 0));
+  int64_t bits = PrimitiveTypeBitWidth(array.element_type());
+  if (array.has_layout()) {
+    const Layout& layout = array.layout();
+    if (layout.element_size_in_bits > 0) bits = layout.element_size_in_bits;
+    for (const Tile& tile : layout.tiles) {
+      const std::vector<int64_t>& t = tile.dimensions;
+      while (tiled.size() < t.size()) tiled.insert(tiled.begin(), 1);
+      const size_t offset = tiled.size() - t.size();
+      for (size_t i = 0; i < t.size(); ++i) {
+        // A combined `*` dimension (or any other non-positive size) leaves
+        // its dimension whole.
+        const int64_t size = t[i] > 0 ? t[i] : std::max<int64_t>(tiled[offset + i], 1);
+        int64_t& count = tiled[offset + i];
+        count = count / size + (count % size != 0 ? 1 : 0);
+        tiled.push_back(size);
+      }
+    }
+  }
+  int64_t total = bits;
+  for (int64_t d : tiled) {
+    if (__builtin_mul_overflow(total, d, &total)) return std::nullopt;
+  }
+  return total;
 }
 
 bool Shape::Compatible(const Shape& other) const {

@@ -90,6 +90,21 @@ class Shape {
   std::vector<Shape> tuple_shapes_;
 };
 
+/// Dimension numbers from the most major to the most minor: the reverse of
+/// the layout's minor_to_major, or 0..rank-1 when there is no layout (or one
+/// that is not a permutation of the dimensions, which the parser rejects).
+std::vector<int64_t> MajorToMinor(const Shape& array);
+
+/// Bits an array occupies in memory under its layout: the elements of its
+/// tiled shape times the element width (`E(n)` when given, else the type's).
+/// A tile splits the minor dimensions it covers, in physical order, into tile
+/// counts (rounded up: the padding) and tile sizes, a tile of higher rank
+/// seeing leading dimensions of size 1; each later tile splits the minor
+/// dimensions of that tiled shape. So f32[3,5]{1,0:T(8,128)} is one 8x128
+/// tile; T(8,128)(2,1) and T(1024)(128)(2,1) pad nothing more, while
+/// T(8,128)(3,1) pads each 8-row tile to 9 rows. nullopt at 2^63 or more.
+std::optional<int64_t> PhysicalBits(const Shape& array);
+
 /// Appends the HLO text of a shape to `out` (the printer's fast path).
 void AppendShape(const Shape& shape, bool print_layout, std::string& out);
 void AppendLayout(const Layout& layout, std::string& out);

@@ -12,15 +12,9 @@
 
 namespace tpusim::timing {
 
-/// Dimension numbers from the most major to the most minor: the reverse of
-/// the layout's minor_to_major, or rank-1..0 order when there is no layout.
-std::vector<int64_t> MajorToMinor(const hlo::Shape& array);
-
-/// Bytes an array occupies in memory: its dimensions in physical order, the
-/// minor ones padded to a multiple of the first tile (a tile of higher rank
-/// than the array sees leading dimensions of size 1), times the element width
-/// (`E(n)` if given, else the type's). Tuples: the sum of their elements;
-/// tokens and opaque values: 0.
+/// Bytes an array occupies in memory: hlo::PhysicalBits in whole bytes
+/// (INT64_MAX past 64 bits). Tuples: the sum of their elements; tokens and
+/// opaque values: 0.
 int64_t PhysicalBytes(const hlo::Shape& shape);
 
 /// True for an array whose layout says `S(1)` (VMEM).

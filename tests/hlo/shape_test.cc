@@ -105,6 +105,40 @@ TEST(Shape, ElementCountIsTheProductAndSaturates) {
             std::numeric_limits<int64_t>::max());
 }
 
+/// `shape` with tiles `tiles` (outermost first) added to its layout.
+Shape Tiled(Shape shape, std::vector<std::vector<int64_t>> tiles) {
+  for (std::vector<int64_t>& t : tiles) shape.mutable_layout().tiles.push_back(Tile{std::move(t)});
+  return shape;
+}
+
+TEST(Shape, PhysicalBitsPadToEveryTileInTurn) {
+  const Shape f32 = WithLayout(PrimitiveType::kF32, {3, 5}, {1, 0});
+  EXPECT_EQ(PhysicalBits(f32), 3 * 5 * 32);
+  EXPECT_EQ(PhysicalBits(Tiled(f32, {{8, 128}})), 8 * 128 * 32);
+  // Physical order: {0,1} puts dimension 0 (3) minor, padded to 128.
+  EXPECT_EQ(PhysicalBits(Tiled(WithLayout(PrimitiveType::kF32, {3, 5}, {0, 1}), {{8, 128}})),
+            8 * 128 * 32);
+  EXPECT_EQ(PhysicalBits(Tiled(WithLayout(PrimitiveType::kF32, {20, 5}, {0, 1}), {{8, 128}})),
+            8 * 128 * 32);
+  // A later tile splits the tiled shape's minor dimensions: (2,1) divides
+  // (8,128), (3,1) pads each 8-row tile to 9 rows, and a 1-D tile beyond pads
+  // the (3,1) tile's single column to 4. The rank-1 bf16 layout's (2,1)
+  // splits the 8 tiles of 128 its (1024)(128) makes: nothing is padded.
+  const Shape bf16 = WithLayout(PrimitiveType::kBF16, {16, 256}, {1, 0});
+  EXPECT_EQ(PhysicalBits(Tiled(bf16, {{8, 128}, {2, 1}})), 16 * 256 * 16);
+  EXPECT_EQ(PhysicalBits(Tiled(bf16, {{8, 128}, {3, 1}})), 18 * 256 * 16);
+  EXPECT_EQ(PhysicalBits(Tiled(bf16, {{8, 128}, {3, 1}, {4}})), 18 * 256 * 4 * 16);
+  const Shape vector = WithLayout(PrimitiveType::kBF16, {4096}, {0});
+  EXPECT_EQ(PhysicalBits(Tiled(vector, {{1024}, {128}, {2, 1}})), 4096 * 16);
+  EXPECT_EQ(PhysicalBits(Tiled(WithLayout(PrimitiveType::kBF16, {1000}, {0}),
+                               {{1024}, {128}, {2, 1}})),
+            1024 * 16);
+  // Past 2^63 bits, whichever tile takes it there.
+  EXPECT_EQ(PhysicalBits(Tiled(f32, {{int64_t{1} << 32, int64_t{1} << 32}})), std::nullopt);
+  EXPECT_EQ(PhysicalBits(Tiled(f32, {{8, 128}, {2, 1}, {int64_t{1} << 32, int64_t{1} << 32}})),
+            std::nullopt);
+}
+
 TEST(Shape, CompatibleIgnoresLayoutsButEqualityDoesNot) {
   Shape a = WithLayout(PrimitiveType::kF32, {2, 3}, {1, 0});
   Shape b = WithLayout(PrimitiveType::kF32, {2, 3}, {0, 1});
