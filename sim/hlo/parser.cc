@@ -13,6 +13,10 @@ namespace tpusim::hlo {
 
 StatusOr<std::unique_ptr<HloModule>> ParseHloModule(std::string_view text,
                                                     std::string_view filename) {
+  // A UTF-8 byte order mark, as some Windows editors save, is no text:
+  // positions count from after it.
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
   internal::Parser parser(text, filename);
   return parser.ParseModule();
 }

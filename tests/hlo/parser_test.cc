@@ -2112,6 +2112,14 @@ TEST(ParseErrors, UnknownElementTypeIsNamedAsSuch) {
               HasSubstr("bad.hlo:3:12: error: unknown element type 'f33'"));
 }
 
+TEST(Parse, AUtf8ByteOrderMarkIsSkippedAndPositionsCountAfterIt) {
+  const std::string text = "HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n";
+  auto module = ParseHloModule("\xEF\xBB\xBF" + text, "bom.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  EXPECT_TRUE(ModulesEqual(**module, **ParseHloModule(text, "plain.hlo")));
+  EXPECT_THAT(ParseError("\xEF\xBB\xBFHloModul m\n"), HasSubstr("bad.hlo:1:1: error:"));
+}
+
 TEST(ParseErrors, HugeNamesAreQuotedAsAnExcerptNotWhole) {
   const std::string huge(1 << 20, 'x');
   for (const std::string& text : {
