@@ -212,10 +212,12 @@ void AddModelsDirOption(CLI::App& command, std::string& models_dir,
 /// else the source checkout's scenarios/validation/.
 std::string DefaultValidationSuite();
 
-/// A check for options that must be above zero (--jobs, --top, --timeout):
-/// "must be positive, got 0". CLI::PositiveNumber names its range instead,
-/// the largest double in 300 digits.
+/// Checks for options that must be above zero (--jobs, --top, --timeout) or
+/// not below it (--branch, --rtol): "must be positive, got '0'", "must be at
+/// least 0, got '-1'". CLI11's PositiveNumber and NonNegativeNumber name their
+/// range instead, the largest double in 300 digits; use these.
 const CLI::Validator& PositiveNumber();
+const CLI::Validator& NonNegativeNumber();
 
 /// Adds --max-memory, which sets `max_memory` (a byte count; empty: the
 /// default), to a command that computes values (exec, diff).

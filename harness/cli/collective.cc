@@ -70,7 +70,7 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
   cmd->add_option("-g,--ngpus", options.ngpus,
                   "One group of devices 0 to N-1 (nccl-tests' ranks) instead of --groups")
       ->option_text("N")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveNumber());
   cmd->add_option("--format", options.format,
                   "table: tpusim's, with the algorithm and what bounded it; nccl-tests: "
                   "nccl-tests' columns, header and footer, for its parsers and plots")

@@ -1,5 +1,6 @@
 // Helpers shared by the subcommands.
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -46,18 +47,37 @@ std::string DefaultValidationSuite() {
                      TPUSIM_VALIDATION_SUITE);
 }
 
-const CLI::Validator& PositiveNumber() {
-  static const CLI::Validator positive(
-      [](const std::string& text) -> std::string {
+namespace {
+
+/// A validator of numbers that `accept` holds to, refusing otherwise with
+/// "must be WHAT, got 'TEXT'" (or "out of range" for text no double holds).
+CLI::Validator NumberCheck(bool (*accept)(double), const char* what, const char* name) {
+  return CLI::Validator(
+      [accept, what](const std::string& text) -> std::string {
         char* end = nullptr;
+        errno = 0;
         const double value = std::strtod(text.c_str(), &end);
-        if (end == text.c_str() || *end != '\0' || !(value > 0)) {
-          return "must be positive, got " + Quote(text);
+        if (end == text.c_str() || *end != '\0' || !accept(value)) {
+          return std::string("must be ") + what + ", got " + Quote(text);
         }
+        if (errno == ERANGE) return Quote(text) + " is out of range";
         return "";
       },
-      "POSITIVE");
+      name);
+}
+
+}  // namespace
+
+const CLI::Validator& PositiveNumber() {
+  static const CLI::Validator positive =
+      NumberCheck([](double value) { return value > 0; }, "positive", "POSITIVE");
   return positive;
+}
+
+const CLI::Validator& NonNegativeNumber() {
+  static const CLI::Validator non_negative =
+      NumberCheck([](double value) { return value >= 0; }, "at least 0", "NONNEGATIVE");
+  return non_negative;
 }
 
 void AddMaxMemoryOption(CLI::App& command, std::string& max_memory) {

@@ -255,17 +255,17 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
   diff->add_option("--rtol", options.rtol,
                    "An output element passes when |after - before| <= atol + rtol * |before|")
       ->option_text("X")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegativeNumber())
       ->capture_default_str();
   diff->add_option("--atol", options.atol, "Absolute tolerance of an output element")
       ->option_text("X")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegativeNumber())
       ->capture_default_str();
   diff->add_option("--max-ulp", options.max_ulp,
                    "An element within N units in the last place also passes (bf16, f16, f32, "
                    "f64); default: not used")
       ->option_text("N")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeNumber());
   diff->add_option("--type-tolerance", options.type_tolerances,
                    "Hold outputs of element type TYPE to their own tolerance: KEY is rtol, atol "
                    "or ulp, and the keys not given keep --rtol, --atol and --max-ulp (e.g. "

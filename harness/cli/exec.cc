@@ -119,13 +119,13 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
                    "Iterations timed for a loop whose count is unknown (no constant bound, not "
                    "run for values, no --trip-count)")
       ->option_text("N")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegativeNumber())
       ->capture_default_str();
   exec->add_option("--branch", options.branch,
                    "Branch a conditional takes when timed (0: the true branch of a pred "
                    "conditional), unless the values run of full mode saw which it took")
       ->option_text("N")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegativeNumber())
       ->capture_default_str();
   exec->add_option("--inputs", options.inputs,
                    "Where the entry parameters come from: seed:N for seeded random values, or "

@@ -41,7 +41,7 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options) {
       ->option_text("DIR");
   validate->add_option("--worst", options.worst, "Rows listed by largest |error|")
       ->option_text("N")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegativeNumber())
       ->capture_default_str();
   validate->add_option("-j,--jobs", options.jobs, "Timing processes run at once")
       ->option_text("N")

@@ -116,6 +116,35 @@ TEST(Cli, UnknownFlagIsUsageError) {
   EXPECT_THAT(sub.err, HasSubstr("--frobnicate"));
 }
 
+// CLI11's PositiveNumber and NonNegativeNumber once answered with their range,
+// "Value 0 not in range 0.000000 to 17976931348623157...", 309 digits of the
+// largest double; every number check says what the value must be instead.
+TEST(Cli, NumbersOutOfTheirRangeSayWhatTheyMustBe) {
+  const std::string hlo = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo";
+  const struct {
+    std::vector<std::string> args;
+    std::string error;
+  } cases[] = {
+      {{"collective", "--op", "all-reduce", "--bytes", "1KiB", "--chip", "tpu-v5e", "--topology",
+        "torus:4", "-g", "0"},
+       "tpusim collective: error: --ngpus: must be positive, got '0'\n"},
+      {{"exec", hlo, "--branch", "-1"},
+       "tpusim exec: error: --branch: must be at least 0, got '-1'\n"},
+      {{"exec", hlo, "--default-trip-count", "-1"},
+       "--default-trip-count: must be at least 0, got '-1'\n"},
+      {{"diff", hlo, hlo, "--rtol", "-0.5"}, "--rtol: must be at least 0, got '-0.5'\n"},
+      {{"diff", hlo, hlo, "--atol", "1e999"}, "--atol: '1e999' is out of range\n"},
+      {{"diff", hlo, hlo, "--max-ulp", "-1"}, "--max-ulp: must be at least 0, got '-1'\n"},
+      {{"validate", "--worst", "-1"}, "--worst: must be at least 0, got '-1'\n"},
+  };
+  for (const auto& c : cases) {
+    const RunResult r = Tpusim(c.args);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr(c.error)) << Describe(r);
+    EXPECT_THAT(r.err, Not(HasSubstr("not in range"))) << Describe(r);
+  }
+}
+
 TEST(Cli, MissingRequiredArgumentIsUsageError) {
   EXPECT_EQ(Tpusim({"check"}).exit_code, 2);
   EXPECT_EQ(Tpusim({"fmt"}).exit_code, 2);
