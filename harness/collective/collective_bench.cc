@@ -110,6 +110,15 @@ StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text,
                : " is in groups " + std::to_string(at->second) + " and " + std::to_string(g)));
     }
   }
+  // The table reports one group size (its busbw factor, its "N groups of M");
+  // groups of other sizes would be timed and described as if they were alike.
+  for (size_t g = 1; g < groups.size(); ++g) {
+    if (groups[g].size() == groups.front().size()) continue;
+    return InvalidArgument(std::string(kCommand) + "--groups '" + text + "': group 0 has " +
+                           std::to_string(groups.front().size()) + " devices but group " +
+                           std::to_string(g) + " has " + std::to_string(groups[g].size()) +
+                           "; every group needs the same number");
+  }
   return groups;
 }
 

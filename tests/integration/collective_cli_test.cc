@@ -430,6 +430,17 @@ TEST(CollectiveCliTest, ADeviceInTwoGroupsOrTwiceInOneIsAnError) {
   EXPECT_THAT(overlap.err, HasSubstr("--groups '0,1;2,1': device 1 is in groups 0 and 1"));
 }
 
+// Groups of unequal sizes were timed and described as "2 groups of 2".
+TEST(CollectiveCliTest, GroupsOfUnequalSizesAreAnError) {
+  const RunResult r = AllReduceOn4x4({"--bytes", "1MiB", "--groups", "0,1;2"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("tpusim collective: error: --groups '0,1;2': group 0 has 2 devices "
+                               "but group 1 has 1; every group needs the same number"));
+  const RunResult later = AllReduceOn4x4({"--bytes", "1MiB", "--groups", "0,1;2,3;4,5,6"});
+  EXPECT_EQ(later.exit_code, 2) << Describe(later);
+  EXPECT_THAT(later.err, HasSubstr("group 0 has 2 devices but group 2 has 3"));
+}
+
 TEST(CollectiveCliTest, TpuWraparoundTakesTheChipsRuleAsExecDoes) {
   const RunResult r = Tpusim({"collective", "--op", "all-reduce", "--bytes", "1MiB", "--chip",
                              "tpu-v4", "--topology", "torus:16x8,wraparound=tpu"});
