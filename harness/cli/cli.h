@@ -219,6 +219,11 @@ std::string DefaultValidationSuite();
 const CLI::Validator& PositiveNumber();
 const CLI::Validator& NonNegativeNumber();
 
+/// Makes every integer option of `app` and its subcommands refuse a value
+/// outside int64_t ("--top: '99999999999999999999' is out of range ...");
+/// called once every subcommand's options are added.
+void RefuseIntegersOutOfRange(CLI::App& app);
+
 /// Adds --max-memory, which sets `max_memory` (a byte count; empty: the
 /// default), to a command that computes values (exec, diff).
 void AddMaxMemoryOption(CLI::App& command, std::string& max_memory);

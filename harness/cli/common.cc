@@ -80,6 +80,30 @@ const CLI::Validator& NonNegativeNumber() {
   return non_negative;
 }
 
+void RefuseIntegersOutOfRange(CLI::App& app) {
+  // CLI11 2.1 converts with strtoll and never looks at errno, so a count past
+  // INT64_MAX (--top 99999999999999999999) became INT64_MAX without a word.
+  static const CLI::Validator in_range(
+      [](const std::string& text) -> std::string {
+        errno = 0;
+        const int64_t value = std::strtoll(text.c_str(), nullptr, 0);  // CLI11's own parse
+        if (errno != ERANGE) return "";
+        return "'" + text + "' is out of range: " +
+               (value < 0 ? "at least " + std::to_string(INT64_MIN)
+                          : "at most " + std::to_string(INT64_MAX));
+      },
+      "");
+  // CLI11 names the type of an integer option (int64_t or optional) "INT",
+  // followed by its validators' names (INT:POSITIVE).
+  for (CLI::Option* option : app.get_options([](CLI::Option*) { return true; })) {
+    const std::string type = option->get_type_name();
+    if (type == "INT" || type.rfind("INT:", 0) == 0) option->check(in_range);
+  }
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+    RefuseIntegersOutOfRange(*command);
+  }
+}
+
 void AddMaxMemoryOption(CLI::App& command, std::string& max_memory) {
   command
       .add_option("--max-memory", max_memory,

@@ -145,6 +145,46 @@ TEST(Cli, NumbersOutOfTheirRangeSayWhatTheyMustBe) {
   }
 }
 
+// CLI11 read an integer past int64_t as INT64_MAX: `exec --top 99999999999999999999`
+// ran as if given 9223372036854775807. Every integer option, of every command,
+// refuses it and names itself.
+TEST(Cli, IntegersPastInt64AreRefusedNamingTheFlag) {
+  const std::string hlo = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo";
+  const std::string big = "99999999999999999999";
+  const std::vector<std::string> collective = {
+      "collective", "--op", "all-reduce", "--chip", "tpu-v5e", "--topology", "torus:4", "-b", "8"};
+  const struct {
+    std::vector<std::string> command;
+    std::string flag;
+  } cases[] = {
+      {{"exec", hlo}, "--top"},           {{"exec", hlo}, "--default-trip-count"},
+      {{"exec", hlo}, "--branch"},        {{"exec", hlo}, "--replicas"},
+      {{"exec", hlo}, "--max-loop-work"}, {{"diff", hlo, hlo}, "--max-ulp"},
+      {{"diff", hlo, hlo}, "--top"},      {collective, "--ngpus"},
+      {collective, "--stepfactor"},       {{"validate"}, "--worst"},
+      {{"run", hlo}, "--jobs"},           {{"sweep", hlo, "--out", hlo}, "--jobs"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = c.command;
+    args.push_back(c.flag);
+    args.push_back(big);
+    const RunResult r = Tpusim(args);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(
+        r.err, HasSubstr(c.flag + ": '" + big + "' is out of range: at most 9223372036854775807\n"))
+        << Describe(r);
+  }
+  const RunResult negative = Tpusim({"exec", hlo, "--partitions", "-" + big});
+  EXPECT_EQ(negative.exit_code, 2) << Describe(negative);
+  EXPECT_THAT(negative.err, HasSubstr("--partitions: '-" + big +
+                                      "' is out of range: at least -9223372036854775808\n"))
+      << Describe(negative);
+  // The largest integer is still read as itself (here refused by what exec allows).
+  const RunResult largest = Tpusim({"exec", hlo, "--replicas", "9223372036854775807"});
+  EXPECT_EQ(largest.exit_code, 2) << Describe(largest);
+  EXPECT_THAT(largest.err, HasSubstr("--replicas and --partitions must be at least 1"));
+}
+
 TEST(Cli, MissingRequiredArgumentIsUsageError) {
   EXPECT_EQ(Tpusim({"check"}).exit_code, 2);
   EXPECT_EQ(Tpusim({"fmt"}).exit_code, 2);
