@@ -219,6 +219,11 @@ std::string DefaultValidationSuite();
 const CLI::Validator& PositiveNumber();
 const CLI::Validator& NonNegativeNumber();
 
+/// A check for options naming a file to write (-o, --json, --trace): "-"
+/// would otherwise create a file named "-" where a user expects standard
+/// output, which /dev/stdout writes instead.
+const CLI::Validator& OutputFile();
+
 /// Makes every integer option of `app` and its subcommands refuse a value
 /// outside int64_t ("--top: '99999999999999999999' is out of range ...");
 /// called once every subcommand's options are added.

@@ -107,7 +107,8 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
                   "every chip); permute and send-recv send from each device to the next of its group")
       ->option_text("GROUPS");
   cmd->add_option("--json", options.json, "Also write the rows as JSON to OUT (atomically)")
-      ->option_text("OUT");
+      ->option_text("OUT")
+      ->check(OutputFile());
   cmd->add_flag("--allow-large", options.allow_large,
                 "Time a direct collective (all-to-all) of more than " +
                     std::to_string(ici::kMaxDirectTransfers) +

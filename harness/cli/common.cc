@@ -80,6 +80,16 @@ const CLI::Validator& NonNegativeNumber() {
   return non_negative;
 }
 
+const CLI::Validator& OutputFile() {
+  static const CLI::Validator output(
+      [](const std::string& path) -> std::string {
+        if (path != "-") return "";
+        return "'-' is not standard output here: give /dev/stdout, or ./- for a file named -";
+      },
+      "");
+  return output;
+}
+
 void RefuseIntegersOutOfRange(CLI::App& app) {
   // CLI11 2.1 converts with strtoll and never looks at errno, so a count past
   // INT64_MAX (--top 99999999999999999999) became INT64_MAX without a word.

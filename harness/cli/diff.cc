@@ -301,7 +301,8 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
   diff->add_option("--json", options.json,
                    "Write the whole comparison as JSON to FILE (atomically); for dump "
                    "directories, one entry per module")
-      ->option_text("FILE");
+      ->option_text("FILE")
+      ->check(OutputFile());
   diff->add_option("--top", options.top, "Instructions listed by time change")
       ->option_text("N")
       ->check(PositiveNumber())

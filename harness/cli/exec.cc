@@ -102,11 +102,13 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
   exec->add_option("--json", options.json,
                    "Write the metrics as JSON to OUT (atomically): chip, cycles, time_us, flops, "
                    "hbm_bytes, ops[] per executed instruction, and outputs[] as in the table")
-      ->option_text("OUT");
+      ->option_text("OUT")
+      ->check(OutputFile());
   exec->add_option("--trace", options.trace,
                    "Write a Perfetto/Chrome trace to OUT (atomically): a track per unit per "
                    "TensorCore; open it in ui.perfetto.dev")
-      ->option_text("OUT");
+      ->option_text("OUT")
+      ->check(OutputFile());
   exec->add_option("--top", options.top, "Rows of the op profile table")
       ->option_text("N")
       ->check(PositiveNumber())

@@ -16,7 +16,7 @@ CLI::App* AddFmtCommand(CLI::App& app, FmtOptions& options) {
       "-o,--output", options.output,
       "Write the result to OUT instead of stdout; OUT is replaced atomically (temporary "
       "file, fsync, rename), so OUT may be FILE itself");
-  output->option_text("OUT");
+  output->option_text("OUT")->check(OutputFile());
   fmt->add_flag("--check", options.check,
                 "Write nothing; exit 1 if FILE is not already canonically formatted")
       ->excludes(output);
@@ -57,12 +57,8 @@ int RunFmt(const FmtOptions& options, std::ostream& out, std::ostream& err) {
     }
     return kExitOk;
   }
+  // main reports a failed write to standard output, once for every command.
   out << formatted;
-  out.flush();
-  if (!out) {
-    err << "error: cannot write to standard output\n";
-    return kExitInputError;
-  }
   return kExitOk;
 }
 

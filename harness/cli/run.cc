@@ -27,8 +27,11 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
   run->add_flag("--update-golden", options.update_golden,
                 "Write each scenario's golden (outputs, metrics, stamp) instead of comparing");
   run->add_option("--json", options.json, "Write the suite report as JSON to OUT")
-      ->option_text("OUT");
-  run->add_option("--junit", options.junit, "Write a JUnit XML report to OUT")->option_text("OUT");
+      ->option_text("OUT")
+      ->check(OutputFile());
+  run->add_option("--junit", options.junit, "Write a JUnit XML report to OUT")
+      ->option_text("OUT")
+      ->check(OutputFile());
   run->add_option("--report", options.report,
                   "Write an HTML report (DIR/index.html, charts inline) and each timed "
                   "scenario's Perfetto trace (DIR/traces/NAME.json) into DIR")

@@ -33,7 +33,8 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options) {
                    "(repeatable; docs/presets.md)")
       ->option_text("KEY=VALUE");
   validate->add_option("--json", options.json, "Write every row and family as JSON to OUT")
-      ->option_text("OUT");
+      ->option_text("OUT")
+      ->check(OutputFile());
   validate
       ->add_option("--report", options.report,
                    "Write an HTML report with the predicted-against-measured scatter to "

@@ -170,13 +170,16 @@ StatusOr<std::string> ReadFile(const std::string& path) {
 }
 
 Status WriteFileAtomically(const std::string& requested, std::string_view contents) {
+  // A device or pipe is opened by the name given: the kernel follows links
+  // such as /dev/stdout -> /proc/self/fd/1 -> "pipe:[N]" to it, where the
+  // link text resolved by hand names no file.
+  struct stat existing;
+  if (::stat(requested.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) &&
+      !S_ISDIR(existing.st_mode)) {
+    return WriteThrough(requested, contents);
+  }
   // A symbolic link stays one: its target is replaced.
   TPUSIM_ASSIGN_OR_RETURN(const std::string path, ResolveSymlinks(requested));
-  struct stat existing;
-  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) &&
-      !S_ISDIR(existing.st_mode)) {
-    return WriteThrough(path, contents);
-  }
   return ReplaceFile(path, contents);
 }
 }  // namespace tpusim

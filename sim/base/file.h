@@ -31,8 +31,9 @@ inline constexpr size_t kMaxStreamBytes = size_t{1} << 30;
 ///
 /// Only regular files are replaced. A symbolic link is followed (through
 /// relative and chained links) and its target replaced, so the link stays; an
-/// existing device, FIFO or socket (/dev/null, /dev/full, a pipe) is opened and
-/// written directly, and its write errors (ENOSPC on /dev/full) are returned.
+/// existing device, FIFO or socket (/dev/null, /dev/full, a pipe, /dev/stdout)
+/// is opened by the name given and written directly, and its write errors
+/// (ENOSPC on /dev/full) are returned.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
 }  // namespace tpusim

@@ -186,5 +186,20 @@ TEST_F(FileTest, WriteFileAtomicallyIntoAFifoWritesThePipe) {
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
+// /dev/stdout, /dev/fd/N and /proc/self/fd/N of a pipe are links whose text,
+// "pipe:[N]", names no file: resolving them by hand once failed with ENOENT.
+TEST_F(FileTest, WriteFileAtomicallyIntoAPipeByItsProcLinkWritesThePipe) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string link = "/proc/self/fd/" + std::to_string(fds[1]);
+  const Status written = WriteFileAtomically(link, "through the link");
+  ::close(fds[1]);
+  char buffer[64] = {};
+  const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+  ::close(fds[0]);
+  ASSERT_TRUE(written.ok()) << written.message();
+  EXPECT_EQ(std::string(buffer, n > 0 ? static_cast<size_t>(n) : 0), "through the link");
+}
+
 }  // namespace
 }  // namespace tpusim

@@ -395,6 +395,54 @@ TEST(Exec, OutputsToADeviceWriteTheDeviceAndReportItsErrors) {
   }
 }
 
+// Standard output is a pipe here: /dev/stdout and /dev/fd/1 name it through
+// links whose text ("pipe:[N]") is no file, and once failed with ENOENT.
+TEST(Fmt, OutputToStandardOutputByNameWritesThePipe) {
+  ScratchDir dir;
+  const std::string input = dir / "add_one.hlo";
+  WriteText(input, kAddOneModule);
+  const RunResult plain = Tpusim({"fmt", input});
+  ASSERT_EQ(plain.exit_code, 0) << Describe(plain);
+  for (const std::string out : {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"}) {
+    const RunResult r = Tpusim({"fmt", input, "-o", out});
+    EXPECT_EQ(r.exit_code, 0) << out << ": " << Describe(r);
+    EXPECT_EQ(r.out, plain.out) << out;
+  }
+}
+
+// "-" is standard output for no option of tpusim's (inputs included): each
+// output option refuses it rather than writing a file named "-".
+TEST(Cli, OutputOptionsRefuseDashRatherThanWriteAFileNamedDash) {
+  ScratchDir dir;
+  const std::string input = dir / "add_one.hlo";
+  WriteText(input, kAddOneModule);
+  const std::vector<std::string> collective = {"collective", "--op",       "all-reduce",
+                                               "--bytes",    "1KiB",       "--chip",
+                                               "tpu-v5e",    "--topology", "torus:4"};
+  const struct {
+    std::vector<std::string> command;
+    std::string flag;
+  } cases[] = {
+      {{"fmt", input}, "--output"},
+      {{"fmt", input}, "-o"},
+      {{"exec", input, "--chip", "tpu-v5e"}, "--json"},
+      {{"exec", input, "--chip", "tpu-v5e"}, "--trace"},
+      {{"diff", input, input, "--mode", "values"}, "--json"},
+      {collective, "--json"},
+      {{"validate"}, "--json"},
+      {{"run", input}, "--junit"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = c.command;
+    args.push_back(c.flag);
+    args.push_back("-");
+    const RunResult r = Tpusim(args);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr(": '-' is not standard output here: give /dev/stdout"))
+        << Describe(r);
+  }
+}
+
 TEST(Fmt, OutputThroughASymlinkReplacesItsTargetAndKeepsTheLink) {
   ScratchDir dir;
   const std::string input = dir / "add_one.hlo";
@@ -420,6 +468,8 @@ TEST(Cli, AFailedWriteToStdoutExitsTwo) {
     RunResult r = RunBinary("/bin/sh", shell);
     EXPECT_EQ(r.exit_code, 2) << args.front() << ": " << Describe(r);
     EXPECT_THAT(r.err, HasSubstr("tpusim: error: cannot write standard output")) << args.front();
+    // One report of the failed write (fmt once printed a second of its own).
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args.front() << ": " << r.err;
   }
 }
 
