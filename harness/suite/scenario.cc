@@ -483,6 +483,11 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
     // DIR/NAME, DIR an XLA dump directory: its after-optimizations module
     // named NAME (a shell pattern), whatever its module_NNNN number.
     const std::string where = scenario.module_where + ": error: key path `module`: ";
+    // A device or a FIFO is there, only not a file: "no such file" would mislead.
+    const fs::file_status status = fs::status(scenario.module, ec);
+    if (fs::exists(status) && !fs::is_directory(status)) {
+      return InvalidArgument(arch::Printable(where + scenario.module + ": not a regular file"));
+    }
     const fs::path path(scenario.module);
     const std::string dir = path.parent_path().string();
     if (!fs::is_directory(dir, ec) || !ListDumpModules(dir).ok()) {

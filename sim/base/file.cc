@@ -1,6 +1,7 @@
 #include "sim/base/file.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -136,7 +137,9 @@ Status ReplaceFile(const std::string& path, std::string_view contents) {
 }  // namespace
 
 StatusOr<std::string> ReadFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO that no process writes would otherwise wait
+  // for a writer forever. It changes nothing for a regular file.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return ReadError(path, errno);
   FdCloser closer(fd);
 
@@ -155,6 +158,12 @@ StatusOr<std::string> ReadFile(const std::string& path) {
     ssize_t n = ::read(fd, buffer, sizeof(buffer));
     if (n < 0) {
       if (errno == EINTR) continue;
+      // A pipe whose writer has not written yet: wait for data or its end.
+      if (errno == EAGAIN) {
+        pollfd ready = {fd, POLLIN, 0};
+        if (::poll(&ready, 1, -1) < 0 && errno != EINTR) return ReadError(path, errno);
+        continue;
+      }
       return ReadError(path, errno);
     }
     if (n == 0) break;
@@ -165,6 +174,13 @@ StatusOr<std::string> ReadFile(const std::string& path) {
                              " GiB from a pipe; write it to a file first");
     }
     contents.append(buffer, static_cast<size_t>(n));
+  }
+  // A pipe ends at once when no process has it open for writing: what a FIFO
+  // nothing writes gives, rather than an empty module.
+  if (S_ISFIFO(st.st_mode) && contents.empty()) {
+    return InvalidArgument(path +
+                           ": error: cannot read file: not a regular file, and no process "
+                           "wrote to the pipe");
   }
   return contents;
 }

@@ -16,6 +16,8 @@ namespace tpusim {
 /// kInvalidArgument otherwise (a directory, no permission, a read error); the
 /// message reads "PATH: error: cannot open file: REASON", REASON being
 /// strerror's text (e.g. "No such file or directory", "Is a directory").
+/// A pipe or FIFO is read until its writers close it; one that no process
+/// writes (or that ends empty) is an error at once, not a wait for a writer.
 StatusOr<std::string> ReadFile(const std::string& path);
 
 /// The most ReadFile takes from a pipe or socket, which need not end; a

@@ -1,10 +1,13 @@
 #include "sim/base/file.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -79,11 +82,34 @@ TEST_F(FileTest, ReadFileRefusesADeviceThatNeverEnds) {
 
 TEST_F(FileTest, ReadFileReadsAPipeUpToItsLimit) {
   ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0600), 0);
-  std::thread writer([&] { std::ofstream(Path("fifo")) << "HloModule piped\n"; });
+  // The writer has the FIFO open before ReadFile opens it (a reader held
+  // here lets its open return), then writes after a pause ReadFile waits out.
+  const int holder = ::open(Path("fifo").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(holder, 0);
+  const int write_end = ::open(Path("fifo").c_str(), O_WRONLY);
+  ASSERT_GE(write_end, 0);
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(::write(write_end, "HloModule piped\n", 16), 16);
+    ::close(write_end);
+  });
   StatusOr<std::string> read = ReadFile(Path("fifo"));
   writer.join();
+  ::close(holder);
   ASSERT_TRUE(read.ok()) << read.status().message();
   EXPECT_EQ(*read, "HloModule piped\n");
+}
+
+// A FIFO no process writes once made ReadFile (and `tpusim check`) wait forever.
+TEST_F(FileTest, ReadFileOfAFifoWithNoWriterIsAnErrorAtOnce) {
+  ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<std::string> read = ReadFile(Path("fifo"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().message(), Path("fifo") +
+                                         ": error: cannot read file: not a regular file, and no "
+                                         "process wrote to the pipe");
 }
 
 TEST_F(FileTest, WriteFileAtomicallyCreatesFileWithUmaskPermissions) {
@@ -175,12 +201,14 @@ TEST_F(FileTest, WriteFileAtomicallyWritesDevicesDirectlyAndReportsTheirErrors) 
 
 TEST_F(FileTest, WriteFileAtomicallyIntoAFifoWritesThePipe) {
   ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0600), 0);
-  std::string read;
-  std::thread reader([&] { StatusOr<std::string> got = ReadFile(Path("fifo"));
-    read = got.ok() ? *got : "read failed"; });
+  // A reader held open lets the write's open return, and keeps what it wrote
+  // in the pipe for ReadFile.
+  const int holder = ::open(Path("fifo").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(holder, 0);
   EXPECT_TRUE(WriteFileAtomically(Path("fifo"), "through the pipe").ok());
-  reader.join();
-  EXPECT_EQ(read, "through the pipe");
+  StatusOr<std::string> read = ReadFile(Path("fifo"));
+  ::close(holder);
+  EXPECT_EQ(read.ok() ? *read : read.status().message(), "through the pipe");
   struct stat st;
   ASSERT_EQ(::stat(Path("fifo").c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));

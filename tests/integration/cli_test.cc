@@ -2,8 +2,10 @@
 // and the acceptance tests over the shared corpus of real HLO modules.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -204,6 +206,41 @@ TEST(Check, MissingFileIsInputErrorNamingTheFile) {
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_EQ(r.err, missing + ": error: cannot open file: No such file or directory\n");
   EXPECT_THAT(r.out, IsEmpty());
+}
+
+// A FIFO no process writes once made `check` wait forever; a pipe that a
+// process writes (standard output of another, as /dev/stdin) is still read.
+TEST(Check, FifoWithNoWriterIsAnErrorAndAPipedModuleIsRead) {
+  ScratchDir dir;
+  const std::string fifo = dir / "f.hlo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult r = Tpusim({"check", fifo});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(fifo + ": error: cannot read file: not a regular file, and no "
+                                      "process wrote to the pipe"));
+  const std::string module = dir / "add_one.hlo";
+  WriteText(module, kAddOneModule);
+  const RunResult piped = RunBinary(
+      "/bin/sh", {"-c", "cat \"$1\" | \"$0\" check -v /dev/stdin", TPUSIM_BINARY, module});
+  EXPECT_EQ(piped.exit_code, 0) << Describe(piped);
+  EXPECT_THAT(piped.out, HasSubstr("/dev/stdin: ok (1 computations, 4 instructions)"));
+}
+
+// A scenario's module that exists but is no file once read "no such file".
+TEST(Check, ScenarioModuleThatIsADeviceOrFifoIsNotARegularFile) {
+  ScratchDir dir;
+  const std::string fifo = dir / "f.hlo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& module : {std::string("/dev/zero"), fifo}) {
+    const std::string scenario = dir / "s.yaml";
+    WriteText(scenario, "module: " + module + "\nmode: values\n");
+    const RunResult r = Tpusim({"run", scenario});
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("key path `module`: " + module + ": not a regular file"))
+        << Describe(r);
+  }
 }
 
 TEST(Check, DirectoryIsInputError) {
