@@ -98,7 +98,7 @@ void RefuseIntegersOutOfRange(CLI::App& app) {
         errno = 0;
         const int64_t value = std::strtoll(text.c_str(), nullptr, 0);  // CLI11's own parse
         if (errno != ERANGE) return "";
-        return "'" + text + "' is out of range: " +
+        return Quote(text) + " is out of range: " +
                (value < 0 ? "at least " + std::to_string(INT64_MIN)
                           : "at most " + std::to_string(INT64_MAX));
       },

@@ -114,7 +114,7 @@ StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text,
   // groups of other sizes would be timed and described as if they were alike.
   for (size_t g = 1; g < groups.size(); ++g) {
     if (groups[g].size() == groups.front().size()) continue;
-    return InvalidArgument(std::string(kCommand) + "--groups '" + text + "': group 0 has " +
+    return InvalidArgument(std::string(kCommand) + "--groups " + Quote(text) + ": group 0 has " +
                            std::to_string(groups.front().size()) + " devices but group " +
                            std::to_string(g) + " has " + std::to_string(groups[g].size()) +
                            "; every group needs the same number");
