@@ -596,19 +596,20 @@ ENTRY e {
 
 TEST(KernelCost, AFusionInAFusionIsPartOfTheSameKernel) {
   // The same dot and exponential, fused flat and with the dot in a fusion of
-  // its own inside the outer one.
+  // its own inside the outer one; the same entry calls either.
+  const std::string entry = R"(
+ENTRY e {
+  a = f32[128,256] parameter(0)
+  b = f32[256,128] parameter(1)
+  ROOT f = f32[128,128] fusion(a, b), kind=kOutput, calls=outer
+})";
   const std::string flat = R"(HloModule m
 outer {
   a = f32[128,256] parameter(0)
   b = f32[256,128] parameter(1)
   d = f32[128,128] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT e = f32[128,128] exponential(d)
-}
-ENTRY e {
-  a = f32[128,256] parameter(0)
-  b = f32[256,128] parameter(1)
-  ROOT f = f32[128,128] fusion(a, b), kind=kOutput, calls=outer
-})";
+})" + entry;
   const std::string nested = R"(HloModule m
 inner {
   a = f32[128,256] parameter(0)
@@ -620,12 +621,7 @@ outer {
   b = f32[256,128] parameter(1)
   d = f32[128,128] fusion(a, b), kind=kOutput, calls=inner
   ROOT e = f32[128,128] exponential(d)
-}
-ENTRY e {
-  a = f32[128,256] parameter(0)
-  b = f32[256,128] parameter(1)
-  ROOT f = f32[128,128] fusion(a, b), kind=kOutput, calls=outer
-})";
+})" + entry;
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   const KernelCost flat_cost = RootCost(flat, v5e);
   const KernelCost nested_cost = RootCost(nested, v5e);
