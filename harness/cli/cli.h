@@ -224,10 +224,11 @@ const CLI::Validator& NonNegativeNumber();
 /// output, which /dev/stdout writes instead.
 const CLI::Validator& OutputFile();
 
-/// Makes every integer option of `app` and its subcommands refuse a value
+/// Makes every integer option of `app` and its subcommands read its value as
+/// a decimal number (`--top 010` is 10, not CLI11's octal 8) and refuse one
 /// outside int64_t ("--top: '99999999999999999999' is out of range ...");
 /// called once every subcommand's options are added.
-void RefuseIntegersOutOfRange(CLI::App& app);
+void CheckIntegerOptions(CLI::App& app);
 
 /// Adds --max-memory, which sets `max_memory` (a byte count; empty: the
 /// default), to a command that computes values (exec, diff).

@@ -90,7 +90,23 @@ const CLI::Validator& OutputFile() {
   return output;
 }
 
-void RefuseIntegersOutOfRange(CLI::App& app) {
+void CheckIntegerOptions(CLI::App& app) {
+  // CLI11 2.1 reads an integer with strtoll's base 0: `--top 010` ran as 8 (octal)
+  // and `--top 08` was refused. A value of decimal digits is decimal, leading zeros
+  // and all (a hexadecimal 0x10 stays hexadecimal).
+  static const CLI::Validator decimal(
+      [](std::string& text) -> std::string {
+        const size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+        if (text.size() <= sign + 1 ||
+            text.find_first_not_of("0123456789", sign) != std::string::npos) {
+          return "";
+        }
+        const size_t first_nonzero = text.find_first_not_of('0', sign);
+        const size_t end = first_nonzero == std::string::npos ? text.size() - 1 : first_nonzero;
+        text.erase(sign, end - sign);
+        return "";
+      },
+      "");
   // CLI11 2.1 converts with strtoll and never looks at errno, so a count past
   // INT64_MAX (--top 99999999999999999999) became INT64_MAX without a word.
   static const CLI::Validator in_range(
@@ -107,10 +123,10 @@ void RefuseIntegersOutOfRange(CLI::App& app) {
   // followed by its validators' names (INT:POSITIVE).
   for (CLI::Option* option : app.get_options([](CLI::Option*) { return true; })) {
     const std::string type = option->get_type_name();
-    if (type == "INT" || type.rfind("INT:", 0) == 0) option->check(in_range);
+    if (type == "INT" || type.rfind("INT:", 0) == 0) option->transform(decimal)->check(in_range);
   }
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
-    RefuseIntegersOutOfRange(*command);
+    CheckIntegerOptions(*command);
   }
 }
 

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   CLI::App* validate = harness::AddValidateCommand(app, validate_options);
   harness::ScenarioExecOptions scenario_exec_options;
   CLI::App* scenario_exec = harness::AddScenarioExecCommand(app, scenario_exec_options);
-  harness::RefuseIntegersOutOfRange(app);
+  harness::CheckIntegerOptions(app);
 
   try {
     app.parse(argc, argv);

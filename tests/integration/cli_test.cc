@@ -187,6 +187,25 @@ TEST(Cli, IntegersPastInt64AreRefusedNamingTheFlag) {
   EXPECT_THAT(largest.err, HasSubstr("--replicas and --partitions must be at least 1"));
 }
 
+// CLI11 reads integers with strtoll's base 0: `-g 010` was 8 devices (octal)
+// and `-g 08` an error. Decimal digits are decimal, leading zeros and all.
+TEST(Cli, IntegersWithLeadingZerosAreDecimal) {
+  const auto group_of = [](const std::string& ngpus) {
+    return Tpusim({"collective", "--op", "all-reduce", "--chip", "tpu-v5e", "--topology",
+                   "torus:4x4", "-b", "8", "-g", ngpus});
+  };
+  for (const auto& [typed, devices] : {std::pair{"010", "10"}, {"08", "8"}, {"+007", "7"}}) {
+    const RunResult r = group_of(typed);
+    EXPECT_EQ(r.exit_code, 0) << typed << ": " << Describe(r);
+    EXPECT_THAT(r.out, HasSubstr(std::string("1 group of ") + devices + " devices")) << typed;
+  }
+  const RunResult zeros = group_of("000");
+  EXPECT_EQ(zeros.exit_code, 2) << Describe(zeros);
+  EXPECT_THAT(zeros.err, HasSubstr("--ngpus: must be positive, got '0'"));
+  // A hexadecimal value keeps its base.
+  EXPECT_THAT(group_of("0x10").out, HasSubstr("1 group of 16 devices"));
+}
+
 TEST(Cli, MissingRequiredArgumentIsUsageError) {
   EXPECT_EQ(Tpusim({"check"}).exit_code, 2);
   EXPECT_EQ(Tpusim({"fmt"}).exit_code, 2);
