@@ -86,7 +86,6 @@ int64_t Shape::element_count() const {
 
 std::vector<int64_t> MajorToMinor(const Shape& array) {
   const int64_t rank = array.rank();
-  std::vector<int64_t> order;
   if (array.has_layout()) {
     const std::span<const int64_t> m2m = array.layout().minor_to_major();
     std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
@@ -97,6 +96,7 @@ std::vector<int64_t> MajorToMinor(const Shape& array) {
     }
     if (permutation) return std::vector<int64_t>(m2m.rbegin(), m2m.rend());
   }
+  std::vector<int64_t> order;
   for (int64_t d = 0; d < rank; ++d) order.push_back(d);
   return order;
 }

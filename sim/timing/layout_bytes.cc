@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "sim/base/arith.h"
-#include "sim/hlo/primitive_type.h"
 
 namespace tpusim::timing {
 
