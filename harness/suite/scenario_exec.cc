@@ -117,8 +117,11 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
   }
   // A tolerance for an output the program does not have is a typo that
   // would leave the real output on the default tolerance.
-  for (const auto& [name, where] : scenario.outputs.per_output_where) {
+  for (const auto& entry : scenario.outputs.per_output_where) {
     if (values_skipped) break;
+    // Named references, not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& name = entry.first;
+    const std::string& where = entry.second;
     const bool known = std::any_of(outputs.begin(), outputs.end(), [&](const GoldenOutput& o) {
       return o.name == name || o.name.ends_with("/" + name);
     });

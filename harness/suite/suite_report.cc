@@ -63,7 +63,6 @@ void PrintSuiteTable(const std::vector<ScenarioResult>& results, std::ostream& o
   for (const ScenarioResult& r : results) width = std::max(width, r.name.size());
   out << "status  seconds  " << std::string("scenario") << std::string(width - 8, ' ')
       << "  detail\n";
-  double total = 0;
   for (const ScenarioResult& r : results) {
     const std::string status = UpperStatus(r.status);
     const std::string seconds = Seconds(r.seconds);
@@ -74,7 +73,6 @@ void PrintSuiteTable(const std::vector<ScenarioResult>& results, std::ostream& o
     for (size_t i = 1; i < r.messages.size(); ++i) {
       out << std::string(19 + width, ' ') << r.messages[i] << '\n';
     }
-    total += r.seconds;
   }
   out << results.size() << " scenario(s): " << Count(results, ScenarioStatus::kPass) << " passed, "
       << Count(results, ScenarioStatus::kFail) << " failed, " << Count(results, ScenarioStatus::kStale) << " stale, "

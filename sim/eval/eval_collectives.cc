@@ -399,9 +399,15 @@ Status CheckPairs(EvalContext& ctx, const HloInstruction& inst,
   return Status::Ok();
 }
 
+/// The source-target pairs of a point-to-point collective (indices into the
+/// domain's devices) and the domain they are drawn from.
+struct PeerPairs {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  PeerDomain domain;
+};
+
 /// The pairs of a collective-permute, checked against its peer domain.
-StatusOr<std::pair<std::vector<std::pair<int64_t, int64_t>>, PeerDomain>> PermutePairs(
-    EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode) {
+StatusOr<PeerPairs> PermutePairs(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode) {
   StatusOr<GroupMode> mode = GroupModeOf(inst, opcode);
   if (!mode.ok()) return ctx.Error(inst, StatusCode::kInvalidArgument, mode.status().message());
   PeerDomain domain = PeerDomainOf(*mode, ctx.hub().config(), ThisDevice(ctx));
@@ -410,7 +416,7 @@ StatusOr<std::pair<std::vector<std::pair<int64_t, int64_t>>, PeerDomain>> Permut
   std::vector<std::pair<int64_t, int64_t>> pairs =
       pairs_attr ? *pairs_attr : std::vector<std::pair<int64_t, int64_t>>{};
   TPUSIM_RETURN_IF_ERROR(CheckPairs(ctx, inst, pairs, domain));
-  return std::make_pair(std::move(pairs), std::move(domain));
+  return PeerPairs{std::move(pairs), std::move(domain)};
 }
 
 /// True for the in-place form (input, output, input offsets, output offsets),
@@ -555,7 +561,8 @@ StatusOr<Literal> InPlacePermute(EvalContext& ctx, const HloInstruction& inst, H
     }
   }
   TPUSIM_ASSIGN_OR_RETURN(auto p2p, PermutePairs(ctx, inst, opcode));
-  const auto& [pairs, domain] = p2p;
+  const auto& pairs = p2p.pairs;
+  const PeerDomain& domain = p2p.domain;
   // Every participant contributes its input, output and input offsets (each
   // device's offsets are its own values); the target's output offsets are
   // read from its own contribution too.
@@ -599,7 +606,8 @@ StatusOr<Literal> CollectivePermute(EvalContext& ctx, const HloInstruction& inst
     }
   }
   TPUSIM_ASSIGN_OR_RETURN(auto p2p, PermutePairs(ctx, inst, opcode));
-  const auto& [pairs, domain] = p2p;
+  const auto& pairs = p2p.pairs;
+  const PeerDomain& domain = p2p.domain;
   return Meet(ctx, inst, domain.devices, ops, [&](const Contributions& c) -> StatusOr<Results> {
     Results results;
     for (size_t target = 0; target < c.size(); ++target) {
@@ -627,8 +635,7 @@ int64_t Channel(const HloInstruction& inst) {
 }
 
 /// The pairs and the peer domain of a send or recv.
-StatusOr<std::pair<std::vector<std::pair<int64_t, int64_t>>, PeerDomain>> PointToPoint(
-    EvalContext& ctx, const HloInstruction& inst) {
+StatusOr<PeerPairs> PointToPoint(EvalContext& ctx, const HloInstruction& inst) {
   TPUSIM_ASSIGN_OR_RETURN(auto pairs, SendRecvPairs(ctx.module(), inst));
   if (!pairs) {
     return ctx.Unsupported(inst,
@@ -639,7 +646,7 @@ StatusOr<std::pair<std::vector<std::pair<int64_t, int64_t>>, PeerDomain>> PointT
   if (!mode.ok()) return ctx.Error(inst, StatusCode::kInvalidArgument, mode.status().message());
   PeerDomain domain = PeerDomainOf(*mode, ctx.hub().config(), ThisDevice(ctx));
   TPUSIM_RETURN_IF_ERROR(CheckPairs(ctx, inst, *pairs, domain));
-  return std::make_pair(std::move(*pairs), std::move(domain));
+  return PeerPairs{std::move(*pairs), std::move(domain)};
 }
 
 /// send: (data, context, token). Posts the data to every target of this
@@ -652,7 +659,8 @@ StatusOr<Literal> Send(EvalContext& ctx, const HloInstruction& inst, Operands op
   if (inst.bool_attr(AttrId::kIsHostTransfer)) return out;
   TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, *ops[0]));
   TPUSIM_ASSIGN_OR_RETURN(auto p2p, PointToPoint(ctx, inst));
-  const auto& [pairs, domain] = p2p;
+  const auto& pairs = p2p.pairs;
+  const PeerDomain& domain = p2p.domain;
   for (const auto& [source, target] : pairs) {
     if (source == domain.self) {
       ctx.hub().Send(Channel(inst), ThisDevice(ctx), domain.devices[target], *ops[0]);
@@ -668,7 +676,8 @@ StatusOr<Literal> Recv(EvalContext& ctx, const HloInstruction& inst) {
     return ctx.Unsupported(inst, "a receive from the host (no host is simulated)");
   }
   TPUSIM_ASSIGN_OR_RETURN(auto p2p, PointToPoint(ctx, inst));
-  const auto& [pairs, domain] = p2p;
+  const auto& pairs = p2p.pairs;
+  const PeerDomain& domain = p2p.domain;
   int64_t source = -1;
   for (const auto& [s, t] : pairs) {
     if (t == domain.self) source = domain.devices[s];

@@ -63,8 +63,12 @@ using Mask = int32_t __attribute__((vector_size(32)));
 /// Eight floats in memory at any float-aligned address, read and written
 /// through this type so that the sums stay in registers (a memcpy of a sum
 /// would make GCC keep it in memory). Written out at each use: a function
-/// taking or returning a Vec would have a different ABI per target.
-using UnalignedVec = float __attribute__((vector_size(32), aligned(4), may_alias));
+/// taking or returning a Vec would have a different ABI per target. The
+/// alignment is lowered on the alias of Vec: clang 14 gives a type that
+/// declares vector_size and aligned together the vector's own 32 bytes. A
+/// pointer to it is never `auto`: GCC deduces the plain Vec, 32-byte aligned.
+using UnalignedVec __attribute__((aligned(4), may_alias)) = Vec;
+static_assert(alignof(UnalignedVec) == alignof(float));
 
 /// An operand split into bf16 pieces and packed for the kernel: for each
 /// piece, batch and panel of `width` consecutive rows, a [k][width] block, so
@@ -271,7 +275,7 @@ template <bool kSkip>
       float* out = job.out + r * job.out_stride;
 #pragma GCC unroll 2
       for (int v = 0; v < kNv; ++v) {
-        auto* o = reinterpret_cast<UnalignedVec*>(out + v * kLanes);
+        UnalignedVec* o = reinterpret_cast<UnalignedVec*>(out + v * kLanes);
         *o = job.first_tile ? sum[r][v] : *o + sum[r][v];
       }
     }
