@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Bit determinism across builds (issue 3): runs a fixed set of modules through
-# `tpusim exec` with seeded inputs, with every given tpusim binary (e.g. -O2,
-# -O0 and ASan builds), the first one twice, and requires byte-identical
-# output files and summary tables (which hold a checksum per output).
+# `tpusim exec` with seeded inputs, with every given tpusim binary (CI gives
+# GCC's -O2 build and clang's ASan one), the first one twice, and requires
+# byte-identical output files and summary tables (which hold a checksum per
+# output).
 #
 # Usage: scripts/determinism_check.sh CORPUS_DIR TPUSIM [TPUSIM...]
 # Environment: TPUSIM_JOBS, the checks run at once (default 2).
@@ -13,7 +14,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 corpus="$1"
 shift
 
-# Modules that run in seconds even unoptimised and between them exercise dot
+# Modules that run in seconds even instrumented and between them exercise dot
 # and convolution at every precision, transcendental math, reductions, sort,
 # gather/scatter, while loops, the seeded inputs of every common type, and
 # SPMD programs whose devices run on threads and meet in collectives.

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build g++
-  clang libclang-rt-14-dev                      # libFuzzer builds (TPUSIM_FUZZ)
+  clang libclang-rt-14-dev                      # the ASan+UBSan and libFuzzer builds
   libsystemc-dev verilator                      # timing kernel, RTL MXU tile
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libboost-dev libboost-graph-dev
