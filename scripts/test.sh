@@ -6,8 +6,8 @@
 #                   build's, too slow instrumented). -g1: line tables are all a
 #                   sanitizer report needs, and full debug info makes this build
 #                   a third slower. clang, not GCC: it compiles this build in
-#                   about half the time, and a second compiler checks that the
-#                   code is standard C++ and clean of its warnings too
+#                   two thirds of the time, and a second compiler checks that
+#                   the code is standard C++ and clean of its warnings too
 #   3.              scripts/determinism_check.sh requires the two binaries, GCC
 #                   at -O2 and clang at -O1 with the sanitizers, to compute
 #                   byte-identical outputs

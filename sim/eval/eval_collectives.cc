@@ -561,19 +561,17 @@ StatusOr<Literal> InPlacePermute(EvalContext& ctx, const HloInstruction& inst, H
     }
   }
   TPUSIM_ASSIGN_OR_RETURN(auto p2p, PermutePairs(ctx, inst, opcode));
-  const auto& pairs = p2p.pairs;
-  const PeerDomain& domain = p2p.domain;
   // Every participant contributes its input, output and input offsets (each
   // device's offsets are its own values); the target's output offsets are
   // read from its own contribution too.
-  return Meet(ctx, inst, domain.devices, ops, [&](const Contributions& c) -> StatusOr<Results> {
+  return Meet(ctx, inst, p2p.domain.devices, ops, [&](const Contributions& c) -> StatusOr<Results> {
     Results results;
     for (size_t target = 0; target < c.size(); ++target) {
       Literal out = *c[target][1];
-      const auto pair = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) {
+      const auto pair = std::find_if(p2p.pairs.begin(), p2p.pairs.end(), [&](const auto& p) {
         return p.second == static_cast<int64_t>(target);
       });
-      if (pair != pairs.end()) {
+      if (pair != p2p.pairs.end()) {
         const std::vector<const Literal*>& source = c[pair->first];
         const std::vector<const Literal*>& self = c[target];
         TPUSIM_ASSIGN_OR_RETURN(auto src_starts, SliceOffsets(ctx, inst, *source[2], sizes.size()));
@@ -606,17 +604,15 @@ StatusOr<Literal> CollectivePermute(EvalContext& ctx, const HloInstruction& inst
     }
   }
   TPUSIM_ASSIGN_OR_RETURN(auto p2p, PermutePairs(ctx, inst, opcode));
-  const auto& pairs = p2p.pairs;
-  const PeerDomain& domain = p2p.domain;
-  return Meet(ctx, inst, domain.devices, ops, [&](const Contributions& c) -> StatusOr<Results> {
+  return Meet(ctx, inst, p2p.domain.devices, ops, [&](const Contributions& c) -> StatusOr<Results> {
     Results results;
     for (size_t target = 0; target < c.size(); ++target) {
       std::vector<Literal> parts;
-      const auto pair = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) {
+      const auto pair = std::find_if(p2p.pairs.begin(), p2p.pairs.end(), [&](const auto& p) {
         return p.second == static_cast<int64_t>(target);
       });
       for (size_t k = 0; k < ops.size(); ++k) {
-        if (pair != pairs.end()) {
+        if (pair != p2p.pairs.end()) {
           parts.push_back(*c[pair->first][k]);
         } else {
           TPUSIM_ASSIGN_OR_RETURN(Literal zeros, ctx.NewValue(inst, shapes[k]));
@@ -659,11 +655,9 @@ StatusOr<Literal> Send(EvalContext& ctx, const HloInstruction& inst, Operands op
   if (inst.bool_attr(AttrId::kIsHostTransfer)) return out;
   TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, *ops[0]));
   TPUSIM_ASSIGN_OR_RETURN(auto p2p, PointToPoint(ctx, inst));
-  const auto& pairs = p2p.pairs;
-  const PeerDomain& domain = p2p.domain;
-  for (const auto& [source, target] : pairs) {
-    if (source == domain.self) {
-      ctx.hub().Send(Channel(inst), ThisDevice(ctx), domain.devices[target], *ops[0]);
+  for (const auto& [source, target] : p2p.pairs) {
+    if (source == p2p.domain.self) {
+      ctx.hub().Send(Channel(inst), ThisDevice(ctx), p2p.domain.devices[target], *ops[0]);
     }
   }
   return out;
@@ -676,11 +670,9 @@ StatusOr<Literal> Recv(EvalContext& ctx, const HloInstruction& inst) {
     return ctx.Unsupported(inst, "a receive from the host (no host is simulated)");
   }
   TPUSIM_ASSIGN_OR_RETURN(auto p2p, PointToPoint(ctx, inst));
-  const auto& pairs = p2p.pairs;
-  const PeerDomain& domain = p2p.domain;
   int64_t source = -1;
-  for (const auto& [s, t] : pairs) {
-    if (t == domain.self) source = domain.devices[s];
+  for (const auto& [s, t] : p2p.pairs) {
+    if (t == p2p.domain.self) source = p2p.domain.devices[s];
   }
   TPUSIM_ASSIGN_OR_RETURN(int64_t ticket,
                           ctx.hub().PostReceive(inst, Channel(inst), source, ThisDevice(ctx)));
