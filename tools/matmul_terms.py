@@ -16,12 +16,21 @@ docs/validation.md), a least-squares fit of the measured time on the terms
 with weights 1/measured (so that it minimises relative error), and the mean
 absolute error of that fit beside tpusim's own.
 
+Last, how far any smooth function of the shape gets: log(measured) fitted by
+least squares on a polynomial of degree 2, 3 and 4 in log M, log K and log N
+(10, 20 and 35 coefficients), in sample and in 5-fold cross-validation (row i
+in fold i mod 5). It bounds what a model that sees only the shape can reach
+without XLA's choices between shapes, and tpusim's residual fitted as a power
+of the left operand's size M*K and of N.
+
   tools/matmul_terms.py --tpusim build/bin/tpusim   (needs numpy: python3-numpy)
 """
 import argparse
 import csv
+import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -68,7 +77,9 @@ def main():
         terms["mxu"] = runs[-1][i]
         terms["const"] = 1.0
         source = m["source"].split("/")[-1].split(".")[0]
-        rows.append((source, float(m["measured_us"]), terms, preset[i]))
+        (mm, k), (_, n) = re.findall(r"\[(\d+),(\d+)\]", m["shapes"])[:2]
+        shape = (int(mm), int(k), int(n))
+        rows.append((source, float(m["measured_us"]), terms, preset[i], shape))
     sets = list(dict.fromkeys(r[0] for r in rows))
     for label, chosen in [(s, [s]) for s in sets] + [("all but " + sets[-1], sets[:-1])]:
         subset = [r for r in rows if r[0] in chosen]
@@ -86,7 +97,39 @@ def main():
             mape = 100 * np.mean(np.abs(fit - y) / y)
             terms = " + ".join(f"{c:.3g} {n}" for n, c in zip(free, coef))
             print(f"  {'start + ' if fixed else ''}{terms}: MAPE {mape:.1f}%")
+    for label, chosen in [("the family", sets), ("all but " + sets[-1], sets[:-1])]:
+        shape_floor(label, [r for r in rows if r[0] in chosen])
     return 0
+
+
+def shape_floor(label, rows):
+    """MAPE of log-polynomial fits of the measured time on the shape alone."""
+    y = np.log([r[1] for r in rows])
+    logs = np.log([r[4] for r in rows])
+    own = 100 * np.mean([abs(r[3] - r[1]) / r[1] for r in rows])
+    print(f"{label} ({len(rows)} rows), smooth functions of log M, log K, log N; tpusim {own:.1f}%")
+    fold = np.arange(len(rows)) % 5
+    for degree in (2, 3, 4):
+        columns = [np.ones(len(rows))]
+        for d in range(1, degree + 1):
+            for dims in itertools.combinations_with_replacement(range(3), d):
+                columns.append(np.prod(logs[:, list(dims)], axis=1))
+        a = np.stack(columns, axis=1)
+        coef, *_ = np.linalg.lstsq(a, y, rcond=None)
+        in_sample = 100 * np.mean(np.abs(np.exp(a @ coef - y) - 1))
+        held = np.zeros(len(rows))
+        for f in range(5):
+            train = fold != f
+            coef, *_ = np.linalg.lstsq(a[train], y[train], rcond=None)
+            held[~train] = np.abs(np.exp(a[~train] @ coef - y[~train]) - 1)
+        print(f"  degree {degree} ({a.shape[1]} coefficients): MAPE {in_sample:.1f}% in sample, "
+              f"{100 * held.mean():.1f}% cross-validated")
+    # tpusim's own residual against the left operand's size and N.
+    residual = y - np.log([r[3] for r in rows])
+    a = np.stack([np.ones(len(rows)), logs[:, 0] + logs[:, 1], logs[:, 2]], axis=1)
+    coef, *_ = np.linalg.lstsq(a, residual, rcond=None)
+    mape = 100 * np.mean(np.abs(np.exp(a @ coef - residual) - 1))
+    print(f"  measured/tpusim = {np.exp(coef[0]):.3g} (MK)^{coef[1]:.3f} N^{coef[2]:.3f}: MAPE {mape:.1f}%")
 
 
 if __name__ == "__main__":
