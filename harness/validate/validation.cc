@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -16,9 +17,8 @@
 #include "sim/arch/preset_loader.h"
 #include "sim/arch/topology_config.h"
 #include "sim/hlo/parser.h"
-#include "sim/ici/interconnect.h"
 #include "sim/hlo/verifier.h"
-#include "sim/timing/program.h"
+#include "sim/ici/interconnect.h"
 #include "sim/timing/timing.h"
 
 namespace tpusim::harness {
@@ -37,6 +37,31 @@ std::string OneLine(std::string text) {
     if (c == '\n' || c == '\t' || c == '\r') c = ' ';
   }
   return text;
+}
+
+/// The network a collective row ran on: its `topology`, a short form
+/// (`mesh:2x2x1`, docs/interconnect.md) or the slice's shape as the published
+/// files write it ("2x2x1", "4x4x4 slice (...)"), which is the chip's torus
+/// with its generation's wraparound rule; `devices_per_chip` from the row.
+StatusOr<arch::TopologyConfig> RowTopology(const Measurement& m, const arch::ChipConfig& chip) {
+  const std::string& text = m.topology;
+  const size_t shape_end = text.find_first_not_of("0123456789x");
+  const bool bare_shape = !text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) &&
+                          (shape_end == std::string::npos || text[shape_end] == ' ');
+  StatusOr<arch::TopologyConfig> config = arch::ParseTopologyShortForm(
+      bare_shape ? "torus:" + text.substr(0, shape_end) + ",wraparound=tpu" : text);
+  if (!config.ok()) {
+    return InvalidArgument(config.status().message() + " (or the slice's shape, e.g. 2x2x1)");
+  }
+  TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(*config, chip));
+  if (config->devices_per_chip == 1) {
+    config->devices_per_chip = m.devices_per_chip;
+  } else if (config->devices_per_chip != m.devices_per_chip) {
+    return InvalidArgument("it has " + std::to_string(config->devices_per_chip) +
+                           " devices per chip, the row's devices_per_chip " +
+                           std::to_string(m.devices_per_chip));
+  }
+  return config;
 }
 
 /// Times `rows` (indices into `all`) in this process: one SystemC run.
@@ -61,16 +86,13 @@ std::vector<Prediction> PredictShard(const std::vector<ValidationRow>& all,
         hlo::ParseHloModule(workload->hlo_text, row.measurement.id + ".hlo");
     Status verified = module.ok() ? hlo::VerifyModule(**module) : module.status();
     const arch::ChipConfig& chip = chips.at(family_chip.at(row.family));
-    if (verified.ok()) verified = timing::LowerModule(**module, chip, {}).status();
     if (!verified.ok()) {
       out[i].skipped = "generated module: " + verified.message();
       continue;
     }
     timing::TimingOptions options;
-    if (!row.measurement.groups.empty()) {
-      // A collective is timed on the row's network (a topology short form).
-      const StatusOr<arch::TopologyConfig> topology =
-          arch::ParseTopologyShortForm(row.measurement.topology);
+    if (workload->collective) {
+      const StatusOr<arch::TopologyConfig> topology = RowTopology(row.measurement, chip);
       StatusOr<std::unique_ptr<ici::Interconnect>> network =
           topology.ok() ? ici::Interconnect::Create(*topology, chip)
                         : StatusOr<std::unique_ptr<ici::Interconnect>>(topology.status());
@@ -83,31 +105,25 @@ std::vector<Prediction> PredictShard(const std::vector<ValidationRow>& all,
       options.interconnect = networks.back().get();
     }
     modules.push_back(std::move(*module));
-    jobs.push_back({modules.back().get(), &chip, std::move(options)});
+    timing::SimulationJob job{modules.back().get(), &chip, std::move(options)};
+    // A process runs SystemC once: a job that would fail the shard's one run
+    // before it starts is left out of it, so that only its row goes untimed.
+    if (const Status checked = timing::CheckJob(job); !checked.ok()) {
+      out[i].skipped = "timing: " + checked.message();
+      continue;
+    }
+    jobs.push_back(std::move(job));
     job_row.push_back(i);
     timed.push_back(workload->timed_instruction);
   }
-  // One SystemC run for the shard; when a job fails it, each job runs alone,
-  // so that only the failing rows go without a prediction.
-  StatusOr<std::vector<timing::TimingResult>> batch = timing::SimulateBatch(jobs);
-  std::vector<StatusOr<timing::TimingResult>> results;
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    if (batch.ok()) {
-      results.push_back(std::move((*batch)[j]));
-      continue;
-    }
-    StatusOr<std::vector<timing::TimingResult>> alone =
-        timing::SimulateBatch(std::span<const timing::SimulationJob>(&jobs[j], 1));
-    results.push_back(alone.ok() ? StatusOr<timing::TimingResult>(std::move(alone->front()))
-                                 : StatusOr<timing::TimingResult>(alone.status()));
-  }
+  StatusOr<std::vector<timing::TimingResult>> results = timing::SimulateBatch(jobs);
   for (size_t j = 0; j < jobs.size(); ++j) {
     Prediction& p = out[job_row[j]];
-    if (!results[j].ok()) {
-      p.skipped = "timing: " + results[j].status().message();
+    if (!results.ok()) {
+      p.skipped = "timing: " + results.status().message();
       continue;
     }
-    const timing::TimingResult& r = *results[j];
+    const timing::TimingResult& r = (*results)[j];
     if (timed[j].empty()) {
       p.us = r.time_us;
       p.bound_by = "module";

@@ -1,5 +1,6 @@
 #include "harness/validate/workload_hlo.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
@@ -144,9 +145,11 @@ std::string Header(const Measurement& m) {
          (m.devices > 1 ? ", num_partitions=" + std::to_string(m.devices) : "") + "\n\n";
 }
 
-constexpr char kAddF32[] =
-    "add_f32 {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT add = f32[] add(a, "
-    "b)\n}\n\n";
+/// The scalar computation add_TYPE, the reducer of sums over `type`.
+std::string AddComputation(const std::string& type) {
+  return "add_" + type + " {\n  a = " + type + "[] parameter(0)\n  b = " + type +
+         "[] parameter(1)\n  ROOT add = " + type + "[] add(a, b)\n}\n\n";
+}
 
 /// The body of the loop fusion XLA forms for a JAX activation of `param`
 /// (shape `in`), ending in ROOT; empty for an activation it does not know.
@@ -219,7 +222,7 @@ Workload Normalisation(const Measurement& m, const Array& x, bool layer_norm) {
   const std::string last = std::to_string(x.dims.size() - 1);
   char scale[32];
   std::snprintf(scale, sizeof scale, "%.9g", 1.0 / static_cast<double>(x.dims.back()));
-  std::string text = kAddF32;
+  std::string text = AddComputation("f32");
   const std::string reduce = "  zero = f32[] constant(0)\n  ROOT reduce = " + r +
                              " reduce(VALUE, zero), dimensions={" + last + "}, to_apply=add_f32\n";
   const auto reduce_of = [&](const std::string& value) {
@@ -272,6 +275,74 @@ Workload Normalisation(const Measurement& m, const Array& x, bool layer_norm) {
             f + " fusion(x, add_sqrt_fusion), kind=kLoop, calls=divide_convert_computation\n}\n";
   }
   return {Header(m) + text, ""};
+}
+
+/// The D of "dimensions={D}" in `text`; -1 when it has none.
+int64_t DimensionIn(std::string_view text) {
+  constexpr std::string_view kKey = "dimensions={";
+  const size_t at = text.find(kKey);
+  if (at == std::string_view::npos) return -1;
+  int64_t d = -1;
+  const char* begin = text.data() + at + kKey.size();
+  const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), d);
+  return ec == std::errc() && *end == '}' ? d : -1;
+}
+
+/// One collective across the row's devices under shard_map, timed alone (as
+/// the slope of a loop of them is): lax.ppermute (`groups` holds its
+/// source_target_pairs), all_gather, psum, psum_scatter and all_to_all (`groups`
+/// holds their replica groups of global device ids; empty: every device).
+StatusOr<Workload> Collective(const Measurement& m, const std::vector<Array>& arrays) {
+  const std::string& op = m.op;
+  const auto invalid = [&](const std::string& what) {
+    return InvalidArgument(m.where + ": error: row " + Quote(m.id) + ": " + what);
+  };
+  if (arrays.size() < 2) {
+    return invalid("expected the operand and result shapes ('T[..] -> T[..]') in " +
+                   Quote(m.shapes));
+  }
+  const Array& in = arrays[0];
+  const Array& out = arrays[1];
+  if (m.devices < 2) return invalid(Quote(op) + " needs devices >= 2");
+  std::string attributes = "channel_id=1, ";
+  std::string reducer;
+  if (op == "collective-permute") {
+    if (m.groups.empty()) {
+      return invalid(
+          "a collective-permute needs its source_target_pairs in `groups`, e.g. "
+          "{{0,1},{1,0}}");
+    }
+    attributes += "source_target_pairs=" + m.groups;
+  } else {
+    attributes +=
+        "replica_groups=" +
+        (m.groups.empty() ? "{{" + Iota(static_cast<size_t>(m.devices)) + "}}" : m.groups) +
+        ", use_global_device_ids=true";
+  }
+  if (op == "all-reduce" || op == "reduce-scatter") {
+    reducer = AddComputation(out.type);
+    attributes += ", to_apply=add_" + out.type;
+  }
+  if (op == "all-gather" || op == "reduce-scatter" || op == "all-to-all") {
+    // Stated ("dimensions={1}" in the shapes), else the one dimension the
+    // op resizes; all_to_all keeps its shape and splits dimension 0.
+    int64_t dimension = DimensionIn(m.shapes);
+    for (size_t d = 0; dimension < 0 && d < std::min(in.dims.size(), out.dims.size()); ++d) {
+      if (in.dims[d] != out.dims[d]) dimension = static_cast<int64_t>(d);
+    }
+    dimension = std::max<int64_t>(dimension, 0);
+    if (dimension >= static_cast<int64_t>(in.dims.size())) {
+      return invalid("dimensions={" + std::to_string(dimension) +
+                     "} is out of the operand's rank " + std::to_string(in.dims.size()));
+    }
+    attributes += ", dimensions={" + std::to_string(dimension) + "}";
+  }
+  Workload workload = Single(m, reducer,
+                             "  x = " + ShapeText(in) + " parameter(0)\n  ROOT " + op + " = " +
+                                 ShapeText(out) + " " + op + "(x), " + attributes + "\n",
+                             op);
+  workload.collective = true;
+  return workload;
 }
 
 Status Unsupported(const Measurement& m, const std::string& what) {
@@ -333,21 +404,9 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
                       ShapeText(arrays[1]) + " " + op + "(x)\n",
                   op);
   }
-  if (op == "collective-permute") {
-    // jax.lax.ppermute under shard_map: one cross-partition permute of the
-    // device's payload to its target (the row's `groups` holds
-    // source_target_pairs); timed alone, as the slope of a loop of them is.
-    TPUSIM_RETURN_IF_ERROR(need(2));
-    if (m.groups.empty() || m.devices < 2) {
-      return InvalidArgument(m.where + ": error: row " + Quote(m.id) +
-                             ": a collective-permute needs devices >= 2 and its "
-                             "source_target_pairs in `groups`, e.g. {{0,1},{1,0}}");
-    }
-    return Single(m, "",
-                  "  x = " + ShapeText(arrays[0]) + " parameter(0)\n  ROOT collective-permute = " +
-                      ShapeText(arrays[1]) + " collective-permute(x), channel_id=1, "
-                      "source_target_pairs=" + m.groups + "\n",
-                  "collective-permute");
+  if (op == "collective-permute" || op == "all-gather" || op == "all-reduce" ||
+      op == "reduce-scatter" || op == "all-to-all") {
+    return Collective(m, arrays);
   }
   if (op == "reduce-window") {
     // Average pooling's window sum (the /4 is a separate fusion, not timed).
@@ -366,8 +425,6 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
       return m.shapes.substr(at, end - at);
     };
     const std::string& t = arrays[0].type;
-    const std::string add = "add_" + t + " {\n  a = " + t + "[] parameter(0)\n  b = " + t +
-                            "[] parameter(1)\n  ROOT add = " + t + "[] add(a, b)\n}\n\n";
     // Layout assignment gives reduce-window's operand the layout of its
     // result; where that is not the parameter's, XLA inserts a relayout copy
     // before it. The published rows time the reduce-window alone (their notes
@@ -375,7 +432,7 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
     // here is already in the result's layout.
     const std::string operand =
         ShapeText(t, arrays[0].dims, DefaultMinorToMajor(arrays[1].dims));
-    return Single(m, add,
+    return Single(m, AddComputation(t),
                   "  x = " + operand + " parameter(0)\n  zero = " + t +
                       "[] constant(0)\n  ROOT reduce-window = " + ShapeText(arrays[1]) +
                       " reduce-window(x, zero), window={size=" + word(size + 5) +

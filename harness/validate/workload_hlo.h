@@ -17,11 +17,14 @@ struct Workload {
   /// The instruction whose time was measured (the published op's HLO name);
   /// empty when the time covers the whole module.
   std::string timed_instruction;
+  /// A collective across the row's devices: timed on the row's network.
+  bool collective = false;
 };
 
 /// The module `m` timed: a matmul fusion, a standalone elementwise op, an
-/// activation fusion, batch/layer/RMS normalisation, a pooling reduce-window or
-/// an HBM copy or a collective-permute, recognised from the row's op, shapes and note.
+/// activation fusion, batch/layer/RMS normalisation, a pooling reduce-window,
+/// an HBM copy or a collective (collective-permute, all-gather, all-reduce,
+/// reduce-scatter, all-to-all), recognised from the row's op, shapes and note.
 /// kUnimplemented ("FILE:LINE: error: no HLO generator for ...") for a row of
 /// another kind; kInvalidArgument for shapes that cannot be read.
 StatusOr<Workload> WorkloadFor(const Measurement& m);

@@ -589,6 +589,29 @@ Status OverExecutedLimit(const hlo::HloModule& module, const TimingOptions& opti
 
 bool g_simulated = false;  ///< the SystemC kernel has been started in this process
 
+/// `job` lowered, with its SPMD run planned: everything before SystemC starts.
+StatusOr<std::unique_ptr<JobModel>> PrepareJob(const SimulationJob& job) {
+  if (job.module == nullptr || job.chip == nullptr)
+    return InvalidArgument("simulation job without module or chip");
+  auto model = std::make_unique<JobModel>();
+  model->module = job.module;
+  model->job = &job;
+  TPUSIM_ASSIGN_OR_RETURN(model->program, LowerModule(*job.module, *job.chip, job.options));
+  model->cost = std::make_unique<chip::CoreCost>(*job.chip);
+  TimingResult& r = model->result;
+  r.chip = job.chip->name;
+  r.module = job.module->name();
+  r.clock_hz = job.chip->clock.value();
+  r.tensorcores = model->program.cores;
+  r.peak_flops = static_cast<double>(arch::MxuPeakBf16(*job.chip).value()) * r.tensorcores /
+                 job.chip->tensorcores_per_chip;
+  r.hbm_bandwidth = static_cast<double>(job.chip->hbm.bandwidth.value()) * r.tensorcores /
+                    job.chip->tensorcores_per_chip;
+  r.ops.reserve(model->program.steps.size());
+  TPUSIM_RETURN_IF_ERROR(PrepareSpmd(job, *model));
+  return model;
+}
+
 }  // namespace
 
 StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob> jobs) {
@@ -600,24 +623,7 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
   // Lower everything first: an input error must not use up the one run.
   std::vector<std::unique_ptr<JobModel>> models;
   for (const SimulationJob& job : jobs) {
-    if (job.module == nullptr || job.chip == nullptr)
-      return InvalidArgument("simulation job without module or chip");
-    auto model = std::make_unique<JobModel>();
-    model->module = job.module;
-    model->job = &job;
-    TPUSIM_ASSIGN_OR_RETURN(model->program, LowerModule(*job.module, *job.chip, job.options));
-    model->cost = std::make_unique<chip::CoreCost>(*job.chip);
-    TimingResult& r = model->result;
-    r.chip = job.chip->name;
-    r.module = job.module->name();
-    r.clock_hz = job.chip->clock.value();
-    r.tensorcores = model->program.cores;
-    r.peak_flops = static_cast<double>(arch::MxuPeakBf16(*job.chip).value()) * r.tensorcores /
-                   job.chip->tensorcores_per_chip;
-    r.hbm_bandwidth = static_cast<double>(job.chip->hbm.bandwidth.value()) * r.tensorcores /
-                      job.chip->tensorcores_per_chip;
-    r.ops.reserve(model->program.steps.size());
-    TPUSIM_RETURN_IF_ERROR(PrepareSpmd(job, *model));
+    TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<JobModel> model, PrepareJob(job));
     models.push_back(std::move(model));
   }
   g_simulated = true;
@@ -719,6 +725,8 @@ Status CheckDevicesFitNetwork(int64_t devices, const ici::CollectiveTimer& netwo
   }
   return Status::Ok();
 }
+
+Status CheckJob(const SimulationJob& job) { return PrepareJob(job).status(); }
 
 StatusOr<TimingResult> SimulateModule(const hlo::HloModule& module, const arch::ChipConfig& chip,
                                       const TimingOptions& options) {

@@ -226,6 +226,11 @@ struct SimulationJob {
 /// nothing): the way to time several modules or chips in one process.
 StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob> jobs);
 
+/// The input errors SimulateBatch would return for `job` before it starts
+/// SystemC (lowering, the SPMD plan, devices that do not fit the network),
+/// without running it: a caller batching jobs leaves out those that fail.
+Status CheckJob(const SimulationJob& job);
+
 }  // namespace tpusim::timing
 
 #endif  // TPUSIM_SIM_TIMING_TIMING_H_

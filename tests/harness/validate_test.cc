@@ -230,12 +230,73 @@ TEST(Workload, LayoutsPutTheDimensionThatPadsLeastOnTheLanes) {
   EXPECT_NE(w->hlo_text.find("bf16[4096]{0:T(1024)(128)(2,1)}"), std::string::npos);
 }
 
+/// A collective row across `devices` devices.
+Measurement CollectiveRow(const std::string& op, const std::string& shapes,
+                          const std::string& groups = "", int64_t devices = 8) {
+  Measurement m = Row(op, shapes, "", "bf16");
+  m.chip = "tpu-v7x";
+  m.devices = devices;
+  m.devices_per_chip = 2;
+  m.topology = "2x2x1";
+  m.groups = groups;
+  return m;
+}
+
+TEST(Workload, CollectivesSpanTheRowsDevicesInItsGroups) {
+  ExpectValidModule(CollectiveRow("all-gather", "bf16[1024,256] -> bf16[1024,2048]"));
+  ExpectValidModule(CollectiveRow("all-reduce", "f32[4096] -> f32[4096]"));
+  ExpectValidModule(CollectiveRow("reduce-scatter", "bf16[8192,128] -> bf16[1024,128]"));
+  ExpectValidModule(CollectiveRow("all-to-all", "bf16[64,1024] -> bf16[64,1024]"));
+  ExpectValidModule(
+      CollectiveRow("collective-permute", "f32[1024] -> f32[1024]", "{{0,1},{1,0}}", 2));
+
+  // No groups: one group of every device; the gathered dimension is the one
+  // the op resizes.
+  StatusOr<Workload> w = WorkloadFor(CollectiveRow("all-gather", "bf16[16,256] -> bf16[16,2048]"));
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_TRUE(w->collective);
+  EXPECT_EQ(w->timed_instruction, "all-gather");
+  EXPECT_NE(w->hlo_text.find("HloModule row_1, num_partitions=8"), std::string::npos)
+      << w->hlo_text;
+  EXPECT_NE(w->hlo_text.find("all-gather(x), channel_id=1, replica_groups={{0,1,2,3,4,5,6,7}}, "
+                             "use_global_device_ids=true, dimensions={1}"),
+            std::string::npos)
+      << w->hlo_text;
+  // Stated groups and dimension; sums reduce with add over the element type.
+  w = WorkloadFor(CollectiveRow("reduce-scatter", "f32[64,512] -> f32[64,128] dimensions={1}",
+                                "{{0,1,2,3},{4,5,6,7}}"));
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_NE(w->hlo_text.find("replica_groups={{0,1,2,3},{4,5,6,7}}, use_global_device_ids=true, "
+                             "to_apply=add_f32, dimensions={1}"),
+            std::string::npos)
+      << w->hlo_text;
+  EXPECT_NE(w->hlo_text.find("ROOT add = f32[] add(a, b)"), std::string::npos);
+  ExpectValidModule(CollectiveRow("all-to-all", "bf16[64,1024] -> bf16[64,1024] dimensions={1}"));
+
+  // What a collective row must say.
+  w = WorkloadFor(CollectiveRow("all-reduce", "f32[64] -> f32[64]", "", 1));
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(),
+            "test.csv:2: error: row 'row-1': 'all-reduce' needs devices >= 2");
+  w = WorkloadFor(CollectiveRow("collective-permute", "f32[64] -> f32[64]"));
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("needs its source_target_pairs in `groups`"),
+            std::string::npos);
+  w = WorkloadFor(CollectiveRow("all-to-all", "f32[64] -> f32[64] dimensions={1}"));
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("dimensions={1} is out of the operand's rank 1"),
+            std::string::npos);
+  // Not a collective: timed on one device, without a network.
+  w = WorkloadFor(Row("copy", "bf16[4096] -> bf16[4096]"));
+  ASSERT_TRUE(w.ok());
+  EXPECT_FALSE(w->collective);
+}
+
 TEST(Workload, UnknownKindsAndBadShapesAreNamed) {
-  StatusOr<Workload> w = WorkloadFor(Row("all-gather", "f32[8] -> f32[64]"));
+  StatusOr<Workload> w = WorkloadFor(Row("sort", "f32[8] -> f32[8]"));
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(w.status().message(),
-            "test.csv:2: error: row 'row-1': no HLO generator for op 'all-gather'");
+  EXPECT_EQ(w.status().message(), "test.csv:2: error: row 'row-1': no HLO generator for op 'sort'");
   w = WorkloadFor(Row("fusion[x]", "f16[8] -> f16[8]", "jnp softplus: log(1+exp(x))"));
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.status().message(),

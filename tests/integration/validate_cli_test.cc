@@ -3,6 +3,7 @@
 // a bound that fails, and bad input.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -85,6 +86,61 @@ TEST(ValidateCli, AFamilyWithAnUntimedRowExitsOne) {
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_NE(r.out.find("FAIL (rows skipped)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("odd-1: " + dir / "rows.csv"), std::string::npos) << r.out;
+}
+
+// Collective rows of every kind, on slices written as the published files
+// write them: timed on the row's network with its devices per chip, and a row
+// whose devices do not fit its slice goes untimed without taking the rest of
+// its process's one SystemC run with it (-j 1: every row in one process).
+TEST(ValidateCli, CollectiveRowsAreTimedOnTheirSlice) {
+  ScratchDir dir;
+  const std::string header =
+      "id,chip,devices,devices_per_chip,topology,op,dtype,shapes,groups,measured_us,statistic,"
+      "source,note\n";
+  const std::string gather = "\"bf16[1024,1024] -> bf16[8192,1024]\"";
+  WriteText(dir / "rows.csv",
+            header + "ag-2pc,tpu-v7x,8,2,2x2x1 slice (one host),all-gather,bf16," + gather +
+                ",,100,p50,test,\n"
+                "ag-1pc,tpu-v7x,8,1,2x2x2,all-gather,bf16," +
+                gather +
+                ",,100,p50,test,\n"
+                "misfit,tpu-v7x,8,1,mesh:2x2x1,all-gather,bf16," +
+                gather +
+                ",,100,p50,test,\n"
+                "rs,tpu-v7x,8,2,2x2x1,reduce-scatter,bf16,\"bf16[8192,1024] -> bf16[1024,1024]\","
+                ",100,p50,test,\n"
+                "ar,tpu-v7x,8,2,2x2x1,all-reduce,f32,\"f32[1024,1024] -> f32[1024,1024]\","
+                "\"{{0,1},{2,3},{4,5},{6,7}}\",100,p50,test,\n"
+                "a2a,tpu-v7x,8,2,torus:2x2x1,all-to-all,bf16,\"bf16[8192,1024] -> "
+                "bf16[8192,1024]\",,100,p50,test,\n");
+  const std::string suite = dir / "s.validation.yaml";
+  WriteText(suite,
+            "families:\n  - name: collectives\n    file: rows.csv\n    chip: tpu-v7x\n"
+            "    max_mape: 1000%\n    target_mape: 1000%\n");
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"validate", suite, "-j", "1", "--json", dir / "v.json"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);  // the misfit row fails its family
+  const nlohmann::json doc = nlohmann::json::parse(ReadText(dir / "v.json"));
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& row : doc["rows"]) rows[row["id"].get<std::string>()] = row;
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_NE(rows["misfit"]["skipped"].get<std::string>().find(
+                "the module's 8 devices need 8 chips; the topology has 4"),
+            std::string::npos)
+      << rows["misfit"].dump();
+  for (const char* id : {"ag-2pc", "ag-1pc", "rs", "ar", "a2a"}) {
+    ASSERT_TRUE(rows[id].contains("predicted_us")) << rows[id].dump();
+    EXPECT_EQ(rows[id]["bound_by"], "ICI") << rows[id].dump();
+  }
+  const auto us = [&](const char* id) { return rows[id]["predicted_us"].get<double>(); };
+  // Two devices of a chip share its links: 8 devices on 4 chips gather more
+  // slowly than 8 devices on 8 chips.
+  EXPECT_GT(us("ag-2pc"), 1.5 * us("ag-1pc"));
+  // A reduce-scatter moves what the all-gather of its result moves.
+  EXPECT_NEAR(us("rs"), us("ag-2pc"), 0.01 * us("ag-2pc"));
+  // Pairs on one chip each: the all-reduce never leaves its chip, so it
+  // beats a gather of the same bytes across the slice.
+  EXPECT_LT(us("ar"), us("ag-2pc"));
 }
 
 TEST(ValidateCli, ThePrintedModuleOfARowIsValidHlo) {

@@ -277,5 +277,27 @@ TEST(SharedLinks, DevicesMustFillWholeChipsThatTheTopologyHas) {
   EXPECT_EQ(r.status().message(), "test.hlo: error: the module's 10 devices need 5 chips; the topology has 4");
 }
 
+// CheckJob reports those input errors without starting SystemC, so a caller
+// can leave the failing job out and still time the rest in the one run.
+TEST(SharedLinks, CheckJobFindsTheMisfitWithoutUsingUpTheRun) {
+  const arch::ChipConfig v7x = IdealPreset("tpu-v7x", {"clock=1GHz"});
+  auto slice = Network(kSevenX, v7x);
+  ASSERT_NE(slice, nullptr);
+  auto many =
+      Parse("HloModule many, replica_count=10\nENTRY e {\n  ROOT p = f32[8]{0} parameter(0)\n}\n");
+  auto fits =
+      Parse("HloModule fits, replica_count=8\nENTRY e {\n  ROOT p = f32[8]{0} parameter(0)\n}\n");
+  ASSERT_NE(many, nullptr);
+  ASSERT_NE(fits, nullptr);
+  const Status misfit = CheckJob({many.get(), &v7x, On(*slice)});
+  ASSERT_FALSE(misfit.ok());
+  EXPECT_EQ(misfit.message(),
+            "test.hlo: error: the module's 10 devices need 5 chips; the topology has 4");
+  EXPECT_TRUE(CheckJob({fits.get(), &v7x, On(*slice)}).ok());
+  auto r = SimulateModule(*fits, v7x, On(*slice));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->device_count, 8);
+}
+
 }  // namespace
 }  // namespace tpusim::timing
