@@ -39,19 +39,36 @@ std::string OneLine(std::string text) {
   return text;
 }
 
+/// The first word of `text` that is a slice's shape, digits joined by 'x'
+/// ("2x2x1" in "v5p-8 (2x2x1)"); empty when it has none.
+std::string SliceShapeIn(const std::string& text) {
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = begin;
+    while (end < text.size() && std::isalnum(static_cast<unsigned char>(text[end]))) ++end;
+    const std::string word = text.substr(begin, end - begin);
+    bool shape = word.find('x') != std::string::npos && word.front() != 'x' && word.back() != 'x';
+    for (size_t i = 0; shape && i < word.size(); ++i) {
+      shape = std::isdigit(static_cast<unsigned char>(word[i])) ||
+              (word[i] == 'x' && word[i - 1] != 'x');
+    }
+    if (shape) return word;
+    begin = end + 1;
+  }
+  return "";
+}
+
 /// The network a collective row ran on: its `topology`, a short form
-/// (`mesh:2x2x1`, docs/interconnect.md) or the slice's shape as the published
-/// files write it ("2x2x1", "4x4x4 slice (...)"), which is the chip's torus
-/// with its generation's wraparound rule; `devices_per_chip` from the row.
+/// (`mesh:2x2x1`, docs/interconnect.md) or text naming the slice's shape as
+/// the published files write it ("2x2x1", "4x4x4 slice (...)"), which is the
+/// chip's torus with its generation's wraparound rule; `devices_per_chip` from
+/// the row.
 StatusOr<arch::TopologyConfig> RowTopology(const Measurement& m, const arch::ChipConfig& chip) {
   const std::string& text = m.topology;
-  const size_t shape_end = text.find_first_not_of("0123456789x");
-  const bool bare_shape = !text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) &&
-                          (shape_end == std::string::npos || text[shape_end] == ' ');
-  StatusOr<arch::TopologyConfig> config = arch::ParseTopologyShortForm(
-      bare_shape ? "torus:" + text.substr(0, shape_end) + ",wraparound=tpu" : text);
+  const std::string shape = text.find(':') == std::string::npos ? SliceShapeIn(text) : "";
+  StatusOr<arch::TopologyConfig> config =
+      arch::ParseTopologyShortForm(shape.empty() ? text : "torus:" + shape + ",wraparound=tpu");
   if (!config.ok()) {
-    return InvalidArgument(config.status().message() + " (or the slice's shape, e.g. 2x2x1)");
+    return InvalidArgument(config.status().message() + " (or a slice's shape, e.g. 2x2x1)");
   }
   TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(*config, chip));
   if (config->devices_per_chip == 1) {

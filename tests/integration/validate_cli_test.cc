@@ -99,7 +99,7 @@ TEST(ValidateCli, CollectiveRowsAreTimedOnTheirSlice) {
       "source,note\n";
   const std::string gather = "\"bf16[1024,1024] -> bf16[8192,1024]\"";
   WriteText(dir / "rows.csv",
-            header + "ag-2pc,tpu-v7x,8,2,2x2x1 slice (one host),all-gather,bf16," + gather +
+            header + "ag-2pc,tpu-v7x,8,2,tpu7x-8 (2x2x1 slice),all-gather,bf16," + gather +
                 ",,100,p50,test,\n"
                 "ag-1pc,tpu-v7x,8,1,2x2x2,all-gather,bf16," +
                 gather +
