@@ -361,27 +361,43 @@ StatusOr<Workload> WorkloadFor(const Measurement& m) {
   const std::string& op = m.op;
   if (op == "dot") {
     // XLA's TPU backend emits a matmul as an output fusion around a
-    // convolution with batch/feature labels; an f32-accumulated product
+    // convolution with batch/feature labels, and a batched one ([B..,M,K] x
+    // [B..,K,N]) around a dot with batch dimensions; an f32-accumulated product
     // converted to a narrower result converts inside the same fusion.
     TPUSIM_RETURN_IF_ERROR(need(3));
     const Array& lhs = arrays[0];
     const Array& rhs = arrays[1];
     const Array& out = arrays[2];
-    if (lhs.dims.size() != 2 || rhs.dims.size() != 2 || out.dims.size() != 2 ||
-        lhs.dims[1] != rhs.dims[0] || out.dims[0] != lhs.dims[0] || out.dims[1] != rhs.dims[1]) {
-      return InvalidArgument(m.where + ": error: row " + Quote(m.id) +
-                             ": expected [M,K]x[K,N] -> [M,N] shapes, got " + Quote(m.shapes));
+    const size_t rank = lhs.dims.size();
+    bool shaped = rank >= 2 && rhs.dims.size() == rank && out.dims.size() == rank &&
+                  lhs.dims[rank - 1] == rhs.dims[rank - 2] &&
+                  out.dims[rank - 2] == lhs.dims[rank - 2] &&
+                  out.dims[rank - 1] == rhs.dims[rank - 1];
+    for (size_t d = 0; shaped && d + 2 < rank; ++d) {
+      shaped = lhs.dims[d] == rhs.dims[d] && out.dims[d] == lhs.dims[d];
     }
+    if (!shaped) {
+      return InvalidArgument(m.where + ": error: row " + Quote(m.id) +
+                             ": expected [M,K]x[K,N] -> [M,N] shapes (batched: [B,M,K]x[B,K,N] -> "
+                             "[B,M,N]), got " +
+                             Quote(m.shapes));
+    }
+    const std::string batch = Iota(rank - 2);
+    const std::string product =
+        rank == 2
+            ? "convolution(param_0, param_1), dim_labels=bf_io->bf"
+            : "dot(param_0, param_1), lhs_batch_dims={" + batch + "}, lhs_contracting_dims={" +
+                  std::to_string(rank - 1) + "}, rhs_batch_dims={" + batch +
+                  "}, rhs_contracting_dims={" + std::to_string(rank - 2) + "}";
+    const std::string name = rank == 2 ? "convolution" : "dot";
     const bool f32_accumulation = m.dtype.find("f32 acc") != std::string::npos && out.type != "f32";
     std::string fused = "fused_computation {\n  param_0 = " + ShapeText(lhs) +
                         " parameter(0)\n  param_1 = " + ShapeText(rhs) + " parameter(1)\n";
     if (f32_accumulation) {
-      fused += "  convolution = " + ShapeText("f32", out.dims) +
-               " convolution(param_0, param_1), dim_labels=bf_io->bf\n  ROOT convert = " +
-               ShapeText(out) + " convert(convolution)\n}\n\n";
+      fused += "  " + name + " = " + ShapeText("f32", out.dims) + " " + product +
+               "\n  ROOT convert = " + ShapeText(out) + " convert(" + name + ")\n}\n\n";
     } else {
-      fused += "  ROOT convolution = " + ShapeText(out) +
-               " convolution(param_0, param_1), dim_labels=bf_io->bf\n}\n\n";
+      fused += "  ROOT " + name + " = " + ShapeText(out) + " " + product + "\n}\n\n";
     }
     return Single(m, fused,
                   "  lhs = " + ShapeText(lhs) + " parameter(0)\n  rhs = " + ShapeText(rhs) +

@@ -195,6 +195,18 @@ TEST(Workload, MatmulIsAnOutputFusionAroundAConvolution) {
       w->hlo_text.find("ROOT convert = bf16[128,128]{1,0:T(8,128)(2,1)} convert(convolution)"),
       std::string::npos);
   EXPECT_NE(w->hlo_text.find("kind=kOutput"), std::string::npos);
+  // Batched: a dot with the leading dimensions as batch dimensions.
+  const Measurement batched =
+      Row("dot", "bf16[4,2,256,128]xbf16[4,2,128,64] -> f32[4,2,256,64]", "", "bf16");
+  ExpectValidModule(batched);
+  w = WorkloadFor(batched);
+  ASSERT_TRUE(w.ok());
+  EXPECT_NE(
+      w->hlo_text.find("dot(param_0, param_1), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, "
+                       "rhs_batch_dims={0,1}, rhs_contracting_dims={2}"),
+      std::string::npos)
+      << w->hlo_text;
+  EXPECT_FALSE(WorkloadFor(Row("dot", "f16[2,8,4]xf16[3,4,8] -> f16[2,8,8]")).ok());
 }
 
 TEST(Workload, PoolingReadsItsOperandInTheResultsLayout) {
