@@ -207,6 +207,20 @@ TEST(Workload, MatmulIsAnOutputFusionAroundAConvolution) {
       std::string::npos)
       << w->hlo_text;
   EXPECT_FALSE(WorkloadFor(Row("dot", "f16[2,8,4]xf16[3,4,8] -> f16[2,8,8]")).ok());
+  // The precision `dtype` states, as jax.lax.Precision names it.
+  const std::string f32 = "f32[256,256]xf32[256,256] -> f32[256,256]";
+  w = WorkloadFor(Row("dot", f32, "", "f32 HIGHEST"));
+  ASSERT_TRUE(w.ok());
+  EXPECT_NE(w->hlo_text.find("dim_labels=bf_io->bf, operand_precision={highest,highest}"),
+            std::string::npos)
+      << w->hlo_text;
+  w = WorkloadFor(Row("dot", f32, "", "f32, HIGH"));
+  ASSERT_TRUE(w.ok());
+  EXPECT_NE(w->hlo_text.find("operand_precision={high,high}"), std::string::npos) << w->hlo_text;
+  w = WorkloadFor(Row("dot", f32, "", "f32"));
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->hlo_text.find("operand_precision"), std::string::npos) << w->hlo_text;
+  ExpectValidModule(Row("dot", f32, "", "f32 HIGHEST"));
 }
 
 TEST(Workload, PoolingReadsItsOperandInTheResultsLayout) {
