@@ -144,7 +144,7 @@ struct CollectiveOptions {
   std::string models_dir;              ///< AddCollectiveCommand sets the default
   std::string topology;                ///< short form or YAML file
   std::string algorithm = "auto";      ///< ici::AlgorithmName spellings
-  std::string groups;                  ///< "0,1;2,3"; empty: one group of every chip
+  std::string groups;                  ///< "0,1;2,3"; empty: one group of every device
   std::string json;                    ///< write rows as JSON here; empty: do not
   bool allow_large = false;            ///< run past the transfer and device-step limits
 };

@@ -102,9 +102,10 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
                   "bidirectional-ring, torus, hamiltonian-rings, tree, halving-doubling, direct")
       ->option_text("NAME")
       ->capture_default_str();
-  cmd->add_option("--groups", options.groups,
-                  "Replica groups of logical devices, e.g. 0,1,2,3;4,5,6,7 (default: one group of "
-                  "every chip); permute and send-recv send from each device to the next of its group")
+  cmd->add_option(
+         "--groups", options.groups,
+         "Replica groups of logical devices, e.g. 0,1,2,3;4,5,6,7 (default: one group of "
+         "every device); permute and send-recv send from each device to the next of its group")
       ->option_text("GROUPS");
   cmd->add_option("--json", options.json, "Also write the rows as JSON to OUT (atomically)")
       ->option_text("OUT")

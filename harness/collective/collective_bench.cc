@@ -66,12 +66,12 @@ double BusFactor(ici::CollectiveKind kind, int64_t n) {
   return 1.0;  // unreachable: every CollectiveKind returns above
 }
 
-/// "0,1,2,3;4,5,6,7": groups of logical devices; empty: every chip.
-StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text, int64_t chips) {
+/// "0,1,2,3;4,5,6,7": groups of logical devices; empty: every device.
+StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text, int64_t devices) {
   std::vector<std::vector<int64_t>> groups;
   if (text.empty()) {
     groups.emplace_back();
-    for (int64_t d = 0; d < chips; ++d) groups.back().push_back(d);
+    for (int64_t d = 0; d < devices; ++d) groups.back().push_back(d);
     return groups;
   }
   size_t begin = 0;
@@ -122,16 +122,17 @@ StatusOr<std::vector<std::vector<int64_t>>> ParseGroups(const std::string& text,
   return groups;
 }
 
-/// The groups `bench` names on a network of `chips`: -g's first devices,
-/// --groups, or one group of every chip.
-StatusOr<std::vector<std::vector<int64_t>>> GroupsOf(const CollectiveBench& bench, int64_t chips) {
-  if (bench.first_devices == 0) return ParseGroups(bench.groups, chips);
+/// The groups `bench` names on a network of `devices` (chips x devices per
+/// chip): -g's first devices, --groups, or one group of every device.
+StatusOr<std::vector<std::vector<int64_t>>> GroupsOf(const CollectiveBench& bench,
+                                                     int64_t devices) {
+  if (bench.first_devices == 0) return ParseGroups(bench.groups, devices);
   if (!bench.groups.empty()) {
     return InvalidArgument(std::string(kCommand) + "give -g or --groups, not both");
   }
-  if (bench.first_devices > chips) {
+  if (bench.first_devices > devices) {
     return InvalidArgument(std::string(kCommand) + "-g " + std::to_string(bench.first_devices) +
-                           ": the topology has " + std::to_string(chips) + " chips");
+                           ": the topology has " + std::to_string(devices) + " devices");
   }
   std::vector<std::vector<int64_t>> groups = {{}};
   for (int64_t d = 0; d < bench.first_devices; ++d) groups.front().push_back(d);
@@ -315,7 +316,8 @@ Status TimeCollectiveBench(const CollectiveBench& bench, std::ostream& out) {
   TPUSIM_ASSIGN_OR_RETURN(const std::unique_ptr<ici::Interconnect> interconnect,
                           ici::Interconnect::Create(topology, chip));
   const int64_t chips = interconnect->topology().chip_count();
-  TPUSIM_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> groups, GroupsOf(bench, chips));
+  TPUSIM_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> groups,
+                          GroupsOf(bench, interconnect->device_count()));
 
   ici::Collective collective;
   collective.kind = bench.kind;

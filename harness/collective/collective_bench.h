@@ -64,7 +64,7 @@ struct CollectiveBench {
   std::string models_dir;              ///< where chip presets are found
   std::string topology;                ///< short form or YAML file
   /// Groups of logical devices, "0,1,2,3;4,5,6,7", read once the topology's
-  /// chip count is known; empty (and `first_devices` 0): one group of every chip.
+  /// device count is known; empty (and `first_devices` 0): one group of every device.
   std::string groups;
   int64_t first_devices = 0;  ///< > 0: one group of devices 0..N-1 (nccl-tests' -g)
   CollectiveReport report = CollectiveReport::kTable;

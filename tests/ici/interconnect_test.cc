@@ -439,6 +439,39 @@ TEST(InterconnectDevicesPerChipTest, PermuteWithinAChipIsAnOnChipCopy) {
   EXPECT_EQ(TimeOf(*ic, self).duration, Picoseconds(0));
 }
 
+// Every device of whole chips (two per chip): the group is a mesh with one
+// more axis, the chip's devices, which crosses no link. The chips run the
+// torus algorithm on the whole V, as with one device each, and each device
+// exchanges half of V with the other of its chip: after the all-gather,
+// before the reduce-scatter, both around the all-reduce. An on-chip copy of
+// V/2 takes V ps here.
+TEST(InterconnectDevicesPerChipTest, WholeChipsRunTheTorusThenExchangeOnChip) {
+  arch::TopologyConfig pairs = Grid(arch::TopologyKind::kTorus, {4});
+  pairs.devices_per_chip = 2;
+  auto two = Make(pairs);
+  auto one = Make(Grid(arch::TopologyKind::kTorus, {4}));
+  const int64_t v = 90'000'000;
+  for (const CollectiveKind kind :
+       {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+    const CollectiveTiming chips = TimeOf(*one, Over(kind, AllChips(4), v));
+    const CollectiveTiming devices = TimeOf(*two, Over(kind, AllChips(8), v));
+    const int64_t exchanges = kind == CollectiveKind::kAllReduce ? 2 : 1;
+    EXPECT_EQ(devices.algorithm, Algorithm::kTorus);
+    EXPECT_EQ(devices.ici_bytes, chips.ici_bytes);
+    EXPECT_EQ(devices.duration, chips.duration + Picoseconds(exchanges * v));
+  }
+  // Both devices of one chip: only the exchange.
+  const CollectiveTiming within = TimeOf(*two, Over(CollectiveKind::kAllReduce, {{0, 1}}, v));
+  EXPECT_EQ(within.duration, Picoseconds(2 * v));
+  EXPECT_EQ(within.ici_bytes, 0);
+  // One device of each chip (a parity group): no exchange; the ring order
+  // of a group that is not every device of its chips stays the fallback.
+  EXPECT_EQ(TimeOf(*two, Over(CollectiveKind::kAllGather, {{0, 2, 4, 6}}, v)).duration,
+            TimeOf(*one, Over(CollectiveKind::kAllGather, AllChips(4), v)).duration);
+  EXPECT_EQ(TimeOf(*two, Over(CollectiveKind::kAllGather, {{0, 1, 2}}, v)).algorithm,
+            Algorithm::kRing);
+}
+
 // Two all-reduces over the same 4-ring: every link carries both, so each
 // phase's bandwidth time doubles. By hand: a phase costs max(2 hops, V/2 per
 // direction / W_uni) — the hop latency hides behind the transfer (SB's step

@@ -284,6 +284,18 @@ TEST(CollectiveCliTest, HelpDescribesColumnsAndOptions) {
   EXPECT_THAT(r.out, HasSubstr("2(n-1)/n"));
 }
 
+// Two devices per chip (TPU7x): the default group is every device, and a
+// group of both devices of every chip runs the torus on the chips, then
+// exchanges on chip (docs/interconnect.md, "Devices and chips").
+TEST(CollectiveCliTest, TheDefaultGroupIsEveryDeviceOfEveryChip) {
+  const RunResult r =
+      Tpusim({"collective", "--op", "all-gather", "--bytes", "16MiB", "--chip", "tpu-v7x",
+              "--topology", "torus:2x2x1,wraparound=tpu,devices_per_chip=2"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("1 group of 8 devices"));
+  EXPECT_THAT(r.out, HasSubstr("  torus  "));
+}
+
 TEST(CollectiveCliTest, BadInputExitsTwo) {
   const std::vector<std::string> base = {"collective", "--chip", "tpu-v5e", "--topology", "torus:4"};
   const std::vector<std::vector<std::string>> bad = {

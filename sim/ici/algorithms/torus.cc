@@ -70,6 +70,26 @@ std::vector<std::vector<NodeId>> LinesAlong(const SubGrid& sub, int64_t axis, in
   return lines;
 }
 
+/// The exchange between the devices of each chip of `sub` (TPU7x's two
+/// TensorCores), after `after` (-1: none): every device receives (d-1)/d of
+/// `size` from the others of its chip, an on-chip copy that crosses no link
+/// (Interconnect::AppendFlows times it). Returns its join flow.
+StatusOr<int32_t> OnChipPhase(FlowBuilder& builder, const SubGrid& sub, int64_t size,
+                              int32_t after) {
+  std::vector<int32_t> deps;
+  if (after >= 0) deps.push_back(after);
+  const int64_t d = sub.devices_per_chip;
+  std::vector<int32_t> phase;
+  for (const auto& [coords, chip] : sub.by_coords) {
+    for (int64_t device = 0; device < d; ++device) {
+      TPUSIM_ASSIGN_OR_RETURN(const int32_t f,
+                              builder.Data(chip, chip, Scale(size, d - 1, d), deps));
+      phase.push_back(f);
+    }
+  }
+  return builder.Marker(sub.by_coords.begin()->second, std::move(phase), Picoseconds());
+}
+
 }  // namespace
 
 /// Per-dimension torus decomposition. The data splits into k parts (k = the
@@ -77,6 +97,13 @@ std::vector<std::vector<NodeId>> LinesAlong(const SubGrid& sub, int64_t axis, in
 /// the order rotated by j, then its all-gather phases in reverse, so that at
 /// any time the parts use different axes: an all-gather over k axes costs
 /// V/(k·W) as in the scaling book (sharding.md, "multiple axes").
+///
+/// A group with d > 1 devices on each chip (TPU7x) is a mesh with one more
+/// axis, the chip's devices, which crosses no link: its reduce-scatter runs
+/// first (each device keeps 1/d of the data, reduced over its chip) and its
+/// all-gather last, and in between the chips run the phases above on the
+/// whole V, as the d device-parity groups running them at once over the same
+/// links would (the shards of all d parities cross every link).
 Status TorusAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
   TPUSIM_ASSIGN_OR_RETURN(const Stage stage, StageOf(c.kind, Algorithm::kTorus));
   const GridShape& grid = builder.topology().grid();
@@ -95,12 +122,18 @@ Status TorusAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
       lines[axis] = LinesAlong(*sub, axis, grid.dims[axis]);
       wraps[axis] = static_cast<size_t>(axis) < grid.wraparound.size() && grid.wraparound[axis];
     }
+    const bool on_chip = sub->devices_per_chip > 1;
+    int32_t chips_start = -1;
+    if (on_chip && stage != Stage::kAllGather) {
+      TPUSIM_ASSIGN_OR_RETURN(chips_start, OnChipPhase(builder, *sub, c.bytes, -1));
+    }
+    std::vector<int32_t> part_ends;
     for (int64_t part = 0; part < k; ++part) {
       // part 0 also takes the remainder of an uneven split
       const int64_t part_bytes = c.bytes / k + (part == 0 ? c.bytes % k : 0);
       std::vector<int64_t> order;
       for (int64_t i = 0; i < k; ++i) order.push_back(sub->axes[(part + i) % k]);
-      int32_t prev = -1;
+      int32_t prev = chips_start;
       // Reduce-scatter: axis order[i] works on part_bytes / prod(|order[<i]|).
       int64_t size = part_bytes;
       std::vector<int64_t> sizes;
@@ -120,6 +153,13 @@ Status TorusAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
               prev, AxisPhase(builder, lines[order[i]], sizes[i], wraps[order[i]], prev));
         }
       }
+      part_ends.push_back(prev);
+    }
+    if (on_chip && stage != Stage::kReduceScatter) {
+      if (part_ends.empty() && chips_start >= 0) part_ends.push_back(chips_start);  // one chip
+      const int32_t chips_end =
+          builder.Marker(sub->by_coords.begin()->second, std::move(part_ends), Picoseconds());
+      TPUSIM_RETURN_IF_ERROR(OnChipPhase(builder, *sub, c.bytes, chips_end).status());
     }
   }
   return Status();
