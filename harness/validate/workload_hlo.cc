@@ -283,9 +283,9 @@ int64_t DimensionIn(std::string_view text) {
   const size_t at = text.find(kKey);
   if (at == std::string_view::npos) return -1;
   int64_t d = -1;
-  const char* begin = text.data() + at + kKey.size();
-  const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), d);
-  return ec == std::errc() && *end == '}' ? d : -1;
+  const char* last = text.data() + text.size();
+  const auto [end, ec] = std::from_chars(text.data() + at + kKey.size(), last, d);
+  return ec == std::errc() && end != last && *end == '}' ? d : -1;
 }
 
 /// One collective across the row's devices under shard_map, timed alone (as

@@ -42,7 +42,7 @@ Status HamiltonianRingsAlgorithm(FlowBuilder& builder, const ChipCollective& c) 
     if (!plane.has_value()) {
       return InvalidArgument(
           "algorithm hamiltonian-rings needs every group to be an n x n plane (n >= 3) of a "
-          "torus with wraparound on both axes");
+          "torus with wraparound on both axes, one device per chip");
     }
     const int64_t x_axis = plane->sub.axes[0];
     const int64_t y_axis = plane->sub.axes[1];
