@@ -329,20 +329,23 @@ StatusOr<Literal> EvalContext::CallNested(const HloComputation& computation, Ope
   const auto& instructions = computation.instructions();
   const int64_t root = computation.root()->unique_id() - plan.base_id;
 
-  std::vector<std::optional<Literal>> values(instructions.size());
+  // A parameter's value is the caller's, read in place: `owned` holds only
+  // what this call computes, and `value` points at every live value.
+  std::vector<std::optional<Literal>> owned(instructions.size());
+  std::vector<const Literal*> value(instructions.size(), nullptr);
   std::vector<const Literal*> operands;
   for (size_t pos = 0; pos < plan.order.size(); ++pos) {
     const HloInstruction& inst = *instructions[plan.order[pos]];
     operands.clear();
     for (const HloInstruction* operand : inst.operands()) {
-      operands.push_back(&*values[operand->unique_id() - plan.base_id]);
+      operands.push_back(value[operand->unique_id() - plan.base_id]);
     }
     if (inst.opcode() == HloOpcode::kParameter) {
       const int64_t number = inst.parameter_number();
       if (number < 0 || number >= static_cast<int64_t>(args.size())) {
         return Error(inst, StatusCode::kInvalidArgument, "parameter number out of range");
       }
-      values[plan.order[pos]] = *args[number];
+      value[plan.order[pos]] = args[number];
     } else {
       const Kernel kernel = KernelFor(inst.opcode());
       if (kernel == nullptr) return Unsupported(inst, "opcode not implemented by the evaluator");
@@ -351,17 +354,21 @@ StatusOr<Literal> EvalContext::CallNested(const HloComputation& computation, Ope
                                                   ? kernel(*this, inst, operands)
                                                   : EvalOnPaddedOperands(*this, inst, operands, kernel));
       work_ += kInstructionWork + (result.shape().IsArray() ? result.element_count() : 0);
-      values[plan.order[pos]] = std::move(result);
+      value[plan.order[pos]] = &owned[plan.order[pos]].emplace(std::move(result));
       if (options_.progress != nullptr && device_.replica_id == 0 && device_.partition_id == 0) {
         options_.progress->fetch_add(1, std::memory_order_relaxed);
       }
     }
     for (const HloInstruction* operand : inst.operands()) {
       const int64_t o = operand->unique_id() - plan.base_id;
-      if (o != root && plan.last_use[o] == static_cast<int64_t>(pos)) values[o].reset();
+      if (o != root && plan.last_use[o] == static_cast<int64_t>(pos)) {
+        owned[o].reset();
+        value[o] = nullptr;
+      }
     }
   }
-  return std::move(*values[root]);
+  if (owned[root].has_value()) return std::move(*owned[root]);
+  return *value[root];  // the root is a parameter: the caller keeps its own
 }
 
 StatusOr<Literal> Evaluator::Evaluate(const hlo::HloModule& module,
@@ -409,8 +416,9 @@ StatusOr<Literal> EvaluateOnDevice(const hlo::HloModule& module, const Evaluator
 
 namespace {
 
-/// Peak bytes while `computation` runs, its parameters' copies included;
-/// memoised per computation in `peaks`.
+/// Peak bytes while `computation` runs; its parameters are the caller's
+/// values, read in place (CallNested), so they count nothing here. Memoised
+/// per computation in `peaks`.
 StatusOr<int64_t> ComputationPeakBytes(const hlo::HloModule& module,
                                        const HloComputation& computation,
                                        std::map<const HloComputation*, int64_t>& peaks,
@@ -430,7 +438,8 @@ StatusOr<int64_t> ComputationPeakBytes(const hlo::HloModule& module,
       TPUSIM_ASSIGN_OR_RETURN(const int64_t p, ComputationPeakBytes(module, *callee, peaks, depth + 1));
       callee_peak = std::max(callee_peak, p);
     }
-    TPUSIM_ASSIGN_OR_RETURN(bytes[plan->order[pos]], Literal::ByteSizeOf(inst.shape()));
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t size, Literal::ByteSizeOf(inst.shape()));
+    if (inst.opcode() != HloOpcode::kParameter) bytes[plan->order[pos]] = size;
     live = SatAdd(live, bytes[plan->order[pos]]);
     peak = std::max(peak, SatAdd(live, callee_peak));
     for (const HloInstruction* operand : inst.operands()) {

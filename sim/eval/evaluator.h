@@ -139,7 +139,7 @@ class Evaluator {
   /// Bytes one device holds at its peak while evaluating `module`: the
   /// arguments, every value alive at once under the evaluator's order and
   /// value lifetimes, and the peak of each called computation while it runs
-  /// (a called computation's parameters are copies). Lets a harness refuse a
+  /// (a called computation reads its parameters in place). Lets a harness refuse a
   /// run before allocating anything. Errors: those of planning a computation
   /// (a cycle, a missing root) and of unmaterialisable shapes.
   static StatusOr<int64_t> EstimatePeakBytes(const hlo::HloModule& module);
