@@ -31,6 +31,7 @@
 #include <bit>
 #include <cmath>
 #include <complex>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -70,6 +71,33 @@ using Mask = int32_t __attribute__((vector_size(32)));
 using UnalignedVec __attribute__((aligned(4), may_alias)) = Vec;
 static_assert(alignof(UnalignedVec) == alignof(float));
 
+/// Packed operands up to this many floats (16 MiB) reuse one buffer per
+/// operand and thread from call to call. A fresh buffer is zero-filled and
+/// faults in page by page, which took longer than the product itself at
+/// n = 512 (docs/performance.md); a larger operand's product outweighs both,
+/// and keeping its buffer would hold memory the rest of the run may need.
+constexpr int64_t kKeptPanelFloats = int64_t{4} << 20;
+
+/// `count` floats of scratch, not initialised: the calling thread's kept
+/// buffer for `operand` (0: lhs, 1: rhs), or a fresh one held by `fresh`.
+float* PanelScratch(int operand, int64_t count, std::unique_ptr<float[]>& fresh) {
+  if (count > kKeptPanelFloats) {
+    fresh.reset(new float[static_cast<size_t>(count)]);
+    return fresh.get();
+  }
+  struct Kept {
+    std::unique_ptr<float[]> data;
+    int64_t size = 0;
+  };
+  thread_local Kept kept[2];
+  Kept& buffer = kept[operand];
+  if (buffer.size < count) {
+    buffer.data.reset(new float[static_cast<size_t>(count)]);
+    buffer.size = count;
+  }
+  return buffer.data.get();
+}
+
 /// An operand split into bf16 pieces and packed for the kernel: for each
 /// piece, batch and panel of `width` consecutive rows, a [k][width] block, so
 /// the kernel reads both operands sequentially. Rows past the end are zeros.
@@ -79,7 +107,8 @@ struct PackedOperand {
   int64_t panels = 0;  ///< per batch
   int64_t k = 0;
   int64_t piece_stride = 0;  ///< floats from one piece to the next
-  std::vector<float> data;
+  float* data = nullptr;     ///< every piece; in PanelScratch's memory
+  std::unique_ptr<float[]> fresh;
   int64_t k_tiles = 0;  ///< ceil(k / kMxuTile)
   /// For each batch, panel and k tile: whether the block holds an inf or a
   /// NaN (only piece 0 can). See TileBody for what that decides.
@@ -87,18 +116,18 @@ struct PackedOperand {
 
   /// Piece 0 of a panel, at k = 0.
   const float* Panel(int64_t batch, int64_t panel) const {
-    return data.data() + (batch * panels + panel) * k * width;
+    return data + (batch * panels + panel) * k * width;
   }
   bool HasNonFinite(int64_t batch, int64_t panel, int64_t k_tile) const {
     return has_non_finite[static_cast<size_t>((batch * panels + panel) * k_tiles + k_tile)] != 0;
   }
 };
 
-/// Copies the operand's values into piece 0's panels (padding rows stay 0).
+/// Copies the operand's values into piece 0's panels, padding rows as zeros.
 template <typename T>
 void GatherTyped(std::span<const T> values, const MatrixView& view, PackedOperand& packed) {
   const int64_t rows = static_cast<int64_t>(view.row_offsets.size());
-  float* out = packed.data.data();
+  float* out = packed.data;
   for (int64_t b = 0; b < packed.batches; ++b) {
     for (int64_t panel = 0; panel < packed.panels; ++panel) {
       const int64_t* row_offsets = view.row_offsets.data() + panel * packed.width;
@@ -112,6 +141,7 @@ void GatherTyped(std::span<const T> values, const MatrixView& view, PackedOperan
             out[r] = src[row_offsets[r]].ToFloat();  // every narrow float is exact in f32
           }
         }
+        std::fill(out + valid, out + packed.width, 0.0f);
       }
     }
   }
@@ -128,14 +158,14 @@ void SplitIntoPieces(float* data, int64_t stride) {
   }
 }
 
-PackedOperand Pack(const MatrixView& view, int width, int pieces) {
+PackedOperand Pack(const MatrixView& view, int operand, int width, int pieces) {
   PackedOperand packed;
   packed.width = width;
   packed.batches = static_cast<int64_t>(view.batch_offsets.size());
   packed.panels = (static_cast<int64_t>(view.row_offsets.size()) + width - 1) / width;
   packed.k = static_cast<int64_t>(view.k_offsets.size());
   packed.piece_stride = packed.batches * packed.panels * packed.k * width;
-  packed.data.resize(static_cast<size_t>(packed.piece_stride * pieces));
+  packed.data = PanelScratch(operand, packed.piece_stride * pieces, packed.fresh);
   value::VisitArrayType(view.values->element_type(), [&](auto tag) {
     using T = value::NativeType<decltype(tag)::value>;
     // The narrow floats are the class types other than the complex ones.
@@ -148,12 +178,12 @@ PackedOperand Pack(const MatrixView& view, int width, int pieces) {
       TPUSIM_VALUE_CHECK(false, "MxuMatMul operands must be f32 or narrower floats");
     }
   });
-  if (pieces == 1) SplitIntoPieces<1>(packed.data.data(), packed.piece_stride);
-  if (pieces == 2) SplitIntoPieces<2>(packed.data.data(), packed.piece_stride);
-  if (pieces == 3) SplitIntoPieces<3>(packed.data.data(), packed.piece_stride);
+  if (pieces == 1) SplitIntoPieces<1>(packed.data, packed.piece_stride);
+  if (pieces == 2) SplitIntoPieces<2>(packed.data, packed.piece_stride);
+  if (pieces == 3) SplitIntoPieces<3>(packed.data, packed.piece_stride);
   packed.k_tiles = (packed.k + kMxuTile - 1) / kMxuTile;
   packed.has_non_finite.resize(static_cast<size_t>(packed.batches * packed.panels * packed.k_tiles));
-  const float* panel = packed.data.data();  // piece 0
+  const float* panel = packed.data;  // piece 0
   uint8_t* flag = packed.has_non_finite.data();
   for (int64_t i = 0; i < packed.batches * packed.panels; ++i, panel += packed.k * width) {
     for (int64_t k0 = 0; k0 < packed.k; k0 += kMxuTile, ++flag) {
@@ -327,8 +357,11 @@ void MxuMatMul(const MatrixView& lhs, const MatrixView& rhs, std::span<const Mxu
                          rhs.k_offsets.size() == lhs.k_offsets.size() && !passes.empty(),
                      "MxuMatMul operand and result sizes disagree");
   TPUSIM_VALUE_CHECK(CpuSupports(level), "MxuMatMul at a SIMD level this CPU lacks");
-  std::fill(result.begin(), result.end(), 0.0f);  // an empty contraction is +0
-  if (result.empty() || k == 0) return;
+  if (k == 0) {
+    std::fill(result.begin(), result.end(), 0.0f);  // an empty contraction is +0
+    return;
+  }
+  if (result.empty()) return;  // the first k tile below writes every element
   int lhs_pieces = 1, rhs_pieces = 1;
   for (const MxuPass& pass : passes) {
     TPUSIM_VALUE_CHECK(pass.lhs >= 0 && pass.lhs < 3 && pass.rhs >= 0 && pass.rhs < 3,
@@ -336,8 +369,8 @@ void MxuMatMul(const MatrixView& lhs, const MatrixView& rhs, std::span<const Mxu
     lhs_pieces = std::max(lhs_pieces, pass.lhs + 1);
     rhs_pieces = std::max(rhs_pieces, pass.rhs + 1);
   }
-  const PackedOperand a = Pack(lhs, kMr, lhs_pieces);
-  const PackedOperand b = Pack(rhs, kNr, rhs_pieces);
+  const PackedOperand a = Pack(lhs, 0, kMr, lhs_pieces);
+  const PackedOperand b = Pack(rhs, 1, kNr, rhs_pieces);
   void (*const tile)(const TileJob&) = level == SimdLevel::kAvx2 ? TileAvx2 : TileBaseline;
   TileJob job{};
   job.lhs_piece_stride = a.piece_stride;
