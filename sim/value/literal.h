@@ -26,6 +26,7 @@
 #include "sim/hlo/shape.h"
 #include "sim/value/check.h"
 #include "sim/value/element_type.h"
+#include "sim/value/huge_page_allocator.h"
 
 namespace tpusim::value {
 
@@ -186,7 +187,7 @@ class Literal {
   }
 
   hlo::Shape shape_;
-  std::vector<std::byte> bytes_;
+  std::vector<std::byte, HugePageAllocator<std::byte>> bytes_;
   std::vector<Literal> elements_;  ///< tuple elements
   /// Current size of each array dimension; empty while every one is at its bound.
   std::vector<int64_t> dynamic_sizes_;

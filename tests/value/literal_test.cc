@@ -5,7 +5,11 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace tpusim::value {
@@ -239,6 +243,37 @@ TEST(LiteralDeathTest, CallerBugsAbortWithAMessage) {
   EXPECT_DEATH(l.GetAsDouble(4), "linear index out of bounds");
   EXPECT_DEATH(l.tuple_element(0), "tuple index out of bounds");
   EXPECT_DEATH(Literal(Shape(PrimitiveType::kS8, {-2})), "negative dimension");
+}
+
+/// The VmFlags line of the mapping of /proc/self/smaps that holds `address`.
+std::string VmFlagsAt(uintptr_t address) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t start = 0, end = 0;
+    char dash = 0;
+    std::istringstream range(line);
+    if (range >> std::hex >> start >> dash >> end && dash == '-') {
+      inside = start <= address && address < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(LiteralTest, LargeArraysAskForHugePages) {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage")) {
+    GTEST_SKIP() << "this kernel has no transparent huge pages";
+  }
+  const Literal l(Shape(PrimitiveType::kF32, {int64_t{4} << 20}));  // 16 MiB
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  const uintptr_t first_whole_page =
+      (reinterpret_cast<uintptr_t>(l.bytes().data()) + kHugePage - 1) & ~(kHugePage - 1);
+  const std::string flags = VmFlagsAt(first_whole_page);
+  ASSERT_FALSE(flags.empty()) << "no mapping in /proc/self/smaps holds the literal";
+  EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;  // MADV_HUGEPAGE
 }
 
 }  // namespace
