@@ -28,11 +28,15 @@
 #include "sim/eval/mxu_matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <complex>
 #include <memory>
+#include <system_error>
+#include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "sim/eval/mxu_tile.h"
@@ -329,6 +333,72 @@ template <bool kSkip>
 void TileBaseline(const TileJob& job) { TileBody(job); }
 [[gnu::target("avx2")]] void TileAvx2(const TileJob& job) { TileBody(job); }
 
+/// One product's packed operands and kernel. Columns runs the kernel over
+/// one batch's rhs panels [j_begin, j_end) and every lhs panel: k tile by k
+/// tile, and within one, a cache block of lhs panels against each of those
+/// rhs panels.
+struct PackedProduct {
+  const PackedOperand& a;
+  const PackedOperand& b;
+  void (*tile)(const TileJob&);
+  TileJob job;  ///< the fields every call shares
+  float* result;
+  int64_t m, n;
+
+  void Columns(int64_t batch, int64_t j_begin, int64_t j_end) const {
+    TileJob call = job;
+    float* out = result + batch * m * n;
+    for (int64_t k0 = 0; k0 < a.k; k0 += kMxuTile) {
+      call.k_len = std::min(kMxuTile, a.k - k0);
+      call.first_tile = k0 == 0;
+      for (int64_t block = 0; block < a.panels; block += kMcPanels) {
+        const int64_t block_end = std::min(a.panels, block + kMcPanels);
+        for (int64_t j = j_begin; j < j_end; ++j) {
+          call.rhs = b.Panel(batch, j) + k0 * kNr;
+          const bool rhs_non_finite = b.HasNonFinite(batch, j, k0 / kMxuTile);
+          call.cols = static_cast<int>(std::min<int64_t>(kNr, n - j * kNr));
+          for (int64_t i = block; i < block_end; ++i) {
+            call.lhs = a.Panel(batch, i) + k0 * kMr;
+            call.non_finite = rhs_non_finite || a.HasNonFinite(batch, i, k0 / kMxuTile);
+            call.rows = static_cast<int>(std::min<int64_t>(kMr, m - i * kMr));
+            call.out = out + i * kMr * n + j * kNr;
+            tile(call);
+          }
+        }
+      }
+    }
+  }
+};
+
+/// Products (multiply-adds, pass by pass) that repay starting a thread:
+/// about half a millisecond of the kernel, some ten thread starts.
+constexpr double kProductsWorthAThread = double{1 << 24};
+/// At most this many threads on one product, whatever is asked.
+constexpr int64_t kMaxThreads = 256;
+
+/// Hardware threads that products may borrow besides their callers', over
+/// the whole process; SPMD device threads are callers and do not count.
+std::atomic<int>& IdleThreads() {
+  static std::atomic<int> idle(
+      std::max(0, static_cast<int>(std::thread::hardware_concurrency()) - 1));
+  return idle;
+}
+
+/// Takes up to `wanted` idle threads; returns how many it took.
+int BorrowIdleThreads(int wanted) {
+  int idle = IdleThreads().load();
+  int take = 0;
+  do {
+    take = std::min(idle, wanted);
+    if (take <= 0) return 0;
+  } while (!IdleThreads().compare_exchange_weak(idle, idle - take));
+  return take;
+}
+
+void ReturnIdleThreads(int count) {
+  if (count > 0) IdleThreads().fetch_add(count);
+}
+
 }  // namespace
 
 bool CpuSupports(SimdLevel level) {
@@ -347,7 +417,7 @@ SimdLevel BestSimdLevel() {
 }
 
 void MxuMatMul(const MatrixView& lhs, const MatrixView& rhs, std::span<const MxuPass> passes,
-               SimdLevel level, std::span<float> result) {
+               SimdLevel level, std::span<float> result, int threads) {
   const int64_t batches = static_cast<int64_t>(lhs.batch_offsets.size());
   const int64_t m = static_cast<int64_t>(lhs.row_offsets.size());
   const int64_t n = static_cast<int64_t>(rhs.row_offsets.size());
@@ -357,6 +427,7 @@ void MxuMatMul(const MatrixView& lhs, const MatrixView& rhs, std::span<const Mxu
                          rhs.k_offsets.size() == lhs.k_offsets.size() && !passes.empty(),
                      "MxuMatMul operand and result sizes disagree");
   TPUSIM_VALUE_CHECK(CpuSupports(level), "MxuMatMul at a SIMD level this CPU lacks");
+  TPUSIM_VALUE_CHECK(threads >= 0, "MxuMatMul on a negative number of threads");
   if (k == 0) {
     std::fill(result.begin(), result.end(), 0.0f);  // an empty contraction is +0
     return;
@@ -371,7 +442,6 @@ void MxuMatMul(const MatrixView& lhs, const MatrixView& rhs, std::span<const Mxu
   }
   const PackedOperand a = Pack(lhs, 0, kMr, lhs_pieces);
   const PackedOperand b = Pack(rhs, 1, kNr, rhs_pieces);
-  void (*const tile)(const TileJob&) = level == SimdLevel::kAvx2 ? TileAvx2 : TileBaseline;
   TileJob job{};
   job.lhs_piece_stride = a.piece_stride;
   job.rhs_piece_stride = b.piece_stride;
@@ -380,28 +450,50 @@ void MxuMatMul(const MatrixView& lhs, const MatrixView& rhs, std::span<const Mxu
   job.has_lower_pass = std::any_of(passes.begin(), passes.end(),
                                    [](const MxuPass& pass) { return pass.lhs != 0 || pass.rhs != 0; });
   job.out_stride = n;
-  for (int64_t batch = 0; batch < batches; ++batch) {
-    float* out = result.data() + batch * m * n;
-    for (int64_t k0 = 0; k0 < k; k0 += kMxuTile) {
-      job.k_len = std::min(kMxuTile, k - k0);
-      job.first_tile = k0 == 0;
-      for (int64_t block = 0; block < a.panels; block += kMcPanels) {
-        const int64_t block_end = std::min(a.panels, block + kMcPanels);
-        for (int64_t j = 0; j < b.panels; ++j) {
-          job.rhs = b.Panel(batch, j) + k0 * kNr;
-          const bool rhs_non_finite = b.HasNonFinite(batch, j, k0 / kMxuTile);
-          job.cols = static_cast<int>(std::min<int64_t>(kNr, n - j * kNr));
-          for (int64_t i = block; i < block_end; ++i) {
-            job.lhs = a.Panel(batch, i) + k0 * kMr;
-            job.non_finite = rhs_non_finite || a.HasNonFinite(batch, i, k0 / kMxuTile);
-            job.rows = static_cast<int>(std::min<int64_t>(kMr, m - i * kMr));
-            job.out = out + i * kMr * n + j * kNr;
-            tile(job);
-          }
-        }
-      }
+  const PackedProduct run{
+      a, b, level == SimdLevel::kAvx2 ? TileAvx2 : TileBaseline, job, result.data(), m, n};
+
+  // Threads share the work by rhs panels (kNr result columns), each batch's
+  // in turn. A thread computes whole result elements, each in the documented
+  // order, so the bits are the same whichever thread computes which columns.
+  // (Shares of lhs cache blocks instead were slower on two cores: each thread
+  // then streams every rhs panel through its own caches.)
+  const int64_t units = batches * b.panels;
+  const double products = static_cast<double>(batches) * static_cast<double>(m) *
+                          static_cast<double>(n) * static_cast<double>(k) *
+                          static_cast<double>(passes.size());
+  int borrowed = 0;
+  if (threads == 0) {
+    threads = 1;
+    if (products >= kProductsWorthAThread) {
+      const double wanted = std::min(
+          {static_cast<double>(units), products / kProductsWorthAThread, double{kMaxThreads}});
+      borrowed = BorrowIdleThreads(static_cast<int>(wanted) - 1);
+      threads += borrowed;
     }
   }
+  threads = static_cast<int>(std::min<int64_t>({threads, units, kMaxThreads}));
+  const auto run_units = [&](int64_t begin, int64_t end) {
+    while (begin < end) {
+      const int64_t batch = begin / b.panels;
+      const int64_t batch_end = std::min(end, (batch + 1) * b.panels);
+      run.Columns(batch, begin - batch * b.panels, batch_end - batch * b.panels);
+      begin = batch_end;
+    }
+  };
+  std::vector<std::thread> workers;
+  std::vector<std::pair<int64_t, int64_t>> for_the_caller = {{0, units / threads}};
+  for (int t = 1; t < threads; ++t) {
+    const std::pair<int64_t, int64_t> range = {units * t / threads, units * (t + 1) / threads};
+    try {
+      workers.emplace_back(run_units, range.first, range.second);
+    } catch (const std::system_error&) {
+      for_the_caller.push_back(range);  // no thread to be had: the caller computes it
+    }
+  }
+  for (const auto& [begin, end] : for_the_caller) run_units(begin, end);
+  for (std::thread& worker : workers) worker.join();
+  ReturnIdleThreads(borrowed);
   for (float& x : result) {
     if (x != x) x = std::bit_cast<float>(uint32_t{0x7FC0'0000});
   }

@@ -64,8 +64,12 @@ bool CpuSupports(SimdLevel level);
 /// each operand is split into as many pieces as the passes use. `result`
 /// has exactly batches * rows(lhs) * rows(rhs) elements; `level` must be one
 /// the CPU supports.
+///
+/// `threads` compute the product, the caller included. 0: the caller, plus,
+/// for a product large enough to repay them, hardware threads that no other
+/// product is using. Every count gives the same bits.
 void MxuMatMul(const MatrixView& lhs, const MatrixView& rhs, std::span<const MxuPass> passes,
-               SimdLevel level, std::span<float> result);
+               SimdLevel level, std::span<float> result, int threads = 0);
 
 }  // namespace tpusim::eval
 

@@ -288,10 +288,13 @@ TEST(MxuMatMul, EmptyContractionIsPositiveZero) {
   }
 }
 
-TEST(MxuMatMul, BatchesAndTransposedOperandsFollowTheOffsets) {
+TEST(MxuMatMul, BatchesAndTransposedOperandsFollowTheOffsetsOnAnyNumberOfThreads) {
   // lhs stored [batch][k][m] (transposed), rhs [batch][n][k]; compared with
-  // the reference on each batch's row-major copies.
-  const int batches = 3, m = 6, k = 140, n = 19;
+  // the reference on each batch's row-major copies. 19 columns are two rhs
+  // panels (16 and 3), so the threads' shares of the 6 panels split batches
+  // unevenly; 101 rows are two cache blocks of lhs rows (96 and 5); 0
+  // threads is the product's own choice.
+  const int batches = 3, m = 101, k = 140, n = 19;
   const std::vector<float> lhs_values = Values(size_t(batches) * k * m, 11, 0.05);
   const std::vector<float> rhs_values = Values(size_t(batches) * n * k, 12, 0.05);
   Literal lhs(hlo::Shape(PrimitiveType::kF32, {batches, k, m}));
@@ -322,9 +325,13 @@ TEST(MxuMatMul, BatchesAndTransposedOperandsFollowTheOffsets) {
     expected.insert(expected.end(), r.begin(), r.end());
   }
   for (SimdLevel level : Levels()) {
-    std::vector<float> result(expected.size());
-    MxuMatMul({&lhs, lhs_b, lhs_rows, lhs_k}, {&rhs, rhs_b, rhs_rows, rhs_k}, kHigh, level, result);
-    ExpectBitEqual(expected, result, n, "batched");
+    for (int threads : {0, 1, 2, 4, 5, 7}) {
+      SCOPED_TRACE(::testing::Message() << threads << " threads");
+      std::vector<float> result(expected.size());
+      MxuMatMul({&lhs, lhs_b, lhs_rows, lhs_k}, {&rhs, rhs_b, rhs_rows, rhs_k}, kHigh, level,
+                result, threads);
+      ExpectBitEqual(expected, result, n, "batched");
+    }
   }
 }
 
