@@ -195,17 +195,25 @@ void FillLeaf(Literal& leaf, value::Random& random, std::optional<int64_t> index
     });
     return;
   }
+  if (type != PrimitiveType::kPred && !hlo::IsInteger(type)) {
+    // Floats, drawn a chunk at a time: FillNormal gives Normal()'s values faster.
+    std::vector<double> chunk(static_cast<size_t>(std::min<int64_t>(n, 4096)));
+    for (int64_t i = 0; i < n; i += static_cast<int64_t>(chunk.size())) {
+      const int64_t count = std::min<int64_t>(n - i, static_cast<int64_t>(chunk.size()));
+      random.FillNormal(std::span(chunk).first(static_cast<size_t>(count)));
+      for (int64_t j = 0; j < count; ++j) leaf.SetFromDouble(i + j, chunk[static_cast<size_t>(j)]);
+    }
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     double v;
     if (type == PrimitiveType::kPred) {
       v = static_cast<double>(random.NextU32() & 1);
-    } else if (hlo::IsInteger(type)) {
+    } else {
       const auto [lo, hi] = index_bound.has_value()
                                 ? std::pair<int64_t, int64_t>{0, *index_bound}
                                 : IntegerRange(type);
       v = static_cast<double>(random.UniformInt(lo, hi));
-    } else {
-      v = random.Normal();
     }
     leaf.SetFromDouble(i, v);
   }

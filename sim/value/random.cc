@@ -1,5 +1,6 @@
 #include "sim/value/random.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -24,10 +25,11 @@ double DeterministicLog(double x) {
   int k = static_cast<int>(bits >> 52) - 1023;
   bits = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1023} << 52);  // m in [1, 2)
   double m = std::bit_cast<double>(bits);
-  if (m >= 1.4142135623730951) {  // sqrt(2): halve to centre m on 1
-    m *= 0.5;
-    ++k;
-  }
+  // At sqrt(2) and above, halve m (exactly) to centre it on 1. Written as
+  // selects: which side m falls is a coin toss that a branch mispredicts.
+  const bool halve = m >= 1.4142135623730951;
+  m = halve ? m * 0.5 : m;
+  k += halve ? 1 : 0;
   const double t = (m - 1.0) / (m + 1.0);
   const double t2 = t * t;
   // 2 * (t + t^3/3 + ... + t^25/25): the next term is below 2^-60 of t.
@@ -96,23 +98,61 @@ int64_t Random::UniformInt(int64_t lo, int64_t hi) {
   return static_cast<int64_t>(static_cast<uint64_t>(lo) + draw % range);
 }
 
+void Random::PolarPair(double& u, double& v, double& s) {
+  do {
+    u = 2.0 * UniformDouble() - 1.0;
+    v = 2.0 * UniformDouble() - 1.0;
+    s = u * u + v * v;
+  } while (s >= 1.0 || s == 0.0);
+}
+
+namespace {
+
+/// The polar method's factor for an accepted pair's s. s >= 2^-104 (u and v
+/// are multiples of 2^-52), so the log's input is a normal double; sqrt is
+/// correctly rounded by IEEE 754.
+double PolarFactor(double s) { return std::sqrt(-2.0 * DeterministicLog(s) / s); }
+
+}  // namespace
+
 double Random::Normal() {
   if (has_spare_normal_) {
     has_spare_normal_ = false;
     return spare_normal_;
   }
   double u, v, s;
-  do {
-    u = 2.0 * UniformDouble() - 1.0;
-    v = 2.0 * UniformDouble() - 1.0;
-    s = u * u + v * v;
-  } while (s >= 1.0 || s == 0.0);
-  // s >= 2^-104 here (u and v are multiples of 2^-52), so the log's input is
-  // a normal double; sqrt is correctly rounded by IEEE 754.
-  const double factor = std::sqrt(-2.0 * DeterministicLog(s) / s);
+  PolarPair(u, v, s);
+  const double factor = PolarFactor(s);
   spare_normal_ = v * factor;
   has_spare_normal_ = true;
   return u * factor;
+}
+
+void Random::FillNormal(std::span<double> out) {
+  size_t next = 0;
+  if (!out.empty() && has_spare_normal_) {
+    out[next++] = spare_normal_;
+    has_spare_normal_ = false;
+  }
+  // Pairs are drawn in the order Normal() draws them; their factors, the
+  // expensive part, are then computed side by side, as independent chains
+  // the CPU overlaps, where Normal() waits on one at a time.
+  constexpr size_t kBatch = 8;
+  while (next < out.size()) {
+    const size_t pairs = std::min(kBatch, (out.size() - next + 1) / 2);
+    double u[kBatch], v[kBatch], s[kBatch], factor[kBatch];
+    for (size_t p = 0; p < pairs; ++p) PolarPair(u[p], v[p], s[p]);
+    for (size_t p = 0; p < pairs; ++p) factor[p] = PolarFactor(s[p]);
+    for (size_t p = 0; p < pairs; ++p) {
+      out[next++] = u[p] * factor[p];
+      if (next < out.size()) {
+        out[next++] = v[p] * factor[p];
+      } else {
+        spare_normal_ = v[p] * factor[p];
+        has_spare_normal_ = true;
+      }
+    }
+  }
 }
 
 }  // namespace tpusim::value

@@ -43,6 +43,26 @@ TEST(RandomTest, GoldenNormalsForSeed42) {
   for (uint64_t e : expected) EXPECT_EQ(std::bit_cast<uint64_t>(r.Normal()), e);
 }
 
+TEST(RandomTest, FillNormalGivesWhatNormalGivesWhateverTheLengths) {
+  // Lengths odd and even, shorter and longer than one batch of pairs, and
+  // mixed with Normal() calls, so that a spare passes both ways.
+  Random one_by_one(7, 3), filled(7, 3);
+  for (size_t length :
+       {size_t{1}, size_t{0}, size_t{5}, size_t{16}, size_t{17}, size_t{3}, size_t{1000}}) {
+    std::vector<double> expected(length), actual(length);
+    for (double& x : expected) x = one_by_one.Normal();
+    filled.FillNormal(actual);
+    for (size_t i = 0; i < length; ++i) {
+      ASSERT_EQ(std::bit_cast<uint64_t>(actual[i]), std::bit_cast<uint64_t>(expected[i]))
+          << "length " << length << ", element " << i;
+    }
+    ASSERT_EQ(std::bit_cast<uint64_t>(filled.Normal()),
+              std::bit_cast<uint64_t>(one_by_one.Normal()))
+        << "after length " << length;
+  }
+  EXPECT_EQ(filled.NextU32(), one_by_one.NextU32());  // the same words drawn
+}
+
 TEST(RandomTest, GoldenUniformsForSeed42) {
   Random ints(42);
   const int64_t expected_ints[] = {2, 2, 3, -4, 3, 0, -4, -1};
