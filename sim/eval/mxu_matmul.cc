@@ -81,25 +81,43 @@ static_assert(alignof(UnalignedVec) == alignof(float));
 /// n = 512 (docs/performance.md); a larger operand's product outweighs both,
 /// and keeping its buffer would hold memory the rest of the run may need.
 constexpr int64_t kKeptPanelFloats = int64_t{4} << 20;
+/// At most this many floats (64 MiB) kept over all threads at once: an SPMD
+/// run has a thread per device, up to thousands, and none may hold memory
+/// that the run's memory bound does not count.
+constexpr int64_t kKeptPanelFloatsInAll = int64_t{16} << 20;
+
+/// Floats in kept buffers, over every thread.
+std::atomic<int64_t>& KeptPanelFloats() {
+  static std::atomic<int64_t> floats{0};
+  return floats;
+}
+
+/// One thread's kept buffer for one operand; its floats leave the count
+/// when the thread ends.
+struct KeptPanels {
+  std::unique_ptr<float[]> data;
+  int64_t size = 0;
+  ~KeptPanels() { KeptPanelFloats().fetch_sub(size); }
+};
 
 /// `count` floats of scratch, not initialised: the calling thread's kept
-/// buffer for `operand` (0: lhs, 1: rhs), or a fresh one held by `fresh`.
+/// buffer for `operand` (0: lhs, 1: rhs), or a fresh one held by `fresh`
+/// when the operand is larger than kKeptPanelFloats or the buffers kept
+/// over all threads would pass kKeptPanelFloatsInAll.
 float* PanelScratch(int operand, int64_t count, std::unique_ptr<float[]>& fresh) {
-  if (count > kKeptPanelFloats) {
-    fresh.reset(new float[static_cast<size_t>(count)]);
-    return fresh.get();
-  }
-  struct Kept {
-    std::unique_ptr<float[]> data;
-    int64_t size = 0;
-  };
-  thread_local Kept kept[2];
-  Kept& buffer = kept[operand];
-  if (buffer.size < count) {
+  thread_local KeptPanels kept[2];
+  KeptPanels& buffer = kept[operand];
+  if (buffer.size >= count) return buffer.data.get();
+  const int64_t growth = count - buffer.size;
+  if (count <= kKeptPanelFloats &&
+      KeptPanelFloats().fetch_add(growth) + growth <= kKeptPanelFloatsInAll) {
     buffer.data.reset(new float[static_cast<size_t>(count)]);
     buffer.size = count;
+    return buffer.data.get();
   }
-  return buffer.data.get();
+  if (count <= kKeptPanelFloats) KeptPanelFloats().fetch_sub(growth);
+  fresh.reset(new float[static_cast<size_t>(count)]);
+  return fresh.get();
 }
 
 /// An operand split into bf16 pieces and packed for the kernel: for each

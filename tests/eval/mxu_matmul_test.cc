@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "sim/eval/mxu_tile.h"
@@ -332,6 +333,32 @@ TEST(MxuMatMul, BatchesAndTransposedOperandsFollowTheOffsetsOnAnyNumberOfThreads
                 result, threads);
       ExpectBitEqual(expected, result, n, "batched");
     }
+  }
+}
+
+TEST(MxuMatMul, ConcurrentProductsOnManyThreadsAreExact) {
+  // Eight threads at once (an SPMD run's devices), each packing 10 MiB of
+  // panels: more than all threads together may keep (64 MiB), so some
+  // products pack into kept buffers and others into fresh ones. Each must
+  // give the bits the same product gives alone (which the tests above
+  // compare with the documented order).
+  const int m = 4, k = 131072, n = 16;
+  std::vector<Literal> lhs, rhs;
+  for (int t = 0; t < 8; ++t) {
+    lhs.push_back(Matrix(PrimitiveType::kF32, m, k, Values(size_t(m) * k, 100 + t, 0.01)));
+    rhs.push_back(Matrix(PrimitiveType::kF32, k, n, Values(size_t(k) * n, 200 + t, 0.01)));
+  }
+  std::vector<std::vector<float>> concurrent(8);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back(
+        [&, t] { concurrent[t] = Fast(lhs[t], rhs[t], m, k, n, kHigh, BestSimdLevel()); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < 8; ++t) {
+    SCOPED_TRACE(::testing::Message() << "thread " << t);
+    ExpectBitEqual(Fast(lhs[t], rhs[t], m, k, n, kHigh, BestSimdLevel()), concurrent[t], n,
+                   "concurrent");
   }
 }
 
