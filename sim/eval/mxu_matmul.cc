@@ -76,10 +76,11 @@ using UnalignedVec __attribute__((aligned(4), may_alias)) = Vec;
 static_assert(alignof(UnalignedVec) == alignof(float));
 
 /// Packed operands up to this many floats (16 MiB) reuse one buffer per
-/// operand and thread from call to call. A fresh buffer is zero-filled and
-/// faults in page by page, which took longer than the product itself at
-/// n = 512 (docs/performance.md); a larger operand's product outweighs both,
-/// and keeping its buffer would hold memory the rest of the run may need.
+/// operand and thread from call to call. A fresh buffer faults in page by
+/// page, which (with the zero fill the packing once did) took longer than
+/// the product itself at n = 512 (docs/performance.md); a larger operand's
+/// product outweighs that, and keeping its buffer would hold memory the rest
+/// of the run may need.
 constexpr int64_t kKeptPanelFloats = int64_t{4} << 20;
 /// At most this many floats (64 MiB) kept over all threads at once: an SPMD
 /// run has a thread per device, up to thousands, and none may hold memory
