@@ -113,15 +113,19 @@ int main(int argc, char** argv) {
     for (const auto& m : modules) jobs.push_back({m.get(), &*chip, {}});
   }
   const auto t0 = std::chrono::steady_clock::now();
-  auto results = timing::SimulateBatch(jobs);
+  const auto timed = timing::SimulateBatch(jobs);
   const double s = Seconds(t0);
-  if (!results.ok()) return Fail(std::string(results.status().message()));
+  std::vector<timing::TimingResult> results;
+  for (const auto& r : timed) {
+    if (!r.ok()) return Fail(std::string(r.status().message()));
+    results.push_back(*r);
+  }
   int64_t steps = 0;
-  for (const auto& r : *results) steps += static_cast<int64_t>(r.ops.size());
+  for (const auto& r : results) steps += static_cast<int64_t>(r.ops.size());
   for (size_t i = 0; i < modules.size(); ++i) {
     std::printf("tlm %-41.41s %14lld cycles\n", modules[i]->name().c_str(),
-                static_cast<long long>((*results)[i].cycles));
-    if (table) std::printf("%s\n", timing::FormatOpTable((*results)[i], 12).c_str());
+                static_cast<long long>(results[i].cycles));
+    if (table) std::printf("%s\n", timing::FormatOpTable(results[i], 12).c_str());
   }
   std::printf(
       "tlm engine (lowering included): %zu runs, %lld instructions in %.3f s: %.0f "

@@ -216,21 +216,29 @@ std::vector<StatusOr<DiffReport>> DiffProgramPairs(std::span<const DiffSpec> spe
       AppendTimingJobs(spec, *untimed.back(), jobs);
     }
   }
-  // Every pair in one SystemC run: the kernel starts once per process.
-  StatusOr<std::vector<timing::TimingResult>> timed = std::vector<timing::TimingResult>();
-  if (!jobs.empty()) timed = timing::SimulateBatch(jobs);
+  // Every pair in one SystemC run: the kernel starts once per process. A
+  // module that cannot be timed is its own pair's error only.
+  const std::vector<StatusOr<timing::TimingResult>> timed = timing::SimulateBatch(jobs);
   std::vector<StatusOr<DiffReport>> reports;
   size_t next_job = 0;
   for (StatusOr<UntimedDiff>& diff : untimed) {
     if (!diff.ok()) {
       reports.push_back(diff.status());
-    } else if (!diff->report.timing_run) {
+      continue;
+    }
+    if (!diff->report.timing_run) {
       reports.push_back(std::move(diff->report));
-    } else if (!timed.ok()) {
-      reports.push_back(timed.status());
+      continue;
+    }
+    const StatusOr<timing::TimingResult>& before = timed[next_job];
+    const StatusOr<timing::TimingResult>& after = timed[next_job + 1];
+    next_job += 2;
+    if (!before.ok()) {
+      reports.push_back(before.status());
+    } else if (!after.ok()) {
+      reports.push_back(after.status());
     } else {
-      AddPerformance((*timed)[next_job], (*timed)[next_job + 1], diff->report);
-      next_job += 2;
+      AddPerformance(*before, *after, diff->report);
       reports.push_back(std::move(diff->report));
     }
   }

@@ -112,8 +112,8 @@ StatusOr<DiffReport> DiffPrograms(const DiffSpec& spec, std::ostream& err);
 
 /// DiffPrograms for several pairs (the modules of two dump directories), all
 /// timed in one SystemC run, since the kernel starts once per process: one
-/// result per spec, in order. A pair's input error is its own; an error of
-/// the timing run is every timed pair's, as they share the run.
+/// result per spec, in order. Every error is its own pair's: one module that
+/// cannot be timed leaves the other pairs timed.
 std::vector<StatusOr<DiffReport>> DiffProgramPairs(std::span<const DiffSpec> specs,
                                                    std::ostream& err);
 

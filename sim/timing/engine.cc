@@ -612,19 +612,64 @@ StatusOr<std::unique_ptr<JobModel>> PrepareJob(const SimulationJob& job) {
   return model;
 }
 
+/// The result of `m`'s part of the run, or the error that stopped it.
+StatusOr<TimingResult> Finish(JobModel& m) {
+  for (const auto& core : m.cores) {
+    if (const hlo::HloInstruction* inst = core->beyond_horizon()) {
+      return ResourceExhausted(m.module->ErrorAt(
+          inst->location(),
+          inst->name() + " takes " + std::to_string(core->beyond_horizon_cycles()) +
+              " cycles, which carries the run past the simulator's horizon of 2^53 cycles"));
+    }
+  }
+  for (const auto& core : m.cores) {
+    if (core->over_limit().step != nullptr) {
+      return OverExecutedLimit(*m.module, m.job->options, core->over_limit());
+    }
+  }
+  if (m.spmd != nullptr) {
+    TPUSIM_RETURN_IF_ERROR(m.spmd->error());
+    const bool all_finished = std::all_of(m.cores.begin(), m.cores.end(),
+                                          [](const auto& core) { return core->finished(); });
+    if (!all_finished) return m.spmd->Deadlock(*m.module);
+  }
+  TimingResult& r = m.result;
+  for (const DeviceTiming& d : r.devices) r.cycles = std::max(r.cycles, d.end_cycle);
+  r.time_us = static_cast<double>(r.cycles) * 1e6 / static_cast<double>(r.clock_hz);
+  for (const OpRecord& op : r.ops) {
+    r.flops = SatAdd(r.flops, op.TotalFlops());
+    r.hbm_bytes = SatAdd(r.hbm_bytes, op.TotalHbmBytes());
+  }
+  std::stable_sort(r.collectives.begin(), r.collectives.end(),
+                   [](const CollectiveRecord& a, const CollectiveRecord& b) {
+                     return std::tie(a.start_cycle, a.instruction->name(), a.execution) <
+                            std::tie(b.start_cycle, b.instruction->name(), b.execution);
+                   });
+  if (m.job->options.interconnect != nullptr) SumLinks(*m.job->options.interconnect, r);
+  return std::move(r);
+}
+
 }  // namespace
 
-StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob> jobs) {
+std::vector<StatusOr<TimingResult>> SimulateBatch(std::span<const SimulationJob> jobs) {
   if (g_simulated) {
-    return FailedPrecondition(
-        "the timing model runs one SystemC simulation per process; batch the modules into one "
-        "SimulateBatch call or run each in its own process");
+    return std::vector<StatusOr<TimingResult>>(
+        jobs.size(),
+        FailedPrecondition(
+            "the timing model runs one SystemC simulation per process; batch the modules into "
+            "one SimulateBatch call or run each in its own process"));
   }
-  // Lower everything first: an input error must not use up the one run.
-  std::vector<std::unique_ptr<JobModel>> models;
+  // Lower everything first: a job whose input is bad gets its error and is
+  // left out of the one run, which starts only if some job is left.
+  std::vector<StatusOr<TimingResult>> results;
+  std::vector<std::unique_ptr<JobModel>> models;  // null where results holds the error
   for (const SimulationJob& job : jobs) {
-    TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<JobModel> model, PrepareJob(job));
-    models.push_back(std::move(model));
+    StatusOr<std::unique_ptr<JobModel>> model = PrepareJob(job);
+    results.push_back(model.ok() ? StatusOr<TimingResult>(TimingResult{}) : model.status());
+    models.push_back(model.ok() ? std::move(*model) : nullptr);
+  }
+  if (std::all_of(models.begin(), models.end(), [](const auto& m) { return m == nullptr; })) {
+    return results;
   }
   g_simulated = true;
   // SystemC prints a banner on stdout unless told not to; tpusim's stdout is
@@ -632,6 +677,7 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   tlm::tlm_global_quantum::instance().set(CyclesToTime(1'000'000));
   for (size_t j = 0; j < models.size(); ++j) {
+    if (models[j] == nullptr) continue;
     JobModel& m = *models[j];
     m.result.devices.resize(m.simulated.size());
     for (size_t i = 0; i < m.simulated.size(); ++i) {
@@ -673,41 +719,8 @@ StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob>
     }
   }
   sc_core::sc_start();
-  std::vector<TimingResult> results;
-  for (auto& m : models) {
-    for (const auto& core : m->cores) {
-      if (const hlo::HloInstruction* inst = core->beyond_horizon()) {
-        return ResourceExhausted(m->module->ErrorAt(
-            inst->location(),
-            inst->name() + " takes " + std::to_string(core->beyond_horizon_cycles()) +
-                " cycles, which carries the run past the simulator's horizon of 2^53 cycles"));
-      }
-    }
-    for (const auto& core : m->cores) {
-      if (core->over_limit().step != nullptr) {
-        return OverExecutedLimit(*m->module, m->job->options, core->over_limit());
-      }
-    }
-    if (m->spmd != nullptr) {
-      TPUSIM_RETURN_IF_ERROR(m->spmd->error());
-      const bool all_finished = std::all_of(m->cores.begin(), m->cores.end(),
-                                            [](const auto& core) { return core->finished(); });
-      if (!all_finished) return m->spmd->Deadlock(*m->module);
-    }
-    TimingResult& r = m->result;
-    for (const DeviceTiming& d : r.devices) r.cycles = std::max(r.cycles, d.end_cycle);
-    r.time_us = static_cast<double>(r.cycles) * 1e6 / static_cast<double>(r.clock_hz);
-    for (const OpRecord& op : r.ops) {
-      r.flops = SatAdd(r.flops, op.TotalFlops());
-      r.hbm_bytes = SatAdd(r.hbm_bytes, op.TotalHbmBytes());
-    }
-    std::stable_sort(r.collectives.begin(), r.collectives.end(),
-                     [](const CollectiveRecord& a, const CollectiveRecord& b) {
-                       return std::tie(a.start_cycle, a.instruction->name(), a.execution) <
-                              std::tie(b.start_cycle, b.instruction->name(), b.execution);
-                     });
-    if (m->job->options.interconnect != nullptr) SumLinks(*m->job->options.interconnect, r);
-    results.push_back(std::move(r));
+  for (size_t j = 0; j < models.size(); ++j) {
+    if (models[j] != nullptr) results[j] = Finish(*models[j]);
   }
   return results;
 }
@@ -726,13 +739,10 @@ Status CheckDevicesFitNetwork(int64_t devices, const ici::CollectiveTimer& netwo
   return Status::Ok();
 }
 
-Status CheckJob(const SimulationJob& job) { return PrepareJob(job).status(); }
-
 StatusOr<TimingResult> SimulateModule(const hlo::HloModule& module, const arch::ChipConfig& chip,
                                       const TimingOptions& options) {
   const SimulationJob job{&module, &chip, options};
-  TPUSIM_ASSIGN_OR_RETURN(std::vector<TimingResult> results, SimulateBatch(std::span(&job, 1)));
-  return std::move(results.front());
+  return std::move(SimulateBatch(std::span(&job, 1)).front());
 }
 
 }  // namespace tpusim::timing

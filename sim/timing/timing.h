@@ -223,13 +223,12 @@ struct SimulationJob {
 };
 
 /// Times independent jobs in one SystemC run (each from cycle 0, sharing
-/// nothing): the way to time several modules or chips in one process.
-StatusOr<std::vector<TimingResult>> SimulateBatch(std::span<const SimulationJob> jobs);
-
-/// The input errors SimulateBatch would return for `job` before it starts
-/// SystemC (lowering, the SPMD plan, devices that do not fit the network),
-/// without running it: a caller batching jobs leaves out those that fail.
-Status CheckJob(const SimulationJob& job);
+/// nothing): the way to time several modules or chips in one process. One
+/// result per job, in order: a job with an error (SimulateModule's) has it,
+/// and the other jobs are timed all the same. Jobs that all fail before the
+/// run leave it unused; after a run, a second call gives every job
+/// kFailedPrecondition.
+std::vector<StatusOr<TimingResult>> SimulateBatch(std::span<const SimulationJob> jobs);
 
 }  // namespace tpusim::timing
 

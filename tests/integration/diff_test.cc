@@ -431,6 +431,38 @@ TEST(DiffCli, DumpDirectoriesArePairedByModuleName) {
   EXPECT_TRUE(report["modules"]["jit_h"]["after"].is_null());
 }
 
+// Every pair is timed in one SystemC run, but a module that cannot be timed
+// (here: longer than --max-executed-instructions) is only its own pair's
+// error; the other pair is still compared, time included.
+TEST(DiffCli, APairThatCannotBeTimedLeavesTheOtherPairsTimed) {
+  const ScratchDir scratch;
+  const std::filesystem::path before = scratch.path() / "before";
+  const std::filesystem::path after = scratch.path() / "after";
+  std::filesystem::create_directories(before);
+  std::filesystem::create_directories(after);
+  const std::string longer =
+      "HloModule jit_g\n\nENTRY e {\n  x = f32[8]{0} parameter(0)\n  a = f32[8]{0} add(x, x)\n"
+      "  b = f32[8]{0} multiply(a, a)\n  c = f32[8]{0} negate(b)\n  ROOT s = f32[8]{0} add(c, "
+      "x)\n}\n";
+  for (const std::filesystem::path& dir : {before, after}) {
+    WriteText(dir / "module_0001.jit_f.tpu_after_optimizations.txt", AddModule("jit_f"));
+    WriteText(dir / "module_0002.jit_g.tpu_after_optimizations.txt", longer);
+  }
+  const std::string g = (before / "module_0002.jit_g.tpu_after_optimizations.txt").string();
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", before.string(), after.string(), "--chip",
+                                                "tpu-v5e", "--max-executed-instructions", "3"});
+  ASSERT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(Lines(r.out),
+              ElementsAre(StartsWith("module jit_f: OK: no change beyond the thresholds -- time "
+                                     "+0.0% (within)"),
+                          StartsWith("module jit_g: ERROR: " + g +
+                                     ":8:3: error: s: the module's program reaches the limit "
+                                     "of 3 instructions here"),
+                          "2 modules: 1 ok, 0 regressed, 0 changed, 0 only before, 0 only after, "
+                          "1 not compared (error)"))
+      << Describe(r);
+}
+
 TEST(DiffCli, IdenticalDumpDirectoriesPass) {
   const ScratchDir scratch;
   const std::filesystem::path before = scratch.path() / "before";

@@ -29,7 +29,7 @@ int64_t FirstMxuBound(const arch::ChipConfig& chip, int64_t lo, int64_t hi, int6
     if (m == nullptr) return -1;
     jobs.push_back({m.get(), &chip, {}});
   }
-  auto results = SimulateBatch(jobs);
+  auto results = AllTimed(SimulateBatch(jobs));
   EXPECT_TRUE(results.ok()) << results.status().message();
   if (!results.ok()) return -1;
   int64_t first = -1;
@@ -170,7 +170,7 @@ ENTRY e {
     jobs.push_back({matmul.get(), &c, {}});
     jobs.push_back({copy.get(), &c, {}});
   }
-  auto results = SimulateBatch(jobs);
+  auto results = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(results.ok()) << results.status().message();
   for (size_t i = 0; i < chips.size(); ++i) {
     const arch::ChipConfig& c = chips[i];

@@ -67,7 +67,7 @@ TEST_P(CorpusTiming, EveryModuleTimesDeterministically) {
     jobs.push_back({m.get(), &chip, {}});
     jobs.push_back({m.get(), &chip, unrolled});
   }
-  auto results = SimulateBatch(jobs);
+  auto results = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(results.ok()) << results.status().message();
   ASSERT_EQ(results->size(), 3 * modules.size());
   int64_t busy_modules = 0;

@@ -40,7 +40,7 @@ ENTRY e {
   ASSERT_NE(swap, nullptr);
   ASSERT_NE(same, nullptr);
   const std::vector<SimulationJob> jobs = {{swap.get(), &v5e, {}}, {same.get(), &v5e, {}}};
-  auto r = SimulateBatch(jobs);
+  auto r = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(r.ok()) << r.status().message();
   const OpRecord& s = (*r)[0].ops.at(0);
   const OpRecord& n = (*r)[1].ops.at(0);
@@ -176,7 +176,7 @@ ENTRY e {
                                            {module.get(), &v5e, every_iteration},
                                            {module.get(), &v4, {}},
                                            {module.get(), &v4, every_iteration}};
-  auto r = SimulateBatch(jobs);
+  auto r = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(r.ok()) << r.status().message();
   for (size_t chip = 0; chip < 2; ++chip) {
     const TimingResult& fast = (*r)[2 * chip];
@@ -258,6 +258,44 @@ TEST(Engine, TheCapOnSimulatedInstructionsNamesTheLoopAndHowFarItGot) {
             "limit of 1000 executed instructions after 500 of its 2000000000 iterations "
             "(iterations that meet other devices or leave copies in flight are not "
             "fast-forwarded); raise it with the caller's flag or lower its trip count");
+}
+
+// One SystemC run for a batch: a job stopped by its input (before the run)
+// or by the cap (during it) has its own error, and the job between them is
+// timed as if alone.
+TEST(Engine, ABatchGivesEachJobItsOwnResultOrError) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto loop = Parse(kLongLoop);
+  auto small = Parse(R"(HloModule small
+ENTRY e {
+  p = f32[1024]{0} parameter(0)
+  ROOT n = f32[1024]{0} negate(p)
+})");
+  ASSERT_NE(loop, nullptr);
+  ASSERT_NE(small, nullptr);
+  TimingOptions capped;
+  capped.fast_forward_loops = false;
+  capped.max_executed_instructions = 1000;
+  TimingOptions slowed;
+  slowed.device_slowdown[3] = 2;
+  const std::vector<SimulationJob> jobs = {
+      {small.get(), &v5e, slowed}, {small.get(), &v5e, {}}, {loop.get(), &v5e, capped}};
+  const std::vector<StatusOr<TimingResult>> r = SimulateBatch(jobs);
+  ASSERT_EQ(r.size(), 3u);
+  ASSERT_FALSE(r[0].ok());
+  EXPECT_EQ(r[0].status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r[0].status().message(),
+            "test.hlo: error: slowdown of device 3: needs a device below 1 and a factor of at "
+            "least 1");
+  ASSERT_TRUE(r[1].ok()) << r[1].status().message();
+  ASSERT_EQ(r[1]->ops.size(), 1u);
+  EXPECT_EQ(r[1]->cycles, v5e.overhead.program_launch.value() + r[1]->ops[0].TotalCycles());
+  ASSERT_FALSE(r[2].ok());
+  EXPECT_EQ(r[2].status().code(), StatusCode::kResourceExhausted);
+  // The process's one run is used up: a second batch times nothing.
+  const std::vector<StatusOr<TimingResult>> again = SimulateBatch(std::span(jobs).subspan(1, 1));
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(Engine, MegacoreRunsBothTensorCoresInStep) {
@@ -493,7 +531,7 @@ TEST(Engine, EveryElementwiseOpcodeCostsVectorWorkAndFlops) {
     jobs.push_back({modules.back().get(), &v5e, {}});
   }
   EXPECT_GE(jobs.size(), 55u);
-  auto r = SimulateBatch(jobs);
+  auto r = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(r.ok()) << r.status().message();
   for (size_t j = 0; j < jobs.size(); ++j) {
     const OpRecord& op = Op((*r)[j].ops, "r");

@@ -156,7 +156,7 @@ ENTRY e {
   TimingOptions every = On(*ring);
   every.exploit_symmetry = false;
   const std::vector<SimulationJob> jobs = {{m.get(), &v5e, On(*ring)}, {m.get(), &v5e, every}};
-  auto results = SimulateBatch(jobs);
+  auto results = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(results.ok()) << results.status().message();
   const TimingResult& r = (*results)[0];
   EXPECT_EQ(r.symmetry, "used");
@@ -219,7 +219,7 @@ TEST(SharedLinks, TwoTensorCoresPerChipShareTheChipsLinks) {
   ASSERT_NE(both, nullptr);
   const std::vector<SimulationJob> jobs = {{one.get(), &v7x, On(*own)},
                                            {both.get(), &v7x, On(*shared)}};
-  auto r = SimulateBatch(jobs);
+  auto r = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ((*r)[0].collectives.size(), 1u);
   ASSERT_EQ((*r)[1].collectives.size(), 1u);
@@ -277,9 +277,9 @@ TEST(SharedLinks, DevicesMustFillWholeChipsThatTheTopologyHas) {
   EXPECT_EQ(r.status().message(), "test.hlo: error: the module's 10 devices need 5 chips; the topology has 4");
 }
 
-// CheckJob reports those input errors without starting SystemC, so a caller
-// can leave the failing job out and still time the rest in the one run.
-TEST(SharedLinks, CheckJobFindsTheMisfitWithoutUsingUpTheRun) {
+// In a batch, such a job gets its error and the others are still timed in
+// the one SystemC run.
+TEST(SharedLinks, ABatchTimesTheJobsBesideAMisfit) {
   const arch::ChipConfig v7x = IdealPreset("tpu-v7x", {"clock=1GHz"});
   auto slice = Network(kSevenX, v7x);
   ASSERT_NE(slice, nullptr);
@@ -289,14 +289,15 @@ TEST(SharedLinks, CheckJobFindsTheMisfitWithoutUsingUpTheRun) {
       Parse("HloModule fits, replica_count=8\nENTRY e {\n  ROOT p = f32[8]{0} parameter(0)\n}\n");
   ASSERT_NE(many, nullptr);
   ASSERT_NE(fits, nullptr);
-  const Status misfit = CheckJob({many.get(), &v7x, On(*slice)});
-  ASSERT_FALSE(misfit.ok());
-  EXPECT_EQ(misfit.message(),
+  const std::vector<SimulationJob> jobs = {{many.get(), &v7x, On(*slice)},
+                                           {fits.get(), &v7x, On(*slice)}};
+  const std::vector<StatusOr<TimingResult>> r = SimulateBatch(jobs);
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_FALSE(r[0].ok());
+  EXPECT_EQ(r[0].status().message(),
             "test.hlo: error: the module's 10 devices need 5 chips; the topology has 4");
-  EXPECT_TRUE(CheckJob({fits.get(), &v7x, On(*slice)}).ok());
-  auto r = SimulateModule(*fits, v7x, On(*slice));
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->device_count, 8);
+  ASSERT_TRUE(r[1].ok()) << r[1].status().message();
+  EXPECT_EQ(r[1]->device_count, 8);
 }
 
 }  // namespace

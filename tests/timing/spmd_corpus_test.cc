@@ -104,7 +104,7 @@ TEST(SpmdCorpus, EveryExecutedCollectiveAppearsWithItsParticipants) {
     job.options.exploit_symmetry = c.config.device_count() > kTracedDevices;
     jobs.push_back(std::move(job));
   }
-  auto results = SimulateBatch(jobs);
+  auto results = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(results.ok()) << results.status().message();
   int64_t checked = 0;
   for (size_t i = 0; i < modules.size(); ++i) {
@@ -157,7 +157,7 @@ TEST(SpmdCorpus, HandCheckedParticipants) {
     job.options.interconnect = timers.back().get();
     jobs.push_back(std::move(job));
   }
-  auto r = SimulateBatch(jobs);
+  auto r = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(r.ok()) << r.status().message();
   // replica_count=2: ar and ag over {0,1}; cp swaps 0 and 1.
   const TimingResult& rc2 = (*r)[0];

@@ -191,7 +191,7 @@ TEST(Spmd, AsyncCollectiveOverlapsTheInstructionsBetweenStartAndDone) {
   const TestTimer slow(1'000'000'000);    // 1 ms: longer than the dot
   const std::vector<SimulationJob> jobs = {{m.get(), &v5e, WithTimer(fast)},
                                            {m.get(), &v5e, WithTimer(slow)}};
-  auto r = SimulateBatch(jobs);
+  auto r = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(r.ok()) << r.status().message();
   const TimingResult& hidden = (*r)[0];
   const TimingResult& exposed = (*r)[1];
@@ -355,7 +355,7 @@ TEST(Spmd, SymmetryGivesTheSameTimelineAsEveryDevice) {
   all.exploit_symmetry = false;
   const std::vector<SimulationJob> jobs = {{m.get(), &v5e, WithTimer(once)},
                                            {m.get(), &v5e, all}};
-  auto r = SimulateBatch(jobs);
+  auto r = AllTimed(SimulateBatch(jobs));
   ASSERT_TRUE(r.ok()) << r.status().message();
   const TimingResult& one = (*r)[0];
   const TimingResult& four = (*r)[1];

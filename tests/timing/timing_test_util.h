@@ -45,6 +45,17 @@ inline arch::ChipConfig IdealPreset(const std::string& name,
   return Preset(name, all);
 }
 
+/// SimulateBatch's results when every job was timed, else the first job's
+/// error: for tests whose jobs must all run.
+inline StatusOr<std::vector<TimingResult>> AllTimed(std::vector<StatusOr<TimingResult>> batch) {
+  std::vector<TimingResult> results;
+  for (StatusOr<TimingResult>& r : batch) {
+    if (!r.ok()) return r.status();
+    results.push_back(std::move(*r));
+  }
+  return results;
+}
+
 /// A scalar f32 add, the to_apply of the reductions in test modules.
 inline constexpr char kAdd[] = R"(
 add {
