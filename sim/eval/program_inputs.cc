@@ -195,27 +195,26 @@ void FillLeaf(Literal& leaf, value::Random& random, std::optional<int64_t> index
     });
     return;
   }
-  if (type != PrimitiveType::kPred && !hlo::IsInteger(type)) {
-    // Floats, drawn a chunk at a time: FillNormal gives Normal()'s values faster.
-    std::vector<double> chunk(static_cast<size_t>(std::min<int64_t>(n, 4096)));
-    for (int64_t i = 0; i < n; i += static_cast<int64_t>(chunk.size())) {
-      const int64_t count = std::min<int64_t>(n - i, static_cast<int64_t>(chunk.size()));
-      random.FillNormal(std::span(chunk).first(static_cast<size_t>(count)));
-      for (int64_t j = 0; j < count; ++j) leaf.SetFromDouble(i + j, chunk[static_cast<size_t>(j)]);
-    }
-    return;
+  // Drawn a chunk at a time and stored with the element type looked up once;
+  // FillNormal gives Normal()'s values faster.
+  const bool is_float = type != PrimitiveType::kPred && !hlo::IsInteger(type);
+  std::pair<int64_t, int64_t> range;  // of the integers drawn
+  if (hlo::IsInteger(type)) {
+    range =
+        index_bound.has_value() ? std::pair<int64_t, int64_t>{0, *index_bound} : IntegerRange(type);
   }
-  for (int64_t i = 0; i < n; ++i) {
-    double v;
-    if (type == PrimitiveType::kPred) {
-      v = static_cast<double>(random.NextU32() & 1);
+  std::vector<double> chunk(static_cast<size_t>(std::min<int64_t>(n, 4096)));
+  for (int64_t i = 0; i < n; i += static_cast<int64_t>(chunk.size())) {
+    const int64_t count = std::min<int64_t>(n - i, static_cast<int64_t>(chunk.size()));
+    const std::span<double> drawn = std::span(chunk).first(static_cast<size_t>(count));
+    if (is_float) {
+      random.FillNormal(drawn);
+    } else if (type == PrimitiveType::kPred) {
+      for (double& v : drawn) v = static_cast<double>(random.NextU32() & 1);
     } else {
-      const auto [lo, hi] = index_bound.has_value()
-                                ? std::pair<int64_t, int64_t>{0, *index_bound}
-                                : IntegerRange(type);
-      v = static_cast<double>(random.UniformInt(lo, hi));
+      for (double& v : drawn) v = static_cast<double>(random.UniformInt(range.first, range.second));
     }
-    leaf.SetFromDouble(i, v);
+    leaf.SetFromDoubles(i, drawn);
   }
 }
 

@@ -140,8 +140,23 @@ uint32_t NarrowFloatFromDouble(PrimitiveType type, double x) {
   if (magnitude == 0) return ZeroBits(f, negative, /*exact=*/true);
   if (negative && !f.is_signed()) return NanBits(f, negative);
 
-  // |x| = m * 2^e exactly, with m < 2^53.
   const int biased = static_cast<int>(magnitude >> 52);
+  if (biased != 0 && biased - 1023 >= f.min_exponent()) {
+    // The common case, a normal double whose result is normal too: the
+    // general rounding below with its shift fixed at 52 - mantissa_bits.
+    // Adding half a quantum less one, plus the kept lowest bit, carries into
+    // the kept bits exactly when the dropped part is over half, or half with
+    // an odd result; a carry out of the fraction bumps the exponent.
+    const int shift = 52 - f.mantissa_bits;
+    const uint64_t m = (magnitude & kF64FractionMask) | (uint64_t{1} << 52);
+    const uint64_t n = (m + ((uint64_t{1} << (shift - 1)) - 1) + ((m >> shift) & 1)) >> shift;
+    const int64_t code = (static_cast<int64_t>(biased - 1023 + f.bias - 1) << f.mantissa_bits) +
+                         static_cast<int64_t>(n);
+    if (code > static_cast<int64_t>(f.max_finite_code())) return OverflowBits(f, negative);
+    return static_cast<uint32_t>(code) | (negative ? f.sign_mask() : 0u);
+  }
+
+  // |x| = m * 2^e exactly, with m < 2^53.
   const uint64_t m = biased == 0 ? (magnitude & kF64FractionMask)
                                  : (magnitude & kF64FractionMask) | (uint64_t{1} << 52);
   const int e = biased == 0 ? -1074 : biased - 1075;

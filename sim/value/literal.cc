@@ -254,27 +254,35 @@ double Literal::GetAsDouble(int64_t linear_index) const {
 }
 
 void Literal::SetFromDouble(int64_t linear_index, double value) {
-  TPUSIM_VALUE_CHECK(linear_index >= 0 && linear_index < element_count(),
+  SetFromDoubles(linear_index, std::span(&value, 1));
+}
+
+void Literal::SetFromDoubles(int64_t first, std::span<const double> values) {
+  TPUSIM_VALUE_CHECK(first >= 0 && static_cast<int64_t>(values.size()) <= element_count() - first,
                      "linear index out of bounds");
   VisitArrayType(element_type(), [&](auto tag) {
     constexpr PrimitiveType kType = decltype(tag)::value;
     using T = NativeType<kType>;
-    T& element = data<T>()[linear_index];
-    if constexpr (kType == PrimitiveType::kPred) {
-      element = value != 0.0 ? 1 : 0;
-    } else if constexpr (std::is_integral_v<T>) {
-      int64_t lo;
-      uint64_t hi;
+    T* out = data<T>().data() + first;
+    [[maybe_unused]] int64_t lo = 0;
+    [[maybe_unused]] uint64_t hi = 0;
+    if constexpr (kType != PrimitiveType::kPred && std::is_integral_v<T>) {
       IntegerRange(kType, lo, hi);
-      element = SaturatingFromDouble<T>(value, lo, hi);
-    } else if constexpr (std::is_floating_point_v<T>) {
-      element = static_cast<T>(value);  // f64 -> f32 is IEEE round-to-nearest-even
-    } else if constexpr (std::is_same_v<T, std::complex<float>>) {
-      element = T(static_cast<float>(value), 0.0f);
-    } else if constexpr (std::is_same_v<T, std::complex<double>>) {
-      element = T(value, 0.0);
-    } else {
-      element = T::FromDouble(value);
+    }
+    for (const double value : values) {
+      if constexpr (kType == PrimitiveType::kPred) {
+        *out++ = value != 0.0 ? 1 : 0;
+      } else if constexpr (std::is_integral_v<T>) {
+        *out++ = SaturatingFromDouble<T>(value, lo, hi);
+      } else if constexpr (std::is_floating_point_v<T>) {
+        *out++ = static_cast<T>(value);  // f64 -> f32 is IEEE round-to-nearest-even
+      } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+        *out++ = T(static_cast<float>(value), 0.0f);
+      } else if constexpr (std::is_same_v<T, std::complex<double>>) {
+        *out++ = T(value, 0.0);
+      } else {
+        *out++ = T::FromDouble(value);
+      }
     }
   });
 }

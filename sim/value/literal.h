@@ -148,6 +148,9 @@ class Literal {
   /// to their range (sub-byte types to their 1-, 2- or 4-bit range) and take
   /// 0 for NaN; pred is value != 0 (so NaN is true); complex gets (value, 0).
   void SetFromDouble(int64_t linear_index, double value);
+  /// SetFromDouble for values[i] at first + i, the element type looked up
+  /// once: the way to store many values.
+  void SetFromDoubles(int64_t first, std::span<const double> values);
 
   /// The current size of array dimension `dim`: the bound unless
   /// set_dynamic_size made it smaller (static dimensions are their size).

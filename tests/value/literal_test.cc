@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -124,6 +125,23 @@ TEST(LiteralTest, SetFromDoubleIntegersSaturateTruncateAndZeroNan) {
   Literal u64(Shape(PrimitiveType::kU64, {}));
   u64.SetFromDouble(0, 1e30);
   EXPECT_EQ(u64.data<uint64_t>()[0], std::numeric_limits<uint64_t>::max());
+}
+
+// The bulk form stores each value where SetFromDouble would, and nothing
+// outside [first, first + n).
+TEST(LiteralTest, SetFromDoublesStoresARunAsSetFromDoubleWouldEachValue) {
+  const double values[] = {1e9, -3.9, 0.5, kNan, -kInf, 1 + 0x1p-8 + 0x1p-30};
+  for (const PrimitiveType type : {PrimitiveType::kS8, PrimitiveType::kPred, PrimitiveType::kBF16,
+                                   PrimitiveType::kF16, PrimitiveType::kF32, PrimitiveType::kC64}) {
+    Literal bulk(Shape(type, {8}));
+    Literal each(Shape(type, {8}));
+    bulk.SetFromDoubles(1, values);
+    for (int64_t i = 0; i < 6; ++i) each.SetFromDouble(1 + i, values[i]);
+    EXPECT_TRUE(std::ranges::equal(bulk.bytes(), each.bytes())) << hlo::PrimitiveTypeName(type);
+    EXPECT_EQ(bulk.GetAsDouble(0), 0) << hlo::PrimitiveTypeName(type);
+    EXPECT_EQ(bulk.GetAsDouble(7), 0) << hlo::PrimitiveTypeName(type);
+    EXPECT_NE(bulk.GetAsDouble(2), 0) << hlo::PrimitiveTypeName(type);
+  }
 }
 
 TEST(LiteralTest, SubByteSignedValuesAreSignExtended) {
