@@ -262,7 +262,7 @@ TEST(Engine, TheCapOnSimulatedInstructionsNamesTheLoopAndHowFarItGot) {
 
 // One SystemC run for a batch: a job stopped by its input (before the run)
 // or by the cap (during it) has its own error, and the job between them is
-// timed as if alone.
+// timed.
 TEST(Engine, ABatchGivesEachJobItsOwnResultOrError) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   auto loop = Parse(kLongLoop);
