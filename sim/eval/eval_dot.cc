@@ -18,6 +18,9 @@
 //   zero piece, so an operand that is exactly bf16 gives the 1-pass result.
 //   A NaN result is the quiet NaN 0x7FC00000. The f32 product itself is
 //   mxu_matmul.cc's blocked kernel.
+// ragged-dot (modes in sim/hlo/dot_dimensions.h) is computed group by group
+// as dots of the rows (or contracting indices) each group holds, so every
+// result element has the numerics of a dot's.
 // Integer dots accumulate modulo 2^64 and wrap to the result type (with a
 // tile engine chosen, s8 x s8 dots take the MXU's int8 datapath instead). f64 dots
 // and Numerics::kIeee multiply and add in f64 (products of f32 or narrower
@@ -67,8 +70,10 @@ std::vector<int64_t> Offsets(const hlo::Shape& shape, const std::vector<int64_t>
   return offsets;
 }
 
+/// `rhs_group`, if not -1, is a ragged-dot's rhs group dimension: not one
+/// of the rhs's free dimensions, and left to the caller to index.
 StatusOr<DotIndex> BuildIndex(const HloInstruction& inst, const hlo::Shape& lhs,
-                              const hlo::Shape& rhs) {
+                              const hlo::Shape& rhs, int64_t rhs_group = -1) {
   auto list = [&](AttrId id) {
     const auto* v = inst.GetAttr<std::vector<int64_t>>(id);
     return v ? *v : std::vector<int64_t>{};
@@ -99,7 +104,9 @@ StatusOr<DotIndex> BuildIndex(const HloInstruction& inst, const hlo::Shape& lhs,
   index.lhs_k = Offsets(lhs, lc);
   index.rhs_b = Offsets(rhs, rb);
   index.rhs_k = Offsets(rhs, rc);
-  index.rhs_n = Offsets(rhs, hlo::DotFreeDimensions(rhs.rank(), rb, rc));
+  std::vector<int64_t> rhs_not_free = rc;
+  if (rhs_group >= 0) rhs_not_free.push_back(rhs_group);
+  index.rhs_n = Offsets(rhs, hlo::DotFreeDimensions(rhs.rank(), rb, rhs_not_free));
   return index;
 }
 
@@ -280,6 +287,130 @@ Status MatMul(const EvalContext& ctx, const HloInstruction& inst, const Literal&
   }
   for (int64_t i = 0; i < n; ++i) ix.rhs_n.push_back(i);
   return DotWithIndex(ctx, inst, lhs, rhs, ix, out);
+}
+
+namespace {
+
+/// The last dimension's entries of `sizes` as running ends, row by row:
+/// group g of a row holds the ragged indices from the end of g - 1 (0 for
+/// the first group) up to its own end. Ends are clamped to `ragged_size`,
+/// which no index reaches, so huge sizes cannot overflow.
+StatusOr<std::vector<int64_t>> GroupEnds(const Literal& sizes, int64_t groups,
+                                         int64_t ragged_size) {
+  std::vector<int64_t> ends(static_cast<size_t>(sizes.element_count()));
+  for (int64_t row = 0; row * groups < sizes.element_count(); ++row) {
+    int64_t end = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      const double size = sizes.GetAsDouble(row * groups + g);
+      if (size < 0) {
+        return InvalidArgument("group_sizes holds a negative size, " +
+                               std::to_string(static_cast<int64_t>(size)));
+      }
+      end += static_cast<int64_t>(std::min(size, static_cast<double>(ragged_size - end)));
+      ends[static_cast<size_t>(row * groups + g)] = end;
+    }
+  }
+  return ends;
+}
+
+/// A ragged-dot with a ragged free or contracting dimension into `out`
+/// (zero-filled): for each batch index, the lhs rows (free mode) or
+/// contracting indices (contracting mode) are sorted into their groups, and
+/// each group is a dot of those alone, against rhs group g (free mode) or
+/// into result g (contracting mode). What no group holds stays zero.
+Status RaggedDot(EvalContext& ctx, const HloInstruction& inst, const Literal& lhs,
+                 const Literal& rhs, const Literal& sizes, const hlo::RaggedDotDimensions& d,
+                 Literal& out) {
+  TPUSIM_ASSIGN_OR_RETURN(DotIndex ix, BuildIndex(inst, lhs.shape(), rhs.shape(), d.rhs_group));
+  if (d.groups == 0) return Status::Ok();
+  const hlo::Shape& lhs_shape = lhs.shape();
+  TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> ends,
+                          GroupEnds(sizes, d.groups, lhs_shape.dimensions(d.lhs_ragged)));
+  const std::vector<int64_t> strides = RowMajorStrides(lhs_shape.dimensions());
+  const auto coordinate = [&](int64_t offset, int64_t dim) {
+    return offset / strides[dim] % lhs_shape.dimensions(dim);
+  };
+  // The group of the lhs element at `offset`, or -1 past the last group.
+  const auto group_of = [&](int64_t offset) -> int64_t {
+    int64_t row = 0;
+    for (size_t i = 0; i < d.group_sizes_lhs_dims.size(); ++i) {
+      row = row * sizes.shape().dimensions(static_cast<int64_t>(i)) +
+            coordinate(offset, d.group_sizes_lhs_dims[i]);
+    }
+    const int64_t index = coordinate(offset, d.lhs_ragged);
+    for (int64_t g = 0; g < d.groups; ++g) {
+      if (index < ends[static_cast<size_t>(row * d.groups + g)]) return g;
+    }
+    return -1;
+  };
+  const bool rows_ragged = d.mode == hlo::RaggedDotMode::kNonContracting;
+  const std::vector<int64_t>& ragged_side = rows_ragged ? ix.lhs_m : ix.lhs_k;
+  const int64_t batches = static_cast<int64_t>(ix.lhs_b.size());
+  const int64_t m = static_cast<int64_t>(ix.lhs_m.size()),
+                n = static_cast<int64_t>(ix.rhs_n.size());
+  const int64_t group_stride =
+      rows_ragged ? RowMajorStrides(rhs.shape().dimensions())[d.rhs_group] : 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    std::vector<std::vector<int64_t>> members(static_cast<size_t>(d.groups));
+    for (size_t i = 0; i < ragged_side.size(); ++i) {
+      const int64_t g = group_of(ix.lhs_b[b] + ragged_side[i]);
+      if (g >= 0) members[static_cast<size_t>(g)].push_back(static_cast<int64_t>(i));
+    }
+    for (int64_t g = 0; g < d.groups; ++g) {
+      const std::vector<int64_t>& held = members[static_cast<size_t>(g)];
+      if (held.empty()) continue;
+      DotIndex part_ix{{ix.lhs_b[b]}, ix.lhs_m, ix.lhs_k, {ix.rhs_b[b]}, ix.rhs_k, ix.rhs_n};
+      if (rows_ragged) {
+        part_ix.lhs_m.clear();
+        for (int64_t i : held) part_ix.lhs_m.push_back(ix.lhs_m[i]);
+        part_ix.rhs_b[0] += g * group_stride;
+      } else {
+        part_ix.lhs_k.clear();
+        part_ix.rhs_k.clear();
+        for (int64_t i : held) {
+          part_ix.lhs_k.push_back(ix.lhs_k[i]);
+          part_ix.rhs_k.push_back(ix.rhs_k[i]);
+        }
+      }
+      const int64_t part_rows = static_cast<int64_t>(part_ix.lhs_m.size());
+      TPUSIM_ASSIGN_OR_RETURN(Literal part,
+                              ctx.NewValue(inst, hlo::Shape(out.element_type(), {part_rows, n})));
+      TPUSIM_RETURN_IF_ERROR(DotWithIndex(ctx, inst, lhs, rhs, part_ix, part));
+      for (int64_t r = 0; r < part_rows; ++r) {
+        // Free mode: row r is lhs row held[r] of result [b, m, n]; contracting
+        // mode: every row, of result [g, b, m, n].
+        const int64_t out_row = rows_ragged ? b * m + held[r] : (g * batches + b) * m + r;
+        for (int64_t j = 0; j < n; ++j) CopyElement(part, r * n + j, out, out_row * n + j);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Literal> EvalRaggedDot(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  const Literal& lhs = *ops[0];
+  const Literal& rhs = *ops[1];
+  const Literal& sizes = *ops[2];
+  auto list = [&](AttrId id) {
+    const auto* v = inst.GetAttr<std::vector<int64_t>>(id);
+    return v ? *v : std::vector<int64_t>{};
+  };
+  if (!lhs.shape().IsArray() || !rhs.shape().IsArray() || !inst.shape().IsArray()) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument, "operands and result must be arrays");
+  }
+  StatusOr<hlo::RaggedDotDimensions> d = hlo::ResolveRaggedDot(
+      lhs.shape(), rhs.shape(), sizes.shape(), list(AttrId::kLhsBatchDims),
+      list(AttrId::kLhsContractingDims), list(AttrId::kRhsBatchDims),
+      list(AttrId::kRhsContractingDims), list(AttrId::kLhsRaggedDims), list(AttrId::kRhsGroupDims));
+  if (!d.ok()) return ctx.Error(inst, d.status().code(), d.status().message());
+  TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
+  const Status status = d->mode == hlo::RaggedDotMode::kBatch
+                            ? Dot(ctx, inst, lhs, rhs, out)
+                            : RaggedDot(ctx, inst, lhs, rhs, sizes, *d, out);
+  if (!status.ok()) return ctx.Error(inst, status.code(), status.message());
+  return out;
 }
 
 StatusOr<Literal> EvalDot(EvalContext& ctx, const HloInstruction& inst, Operands ops) {

@@ -113,6 +113,8 @@ Kernel KernelFor(HloOpcode opcode) {
       return EvalSelectAndScatter;
     case HloOpcode::kDot:
       return EvalDot;
+    case HloOpcode::kRaggedDot:
+      return EvalRaggedDot;
     case HloOpcode::kSort:
       return EvalSort;
     case HloOpcode::kTopK:

@@ -160,6 +160,7 @@ StatusOr<value::Literal> EvalReduce(EvalContext&, const hlo::HloInstruction&, Op
 StatusOr<value::Literal> EvalReduceWindow(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalSelectAndScatter(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalDot(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalRaggedDot(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalSort(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalTopK(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalConvolution(EvalContext&, const hlo::HloInstruction&, Operands);

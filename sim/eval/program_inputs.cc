@@ -78,8 +78,9 @@ struct RaggedOperand {
 };
 
 /// Finds every index operand an integer leaf reaches and the largest start
-/// index each allows (`bound` ends as the smallest of them), and the first
-/// ragged-all-to-all offsets or sizes operand it reaches.
+/// index (or ragged-dot group size) each allows (`bound` ends as the smallest
+/// of them), and the first ragged-all-to-all offsets or sizes operand it
+/// reaches.
 class IndexUseFinder {
  public:
   std::optional<int64_t> bound() const { return bound_; }
@@ -141,10 +142,19 @@ class IndexUseFinder {
       // A size, 0 up to the dimension's bound.
       const std::span<const int64_t> dims = user.dimensions();
       if (dims.size() == 1) DimensionBound(user.operand(0)->shape(), dims[0], 0);
+    } else if (op == HloOpcode::kRaggedDot && operand_index == 2) {
+      // Group sizes: each at most an equal share of the ragged dimension, so
+      // that together they hold at most all of it.
+      const std::vector<int64_t> ragged = IntListAttr(user, AttrId::kLhsRaggedDims);
+      const hlo::Shape& lhs = user.operand(0)->shape();
+      const hlo::Shape& sizes = user.operand(2)->shape();
+      if (ragged.size() == 1 && lhs.IsArray() && ragged[0] >= 0 && ragged[0] < lhs.rank() &&
+          sizes.IsArray() && sizes.rank() >= 1 && sizes.dimensions().back() > 0) {
+        Bound(lhs.dimensions()[ragged[0]] / sizes.dimensions().back());
+      }
     } else if (op == HloOpcode::kRaggedAllToAll && operand_index >= 2 && !ragged_.has_value()) {
       ragged_ = RaggedOperand{&user, operand_index};
-    } else if (op == HloOpcode::kScatter &&
-               operand_index == (user.operand_count() - 1) / 2) {
+    } else if (op == HloOpcode::kScatter && operand_index == (user.operand_count() - 1) / 2) {
       // Operands: N targets, the indices, N updates. A scattered window is
       // at least one element along each mapped dimension.
       for (int64_t dim : IntListAttr(user, AttrId::kScatterDimsToOperandDims)) {
@@ -156,7 +166,11 @@ class IndexUseFinder {
   /// A start index into dimension `dim` of `shape` for a slice `size` long.
   void DimensionBound(const hlo::Shape& shape, int64_t dim, int64_t size) {
     if (!shape.IsArray() || dim < 0 || dim >= shape.rank()) return;
-    const int64_t largest = std::max<int64_t>(0, shape.dimensions()[dim] - size);
+    Bound(std::max<int64_t>(0, shape.dimensions()[dim] - size));
+  }
+
+  /// The leaf's values must not exceed `largest`.
+  void Bound(int64_t largest) {
     bound_ = bound_.has_value() ? std::min(*bound_, largest) : largest;
   }
 

@@ -200,6 +200,7 @@ using shape_inference_internal::InferFft;
 using shape_inference_internal::InferGather;
 using shape_inference_internal::InferGetDimensionSize;
 using shape_inference_internal::InferMap;
+using shape_inference_internal::InferRaggedDot;
 using shape_inference_internal::InferReduce;
 using shape_inference_internal::InferReduceWindow;
 using shape_inference_internal::InferResizingCollective;
@@ -782,6 +783,8 @@ StatusOr<Shape> Infer(const Rule& r) {
 
     case HloOpcode::kDot:
       return InferDot(r);
+    case HloOpcode::kRaggedDot:
+      return InferRaggedDot(r);
     case HloOpcode::kConvolution:
       return InferConvolution(r);
     case HloOpcode::kReduce:

@@ -113,6 +113,87 @@ StatusOr<Shape> Windowed(const Rule& r, const Shape& base, const Window& window,
 // Contractions.
 // ---------------------------------------------------------------------------
 
+namespace {
+
+/// The dimension numbers of a dot or ragged-dot.
+struct DotDims {
+  const std::vector<int64_t>& lb;
+  const std::vector<int64_t>& rb;
+  const std::vector<int64_t>& lc;
+  const std::vector<int64_t>& rc;
+};
+
+DotDims DotDimsOf(const Rule& r) {
+  return {r.OptionalIntList(AttrId::kLhsBatchDims), r.OptionalIntList(AttrId::kRhsBatchDims),
+          r.OptionalIntList(AttrId::kLhsContractingDims),
+          r.OptionalIntList(AttrId::kRhsContractingDims)};
+}
+
+/// The batch and contracting dimensions pair up, lie in their operands and
+/// have the same size on both sides.
+Status CheckDotDims(const Rule& r, const Shape& lhs, const Shape& rhs, const DotDims& d) {
+  const std::string op = r.name();
+  if (d.lb.size() != d.rb.size()) {
+    return r.Error(op + " has " + std::to_string(d.lb.size()) + " lhs_batch_dims but " +
+                   std::to_string(d.rb.size()) + " rhs_batch_dims");
+  }
+  if (d.lc.size() != d.rc.size()) {
+    return r.Error(op + " has " + std::to_string(d.lc.size()) + " lhs_contracting_dims but " +
+                   std::to_string(d.rc.size()) + " rhs_contracting_dims");
+  }
+  std::vector<int64_t> lhs_used(d.lb);
+  lhs_used.insert(lhs_used.end(), d.lc.begin(), d.lc.end());
+  std::vector<int64_t> rhs_used(d.rb);
+  rhs_used.insert(rhs_used.end(), d.rc.begin(), d.rc.end());
+  TPUSIM_RETURN_IF_ERROR(
+      r.CheckDimensions(lhs_used, lhs.rank(), "lhs batch and contracting dims", "lhs"));
+  TPUSIM_RETURN_IF_ERROR(
+      r.CheckDimensions(rhs_used, rhs.rank(), "rhs batch and contracting dims", "rhs"));
+  for (size_t i = 0; i < d.lb.size(); ++i) {
+    if (!SizesAgree(lhs.dimensions(d.lb[i]), rhs.dimensions(d.rb[i]))) {
+      return r.Error(op + " batch dimension " + std::to_string(i) + " has size " +
+                     std::to_string(lhs.dimensions(d.lb[i])) + " in lhs " + Str(lhs) + " but " +
+                     std::to_string(rhs.dimensions(d.rb[i])) + " in rhs " + Str(rhs));
+    }
+  }
+  for (size_t i = 0; i < d.lc.size(); ++i) {
+    if (!SizesAgree(lhs.dimensions(d.lc[i]), rhs.dimensions(d.rc[i]))) {
+      return r.Error(op + " contracting dimension " + std::to_string(i) + " has size " +
+                     std::to_string(lhs.dimensions(d.lc[i])) + " in lhs " + Str(lhs) + " but " +
+                     std::to_string(rhs.dimensions(d.rc[i])) + " in rhs " + Str(rhs));
+    }
+  }
+  return Status::Ok();
+}
+
+/// A dot's result: the batch dimensions, then the lhs free dimensions, then
+/// `rhs_free`, after `leading` (ragged-dot's groups). The element type
+/// follows the lhs; the text may ask for another one (preferred element
+/// type), which the verifier accepts.
+Shape DotResult(const Shape& lhs, const Shape& rhs, const DotDims& d,
+                std::span<const int64_t> rhs_free, std::optional<int64_t> leading) {
+  std::vector<int64_t> sizes;
+  std::vector<bool> dynamic;
+  if (leading.has_value()) {
+    sizes.push_back(*leading);
+    dynamic.push_back(false);
+  }
+  auto add = [&](const Shape& s, int64_t dim) {
+    sizes.push_back(s.dimensions(dim));
+    dynamic.push_back(s.is_dynamic_dimension(dim));
+  };
+  for (int64_t dim : d.lb) add(lhs, dim);
+  for (int64_t dim : DotFreeDimensions(lhs.rank(), d.lb, d.lc)) add(lhs, dim);
+  for (int64_t dim : rhs_free) add(rhs, dim);
+  Shape out(lhs.element_type(), std::move(sizes));
+  for (size_t i = 0; i < dynamic.size(); ++i) {
+    out.set_dynamic_dimension(static_cast<int64_t>(i), dynamic[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
 StatusOr<Shape> InferDot(const Rule& r) {
   // A sparse dot adds metadata operands, and its lhs contracting size is
   // compressed; leave it to the text.
@@ -122,57 +203,25 @@ StatusOr<Shape> InferDot(const Rule& r) {
   TPUSIM_RETURN_IF_ERROR(r.ExpectArray(1));
   const Shape& lhs = r.shape(0);
   const Shape& rhs = r.shape(1);
-  const auto& lb = r.OptionalIntList(AttrId::kLhsBatchDims);
-  const auto& rb = r.OptionalIntList(AttrId::kRhsBatchDims);
-  const auto& lc = r.OptionalIntList(AttrId::kLhsContractingDims);
-  const auto& rc = r.OptionalIntList(AttrId::kRhsContractingDims);
-  if (lb.size() != rb.size()) {
-    return r.Error("dot has " + std::to_string(lb.size()) + " lhs_batch_dims but " +
-                   std::to_string(rb.size()) + " rhs_batch_dims");
-  }
-  if (lc.size() != rc.size()) {
-    return r.Error("dot has " + std::to_string(lc.size()) + " lhs_contracting_dims but " +
-                   std::to_string(rc.size()) + " rhs_contracting_dims");
-  }
-  std::vector<int64_t> lhs_used(lb);
-  lhs_used.insert(lhs_used.end(), lc.begin(), lc.end());
-  std::vector<int64_t> rhs_used(rb);
-  rhs_used.insert(rhs_used.end(), rc.begin(), rc.end());
-  TPUSIM_RETURN_IF_ERROR(
-      r.CheckDimensions(lhs_used, lhs.rank(), "lhs batch and contracting dims", "lhs"));
-  TPUSIM_RETURN_IF_ERROR(
-      r.CheckDimensions(rhs_used, rhs.rank(), "rhs batch and contracting dims", "rhs"));
-  for (size_t i = 0; i < lb.size(); ++i) {
-    if (!SizesAgree(lhs.dimensions(lb[i]), rhs.dimensions(rb[i]))) {
-      return r.Error("dot batch dimension " + std::to_string(i) + " has size " +
-                     std::to_string(lhs.dimensions(lb[i])) + " in lhs " + Str(lhs) + " but " +
-                     std::to_string(rhs.dimensions(rb[i])) + " in rhs " + Str(rhs));
-    }
-  }
-  for (size_t i = 0; i < lc.size(); ++i) {
-    if (!SizesAgree(lhs.dimensions(lc[i]), rhs.dimensions(rc[i]))) {
-      return r.Error("dot contracting dimension " + std::to_string(i) + " has size " +
-                     std::to_string(lhs.dimensions(lc[i])) + " in lhs " + Str(lhs) + " but " +
-                     std::to_string(rhs.dimensions(rc[i])) + " in rhs " + Str(rhs));
-    }
-  }
-  // Batch dimensions first, then the lhs free dimensions, then the rhs ones.
-  std::vector<int64_t> sizes;
-  std::vector<bool> dynamic;
-  auto add = [&](const Shape& s, int64_t d) {
-    sizes.push_back(s.dimensions(d));
-    dynamic.push_back(s.is_dynamic_dimension(d));
-  };
-  for (int64_t d : lb) add(lhs, d);
-  for (int64_t d : DotFreeDimensions(lhs.rank(), lb, lc)) add(lhs, d);
-  for (int64_t d : DotFreeDimensions(rhs.rank(), rb, rc)) add(rhs, d);
-  // The result type follows the lhs; the text may ask for another one
-  // (preferred element type), which the verifier accepts.
-  Shape out(lhs.element_type(), std::move(sizes));
-  for (size_t i = 0; i < dynamic.size(); ++i) {
-    out.set_dynamic_dimension(static_cast<int64_t>(i), dynamic[i]);
-  }
-  return out;
+  const DotDims d = DotDimsOf(r);
+  TPUSIM_RETURN_IF_ERROR(CheckDotDims(r, lhs, rhs, d));
+  return DotResult(lhs, rhs, d, DotFreeDimensions(rhs.rank(), d.rb, d.rc), std::nullopt);
+}
+
+StatusOr<Shape> InferRaggedDot(const Rule& r) {
+  TPUSIM_RETURN_IF_ERROR(r.ExpectCount(3));
+  for (int64_t i = 0; i < 3; ++i) TPUSIM_RETURN_IF_ERROR(r.ExpectArray(i));
+  const Shape& lhs = r.shape(0);
+  const Shape& rhs = r.shape(1);
+  const DotDims d = DotDimsOf(r);
+  TPUSIM_RETURN_IF_ERROR(CheckDotDims(r, lhs, rhs, d));
+  StatusOr<RaggedDotDimensions> ragged = ResolveRaggedDot(
+      lhs, rhs, r.shape(2), d.lb, d.lc, d.rb, d.rc, r.OptionalIntList(AttrId::kLhsRaggedDims),
+      r.OptionalIntList(AttrId::kRhsGroupDims));
+  if (!ragged.ok()) return r.Error(ragged.status().message());
+  return DotResult(
+      lhs, rhs, d, ragged->rhs_free,
+      ragged->mode == RaggedDotMode::kContracting ? std::optional(ragged->groups) : std::nullopt);
 }
 
 StatusOr<Shape> InferConvolution(const Rule& r) {

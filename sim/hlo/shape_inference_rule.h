@@ -99,6 +99,7 @@ Status NotInferable(const Rule& r, std::string_view why);
 // contractions, reductions, indexing, control flow, collectives and the
 // remaining special ops. shape_inference.cc's dispatch calls them.
 StatusOr<Shape> InferDot(const Rule& r);
+StatusOr<Shape> InferRaggedDot(const Rule& r);
 StatusOr<Shape> InferConvolution(const Rule& r);
 StatusOr<Shape> InferReduce(const Rule& r);
 StatusOr<Shape> InferReduceWindow(const Rule& r);

@@ -559,6 +559,7 @@ class Verifier {
       case HloOpcode::kParameter:
       case HloOpcode::kPartitionId:
       case HloOpcode::kRaggedAllToAll:
+      case HloOpcode::kRaggedDot:
       case HloOpcode::kRecv:
       case HloOpcode::kRecvDone:
       case HloOpcode::kReplicaId:
@@ -635,13 +636,14 @@ class Verifier {
     return VerifyUninferableShape(in);
   }
 
-  /// dot and convolution may produce another element type than their
-  /// operands' (preferred_element_type), so only their dimensions are
+  /// dot, ragged-dot and convolution may produce another element type than
+  /// their operands' (preferred_element_type), so only their dimensions are
   /// compared. So are send's: a host transfer's buffer has the wire type,
   /// which real modules let differ from the operand's
   /// (tpu_collective_pipeliner_ag_ar_send sends bf16 data as s32).
   static bool ElementTypesFree(HloOpcode op) {
-    return op == HloOpcode::kDot || op == HloOpcode::kConvolution || op == HloOpcode::kSend;
+    return op == HloOpcode::kDot || op == HloOpcode::kRaggedDot || op == HloOpcode::kConvolution ||
+           op == HloOpcode::kSend;
   }
 
   Status CompareWithInferred(const HloInstruction& in, const Shape& inferred, HloOpcode as) const {
@@ -822,6 +824,7 @@ class Verifier {
       case HloOpcode::kPopulationCount:
       case HloOpcode::kPower:
       case HloOpcode::kRaggedAllToAll:
+      case HloOpcode::kRaggedDot:
       case HloOpcode::kReal:
       case HloOpcode::kRecv:
       case HloOpcode::kRecvDone:

@@ -34,6 +34,11 @@ hlo::ElementwiseCost VpuCost(HloOpcode op) {
   return hlo::ElementwiseCostOf(op);
 }
 
+/// Ops the MXU runs.
+bool IsMatmul(HloOpcode op) {
+  return op == HloOpcode::kDot || op == HloOpcode::kRaggedDot || op == HloOpcode::kConvolution;
+}
+
 int64_t Product(const Shape& s, const std::vector<int64_t>& dims) {
   int64_t p = 1;
   for (int64_t d : dims) p = SatMul(p, s.dimensions(d));
@@ -80,6 +85,12 @@ StatusOr<int64_t> EffectivePasses(const HloInstruction& inst) {
   return passes;
 }
 
+/// A dot, or a ragged-dot as the grouped matmul it is: one matmul per group.
+/// The group sizes are values, which timing does not see, so the groups are
+/// taken as equal: the rows of a ragged free dimension, or the depth of a
+/// ragged contracting one, split evenly. The MXU then loads each group's
+/// weights once and does a dot's work in all. A ragged batch dimension
+/// changes nothing.
 StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
   const Shape& lhs = dot.operand(0)->shape();
   const Shape& rhs = dot.operand(1)->shape();
@@ -91,11 +102,25 @@ StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
       !InRange(rhs, rb) || !InRange(rhs, rc)) {
     return InvalidArgument("dot dimension numbers out of range");
   }
+  std::optional<hlo::RaggedDotDimensions> ragged;
+  if (dot.opcode() == HloOpcode::kRaggedDot) {
+    StatusOr<hlo::RaggedDotDimensions> d = hlo::ResolveRaggedDot(
+        lhs, rhs, dot.operand(2)->shape(), lb, lc, rb, rc,
+        IntList(dot, hlo::AttrId::kLhsRaggedDims), IntList(dot, hlo::AttrId::kRhsGroupDims));
+    if (!d.ok()) return d.status();
+    ragged = std::move(*d);
+  }
   chip::MatmulWork w;
   w.batch = Product(lhs, lb);
   w.k = Product(lhs, lc);
   w.m = Product(lhs, hlo::DotFreeDimensions(lhs.rank(), lb, lc));
-  w.n = Product(rhs, hlo::DotFreeDimensions(rhs.rank(), rb, rc));
+  w.n = Product(rhs, ragged ? ragged->rhs_free : hlo::DotFreeDimensions(rhs.rank(), rb, rc));
+  if (ragged && ragged->mode != hlo::RaggedDotMode::kBatch) {
+    const int64_t groups = ragged->groups;
+    int64_t& split = ragged->mode == hlo::RaggedDotMode::kNonContracting ? w.m : w.k;
+    split = groups == 0 ? 0 : CeilDiv(split, groups);
+    w.batch = SatMul(w.batch, groups);
+  }
   TPUSIM_ASSIGN_OR_RETURN(w.passes, EffectivePasses(dot));
   w.input = MxuInputOf(lhs.element_type(), rhs.element_type());
   return w;
@@ -261,8 +286,10 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
       v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.shape()));
       return Status::Ok();
     case HloOpcode::kDot:
+    case HloOpcode::kRaggedDot:
     case HloOpcode::kConvolution: {
-      StatusOr<chip::MatmulWork> m = op == HloOpcode::kDot ? DotWork(inst) : ConvolutionWork(inst);
+      StatusOr<chip::MatmulWork> m =
+          op == HloOpcode::kConvolution ? ConvolutionWork(inst) : DotWork(inst);
       if (!m.ok()) return m.status();
       flops = SatAdd(flops, MatmulFlops(*m));
       work.matmuls.push_back(*m);
@@ -616,14 +643,13 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
         continue;
       }
       TPUSIM_RETURN_IF_ERROR(AddCompute(*f, whole, flops));
-      if (f->opcode() == HloOpcode::kDot || f->opcode() == HloOpcode::kConvolution)
-        matmuls.push_back(f.get());
+      if (IsMatmul(f->opcode())) matmuls.push_back(f.get());
       if (StepKindOf(*f) == StepKind::kKernel) vmem = SatAdd(vmem, PhysicalBytes(f->shape()));
     }
   }
   if (fused == nullptr) {
     TPUSIM_RETURN_IF_ERROR(AddCompute(inst, whole, flops));
-    if (op == HloOpcode::kDot || op == HloOpcode::kConvolution) matmuls.push_back(&inst);
+    if (IsMatmul(op)) matmuls.push_back(&inst);
   }
   // Boundary traffic: operands read, result written.
   int64_t hbm = 0;

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <memory>
+#include <set>
 
 #include "sim/eval/evaluator.h"
 #include "sim/hlo/parser.h"
@@ -141,6 +142,28 @@ TEST(SeededInputs, IndicesReachingGatherStayInBounds) {
     for (int32_t v : in[1].data<int32_t>()) olo = std::min(olo, v);
     EXPECT_LT(olo, 0) << "seed " << seed;
   }
+}
+
+TEST(SeededInputs, RaggedDotGroupSizesAreSharesOfTheRaggedDimension) {
+  // 10 rows in 4 groups: each size in [0, 2], so together at most 8 rows;
+  // the module then evaluates.
+  const auto module = Parse(R"(HloModule m
+ENTRY %main (a: f32[10,3], w: f32[4,3,2], s: s32[4]) -> f32[10,2] {
+  %a = f32[10,3]{1,0} parameter(0)
+  %w = f32[4,3,2]{2,1,0} parameter(1)
+  %s = s32[4]{0} parameter(2)
+  ROOT %r = f32[10,2]{1,0} ragged-dot(%a, %w, %s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+}
+)");
+  ASSERT_NE(module, nullptr);
+  std::set<int32_t> seen;
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    std::vector<Literal> in = Inputs(*module, seed);
+    ASSERT_EQ(in.size(), 3u);
+    for (int32_t v : in[2].data<int32_t>()) seen.insert(v);
+    EXPECT_TRUE(Evaluator().Evaluate(*module, in).ok()) << "seed " << seed;
+  }
+  EXPECT_EQ(seen, (std::set<int32_t>{0, 1, 2}));
 }
 
 // Four replicas in two groups; the sizes reach the collective through a tuple

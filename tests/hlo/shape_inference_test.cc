@@ -189,6 +189,59 @@ TEST(InferDot, MismatchedContractingSizesAreAnError) {
             "dot contracting dimension 0 has size 3 in lhs f32[2,3] but 4 in rhs f32[4,5]");
 }
 
+TEST(InferRaggedDot, FreeModeDropsTheRhsGroupDimension) {
+  EXPECT_EQ(RootShape("a = f32[19,11,5] parameter(0)\n w = f32[3,5,7] parameter(1)\n"
+                      " s = s64[19,3] parameter(2)\n"
+                      " ROOT r = ragged-dot(a, w, s), lhs_contracting_dims={2},"
+                      " rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}"),
+            "f32[19,11,7]");
+}
+
+TEST(InferRaggedDot, ContractingModePutsTheGroupsFirst) {
+  EXPECT_EQ(RootShape("a = f32[11,19,5] parameter(0)\n b = f32[19,5,7] parameter(1)\n"
+                      " s = s64[19,3] parameter(2)\n"
+                      " ROOT r = ragged-dot(a, b, s), lhs_contracting_dims={1,2},"
+                      " rhs_contracting_dims={0,1}, lhs_ragged_dims={2}"),
+            "f32[3,11,7]");
+}
+
+TEST(InferRaggedDot, BatchModeIsADotsShape) {
+  EXPECT_EQ(RootShape("a = bf16[4,5,3] parameter(0)\n b = bf16[4,3,2] parameter(1)\n"
+                      " s = s32[2] parameter(2)\n"
+                      " ROOT r = ragged-dot(a, b, s), lhs_batch_dims={0}, rhs_batch_dims={0},"
+                      " lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}"),
+            "bf16[4,5,2]");
+}
+
+TEST(InferRaggedDot, GroupSizesMustBeIndexedByTheOuterRowDimensions) {
+  StatusOr<Shape> s = InferRoot(
+      "a = f32[19,11,5] parameter(0)\n w = f32[3,5,7] parameter(1)\n s = s64[11,3] parameter(2)\n"
+      " ROOT r = f32[19,11,7] ragged-dot(a, w, s), lhs_contracting_dims={2},"
+      " rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "ragged-dot's group_sizes s64[11,3] must be [g] or [19,g] (the lhs batch dimensions, "
+            "then those of the ragged one's kind before it)");
+}
+
+TEST(InferRaggedDot, FreeModeNeedsAnRhsGroupDimensionOfTheGroupCount) {
+  StatusOr<Shape> missing = InferRoot(
+      "a = f32[6,5] parameter(0)\n w = f32[3,5,7] parameter(1)\n s = s32[3] parameter(2)\n"
+      " ROOT r = f32[6,3,7] ragged-dot(a, w, s), lhs_contracting_dims={1},"
+      " rhs_contracting_dims={1}, lhs_ragged_dims={0}");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("needs exactly one rhs_group_dims entry"),
+            std::string::npos)
+      << missing.status().message();
+  StatusOr<Shape> mismatched = InferRoot(
+      "a = f32[6,5] parameter(0)\n w = f32[3,5,7] parameter(1)\n s = s32[2] parameter(2)\n"
+      " ROOT r = f32[6,7] ragged-dot(a, w, s), lhs_contracting_dims={1},"
+      " rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}");
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_EQ(mismatched.status().message(),
+            "ragged-dot's rhs group dimension has 3 groups but group_sizes s32[2] has 2");
+}
+
 TEST(InferConvolution, StridedPaddedDilatedWindow) {
   // Spatial: padded 44+32+45 = 121, dilated window (3-1)*2+1 = 5, (121-5)/4+1 = 30.
   EXPECT_EQ(RootShape("x = f32[256,32,32,1] parameter(0)\n k = f32[3,3,1,8] parameter(1)\n"

@@ -335,6 +335,28 @@ ENTRY e {
   EXPECT_THAT(r.out, HasSubstr("device_3/output  f32[20,2]"));
 }
 
+TEST_F(ExecTest, AMixtureOfExpertsRaggedDotRunsOnSeededGroupSizesAndIsTimed) {
+  // 256 tokens over 4 experts: seeded group sizes stay within the rows, the
+  // values are computed, and timing counts a dot's FLOPs.
+  const std::string module = Module("moe.hlo", R"(HloModule moe
+ENTRY e {
+  tokens = bf16[256,128]{1,0} parameter(0)
+  experts = bf16[4,128,256]{2,1,0} parameter(1)
+  group_sizes = s32[4]{0} parameter(2)
+  ROOT r = bf16[256,256]{1,0} ragged-dot(tokens, experts, group_sizes), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+})");
+  const std::string json = dir_ / "moe.json";
+  const RunResult r =
+      Tpusim({"exec", module, "--chip", "tpu-v5e", "--inputs", "seed:4", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, Not(HasSubstr("not computed")));
+  EXPECT_THAT(r.out, HasSubstr("output  bf16[256,256]"));
+  const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
+  ASSERT_EQ(metrics["ops"].size(), 1u);
+  EXPECT_EQ(metrics["ops"][0]["opcode"], "ragged-dot");
+  EXPECT_EQ(metrics["ops"][0]["flops"], 2LL * 256 * 128 * 256);
+}
+
 TEST_F(ExecTest, OverTheMemoryLimitFullModeTimesAndValuesModeSuggestsTiming) {
   const std::string module = Module("big.hlo", R"(HloModule big
 ENTRY e {

@@ -95,6 +95,52 @@ ROOT d = s32[5,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}"
      lambda a, b: (a.astype(np.int64) @ b).astype(np.int32))
 
 
+
+# --- ragged-dot ------------------------------------------------------------------------------
+def group_masks(sizes, length):
+    """[..., g, length] 0/1 masks: index i is in group g when the sizes before
+    g sum to at most i and with g's own size to more than i (XLA's dense
+    rewrite of ragged-dot)."""
+    ends = np.cumsum(sizes, axis=-1)
+    starts = ends - sizes
+    i = np.arange(length)
+    return ((starts[..., None] <= i) & (i < ends[..., None])).astype(np.float64)
+
+
+def ragged_rows_ref(round_operands):
+    """a[b,x,m,k], w[g,b,k,n], sizes[b,x,g]: row m of group g takes w[g]."""
+    def expect(a, w, sizes):
+        if round_operands:
+            a, w = bf16_round(a), bf16_round(w)
+        masks = group_masks(sizes, a.shape[2])  # [b,x,g,m]
+        return Ref(np.einsum("bxgm,bxmk,gbkn->bxmn", masks, f64(a), f64(w)),
+                   np.einsum("bxgm,bxmk,gbkn->bxmn", masks, np.abs(f64(a)), np.abs(f64(w))))
+    return expect
+
+
+def ragged_depth_ref(a, b, sizes):
+    """a[m,x,k], b[x,k,n], sizes[x,g]: result g sums over group g's k only."""
+    masks = group_masks(sizes, a.shape[2])  # [x,g,k]
+    return Ref(np.einsum("xgk,mxk,xkn->gmn", masks, f64(a), f64(b)),
+               np.einsum("xgk,mxk,xkn->gmn", masks, np.abs(f64(a)), np.abs(f64(b))))
+
+
+case("ragged_dot_rows_default", """
+a = f32[2,3,9,16] parameter(0)
+w = f32[4,2,16,5] parameter(1)
+s = s32[2,3,4] parameter(2)
+ROOT r = f32[2,3,9,5] ragged-dot(a, w, s), lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={3}, rhs_contracting_dims={2}, lhs_ragged_dims={2}, rhs_group_dims={0}""",
+     lambda r: [normal(r, 2, 3, 9, 16), normal(r, 4, 2, 16, 5),
+                r.integers(0, 4, (2, 3, 4)).astype(np.int32)],
+     ragged_rows_ref(True), Tol(sums=16))
+case("ragged_dot_depth_ieee", """
+a = f32[6,3,20] parameter(0)
+b = f32[3,20,4] parameter(1)
+s = s64[3,3] parameter(2)
+ROOT r = f32[3,6,4] ragged-dot(a, b, s), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}, lhs_ragged_dims={2}""",
+     lambda r: [normal(r, 6, 3, 20), normal(r, 3, 20, 4), r.integers(0, 8, (3, 3)).astype(np.int64)],
+     ragged_depth_ref, Tol(ulps=1, sums=1), numerics="ieee")
+
 # --- convolution ----------------------------------------------------------------------------
 def conv_ref(round_operands, **window):
     def expect(lhs, rhs):

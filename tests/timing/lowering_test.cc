@@ -147,6 +147,48 @@ ENTRY e {
   EXPECT_EQ(def.flops, 2LL * 512 * 512 * 512);
 }
 
+TEST(KernelCost, ARaggedDotIsOneMatmulPerGroupOfEqualShare) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const chip::Mxu mxu(v5e);
+  // 1024 token rows over 8 experts' 512x256 weights: each expert's weights
+  // are loaded once, and the rows split evenly (the sizes are values).
+  const KernelCost rows = RootCost(R"(HloModule m
+ENTRY e {
+  a = bf16[1024,512]{1,0} parameter(0)
+  w = bf16[8,512,256]{2,1,0} parameter(1)
+  s = s32[8]{0} parameter(2)
+  ROOT r = bf16[1024,256]{1,0} ragged-dot(a, w, s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+})",
+                                   v5e);
+  ASSERT_EQ(rows.per_core.matmuls.size(), 1u);
+  const chip::MatmulWork& per_group = rows.per_core.matmuls[0];
+  EXPECT_EQ(per_group.batch, 8);
+  EXPECT_EQ(per_group.m, 128);
+  EXPECT_EQ(per_group.k, 512);
+  EXPECT_EQ(per_group.n, 256);
+  EXPECT_EQ(mxu.WeightTiles(per_group), 8 * (512 / 128) * (256 / 128));
+  EXPECT_EQ(rows.flops, 2LL * 1024 * 512 * 256);
+  // Every expert's weights are read: 8 x 512 x 256 bf16, plus the rows,
+  // the sizes' 512-byte access and the result.
+  EXPECT_EQ(rows.hbm_bytes, 8 * 512 * 256 * 2 + 1024 * 512 * 2 + 512 + 1024 * 256 * 2);
+
+  // A ragged contracting dimension: one [64,256] result per group, each over
+  // an equal share of the depth.
+  const KernelCost depth = RootCost(R"(HloModule m
+ENTRY e {
+  a = bf16[64,1024]{1,0} parameter(0)
+  b = bf16[1024,256]{1,0} parameter(1)
+  s = s32[4]{0} parameter(2)
+  ROOT r = f32[4,64,256]{2,1,0} ragged-dot(a, b, s), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+})",
+                                    v5e);
+  ASSERT_EQ(depth.per_core.matmuls.size(), 1u);
+  EXPECT_EQ(depth.per_core.matmuls[0].batch, 4);
+  EXPECT_EQ(depth.per_core.matmuls[0].m, 64);
+  EXPECT_EQ(depth.per_core.matmuls[0].k, 256);
+  EXPECT_EQ(depth.flops, 2LL * 64 * 1024 * 256);
+}
+
 TEST(KernelCost, MinorDimensionSwapGoesThroughTheTransposeUnit) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   const KernelCost swap = RootCost(R"(HloModule m
