@@ -322,7 +322,9 @@ Status RaggedDot(EvalContext& ctx, const HloInstruction& inst, const Literal& lh
                  const Literal& rhs, const Literal& sizes, const hlo::RaggedDotDimensions& d,
                  Literal& out) {
   TPUSIM_ASSIGN_OR_RETURN(DotIndex ix, BuildIndex(inst, lhs.shape(), rhs.shape(), d.rhs_group));
-  if (d.groups == 0) return Status::Ok();
+  // No groups or no lhs elements (a zero-sized dimension, whose stride
+  // below would be 0): nothing is multiplied, and the result stays zero.
+  if (d.groups == 0 || lhs.element_count() == 0) return Status::Ok();
   const hlo::Shape& lhs_shape = lhs.shape();
   TPUSIM_ASSIGN_OR_RETURN(std::vector<int64_t> ends,
                           GroupEnds(sizes, d.groups, lhs_shape.dimensions(d.lhs_ragged)));

@@ -130,6 +130,18 @@ ENTRY e {
   }
 }
 
+TEST(EvalRaggedDot, AnEmptyDepthGivesZeros) {
+  const Literal r = Eval(R"(HloModule m
+ENTRY e {
+  a = s32[3,0] parameter(0)
+  w = s32[2,0,2] parameter(1)
+  s = s32[2] parameter(2)
+  ROOT r = s32[3,2] ragged-dot(a, w, s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+})",
+                         {S32({3, 0}, {}), S32({2, 0, 2}, {}), R1<int32_t>({1, 2})});
+  EXPECT_EQ(Values(r), (std::vector<int32_t>(6, 0)));
+}
+
 TEST(EvalRaggedDot, ANegativeGroupSizeIsAnErrorAtTheInstruction) {
   const StatusOr<Literal> r =
       TryEval(R"(HloModule m
