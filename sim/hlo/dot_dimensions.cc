@@ -79,12 +79,17 @@ StatusOr<RaggedDotDimensions> ResolveRaggedDot(
   }
   if (group_sizes.rank() > 1) {
     bool agree = group_sizes.rank() == static_cast<int64_t>(indexing.size()) + 1;
+    // (A batch dimension out of range is the dot checks' to report.)
+    const auto in_lhs = [&](int64_t dim) { return dim >= 0 && dim < lhs.rank(); };
     for (size_t i = 0; agree && i < indexing.size(); ++i) {
-      agree = group_sizes.dimensions(static_cast<int64_t>(i)) == lhs.dimensions(indexing[i]);
+      agree = in_lhs(indexing[i]) &&
+              group_sizes.dimensions(static_cast<int64_t>(i)) == lhs.dimensions(indexing[i]);
     }
     if (!agree) {
       std::string expected = "[";
-      for (int64_t dim : indexing) expected += std::to_string(lhs.dimensions(dim)) + ",";
+      for (int64_t dim : indexing) {
+        expected += (in_lhs(dim) ? std::to_string(lhs.dimensions(dim)) : "?") + ",";
+      }
       expected += "g]";
       return InvalidArgument("ragged-dot's group_sizes " + group_sizes.ToString(false) +
                              " must be [g] or " + expected +

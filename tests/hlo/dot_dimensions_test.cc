@@ -60,6 +60,12 @@ TEST(ResolveRaggedDot, TheRaggedDimensionsKindPicksTheModeAndWhatIndexesTheSizes
   ASSERT_TRUE(batch.ok()) << batch.status().message();
   EXPECT_EQ(batch->mode, RaggedDotMode::kBatch);
   EXPECT_THAT(batch->group_sizes_lhs_dims, IsEmpty());
+  // A batch dimension out of range, which indexes the sizes, is refused, not read.
+  EXPECT_FALSE(ResolveRaggedDot(Shape(PrimitiveType::kF32, {2, 5, 4}),
+                                Shape(PrimitiveType::kF32, {3, 2, 4, 6}),
+                                Shape(PrimitiveType::kS32, {2, 3}), Dims{7}, Dims{2}, Dims{1},
+                                Dims{2}, Dims{1}, Dims{0})
+                   .ok());
   // A group dimension outside free mode is refused.
   EXPECT_FALSE(ResolveRaggedDot(Shape(PrimitiveType::kF32, {4, 5, 3}),
                                 Shape(PrimitiveType::kF32, {4, 3, 2}),
