@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,12 +86,29 @@ StatusOr<int64_t> EffectivePasses(const HloInstruction& inst) {
   return passes;
 }
 
-/// A dot, or a ragged-dot as the grouped matmul it is: one matmul per group.
-/// The group sizes are values, which timing does not see, so the groups are
-/// taken as equal: the rows of a ragged free dimension, or the depth of a
-/// ragged contracting one, split evenly. The MXU then loads each group's
-/// weights once and does a dot's work in all. A ragged batch dimension
-/// changes nothing.
+/// hlo::ResolveRaggedDot on a ragged-dot's operands and attributes.
+StatusOr<hlo::RaggedDotDimensions> RaggedDotDimensionsOf(const HloInstruction& dot) {
+  return hlo::ResolveRaggedDot(
+      dot.operand(0)->shape(), dot.operand(1)->shape(), dot.operand(2)->shape(),
+      IntList(dot, hlo::AttrId::kLhsBatchDims), IntList(dot, hlo::AttrId::kLhsContractingDims),
+      IntList(dot, hlo::AttrId::kRhsBatchDims), IntList(dot, hlo::AttrId::kRhsContractingDims),
+      IntList(dot, hlo::AttrId::kLhsRaggedDims), IntList(dot, hlo::AttrId::kRhsGroupDims));
+}
+
+/// How many of a ragged-dot's groups can hold something: each row (free
+/// mode) or depth index (contracting mode) is in one group, so no more
+/// groups than there are rows, or depth, per batch index.
+int64_t ActiveGroups(const hlo::RaggedDotDimensions& d, int64_t rows, int64_t depth) {
+  return std::min(d.groups, d.mode == hlo::RaggedDotMode::kNonContracting ? rows : depth);
+}
+
+/// A dot, or a ragged-dot as the grouped matmul it is: one matmul per group
+/// that holds rows (or depth). The group sizes are values, which timing does
+/// not see, so the groups are taken as equal, and as many as can hold
+/// something (ActiveGroups): the rows of a ragged free dimension, or the
+/// depth of a ragged contracting one, split evenly over them. The MXU then
+/// loads each of those groups' weights once and does a dot's work in all. A
+/// ragged batch dimension changes nothing.
 StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
   const Shape& lhs = dot.operand(0)->shape();
   const Shape& rhs = dot.operand(1)->shape();
@@ -104,9 +122,7 @@ StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
   }
   std::optional<hlo::RaggedDotDimensions> ragged;
   if (dot.opcode() == HloOpcode::kRaggedDot) {
-    StatusOr<hlo::RaggedDotDimensions> d = hlo::ResolveRaggedDot(
-        lhs, rhs, dot.operand(2)->shape(), lb, lc, rb, rc,
-        IntList(dot, hlo::AttrId::kLhsRaggedDims), IntList(dot, hlo::AttrId::kRhsGroupDims));
+    StatusOr<hlo::RaggedDotDimensions> d = RaggedDotDimensionsOf(dot);
     if (!d.ok()) return d.status();
     ragged = std::move(*d);
   }
@@ -116,7 +132,7 @@ StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
   w.m = Product(lhs, hlo::DotFreeDimensions(lhs.rank(), lb, lc));
   w.n = Product(rhs, ragged ? ragged->rhs_free : hlo::DotFreeDimensions(rhs.rank(), rb, rc));
   if (ragged && ragged->mode != hlo::RaggedDotMode::kBatch) {
-    const int64_t groups = ragged->groups;
+    const int64_t groups = ActiveGroups(*ragged, w.m, w.k);
     int64_t& split = ragged->mode == hlo::RaggedDotMode::kNonContracting ? w.m : w.k;
     split = groups == 0 ? 0 : CeilDiv(split, groups);
     w.batch = SatMul(w.batch, groups);
@@ -651,14 +667,53 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
     TPUSIM_RETURN_IF_ERROR(AddCompute(inst, whole, flops));
     if (IsMatmul(op)) matmuls.push_back(&inst);
   }
+  // The kernel operand that `operand` of one of its instructions reads from
+  // HBM (through conversions, and through nested fusions' parameters), or -1.
+  const auto boundary_operand = [&](const HloInstruction* operand) -> int64_t {
+    const HloInstruction* source = ThroughConversions(operand);
+    if (fused != nullptr) {
+      // A matmul in a nested fusion reads what that fusion is given.
+      while (source->opcode() == HloOpcode::kParameter && source->parent() != fused) {
+        const auto caller = nested_fusion_of.find(source->parent());
+        const int64_t n = source->parameter_number();
+        if (caller == nested_fusion_of.end() || n < 0 || n >= caller->second->operand_count())
+          return -1;
+        source = ThroughConversions(caller->second->operand(n));
+      }
+      if (source->opcode() != HloOpcode::kParameter) return -1;
+      const int64_t n = source->parameter_number();
+      return n >= 0 && n < inst.operand_count() ? n : -1;
+    }
+    for (int64_t i = 0; i < inst.operand_count(); ++i) {
+      if (inst.operand(i) == operand) return i;
+    }
+    return -1;
+  };
   // Boundary traffic: operands read, result written.
-  int64_t hbm = 0;
   std::vector<int64_t> read(inst.operand_count());
   for (int64_t i = 0; i < inst.operand_count(); ++i) {
     read[i] = OperandReadBytes(inst, i);
-    hbm = SatAdd(hbm, read[i]);
     vmem = SatAdd(vmem, PhysicalBytes(inst.operand(i)->shape()));
   }
+  // A ragged-dot reads the weights of the groups that can hold rows only
+  // (a kernel that knows the group sizes skips the others).
+  std::set<int64_t> weights_scaled;  // each operand once, however many ragged-dots read it
+  for (const HloInstruction* ragged : matmuls) {
+    if (ragged->opcode() != HloOpcode::kRaggedDot) continue;
+    const StatusOr<hlo::RaggedDotDimensions> d = RaggedDotDimensionsOf(*ragged);
+    const int64_t weights = boundary_operand(ragged->operand(1));
+    if (!d.ok() || d->mode != hlo::RaggedDotMode::kNonContracting || d->groups == 0 ||
+        weights < 0 || !weights_scaled.insert(weights).second) {
+      continue;
+    }
+    const Shape& lhs = ragged->operand(0)->shape();
+    const std::vector<int64_t>& lb = IntList(*ragged, hlo::AttrId::kLhsBatchDims);
+    const std::vector<int64_t>& lc = IntList(*ragged, hlo::AttrId::kLhsContractingDims);
+    const int64_t rows = Product(lhs, hlo::DotFreeDimensions(lhs.rank(), lb, lc));
+    read[weights] = CeilDiv(SatMul(read[weights], ActiveGroups(*d, rows, 0)), d->groups);
+  }
+  int64_t hbm = 0;
+  for (int64_t bytes : read) hbm = SatAdd(hbm, bytes);
   const HloInstruction* root = fused != nullptr ? fused->root() : &inst;
   const bool in_place = root != nullptr && root->opcode() == HloOpcode::kDynamicUpdateSlice &&
                         root->operand_count() >= 2;
@@ -677,24 +732,8 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   // A single matmul whose operands do not fit in VMEM re-reads them.
   if (matmuls.size() == 1 && !whole.matmuls.empty()) {
     const auto boundary_bytes = [&](const HloInstruction* operand) -> int64_t {
-      const HloInstruction* source = ThroughConversions(operand);
-      if (fused != nullptr) {
-        // A matmul in a nested fusion reads what that fusion is given.
-        while (source->opcode() == HloOpcode::kParameter && source->parent() != fused) {
-          const auto caller = nested_fusion_of.find(source->parent());
-          const int64_t n = source->parameter_number();
-          if (caller == nested_fusion_of.end() || n < 0 || n >= caller->second->operand_count())
-            return 0;
-          source = ThroughConversions(caller->second->operand(n));
-        }
-        if (source->opcode() != HloOpcode::kParameter) return 0;
-        const int64_t n = source->parameter_number();
-        return n >= 0 && n < static_cast<int64_t>(read.size()) ? read[n] : 0;
-      }
-      for (int64_t i = 0; i < inst.operand_count(); ++i) {
-        if (inst.operand(i) == operand) return read[i];
-      }
-      return 0;
+      const int64_t i = boundary_operand(operand);
+      return i >= 0 ? read[i] : 0;
     };
     chip::MatmulFootprint f;
     f.lhs_bytes = boundary_bytes(matmuls[0]->operand(0));

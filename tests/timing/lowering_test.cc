@@ -147,7 +147,7 @@ ENTRY e {
   EXPECT_EQ(def.flops, 2LL * 512 * 512 * 512);
 }
 
-TEST(KernelCost, ARaggedDotIsOneMatmulPerGroupOfEqualShare) {
+TEST(KernelCost, ARaggedDotIsOneMatmulPerGroupThatCanHoldRowsOfEqualShare) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   const chip::Mxu mxu(v5e);
   // 1024 token rows over 8 experts' 512x256 weights: each expert's weights
@@ -171,6 +171,38 @@ ENTRY e {
   // Every expert's weights are read: 8 x 512 x 256 bf16, plus the rows,
   // the sizes' 512-byte access and the result.
   EXPECT_EQ(rows.hbm_bytes, 8 * 512 * 256 * 2 + 1024 * 512 * 2 + 512 + 1024 * 256 * 2);
+
+  // Decode: 2 token rows can reach 2 of the 8 experts at most, so 2 matmuls
+  // of one row, and 2 of the 8 experts' weights read.
+  const KernelCost decode = RootCost(R"(HloModule m
+ENTRY e {
+  a = bf16[2,512]{1,0} parameter(0)
+  w = bf16[8,512,256]{2,1,0} parameter(1)
+  s = s32[8]{0} parameter(2)
+  ROOT r = bf16[2,256]{1,0} ragged-dot(a, w, s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+})",
+                                     v5e);
+  ASSERT_EQ(decode.per_core.matmuls.size(), 1u);
+  EXPECT_EQ(decode.per_core.matmuls[0].batch, 2);
+  EXPECT_EQ(decode.per_core.matmuls[0].m, 1);
+  EXPECT_EQ(decode.hbm_bytes, 2 * 512 * 256 * 2 + 2 * 512 * 2 + 512 + 2 * 256 * 2);
+  // The same inside a fusion, its operands in another order: the weights
+  // are found through the fusion's parameter.
+  const KernelCost fused = RootCost(R"(HloModule m
+moe {
+  s = s32[8]{0} parameter(0)
+  w = bf16[8,512,256]{2,1,0} parameter(1)
+  a = bf16[2,512]{1,0} parameter(2)
+  ROOT r = bf16[2,256]{1,0} ragged-dot(a, w, s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+}
+ENTRY e {
+  s = s32[8]{0} parameter(0)
+  w = bf16[8,512,256]{2,1,0} parameter(1)
+  a = bf16[2,512]{1,0} parameter(2)
+  ROOT f = bf16[2,256]{1,0} fusion(s, w, a), kind=kOutput, calls=moe
+})",
+                                    v5e);
+  EXPECT_EQ(fused.hbm_bytes, decode.hbm_bytes);
 
   // A ragged contracting dimension: one [64,256] result per group, each over
   // an equal share of the depth.
