@@ -395,17 +395,10 @@ StatusOr<Literal> EvalRaggedDot(EvalContext& ctx, const HloInstruction& inst, Op
   const Literal& lhs = *ops[0];
   const Literal& rhs = *ops[1];
   const Literal& sizes = *ops[2];
-  auto list = [&](AttrId id) {
-    const auto* v = inst.GetAttr<std::vector<int64_t>>(id);
-    return v ? *v : std::vector<int64_t>{};
-  };
   if (!lhs.shape().IsArray() || !rhs.shape().IsArray() || !inst.shape().IsArray()) {
     return ctx.Error(inst, StatusCode::kInvalidArgument, "operands and result must be arrays");
   }
-  StatusOr<hlo::RaggedDotDimensions> d = hlo::ResolveRaggedDot(
-      lhs.shape(), rhs.shape(), sizes.shape(), list(AttrId::kLhsBatchDims),
-      list(AttrId::kLhsContractingDims), list(AttrId::kRhsBatchDims),
-      list(AttrId::kRhsContractingDims), list(AttrId::kLhsRaggedDims), list(AttrId::kRhsGroupDims));
+  StatusOr<hlo::RaggedDotDimensions> d = hlo::ResolveRaggedDot(inst);
   if (!d.ok()) return ctx.Error(inst, d.status().code(), d.status().message());
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
   const Status status = d->mode == hlo::RaggedDotMode::kBatch

@@ -101,4 +101,19 @@ StatusOr<RaggedDotDimensions> ResolveRaggedDot(
   return d;
 }
 
+StatusOr<RaggedDotDimensions> ResolveRaggedDot(const HloInstruction& ragged_dot) {
+  const auto list = [&](AttrId id) -> std::span<const int64_t> {
+    const auto* v = ragged_dot.GetAttr<std::vector<int64_t>>(id);
+    return v ? std::span<const int64_t>(*v) : std::span<const int64_t>();
+  };
+  if (ragged_dot.operand_count() != 3) {
+    return InvalidArgument("ragged-dot takes 3 operands (lhs, rhs, group_sizes)");
+  }
+  return ResolveRaggedDot(ragged_dot.operand(0)->shape(), ragged_dot.operand(1)->shape(),
+                          ragged_dot.operand(2)->shape(), list(AttrId::kLhsBatchDims),
+                          list(AttrId::kLhsContractingDims), list(AttrId::kRhsBatchDims),
+                          list(AttrId::kRhsContractingDims), list(AttrId::kLhsRaggedDims),
+                          list(AttrId::kRhsGroupDims));
+}
+
 }  // namespace tpusim::hlo

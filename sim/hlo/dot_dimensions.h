@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/base/status.h"
+#include "sim/hlo/instruction.h"
 #include "sim/hlo/shape.h"
 
 namespace tpusim::hlo {
@@ -59,6 +60,9 @@ StatusOr<RaggedDotDimensions> ResolveRaggedDot(
     const Shape& lhs, const Shape& rhs, const Shape& group_sizes, std::span<const int64_t> lb,
     std::span<const int64_t> lc, std::span<const int64_t> rb, std::span<const int64_t> rc,
     std::span<const int64_t> lhs_ragged, std::span<const int64_t> rhs_group);
+/// The same for a ragged-dot instruction: its operands' shapes and its
+/// dimension-number attributes (absent ones empty).
+StatusOr<RaggedDotDimensions> ResolveRaggedDot(const HloInstruction& ragged_dot);
 
 }  // namespace tpusim::hlo
 

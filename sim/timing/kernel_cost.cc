@@ -86,15 +86,6 @@ StatusOr<int64_t> EffectivePasses(const HloInstruction& inst) {
   return passes;
 }
 
-/// hlo::ResolveRaggedDot on a ragged-dot's operands and attributes.
-StatusOr<hlo::RaggedDotDimensions> RaggedDotDimensionsOf(const HloInstruction& dot) {
-  return hlo::ResolveRaggedDot(
-      dot.operand(0)->shape(), dot.operand(1)->shape(), dot.operand(2)->shape(),
-      IntList(dot, hlo::AttrId::kLhsBatchDims), IntList(dot, hlo::AttrId::kLhsContractingDims),
-      IntList(dot, hlo::AttrId::kRhsBatchDims), IntList(dot, hlo::AttrId::kRhsContractingDims),
-      IntList(dot, hlo::AttrId::kLhsRaggedDims), IntList(dot, hlo::AttrId::kRhsGroupDims));
-}
-
 /// How many of a ragged-dot's groups can hold something: each row (free
 /// mode) or depth index (contracting mode) is in one group, so no more
 /// groups than there are rows, or depth, per batch index.
@@ -122,7 +113,7 @@ StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
   }
   std::optional<hlo::RaggedDotDimensions> ragged;
   if (dot.opcode() == HloOpcode::kRaggedDot) {
-    StatusOr<hlo::RaggedDotDimensions> d = RaggedDotDimensionsOf(dot);
+    StatusOr<hlo::RaggedDotDimensions> d = hlo::ResolveRaggedDot(dot);
     if (!d.ok()) return d.status();
     ragged = std::move(*d);
   }
@@ -700,7 +691,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   std::set<int64_t> weights_scaled;  // each operand once, however many ragged-dots read it
   for (const HloInstruction* ragged : matmuls) {
     if (ragged->opcode() != HloOpcode::kRaggedDot) continue;
-    const StatusOr<hlo::RaggedDotDimensions> d = RaggedDotDimensionsOf(*ragged);
+    const StatusOr<hlo::RaggedDotDimensions> d = hlo::ResolveRaggedDot(*ragged);
     const int64_t weights = boundary_operand(ragged->operand(1));
     if (!d.ok() || d->mode != hlo::RaggedDotMode::kNonContracting || d->groups == 0 ||
         weights < 0 || !weights_scaled.insert(weights).second) {
