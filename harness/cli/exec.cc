@@ -177,7 +177,8 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
   exec->footer(R"(Inputs:
   seed:N   every parameter drawn deterministically from seed N: floats standard
            normal, signed integers in [-8, 8], unsigned in [0, 16], pred a coin,
-           integers that feed gather/scatter/dynamic-slice indices within bounds;
+           integers that feed gather/scatter/dynamic-slice indices within bounds,
+           ragged-dot group sizes splitting all the rows of the ragged dimension;
            each device gets its own draw, except scalars and replicated
            parameters, which every device shares.
   DIR      param_<N>.npy for parameter N; param_<N>_<i>.npy for leaf i of a tuple
@@ -196,9 +197,10 @@ HBM, VMEM, DMA, latency, ICI). docs/models.md explains every effect modelled.
 With --topology every device is timed, collectives meeting on the network (one device
 stands for all when their timelines are provably identical: "symmetry: used"), and a
 collective table follows: kind, executions, participants, bytes, time, algorithm.
-In full mode, values that cannot be computed (over --max-memory, an operation the
-evaluator lacks) are skipped: the first line says why, and the module is timed
-without them.
+Full mode times what the values run did: its loop trip counts, the branches it
+took and the rows each ragged-dot group held. Values that cannot be computed
+(over --max-memory, an operation the evaluator lacks) are skipped: the first
+line says why, and the module is timed without them.
 
 Exit codes:
   0  the module ran (in full mode, perhaps without its values)

@@ -46,10 +46,10 @@ Status CheckSameParameters(const hlo::HloModule& before, const hlo::HloModule& a
 }
 
 /// Evaluates both modules on the same inputs and compares every output
-/// leaf; records each run's loop trip counts and branches for timing.
+/// leaf; records what each run did that timing needs.
 Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
-                     const hlo::HloModule& after, DiffReport& report,
-                     eval::ControlFlowRecord (&control_flow)[2], std::ostream& err) {
+                     const hlo::HloModule& after, DiffReport& report, eval::RunRecord (&records)[2],
+                     std::ostream& err) {
   // Same devices and the same inputs (drawn for `before`) for both.
   eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(before);
   const eval::SpmdConfig spmd_after = eval::SpmdConfig::CoveringModule(after);
@@ -90,8 +90,8 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
     }
   }
 
-  control_flow[0] = run_before.control_flow;
-  control_flow[1] = run_after.control_flow;
+  records[0] = run_before.record;
+  records[1] = run_after.record;
   return Status();
 }
 
@@ -99,7 +99,7 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
 /// report owns both modules, which the networks and timing jobs point into.
 struct UntimedDiff {
   DiffReport report;
-  eval::ControlFlowRecord control_flow[2];              ///< each module's trip counts and branches
+  eval::RunRecord records[2];                           ///< what each module's values run did
   std::unique_ptr<ici::Interconnect> interconnects[2];  ///< null: device 0 alone
 };
 
@@ -137,7 +137,7 @@ Status CompareUntimed(const DiffSpec& spec, UntimedDiff& diff, std::ostream& err
   report.values_run = spec.mode != RunMode::kTiming;
   report.timing_run = spec.mode != RunMode::kValues;
   if (report.values_run) {
-    const Status values = CompareValues(spec, before, after, report, diff.control_flow, err);
+    const Status values = CompareValues(spec, before, after, report, diff.records, err);
     if (!values.ok()) {
       // Structure and time still say something: compare what can be compared.
       if (!ValuesCannotBeComputed(values)) return values;
@@ -175,8 +175,7 @@ void AppendTimingJobs(const DiffSpec& spec, const UntimedDiff& diff,
     timing::SimulationJob job;
     job.module = modules[k];
     job.chip = &*spec.chip;
-    job.options.trip_counts = diff.control_flow[k].trip_counts;
-    job.options.branches = diff.control_flow[k].branches;
+    TimeAsRun(diff.records[k], job.options);
     job.options.interconnect = diff.interconnects[k].get();
     job.options.algorithm = spec.algorithm;
     ApplyLoopLimits(spec.limits, job.options);

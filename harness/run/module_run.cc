@@ -258,7 +258,7 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
   }
 
   Evaluation evaluation;
-  eval_options.control_flow = &evaluation.control_flow;
+  eval_options.record = &evaluation.record;
   std::atomic<int64_t> executed{0};
   eval_options.progress = &executed;
   const eval::Evaluator evaluator(eval_options);
@@ -378,10 +378,7 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
     }();
     if (evaluation.ok()) {
       run.results = std::move(evaluation->results);
-      run.control_flow = std::move(evaluation->control_flow);
-      // What the program really did wins over the timing model's static guess,
-      // and the user's word over both: merge keeps the entries already present.
-      trip_counts.merge(run.control_flow.trip_counts);
+      run.record = std::move(evaluation->record);
     } else if (spec.mode == RunMode::kFull && chip.has_value() &&
                ValuesCannotBeComputed(evaluation.status())) {
       // The time still says something: compare what can be compared.
@@ -396,7 +393,7 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
     timing_options.default_trip_count = spec.default_trip_count;
     ApplyLoopLimits(spec.limits, timing_options);
     timing_options.conditional_branch = spec.branch;
-    timing_options.branches = run.control_flow.branches;
+    TimeAsRun(run.record, timing_options);
     timing_options.spmd = spmd;
     timing_options.interconnect = interconnect.get();
     timing_options.algorithm = spec.algorithm;

@@ -77,8 +77,8 @@ StatusOr<EvaluatedDevices> DevicesToEvaluate(std::span<const hlo::HloModule* con
 /// What evaluating a module gave.
 struct Evaluation {
   std::vector<value::Literal> results;  ///< one result per evaluated device
-  /// Loop trip counts and conditional branches device 0 saw, for timing.
-  eval::ControlFlowRecord control_flow;
+  /// What device 0's run did that timing needs (eval::RunRecord).
+  eval::RunRecord record;
 };
 
 /// The entry parameters of `devices` of `spmd` (outer index: their order),
@@ -112,8 +112,8 @@ struct ModuleRun {
   /// In full mode, why the values could not be computed (ValuesCannotBeComputed):
   /// the module was timed without them. Empty otherwise.
   std::string values_skipped;
-  /// Loop trip counts and branches the values run saw on device 0.
-  eval::ControlFlowRecord control_flow;
+  /// What the values run did on device 0 that timing needs (eval::RunRecord).
+  eval::RunRecord record;
   std::optional<timing::TimingResult> timing;  ///< set unless the mode is values
 };
 

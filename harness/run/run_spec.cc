@@ -103,4 +103,12 @@ void ApplyLoopLimits(const LoopLimits& limits, timing::TimingOptions& options) {
       "raise the limit with --max-executed-instructions (a scenario's max_executed_instructions)";
 }
 
+void TimeAsRun(const eval::RunRecord& record, timing::TimingOptions& options) {
+  // What the program really did wins over the timing model's static guess,
+  // and the user's word over both: insert keeps the entries already present.
+  options.trip_counts.insert(record.trip_counts.begin(), record.trip_counts.end());
+  options.branches = record.branches;
+  options.ragged_group_shares = record.ragged_group_shares;
+}
+
 }  // namespace tpusim::harness

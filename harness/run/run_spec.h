@@ -60,6 +60,11 @@ struct LoopLimits {
 void ApplyLoopLimits(const LoopLimits& limits, eval::EvaluatorOptions& options);
 void ApplyLoopLimits(const LoopLimits& limits, timing::TimingOptions& options);
 
+/// Times what a values run did: its trip counts (after those already in
+/// `options`, which the user gave and which win), its branches and its
+/// ragged-dots' group shares.
+void TimeAsRun(const eval::RunRecord& record, timing::TimingOptions& options);
+
 /// How to evaluate a module.
 struct EvaluationSpec {
   std::string command = "tpusim exec";  ///< prefix of error messages

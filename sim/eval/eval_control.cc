@@ -17,13 +17,6 @@ using hlo::HloComputation;
 using hlo::HloInstruction;
 using value::Literal;
 
-/// Where device (0, 0) records its control flow; nullptr on other devices
-/// (so that threads never share a writer) or when nobody asked.
-ControlFlowRecord* DeviceZeroRecord(const EvalContext& ctx) {
-  const bool device_zero = ctx.device().replica_id == 0 && ctx.device().partition_id == 0;
-  return device_zero ? ctx.options().control_flow : nullptr;
-}
-
 /// "; REMEDY" after a limit's error, when the caller said how to raise it.
 std::string Remedy(const std::string& remedy) { return remedy.empty() ? "" : "; " + remedy; }
 
@@ -55,7 +48,7 @@ StatusOr<Literal> EvalWhile(EvalContext& ctx, const HloInstruction& inst, Operan
       return ctx.Error(inst, StatusCode::kInvalidArgument, "condition must return pred[]");
     }
     if (keep_going.data<uint8_t>()[0] == 0) {
-      if (ControlFlowRecord* record = DeviceZeroRecord(ctx)) {
+      if (RunRecord* record = ctx.record()) {
         record->trip_counts.emplace(&inst, iteration);
       }
       return state;
@@ -96,7 +89,7 @@ StatusOr<Literal> EvalConditional(EvalContext& ctx, const HloInstruction& inst, 
     return ctx.Error(inst, StatusCode::kInvalidArgument,
                      "needs a branch computation and an operand for the selected branch");
   }
-  if (ControlFlowRecord* record = DeviceZeroRecord(ctx)) {
+  if (RunRecord* record = ctx.record()) {
     record->branches.emplace(&inst, operand - 1);
   }
   const Literal* args[] = {ops[operand]};

@@ -352,6 +352,8 @@ Status RaggedDot(EvalContext& ctx, const HloInstruction& inst, const Literal& lh
                 n = static_cast<int64_t>(ix.rhs_n.size());
   const int64_t group_stride =
       rows_ragged ? RowMajorStrides(rhs.shape().dimensions())[d.rhs_group] : 0;
+  std::vector<int64_t> shares;  // RunRecord::ragged_group_shares
+  shares.reserve(static_cast<size_t>(batches * d.groups));
   for (int64_t b = 0; b < batches; ++b) {
     std::vector<std::vector<int64_t>> members(static_cast<size_t>(d.groups));
     for (size_t i = 0; i < ragged_side.size(); ++i) {
@@ -360,6 +362,7 @@ Status RaggedDot(EvalContext& ctx, const HloInstruction& inst, const Literal& lh
     }
     for (int64_t g = 0; g < d.groups; ++g) {
       const std::vector<int64_t>& held = members[static_cast<size_t>(g)];
+      shares.push_back(static_cast<int64_t>(held.size()));
       if (held.empty()) continue;
       DotIndex part_ix{{ix.lhs_b[b]}, ix.lhs_m, ix.lhs_k, {ix.rhs_b[b]}, ix.rhs_k, ix.rhs_n};
       if (rows_ragged) {
@@ -385,6 +388,9 @@ Status RaggedDot(EvalContext& ctx, const HloInstruction& inst, const Literal& lh
         for (int64_t j = 0; j < n; ++j) CopyElement(part, r * n + j, out, out_row * n + j);
       }
     }
+  }
+  if (RunRecord* record = ctx.record()) {
+    record->ragged_group_shares.emplace(&inst, std::move(shares));
   }
   return Status::Ok();
 }

@@ -25,16 +25,21 @@ namespace tpusim::eval {
 
 class MxuTileEngine;  // sim/eval/mxu_tile.h
 
-/// What a program's control flow did on one device, by instruction of the
-/// evaluated module (which outlives the record): the first execution of each
-/// while loop and conditional counts. The maps are for lookup, not for
-/// listing: their order is the instructions' addresses.
-struct ControlFlowRecord {
+/// What device (0, 0)'s run did that timing cannot read off the program, by
+/// instruction of the evaluated module (which outlives the record): the first
+/// execution of each while loop, conditional and ragged-dot counts. The maps
+/// are for lookup, not for listing: their order is the instructions' addresses.
+struct RunRecord {
   /// Iterations of each while loop.
   std::map<const hlo::HloInstruction*, int64_t> trip_counts;
   /// Branch each conditional took: 0 for true and 1 for false in the pred
   /// form, the (clamped) index in the indexed form.
   std::map<const hlo::HloInstruction*, int64_t> branches;
+  /// The rows (ragged free dimension) or depth indices (ragged contracting
+  /// dimension) each group of a ragged-dot held, per lhs batch index and group,
+  /// in that order: the grouped matmul's real shapes. A ragged batch dimension
+  /// is a dot and is not recorded.
+  std::map<const hlo::HloInstruction*, std::vector<int64_t>> ragged_group_shares;
 };
 
 struct EvaluatorOptions {
@@ -62,10 +67,9 @@ struct EvaluatorOptions {
   /// with seeded values from this seed (FillSeeded, one stream per constant);
   /// unset, such a constant is an error.
   std::optional<uint64_t> elided_constant_seed;
-  /// When set, receives what the control flow of device (0, 0) did, for the
-  /// timing model. Owned by the caller, which must not read it while an
-  /// evaluation runs.
-  ControlFlowRecord* control_flow = nullptr;
+  /// When set, receives what device (0, 0)'s run did, for the timing model.
+  /// Owned by the caller, which must not read it while an evaluation runs.
+  RunRecord* record = nullptr;
   /// When set, counts the instructions device (0, 0) has executed (loop
   /// bodies once per iteration), for a progress display on another thread.
   std::atomic<int64_t>* progress = nullptr;

@@ -43,6 +43,13 @@ class EvalContext {
   DeviceId device() const { return device_; }
   CollectiveHub& hub() const { return hub_; }
   const hlo::HloModule& module() const { return module_; }
+  /// Where device (0, 0) records what it did (EvaluatorOptions::record);
+  /// nullptr on other devices, so that threads never share a writer, or when
+  /// nobody asked.
+  RunRecord* record() const {
+    const bool device_zero = device_.replica_id == 0 && device_.partition_id == 0;
+    return device_zero ? options_.record : nullptr;
+  }
 
   /// Evaluates `computation` with `args` as its parameters (call, fusion,
   /// while, conditional, map and reducers all come through here).

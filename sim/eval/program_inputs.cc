@@ -78,13 +78,16 @@ struct RaggedOperand {
 };
 
 /// Finds every index operand an integer leaf reaches and the largest start
-/// index (or ragged-dot group size) each allows (`bound` ends as the smallest
-/// of them), and the first ragged-all-to-all offsets or sizes operand it
-/// reaches.
+/// index each allows (`bound` ends as the smallest of them), and the first
+/// ragged-all-to-all offsets or sizes operand, and the first ragged-dot's
+/// group sizes, it reaches.
 class IndexUseFinder {
  public:
   std::optional<int64_t> bound() const { return bound_; }
   std::optional<RaggedOperand> ragged() const { return ragged_; }
+  /// When the leaf is the group sizes of a ragged-dot (the first it
+  /// reaches), the rows its values split: the size of the ragged dimension.
+  std::optional<int64_t> grouped_rows() const { return grouped_rows_; }
 
   void Visit(const HloInstruction& value, const LeafPath& path) {
     if (!visited_.emplace(&value, path).second) return;  // while loops feed back
@@ -142,15 +145,11 @@ class IndexUseFinder {
       // A size, 0 up to the dimension's bound.
       const std::span<const int64_t> dims = user.dimensions();
       if (dims.size() == 1) DimensionBound(user.operand(0)->shape(), dims[0], 0);
-    } else if (op == HloOpcode::kRaggedDot && operand_index == 2) {
-      // Group sizes: each at most an equal share of the ragged dimension, so
-      // that together they hold at most all of it.
+    } else if (op == HloOpcode::kRaggedDot && operand_index == 2 && !grouped_rows_.has_value()) {
       const std::vector<int64_t> ragged = IntListAttr(user, AttrId::kLhsRaggedDims);
       const hlo::Shape& lhs = user.operand(0)->shape();
-      const hlo::Shape& sizes = user.operand(2)->shape();
-      if (ragged.size() == 1 && lhs.IsArray() && ragged[0] >= 0 && ragged[0] < lhs.rank() &&
-          sizes.IsArray() && sizes.rank() >= 1 && sizes.dimensions().back() > 0) {
-        Bound(lhs.dimensions()[ragged[0]] / sizes.dimensions().back());
+      if (ragged.size() == 1 && lhs.IsArray() && ragged[0] >= 0 && ragged[0] < lhs.rank()) {
+        grouped_rows_ = lhs.dimensions()[ragged[0]];
       }
     } else if (op == HloOpcode::kRaggedAllToAll && operand_index >= 2 && !ragged_.has_value()) {
       ragged_ = RaggedOperand{&user, operand_index};
@@ -176,6 +175,7 @@ class IndexUseFinder {
 
   std::optional<int64_t> bound_;
   std::optional<RaggedOperand> ragged_;
+  std::optional<int64_t> grouped_rows_;
   std::set<std::pair<const HloInstruction*, LeafPath>> visited_;
 };
 
@@ -312,6 +312,25 @@ std::optional<std::vector<int64_t>> RaggedOperandValue(const SeedTarget& target,
   return values;
 }
 
+/// Fills `sizes` as a ragged-dot's group sizes over a ragged dimension of
+/// `rows`: each set of g sizes (its last dimension) a split of all the rows
+/// at g - 1 cut points drawn uniformly, as a mixture of experts routes every
+/// token to some expert, and unevenly.
+void FillGroupSizes(Literal& sizes, value::Random& random, int64_t rows) {
+  const int64_t n = sizes.element_count();
+  const int64_t g = sizes.shape().rank() == 0 ? 1 : sizes.shape().dimensions().back();
+  if (g <= 0) return;
+  std::vector<int64_t> cuts(static_cast<size_t>(g));
+  for (int64_t set = 0; set < n; set += g) {
+    for (int64_t j = 0; j + 1 < g; ++j) cuts[j] = random.UniformInt(0, rows);
+    cuts[g - 1] = rows;
+    std::sort(cuts.begin(), cuts.end());
+    for (int64_t j = 0; j < g; ++j) {
+      sizes.SetFromDouble(set + j, static_cast<double>(cuts[j] - (j == 0 ? 0 : cuts[j - 1])));
+    }
+  }
+}
+
 /// Fills every array leaf of `value` (produced by `parameter` at `path`),
 /// numbering leaves depth-first from `*next_leaf`; the parameter's leaves
 /// start at `first_leaf`.
@@ -326,11 +345,12 @@ void FillValue(Literal& value, const HloInstruction& parameter, LeafPath& path,
     return;
   }
   if (!value.shape().IsArray()) return;  // a token holds nothing
-  std::optional<int64_t> index_bound;
+  std::optional<int64_t> index_bound, grouped_rows;
   if (hlo::IsInteger(value.element_type())) {
     IndexUseFinder finder;
     finder.Visit(parameter, path);
     index_bound = finder.bound();
+    grouped_rows = finder.grouped_rows();
     if (const std::optional<RaggedOperand> ragged = finder.ragged()) {
       if (const auto values = RaggedOperandValue(target, *ragged, value.element_count())) {
         ++*next_leaf;
@@ -349,7 +369,11 @@ void FillValue(Literal& value, const HloInstruction& parameter, LeafPath& path,
       (static_cast<uint64_t>(drawn_for) << 32) | static_cast<uint64_t>(*next_leaf);
   ++*next_leaf;
   value::Random random(target.seed, stream);
-  FillLeaf(value, random, index_bound);
+  if (grouped_rows.has_value()) {
+    FillGroupSizes(value, random, *grouped_rows);
+  } else {
+    FillLeaf(value, random, index_bound);
+  }
 }
 
 /// FillSeeded with one stream for all leaves.

@@ -94,13 +94,16 @@ int64_t ActiveGroups(const hlo::RaggedDotDimensions& d, int64_t rows, int64_t de
 }
 
 /// A dot, or a ragged-dot as the grouped matmul it is: one matmul per group
-/// that holds rows (or depth). The group sizes are values, which timing does
-/// not see, so the groups are taken as equal, and as many as can hold
-/// something (ActiveGroups): the rows of a ragged free dimension, or the
-/// depth of a ragged contracting one, split evenly over them. The MXU then
-/// loads each of those groups' weights once and does a dot's work in all. A
-/// ragged batch dimension changes nothing.
-StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
+/// and batch index that holds rows (or depth), of what it holds; the weights
+/// each group's matmul loads are its own. `shares`, when given, are the rows
+/// (or depth) each group held per batch index (KernelCoster::SharesOf); the
+/// matmuls of equal shares are one entry. Without
+/// them the groups are taken as equal, and as many as can hold something
+/// (ActiveGroups), splitting the rows of a ragged free dimension, or the depth
+/// of a ragged contracting one, evenly: a dot's work in all. A ragged batch
+/// dimension changes nothing.
+StatusOr<std::vector<chip::MatmulWork>> DotWork(const HloInstruction& dot,
+                                                const std::vector<int64_t>* shares) {
   const Shape& lhs = dot.operand(0)->shape();
   const Shape& rhs = dot.operand(1)->shape();
   const std::vector<int64_t>& lb = IntList(dot, hlo::AttrId::kLhsBatchDims);
@@ -122,15 +125,29 @@ StatusOr<chip::MatmulWork> DotWork(const HloInstruction& dot) {
   w.k = Product(lhs, lc);
   w.m = Product(lhs, hlo::DotFreeDimensions(lhs.rank(), lb, lc));
   w.n = Product(rhs, ragged ? ragged->rhs_free : hlo::DotFreeDimensions(rhs.rank(), rb, rc));
-  if (ragged && ragged->mode != hlo::RaggedDotMode::kBatch) {
-    const int64_t groups = ActiveGroups(*ragged, w.m, w.k);
-    int64_t& split = ragged->mode == hlo::RaggedDotMode::kNonContracting ? w.m : w.k;
-    split = groups == 0 ? 0 : CeilDiv(split, groups);
-    w.batch = SatMul(w.batch, groups);
-  }
   TPUSIM_ASSIGN_OR_RETURN(w.passes, EffectivePasses(dot));
   w.input = MxuInputOf(lhs.element_type(), rhs.element_type());
-  return w;
+  if (!ragged || ragged->mode == hlo::RaggedDotMode::kBatch) return std::vector{w};
+  const bool rows_ragged = ragged->mode == hlo::RaggedDotMode::kNonContracting;
+  if (shares != nullptr) {
+    std::map<int64_t, int64_t> groups_of_share;  // share -> how many groups held it
+    for (int64_t share : *shares) {
+      if (share > 0) ++groups_of_share[share];
+    }
+    std::vector<chip::MatmulWork> works;
+    for (const auto& [share, count] : groups_of_share) {
+      chip::MatmulWork group = w;
+      group.batch = count;
+      (rows_ragged ? group.m : group.k) = share;
+      works.push_back(group);
+    }
+    return works;
+  }
+  const int64_t groups = ActiveGroups(*ragged, w.m, w.k);
+  int64_t& split = rows_ragged ? w.m : w.k;
+  split = groups == 0 ? 0 : CeilDiv(split, groups);
+  w.batch = SatMul(w.batch, groups);
+  return std::vector{w};
 }
 
 /// A convolution as the matmul it is: rows = output batch x output spatial
@@ -204,11 +221,26 @@ bool SelectsFromOperand0(HloOpcode opcode) {
 
 }  // namespace
 
-KernelCoster::KernelCoster(const arch::ChipConfig& chip)
+KernelCoster::KernelCoster(const arch::ChipConfig& chip,
+                           const RaggedGroupShares* ragged_group_shares)
     : cost_(chip),
       cores_(chip.megacore ? chip.tensorcores_per_chip : 1),
       mxu_rows_(chip.mxu.rows),
-      mxu_columns_(chip.mxu.cols * chip.mxu.count_per_core) {}
+      mxu_columns_(chip.mxu.cols * chip.mxu.count_per_core),
+      ragged_group_shares_(ragged_group_shares) {}
+
+const std::vector<int64_t>* KernelCoster::SharesOf(const HloInstruction& ragged_dot) const {
+  if (ragged_group_shares_ == nullptr) return nullptr;
+  const auto found = ragged_group_shares_->find(&ragged_dot);
+  if (found == ragged_group_shares_->end()) return nullptr;
+  // One entry per lhs batch index and group, as the evaluator records them.
+  const StatusOr<hlo::RaggedDotDimensions> d = hlo::ResolveRaggedDot(ragged_dot);
+  if (!d.ok()) return nullptr;
+  const int64_t batches =
+      Product(ragged_dot.operand(0)->shape(), IntList(ragged_dot, hlo::AttrId::kLhsBatchDims));
+  const bool complete = static_cast<int64_t>(found->second.size()) == SatMul(batches, d->groups);
+  return complete ? &found->second : nullptr;
+}
 
 int64_t KernelCoster::BufferBytes(const Shape& shape) const {
   if (shape.IsTuple()) {
@@ -295,11 +327,17 @@ Status KernelCoster::AddCompute(const HloInstruction& inst, chip::CoreWork& work
     case HloOpcode::kDot:
     case HloOpcode::kRaggedDot:
     case HloOpcode::kConvolution: {
-      StatusOr<chip::MatmulWork> m =
-          op == HloOpcode::kConvolution ? ConvolutionWork(inst) : DotWork(inst);
-      if (!m.ok()) return m.status();
-      flops = SatAdd(flops, MatmulFlops(*m));
-      work.matmuls.push_back(*m);
+      std::vector<chip::MatmulWork> works;
+      if (op == HloOpcode::kConvolution) {
+        TPUSIM_ASSIGN_OR_RETURN(chip::MatmulWork m, ConvolutionWork(inst));
+        works.push_back(m);
+      } else {
+        TPUSIM_ASSIGN_OR_RETURN(works, DotWork(inst, SharesOf(inst)));
+      }
+      for (const chip::MatmulWork& m : works) {
+        flops = SatAdd(flops, MatmulFlops(m));
+        work.matmuls.push_back(m);
+      }
       // Results leave the MXU result buffers one vreg at a time.
       v.cheap_ops = SatAdd(v.cheap_ops, vregs(inst.shape()));
       return Status::Ok();
@@ -686,8 +724,9 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
     read[i] = OperandReadBytes(inst, i);
     vmem = SatAdd(vmem, PhysicalBytes(inst.operand(i)->shape()));
   }
-  // A ragged-dot reads the weights of the groups that can hold rows only
-  // (a kernel that knows the group sizes skips the others).
+  // A ragged-dot reads the weights of the groups that hold rows only (a
+  // kernel that knows the group sizes skips the others): those its shares
+  // say, else as many as can hold rows.
   std::set<int64_t> weights_scaled;  // each operand once, however many ragged-dots read it
   for (const HloInstruction* ragged : matmuls) {
     if (ragged->opcode() != HloOpcode::kRaggedDot) continue;
@@ -701,7 +740,13 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
     const std::vector<int64_t>& lb = IntList(*ragged, hlo::AttrId::kLhsBatchDims);
     const std::vector<int64_t>& lc = IntList(*ragged, hlo::AttrId::kLhsContractingDims);
     const int64_t rows = Product(lhs, hlo::DotFreeDimensions(lhs.rank(), lb, lc));
-    read[weights] = CeilDiv(SatMul(read[weights], ActiveGroups(*d, rows, 0)), d->groups);
+    int64_t held = ActiveGroups(*d, rows, 0), of = d->groups;
+    const std::vector<int64_t>* shares = SharesOf(*ragged);
+    if (shares != nullptr && !shares->empty()) {
+      held = std::count_if(shares->begin(), shares->end(), [](int64_t s) { return s > 0; });
+      of = static_cast<int64_t>(shares->size());
+    }
+    read[weights] = CeilDiv(SatMul(read[weights], held), of);
   }
   int64_t hbm = 0;
   for (int64_t bytes : read) hbm = SatAdd(hbm, bytes);
@@ -730,7 +775,8 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
     f.lhs_bytes = boundary_bytes(matmuls[0]->operand(0));
     f.rhs_bytes = boundary_bytes(matmuls[0]->operand(1));
     f.out_bytes = written;
-    f.m = whole.matmuls[0].batch * whole.matmuls[0].m;
+    f.m = 0;  // the result's rows: a grouped matmul's over all its groups
+    for (const chip::MatmulWork& m : whole.matmuls) f.m = SatAdd(f.m, SatMul(m.batch, m.m));
     f.n = whole.matmuls[0].n;
     const int64_t once = SatAdd(SatAdd(f.lhs_bytes, f.rhs_bytes), f.out_bytes);
     hbm = SatAdd(hbm, std::max<int64_t>(0, cost_.vmem().StreamedMatmulBytes(f) - once));

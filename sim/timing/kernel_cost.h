@@ -8,12 +8,14 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "sim/arch/chip_config.h"
 #include "sim/base/status.h"
 #include "sim/chip/core_cost.h"
 #include "sim/chip/work.h"
 #include "sim/hlo/instruction.h"
+#include "sim/timing/timing.h"
 
 namespace tpusim::timing {
 
@@ -47,7 +49,10 @@ struct KernelCostEstimate {
 /// the chip's TensorCores on a megacore chip, else 1.
 class KernelCoster {
  public:
-  explicit KernelCoster(const arch::ChipConfig& chip);
+  /// `ragged_group_shares`: what each ragged-dot's groups held, known from a
+  /// functional run (TimingOptions's); not owned, must outlive the coster.
+  explicit KernelCoster(const arch::ChipConfig& chip,
+                        const RaggedGroupShares* ragged_group_shares = nullptr);
   int64_t cores() const { return cores_; }
   /// The cost of `inst` as a top-level (scheduled) instruction. Errors carry
   /// no location; the caller adds it.
@@ -72,11 +77,15 @@ class KernelCoster {
   void AddEstimatedWork(const KernelCostEstimate& estimate, chip::CoreWork& whole) const;
   /// Splits whole-kernel work over `cores_` TensorCores.
   chip::CoreWork Split(const chip::CoreWork& whole) const;
+  /// What `ragged_dot`'s groups held, one entry per lhs batch index and
+  /// group, or nullptr when not known (or not that many).
+  const std::vector<int64_t>* SharesOf(const hlo::HloInstruction& ragged_dot) const;
 
   chip::CoreCost cost_;  ///< unit models, for vreg geometry, granularity and VMEM capacity
   int64_t cores_;        ///< TensorCores sharing each kernel
   int64_t mxu_rows_;     ///< contraction depth of an MXU weight tile
   int64_t mxu_columns_;  ///< output columns of one core's MXUs side by side
+  const RaggedGroupShares* ragged_group_shares_;  ///< may be null
 };
 
 }  // namespace tpusim::timing

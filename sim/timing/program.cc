@@ -19,7 +19,10 @@ class Lowerer {
  public:
   Lowerer(const hlo::HloModule& module, const arch::ChipConfig& chip, const TimingOptions& options,
           Program& program)
-      : module_(module), coster_(chip), options_(options), program_(program) {
+      : module_(module),
+        coster_(chip, &options.ragged_group_shares),
+        options_(options),
+        program_(program) {
     int64_t ids = 0;
     for (const auto& c : module.computations()) {
       for (const auto& i : c->instructions()) ids = std::max(ids, i->unique_id() + 1);

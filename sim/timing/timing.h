@@ -29,6 +29,11 @@
 
 namespace tpusim::timing {
 
+/// The rows (ragged free dimension) or depth (ragged contracting dimension)
+/// each group of a ragged-dot held, by ragged-dot instruction: one entry per
+/// lhs batch index and group, in that order.
+using RaggedGroupShares = std::map<const hlo::HloInstruction*, std::vector<int64_t>>;
+
 struct TimingOptions {
   /// Trip counts known from elsewhere (e.g. a functional run), by while
   /// instruction of the timed module; they take precedence over what the
@@ -43,6 +48,10 @@ struct TimingOptions {
   /// instruction of the timed module, in conditional_branch's numbering; they
   /// take precedence over it.
   std::map<const hlo::HloInstruction*, int64_t> branches;
+  /// What each ragged-dot's groups held, known from elsewhere (a functional
+  /// run). A ragged-dot not listed is timed with its rows shared equally by
+  /// as many groups as can hold them.
+  RaggedGroupShares ragged_group_shares;
   /// Upper bound on the instructions of the lowered program (each loop body
   /// once) and on those the engine simulates one by one (iterations it
   /// fast-forwards do not count), to fail cleanly instead of exhausting

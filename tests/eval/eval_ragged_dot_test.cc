@@ -61,6 +61,29 @@ ENTRY e {
   EXPECT_EQ(Values(r), (std::vector<int32_t>{10, 20, 20, 20, 20, 20, 11, 11, 0, 11, 21, 0}));
 }
 
+TEST(EvalRaggedDot, TheRunRecordsWhatEachGroupHeldPerBatchIndex) {
+  // 4 rows per batch index: sizes {3, 2} hold 3 and 1 (the second group is
+  // cut at the last row), sizes {0, 1} hold 0 and 1, for timing to see.
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = s32[2,4,1] parameter(0)
+  w = s32[2,2,1,1] parameter(1)
+  sizes = s32[2,2] parameter(2)
+  ROOT r = s32[2,4,1] ragged-dot(a, w, sizes), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={1}
+})";
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  RunRecord record;
+  EvaluatorOptions options;
+  options.record = &record;
+  const std::vector<Literal> args = {S32({2, 4, 1}, {1, 1, 1, 1, 1, 1, 1, 1}),
+                                     S32({2, 2, 1, 1}, {1, 2, 3, 4}), S32({2, 2}, {3, 2, 0, 1})};
+  ASSERT_TRUE(Evaluator(options).Evaluate(**module, args).ok());
+  const hlo::HloInstruction* root = (*module)->entry()->root();
+  ASSERT_EQ(record.ragged_group_shares.count(root), 1u);
+  EXPECT_EQ(record.ragged_group_shares.at(root), (std::vector<int64_t>{3, 1, 0, 1}));
+}
+
 TEST(EvalRaggedDot, ARaggedContractingDimensionGivesOneProductPerGroup) {
   // k = 4 in groups of 1, 0 and 2: result g sums its own k only; k = 3 is
   // in no group.

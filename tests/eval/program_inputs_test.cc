@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <memory>
+#include <numeric>
 #include <set>
 
 #include "sim/eval/evaluator.h"
@@ -144,26 +146,42 @@ TEST(SeededInputs, IndicesReachingGatherStayInBounds) {
   }
 }
 
-TEST(SeededInputs, RaggedDotGroupSizesAreSharesOfTheRaggedDimension) {
-  // 10 rows in 4 groups: each size in [0, 2], so together at most 8 rows;
-  // the module then evaluates.
+TEST(SeededInputs, RaggedDotGroupSizesSplitAllTheRowsUnevenly) {
+  // 10 rows in 4 groups, and per batch index 3 of them in 2: each set of
+  // sizes adds up to its rows, as a router sends every token somewhere, and
+  // the seeds draw different, uneven splits; the module then evaluates.
   const auto module = Parse(R"(HloModule m
-ENTRY %main (a: f32[10,3], w: f32[4,3,2], s: s32[4]) -> f32[10,2] {
+ENTRY %main (a: f32[10,3], w: f32[4,3,2], s: s32[4], b: f32[2,3,4], v: f32[2,2,4,5], t: s32[2,2]) -> (f32[10,2], f32[2,3,5]) {
   %a = f32[10,3]{1,0} parameter(0)
   %w = f32[4,3,2]{2,1,0} parameter(1)
   %s = s32[4]{0} parameter(2)
-  ROOT %r = f32[10,2]{1,0} ragged-dot(%a, %w, %s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  %r = f32[10,2]{1,0} ragged-dot(%a, %w, %s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  %b = f32[2,3,4]{2,1,0} parameter(3)
+  %v = f32[2,2,4,5]{3,2,1,0} parameter(4)
+  %t = s32[2,2]{1,0} parameter(5)
+  %q = f32[2,3,5]{2,1,0} ragged-dot(%b, %v, %t), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={1}
+  ROOT %out = (f32[10,2]{1,0}, f32[2,3,5]{2,1,0}) tuple(%r, %q)
 }
 )");
   ASSERT_NE(module, nullptr);
-  std::set<int32_t> seen;
+  std::set<std::vector<int32_t>> splits;
+  int uneven = 0;
   for (uint64_t seed = 0; seed < 16; ++seed) {
     std::vector<Literal> in = Inputs(*module, seed);
-    ASSERT_EQ(in.size(), 3u);
-    for (int32_t v : in[2].data<int32_t>()) seen.insert(v);
+    ASSERT_EQ(in.size(), 6u);
+    const std::span<const int32_t> s = in[2].data<int32_t>();
+    EXPECT_EQ(std::accumulate(s.begin(), s.end(), 0), 10) << "seed " << seed;
+    EXPECT_GE(*std::min_element(s.begin(), s.end()), 0) << "seed " << seed;
+    splits.emplace(s.begin(), s.end());
+    if (*std::max_element(s.begin(), s.end()) > 3) ++uneven;
+    const std::span<const int32_t> t = in[5].data<int32_t>();
+    EXPECT_EQ(t[0] + t[1], 3) << "seed " << seed;
+    EXPECT_EQ(t[2] + t[3], 3) << "seed " << seed;
+    EXPECT_GE(std::min({t[0], t[1], t[2], t[3]}), 0) << "seed " << seed;
     EXPECT_TRUE(Evaluator().Evaluate(*module, in).ok()) << "seed " << seed;
   }
-  EXPECT_EQ(seen, (std::set<int32_t>{0, 1, 2}));
+  EXPECT_GE(splits.size(), 12u);
+  EXPECT_GE(uneven, 4);
 }
 
 // Four replicas in two groups; the sizes reach the collective through a tuple

@@ -357,6 +357,35 @@ ENTRY e {
   EXPECT_EQ(metrics["ops"][0]["flops"], 2LL * 256 * 128 * 256);
 }
 
+TEST_F(ExecTest, FullModeTimesARaggedDotWithTheGroupSizesItsValuesRunSaw) {
+  // The router sent 100 of 256 tokens, all to expert 0: full mode times one
+  // matmul of 100 rows reading one expert's weights; timing alone, which
+  // cannot see the sizes, shares all 256 rows equally among the 4 experts.
+  const std::string module = Module("skewed_moe.hlo", R"(HloModule skewed_moe
+ENTRY e {
+  tokens = bf16[256,128]{1,0} parameter(0)
+  experts = bf16[4,128,256]{2,1,0} parameter(1)
+  group_sizes = s32[4]{0} constant({100, 0, 0, 0})
+  ROOT r = bf16[256,256]{1,0} ragged-dot(tokens, experts, group_sizes), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+})");
+  const auto op_of = [&](const std::string& mode) {
+    const std::string json = dir_ / (mode + ".json");
+    const RunResult r =
+        Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", mode, "--json", json});
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
+    return metrics["ops"].size() == 1 ? metrics["ops"][0] : nlohmann::json();
+  };
+  const nlohmann::json full = op_of("full");
+  const nlohmann::json timing = op_of("timing");
+  EXPECT_EQ(full["flops"], 2LL * 100 * 128 * 256);
+  EXPECT_EQ(timing["flops"], 2LL * 256 * 128 * 256);
+  // Weights, tokens, the sizes' access and the result.
+  const int64_t others = 256 * 128 * 2 + 512 + 256 * 256 * 2;
+  EXPECT_EQ(full["hbm_bytes"], 1 * 128 * 256 * 2 + others);
+  EXPECT_EQ(timing["hbm_bytes"], 4 * 128 * 256 * 2 + others);
+}
+
 TEST_F(ExecTest, OverTheMemoryLimitFullModeTimesAndValuesModeSuggestsTiming) {
   const std::string module = Module("big.hlo", R"(HloModule big
 ENTRY e {

@@ -221,6 +221,92 @@ ENTRY e {
   EXPECT_EQ(depth.flops, 2LL * 64 * 1024 * 256);
 }
 
+/// The cost of the ROOT ragged-dot of `text` on `chip`, its groups having
+/// held `shares` (TimingOptions::ragged_group_shares).
+KernelCost RaggedRootCost(const std::string& text, const arch::ChipConfig& chip,
+                          std::vector<int64_t> shares) {
+  auto module = Parse(text);
+  if (module == nullptr) return {};
+  const RaggedGroupShares known = {{module->entry()->root(), std::move(shares)}};
+  KernelCoster coster(chip, &known);
+  auto cost = coster.Cost(*module->entry()->root());
+  EXPECT_TRUE(cost.ok()) << cost.status().message();
+  return cost.ok() ? *cost : KernelCost{};
+}
+
+TEST(KernelCost, ARaggedDotWhoseGroupSharesAreKnownIsOneMatmulPerShare) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  constexpr char kRows[] = R"(HloModule m
+ENTRY e {
+  a = bf16[1024,512]{1,0} parameter(0)
+  w = bf16[8,512,256]{2,1,0} parameter(1)
+  s = s32[8]{0} parameter(2)
+  ROOT r = bf16[1024,256]{1,0} ragged-dot(a, w, s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+})";
+  // Skewed routing: 4 of the 8 experts hold all 1024 rows, two of them 200
+  // each (one entry of 2 matmuls), in increasing order of rows.
+  const KernelCost skewed = RaggedRootCost(kRows, v5e, {600, 0, 200, 200, 24, 0, 0, 0});
+  ASSERT_EQ(skewed.per_core.matmuls.size(), 3u);
+  const std::vector<std::pair<int64_t, int64_t>> batch_and_rows = {
+      {skewed.per_core.matmuls[0].batch, skewed.per_core.matmuls[0].m},
+      {skewed.per_core.matmuls[1].batch, skewed.per_core.matmuls[1].m},
+      {skewed.per_core.matmuls[2].batch, skewed.per_core.matmuls[2].m}};
+  EXPECT_EQ(batch_and_rows,
+            (std::vector<std::pair<int64_t, int64_t>>{{1, 24}, {2, 200}, {1, 600}}));
+  EXPECT_EQ(skewed.per_core.matmuls[2].k, 512);
+  EXPECT_EQ(skewed.per_core.matmuls[2].n, 256);
+  EXPECT_EQ(skewed.flops, 2LL * 1024 * 512 * 256);
+  // Only the 4 experts that hold rows have their weights read.
+  EXPECT_EQ(skewed.hbm_bytes, 4 * 512 * 256 * 2 + 1024 * 512 * 2 + 512 + 1024 * 256 * 2);
+  // The MXU loads the weight tiles of the 4 experts that hold rows; with
+  // the shares unknown, of all 8.
+  const KernelCost equal = RootCost(kRows, v5e);
+  const chip::Mxu mxu(v5e);
+  int64_t skewed_tiles = 0;
+  for (const chip::MatmulWork& m : skewed.per_core.matmuls) skewed_tiles += mxu.WeightTiles(m);
+  EXPECT_EQ(skewed_tiles, 4 * (512 / 128) * (256 / 128));
+  EXPECT_EQ(mxu.WeightTiles(equal.per_core.matmuls[0]), 8 * (512 / 128) * (256 / 128));
+  // Rows in no group do no work.
+  const KernelCost half = RaggedRootCost(kRows, v5e, {256, 256, 0, 0, 0, 0, 0, 0});
+  ASSERT_EQ(half.per_core.matmuls.size(), 1u);
+  EXPECT_EQ(half.per_core.matmuls[0].batch, 2);
+  EXPECT_EQ(half.flops, 2LL * 512 * 512 * 256);
+  // Shares that are not one per group are not this ragged-dot's: equal shares.
+  EXPECT_EQ(RaggedRootCost(kRows, v5e, {1024, 0, 0}).hbm_bytes, equal.hbm_bytes);
+
+  // Per batch index: [2, 64 rows] over 2 batches of 4 experts; each batch
+  // index has its own shares and its own experts' weights.
+  const KernelCost batched = RaggedRootCost(R"(HloModule m
+ENTRY e {
+  a = bf16[2,64,512]{2,1,0} parameter(0)
+  w = bf16[2,4,512,256]{3,2,1,0} parameter(1)
+  s = s32[2,4]{1,0} parameter(2)
+  ROOT r = bf16[2,64,256]{2,1,0} ragged-dot(a, w, s), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={1}
+})",
+                                            v5e, {64, 0, 0, 0, 32, 32, 0, 0});
+  ASSERT_EQ(batched.per_core.matmuls.size(), 2u);
+  EXPECT_EQ(batched.per_core.matmuls[0].batch, 2);  // the two 32-row groups
+  EXPECT_EQ(batched.per_core.matmuls[0].m, 32);
+  EXPECT_EQ(batched.per_core.matmuls[1].batch, 1);
+  EXPECT_EQ(batched.per_core.matmuls[1].m, 64);
+  EXPECT_EQ(batched.hbm_bytes, 3 * 512 * 256 * 2 + 2 * 64 * 512 * 2 + 512 + 2 * 64 * 256 * 2);
+
+  // A ragged contracting dimension: each group's result over its own depth.
+  const KernelCost depth = RaggedRootCost(R"(HloModule m
+ENTRY e {
+  a = bf16[64,1024]{1,0} parameter(0)
+  b = bf16[1024,256]{1,0} parameter(1)
+  s = s32[4]{0} parameter(2)
+  ROOT r = f32[4,64,256]{2,1,0} ragged-dot(a, b, s), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+})",
+                                          v5e, {1000, 0, 24, 0});
+  ASSERT_EQ(depth.per_core.matmuls.size(), 2u);
+  EXPECT_EQ(depth.per_core.matmuls[0].k, 24);
+  EXPECT_EQ(depth.per_core.matmuls[0].m, 64);
+  EXPECT_EQ(depth.per_core.matmuls[1].k, 1000);
+  EXPECT_EQ(depth.flops, 2LL * 64 * 1024 * 256);
+}
+
 TEST(KernelCost, MinorDimensionSwapGoesThroughTheTransposeUnit) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   const KernelCost swap = RootCost(R"(HloModule m
