@@ -126,6 +126,47 @@ StatusOr<Literal> EvalReduceOnPadded(EvalContext& ctx, const HloInstruction& ins
   return result;
 }
 
+/// dynamic-update-slice into an operand smaller than its bound: the update is
+/// written where it would be in the padded array (the start indices clamped
+/// to the bound, as XLA's dynamic padder leaves the op), and the result keeps
+/// the operand's sizes. An update smaller than its bound, or one that reaches
+/// past the operand's size into its padding (which a value keeps zero, where
+/// XLA's padder would keep the written elements), is kUnimplemented.
+StatusOr<Literal> EvalDynamicUpdateSliceOnPadded(EvalContext& ctx, const HloInstruction& inst,
+                                                 Operands ops, Kernel kernel) {
+  const Literal& operand = *ops[0];
+  const Literal& update = *ops[1];
+  const int64_t rank = operand.shape().IsArray() ? operand.shape().rank() : -1;
+  if (!update.shape().IsArray() || update.shape().rank() != rank ||
+      static_cast<int64_t>(ops.size()) != 2 + rank) {
+    return ctx.Error(
+        inst, StatusCode::kInvalidArgument,
+        "needs an array operand, an update of its rank and a start index per dimension");
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t bound = operand.shape().dimensions(d);
+    const int64_t length = update.shape().dimensions(d);
+    if (update.dynamic_size(d) != length) {
+      return ctx.Unsupported(inst,
+                             "not supported with dynamic dimension (the update is smaller "
+                             "than its bound in dimension " +
+                                 std::to_string(d) + ")");
+    }
+    const int64_t start =
+        std::clamp<int64_t>(ScalarAsInt64(*ops[2 + d]), 0, std::max<int64_t>(0, bound - length));
+    if (start + length > operand.dynamic_size(d)) {
+      return ctx.Unsupported(
+          inst, "not supported with dynamic dimension (the update reaches index " +
+                    std::to_string(start + length - 1) + " of dimension " + std::to_string(d) +
+                    ", past the operand's size " + std::to_string(operand.dynamic_size(d)) +
+                    ", into its padding)");
+    }
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, kernel(ctx, inst, ops));
+  TPUSIM_RETURN_IF_ERROR(SetSizes(ctx, inst, result, SizesOf(operand)));
+  return result;
+}
+
 }  // namespace
 
 StatusOr<Literal> EvalGetDimensionSize(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
@@ -217,6 +258,9 @@ StatusOr<Literal> EvalOnPaddedOperands(EvalContext& ctx, const HloInstruction& i
     return result;
   }
   if (opcode == HloOpcode::kReduce) return EvalReduceOnPadded(ctx, inst, ops);
+  if (opcode == HloOpcode::kDynamicUpdateSlice) {
+    return EvalDynamicUpdateSliceOnPadded(ctx, inst, ops, kernel);
+  }
   // Values that are their operands, or computations whose own instructions
   // meet the sizes: the sizes travel with the values.
   static constexpr HloOpcode kCarriesSizes[] = {

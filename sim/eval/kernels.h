@@ -157,8 +157,9 @@ StatusOr<value::Literal> EvalSetDimensionSize(EvalContext&, const hlo::HloInstru
 StatusOr<value::Literal> EvalDynamicReshape(EvalContext&, const hlo::HloInstruction&, Operands);
 /// Runs `kernel`, the kernel of `inst`, on operands of which some dimension is
 /// smaller than its bound: elementwise ops and copy keep the sizes, reduce
-/// reduces only the valid elements, tuples and called computations carry
-/// them; any other op is kUnimplemented ("not supported with dynamic
+/// reduces only the valid elements, dynamic-update-slice writes within the
+/// operand's valid elements, tuples and called computations carry them; any
+/// other op is kUnimplemented ("not supported with dynamic
 /// dimension") rather than a result computed from padding.
 StatusOr<value::Literal> EvalOnPaddedOperands(EvalContext& ctx, const hlo::HloInstruction& inst,
                                               Operands ops, Kernel kernel);

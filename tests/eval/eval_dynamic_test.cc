@@ -135,6 +135,40 @@ ENTRY e {
             (std::vector<int32_t>{0, 1, 2, 0}));
 }
 
+TEST(EvalDynamic, DynamicUpdateSliceWritesWithinTheSizeAndKeepsIt) {
+  // A stack of rows bounded at 4: grow the size, then write the new row.
+  const Literal r = Eval(R"(HloModule m
+ENTRY e {
+  p = s32[4,2] broadcast(s32[] constant(-1)), dimensions={}
+  two = s32[] constant(2)
+  three = s32[] constant(3)
+  zero = s32[] constant(0)
+  stack = s32[<=4,2] set-dimension-size(p, two), dimensions={0}
+  grown = s32[<=4,2] set-dimension-size(stack, three), dimensions={0}
+  row = s32[1,2] broadcast(s32[] constant(7)), dimensions={}
+  ROOT r = s32[<=4,2] dynamic-update-slice(grown, row, two, zero)
+})");
+  EXPECT_EQ(r.dynamic_size(0), 3);
+  // Rows 0 and 1 as they were, row 2 written, row 3 padding.
+  EXPECT_EQ(std::vector<int32_t>(r.data<int32_t>().begin(), r.data<int32_t>().end()),
+            (std::vector<int32_t>{-1, -1, -1, -1, 7, 7, 0, 0}));
+  // Writing past the size, into the padding, is refused, naming the index.
+  const auto past = TryEval(R"(HloModule m
+ENTRY e {
+  p = s32[4,2] broadcast(s32[] constant(-1)), dimensions={}
+  two = s32[] constant(2)
+  zero = s32[] constant(0)
+  stack = s32[<=4,2] set-dimension-size(p, two), dimensions={0}
+  row = s32[1,2] broadcast(s32[] constant(7)), dimensions={}
+  ROOT r = s32[<=4,2] dynamic-update-slice(stack, row, two, zero)
+})");
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(past.status().message(), HasSubstr("dynamic-update-slice r:"));
+  EXPECT_THAT(past.status().message(),
+              HasSubstr("reaches index 2 of dimension 0, past the operand's size 2"));
+}
+
 TEST(EvalDynamic, AnOpThatCannotHonourTheSizesSaysSoNamingIt) {
   const auto r = TryEval(R"(HloModule m
 ENTRY e {

@@ -31,11 +31,6 @@ const std::map<std::string, std::string>& Exceptions() {
       {"maxtext_llama31_405b_bf16_spmd.hlo", "more than --max-memory"},
       {"maxtext_llama3_8b_activation_offload.hlo", "more than --max-memory"},
       {"tpu_host_offload_async_custom_call.hlo", "more than --max-memory"},
-      // A program before XLA's dynamic padder: its set-dimension-size runs,
-      // but its dynamic-update-slice into a dynamic array has no evaluation
-      // with dynamic sizes yet (the TPU backend only sees programs after the
-      // padder has removed them).
-      {"dynamic_padder_bounded_shapes.hlo", "not supported with dynamic dimension"},
       // Not a complete program: its send and recv name no peer (XLA's
       // scheduler test leaves out _xla_send_recv_source_target_pairs).
       {"tpu_lhs_send_recv_while_bf16.hlo", "the peer is unknown"},
