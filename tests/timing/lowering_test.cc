@@ -147,19 +147,30 @@ ENTRY e {
   EXPECT_EQ(def.flops, 2LL * 512 * 512 * 512);
 }
 
-TEST(KernelCost, ARaggedDotIsOneMatmulPerGroupThatCanHoldRowsOfEqualShare) {
-  const arch::ChipConfig v5e = Preset("tpu-v5e");
-  const chip::Mxu mxu(v5e);
-  // 1024 token rows over 8 experts' 512x256 weights: each expert's weights
-  // are loaded once, and the rows split evenly (the sizes are values).
-  const KernelCost rows = RootCost(R"(HloModule m
+// 1024 token rows over 8 experts' 512x256 weights.
+constexpr char kMoeRows[] = R"(HloModule m
 ENTRY e {
   a = bf16[1024,512]{1,0} parameter(0)
   w = bf16[8,512,256]{2,1,0} parameter(1)
   s = s32[8]{0} parameter(2)
   ROOT r = bf16[1024,256]{1,0} ragged-dot(a, w, s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
-})",
-                                   v5e);
+})";
+// A ragged contracting dimension: 4 groups of the depth of a [64,1024] x
+// [1024,256] product.
+constexpr char kMoeDepth[] = R"(HloModule m
+ENTRY e {
+  a = bf16[64,1024]{1,0} parameter(0)
+  b = bf16[1024,256]{1,0} parameter(1)
+  s = s32[4]{0} parameter(2)
+  ROOT r = f32[4,64,256]{2,1,0} ragged-dot(a, b, s), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+})";
+
+TEST(KernelCost, ARaggedDotIsOneMatmulPerGroupThatCanHoldRowsOfEqualShare) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const chip::Mxu mxu(v5e);
+  // 1024 token rows over 8 experts' 512x256 weights: each expert's weights
+  // are loaded once, and the rows split evenly (the sizes are values).
+  const KernelCost rows = RootCost(kMoeRows, v5e);
   ASSERT_EQ(rows.per_core.matmuls.size(), 1u);
   const chip::MatmulWork& per_group = rows.per_core.matmuls[0];
   EXPECT_EQ(per_group.batch, 8);
@@ -206,14 +217,7 @@ ENTRY e {
 
   // A ragged contracting dimension: one [64,256] result per group, each over
   // an equal share of the depth.
-  const KernelCost depth = RootCost(R"(HloModule m
-ENTRY e {
-  a = bf16[64,1024]{1,0} parameter(0)
-  b = bf16[1024,256]{1,0} parameter(1)
-  s = s32[4]{0} parameter(2)
-  ROOT r = f32[4,64,256]{2,1,0} ragged-dot(a, b, s), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
-})",
-                                    v5e);
+  const KernelCost depth = RootCost(kMoeDepth, v5e);
   ASSERT_EQ(depth.per_core.matmuls.size(), 1u);
   EXPECT_EQ(depth.per_core.matmuls[0].batch, 4);
   EXPECT_EQ(depth.per_core.matmuls[0].m, 64);
@@ -236,16 +240,9 @@ KernelCost RaggedRootCost(const std::string& text, const arch::ChipConfig& chip,
 
 TEST(KernelCost, ARaggedDotWhoseGroupSharesAreKnownIsOneMatmulPerShare) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
-  constexpr char kRows[] = R"(HloModule m
-ENTRY e {
-  a = bf16[1024,512]{1,0} parameter(0)
-  w = bf16[8,512,256]{2,1,0} parameter(1)
-  s = s32[8]{0} parameter(2)
-  ROOT r = bf16[1024,256]{1,0} ragged-dot(a, w, s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
-})";
   // Skewed routing: 4 of the 8 experts hold all 1024 rows, two of them 200
   // each (one entry of 2 matmuls), in increasing order of rows.
-  const KernelCost skewed = RaggedRootCost(kRows, v5e, {600, 0, 200, 200, 24, 0, 0, 0});
+  const KernelCost skewed = RaggedRootCost(kMoeRows, v5e, {600, 0, 200, 200, 24, 0, 0, 0});
   ASSERT_EQ(skewed.per_core.matmuls.size(), 3u);
   const std::vector<std::pair<int64_t, int64_t>> batch_and_rows = {
       {skewed.per_core.matmuls[0].batch, skewed.per_core.matmuls[0].m},
@@ -260,19 +257,19 @@ ENTRY e {
   EXPECT_EQ(skewed.hbm_bytes, 4 * 512 * 256 * 2 + 1024 * 512 * 2 + 512 + 1024 * 256 * 2);
   // The MXU loads the weight tiles of the 4 experts that hold rows; with
   // the shares unknown, of all 8.
-  const KernelCost equal = RootCost(kRows, v5e);
+  const KernelCost equal = RootCost(kMoeRows, v5e);
   const chip::Mxu mxu(v5e);
   int64_t skewed_tiles = 0;
   for (const chip::MatmulWork& m : skewed.per_core.matmuls) skewed_tiles += mxu.WeightTiles(m);
   EXPECT_EQ(skewed_tiles, 4 * (512 / 128) * (256 / 128));
   EXPECT_EQ(mxu.WeightTiles(equal.per_core.matmuls[0]), 8 * (512 / 128) * (256 / 128));
   // Rows in no group do no work.
-  const KernelCost half = RaggedRootCost(kRows, v5e, {256, 256, 0, 0, 0, 0, 0, 0});
+  const KernelCost half = RaggedRootCost(kMoeRows, v5e, {256, 256, 0, 0, 0, 0, 0, 0});
   ASSERT_EQ(half.per_core.matmuls.size(), 1u);
   EXPECT_EQ(half.per_core.matmuls[0].batch, 2);
   EXPECT_EQ(half.flops, 2LL * 512 * 512 * 256);
   // Shares that are not one per group are not this ragged-dot's: equal shares.
-  EXPECT_EQ(RaggedRootCost(kRows, v5e, {1024, 0, 0}).hbm_bytes, equal.hbm_bytes);
+  EXPECT_EQ(RaggedRootCost(kMoeRows, v5e, {1024, 0, 0}).hbm_bytes, equal.hbm_bytes);
 
   // Per batch index: [2, 64 rows] over 2 batches of 4 experts; each batch
   // index has its own shares and its own experts' weights.
@@ -292,14 +289,7 @@ ENTRY e {
   EXPECT_EQ(batched.hbm_bytes, 3 * 512 * 256 * 2 + 2 * 64 * 512 * 2 + 512 + 2 * 64 * 256 * 2);
 
   // A ragged contracting dimension: each group's result over its own depth.
-  const KernelCost depth = RaggedRootCost(R"(HloModule m
-ENTRY e {
-  a = bf16[64,1024]{1,0} parameter(0)
-  b = bf16[1024,256]{1,0} parameter(1)
-  s = s32[4]{0} parameter(2)
-  ROOT r = f32[4,64,256]{2,1,0} ragged-dot(a, b, s), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
-})",
-                                          v5e, {1000, 0, 24, 0});
+  const KernelCost depth = RaggedRootCost(kMoeDepth, v5e, {1000, 0, 24, 0});
   ASSERT_EQ(depth.per_core.matmuls.size(), 2u);
   EXPECT_EQ(depth.per_core.matmuls[0].k, 24);
   EXPECT_EQ(depth.per_core.matmuls[0].m, 64);
