@@ -357,7 +357,7 @@ StatusOr<Literal> EvalContext::CallNested(const HloComputation& computation, Ope
                                                   : EvalOnPaddedOperands(*this, inst, operands, kernel));
       work_ += kInstructionWork + (result.shape().IsArray() ? result.element_count() : 0);
       value[plan.order[pos]] = &owned[plan.order[pos]].emplace(std::move(result));
-      if (options_.progress != nullptr && device_.replica_id == 0 && device_.partition_id == 0) {
+      if (options_.progress != nullptr && is_device_zero()) {
         options_.progress->fetch_add(1, std::memory_order_relaxed);
       }
     }

@@ -43,13 +43,12 @@ class EvalContext {
   DeviceId device() const { return device_; }
   CollectiveHub& hub() const { return hub_; }
   const hlo::HloModule& module() const { return module_; }
+  /// Device (0, 0) alone reports to the caller (the run record, progress),
+  /// so that threads never share a writer.
+  bool is_device_zero() const { return device_.replica_id == 0 && device_.partition_id == 0; }
   /// Where device (0, 0) records what it did (EvaluatorOptions::record);
-  /// nullptr on other devices, so that threads never share a writer, or when
-  /// nobody asked.
-  RunRecord* record() const {
-    const bool device_zero = device_.replica_id == 0 && device_.partition_id == 0;
-    return device_zero ? options_.record : nullptr;
-  }
+  /// nullptr on other devices, or when nobody asked.
+  RunRecord* record() const { return is_device_zero() ? options_.record : nullptr; }
 
   /// Evaluates `computation` with `args` as its parameters (call, fusion,
   /// while, conditional, map and reducers all come through here).

@@ -336,7 +336,7 @@ ENTRY e {
 }
 
 TEST_F(ExecTest, AMixtureOfExpertsRaggedDotRunsOnSeededGroupSizesAndIsTimed) {
-  // 256 tokens over 4 experts: seeded group sizes stay within the rows, the
+  // 256 tokens over 4 experts: seeded group sizes split all the rows, the
   // values are computed, and timing counts a dot's FLOPs.
   const std::string module = Module("moe.hlo", R"(HloModule moe
 ENTRY e {

@@ -168,8 +168,8 @@ ENTRY e {
 TEST(KernelCost, ARaggedDotIsOneMatmulPerGroupThatCanHoldRowsOfEqualShare) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   const chip::Mxu mxu(v5e);
-  // 1024 token rows over 8 experts' 512x256 weights: each expert's weights
-  // are loaded once, and the rows split evenly (the sizes are values).
+  // Each expert's weights are loaded once, and the rows split evenly (without
+  // a values run the group sizes are unknown).
   const KernelCost rows = RootCost(kMoeRows, v5e);
   ASSERT_EQ(rows.per_core.matmuls.size(), 1u);
   const chip::MatmulWork& per_group = rows.per_core.matmuls[0];
