@@ -61,8 +61,8 @@ void ApplyLoopLimits(const LoopLimits& limits, eval::EvaluatorOptions& options);
 void ApplyLoopLimits(const LoopLimits& limits, timing::TimingOptions& options);
 
 /// Times what a values run did: its trip counts (after those already in
-/// `options`, which the user gave and which win), its branches and its
-/// ragged-dots' group shares.
+/// `options`, which the user gave and which win), its branches, its
+/// ragged-dots' group shares and the rows its ragged-all-to-alls sent.
 void TimeAsRun(const eval::RunRecord& record, timing::TimingOptions& options);
 
 /// How to evaluate a module.

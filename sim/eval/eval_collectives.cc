@@ -337,6 +337,13 @@ StatusOr<Literal> RaggedAllToAll(EvalContext& ctx, const HloInstruction& inst, H
       return ctx.Unsupported(inst, "offsets and sizes with other than one entry per participant");
     }
   }
+  if (RunRecord* record = ctx.record()) {
+    // The sizes are checked against the arrays when the participants meet;
+    // a bad one fails the run, and its record with it.
+    int64_t sent = 0;
+    for (int64_t i = 0; i < n; ++i) sent += IntAt(*ops[3], i);
+    record->ragged_rows_sent.emplace(&inst, sent);
+  }
   return Meet(ctx, inst, participants, ops, [&](const Contributions& c) -> StatusOr<Results> {
     Results results;
     for (int64_t i = 0; i < n; ++i) {

@@ -27,7 +27,8 @@ class MxuTileEngine;  // sim/eval/mxu_tile.h
 
 /// What device (0, 0)'s run did that timing cannot read off the program, by
 /// instruction of the evaluated module (which outlives the record): the first
-/// execution of each while loop, conditional and ragged-dot counts. The maps
+/// execution of each while loop, conditional, ragged-dot and ragged-all-to-all
+/// counts. The maps
 /// are for lookup, not for listing: their order is the instructions' addresses.
 struct RunRecord {
   /// Iterations of each while loop.
@@ -40,6 +41,9 @@ struct RunRecord {
   /// in that order: the grouped matmul's real shapes. A ragged batch dimension
   /// is a dot and is not recorded.
   std::map<const hlo::HloInstruction*, std::vector<int64_t>> ragged_group_shares;
+  /// The rows each ragged-all-to-all sent from device (0, 0): the sum of its
+  /// send_sizes.
+  std::map<const hlo::HloInstruction*, int64_t> ragged_rows_sent;
 };
 
 struct EvaluatorOptions {

@@ -1,5 +1,6 @@
 #include "sim/timing/collective_plan.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -51,8 +52,11 @@ ici::CollectiveKind KindOf(HloOpcode opcode) {
 }
 
 /// V of ici::Collective: the gathered result of an all-gather, the operands
-/// of everything else (what one source sends, for permute, broadcast, send).
-int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode) {
+/// of everything else (what one source sends, for permute, broadcast, send);
+/// for a ragged-all-to-all the rows it sends, when `rows_sent` knows them,
+/// else its whole input.
+int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode,
+                        const std::map<const HloInstruction*, int64_t>& rows_sent) {
   if (opcode == HloOpcode::kAllGather || opcode == HloOpcode::kAllGatherStart) {
     const hlo::Shape& s = inst.shape();
     // The -start forms hold (operands, results).
@@ -60,7 +64,16 @@ int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode) {
     return DenseBytes(started && s.IsTuple() && s.tuple_size() >= 2 ? s.tuple_shapes(1) : s);
   }
   if (opcode == HloOpcode::kRaggedAllToAll || opcode == HloOpcode::kSend) {
-    return inst.operand_count() > 0 ? DenseBytes(inst.operand(0)->shape()) : 0;
+    if (inst.operand_count() == 0) return 0;
+    const hlo::Shape& input = inst.operand(0)->shape();
+    const int64_t bytes = DenseBytes(input);
+    const auto sent = rows_sent.find(&inst);  // a ragged-all-to-all the values run saw
+    if (sent == rows_sent.end() || !input.IsArray() || input.rank() == 0 ||
+        input.dimensions(0) == 0) {
+      return bytes;
+    }
+    return std::clamp<int64_t>(sent->second, 0, input.dimensions(0)) *
+           (bytes / input.dimensions(0));
   }
   int64_t bytes = 0;
   for (const HloInstruction* operand : inst.operands()) bytes += DenseBytes(operand->shape());
@@ -98,8 +111,9 @@ std::map<int64_t, int64_t> ArrivalsOwed(const CollectivePlan& plan, int32_t inde
   return owed;
 }
 
-StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Program& program,
-                                          const hlo::SpmdConfig& config) {
+StatusOr<CollectivePlans> PlanCollectives(
+    const hlo::HloModule& module, const Program& program, const hlo::SpmdConfig& config,
+    const std::map<const HloInstruction*, int64_t>& ragged_rows_sent) {
   // Each channel's send and recv, so that both halves use the send's pairs.
   std::map<int64_t, const HloInstruction*> send_of_channel, recv_of_channel;
   // (A send or recv without channel_id is on channel 0.)
@@ -137,7 +151,7 @@ StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Pr
     TPUSIM_ASSIGN_OR_RETURN(made->participants,
                             hlo::ResolveCollective(module, *carrier, opcode, config));
     if (made->participants.groups.empty()) continue;  // e.g. send/recv without pairs
-    made->bytes = CollectiveBytes(*carrier, opcode);
+    made->bytes = CollectiveBytes(*carrier, opcode, ragged_rows_sent);
     made->group_of_device.assign(static_cast<size_t>(config.device_count()), -1);
     for (size_t g = 0; g < made->participants.groups.size(); ++g) {
       for (int64_t d : made->participants.groups[g]) made->group_of_device[d] = static_cast<int32_t>(g);

@@ -58,10 +58,13 @@ std::vector<int32_t> RendezvousOf(const CollectivePlan& plan, bool recv, int64_t
 std::map<int64_t, int64_t> ArrivalsOwed(const CollectivePlan& plan, int32_t index,
                                         const std::vector<bool>& simulated);
 
-/// Plans every collective step of `program` for the devices of `config`.
-/// Errors (ids out of range, a device in no group) carry FILE:LINE:COL.
-StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Program& program,
-                                          const hlo::SpmdConfig& config);
+/// Plans every collective step of `program` for the devices of `config`, the
+/// ragged-all-to-alls sending the rows `ragged_rows_sent` says
+/// (TimingOptions's). Errors (ids out of range, a device in no group) carry
+/// FILE:LINE:COL.
+StatusOr<CollectivePlans> PlanCollectives(
+    const hlo::HloModule& module, const Program& program, const hlo::SpmdConfig& config,
+    const std::map<const hlo::HloInstruction*, int64_t>& ragged_rows_sent);
 
 }  // namespace tpusim::timing
 

@@ -52,6 +52,10 @@ struct TimingOptions {
   /// run). A ragged-dot not listed is timed with its rows shared equally by
   /// as many groups as can hold them.
   RaggedGroupShares ragged_group_shares;
+  /// The rows each ragged-all-to-all sends from one device, known from
+  /// elsewhere (a functional run), by instruction of the timed module. One
+  /// not listed sends its whole input.
+  std::map<const hlo::HloInstruction*, int64_t> ragged_rows_sent;
   /// Upper bound on the instructions of the lowered program (each loop body
   /// once) and on those the engine simulates one by one (iterations it
   /// fast-forwards do not count), to fail cleanly instead of exhausting
