@@ -72,8 +72,8 @@ int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode,
         input.dimensions(0) == 0) {
       return bytes;
     }
-    return std::clamp<int64_t>(sent->second, 0, input.dimensions(0)) *
-           (bytes / input.dimensions(0));
+    // Rows sent to several peers count once for each (they may overlap).
+    return std::max<int64_t>(sent->second, 0) * (bytes / input.dimensions(0));
   }
   int64_t bytes = 0;
   for (const HloInstruction* operand : inst.operands()) bytes += DenseBytes(operand->shape());

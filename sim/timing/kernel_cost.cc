@@ -94,14 +94,13 @@ int64_t ActiveGroups(const hlo::RaggedDotDimensions& d, int64_t rows, int64_t de
 }
 
 /// A dot, or a ragged-dot as the grouped matmul it is: one matmul per group
-/// and batch index that holds rows (or depth), of what it holds; the weights
-/// each group's matmul loads are its own. `shares`, when given, are the rows
-/// (or depth) each group held per batch index (KernelCoster::SharesOf); the
-/// matmuls of equal shares are one entry. Without
-/// them the groups are taken as equal, and as many as can hold something
-/// (ActiveGroups), splitting the rows of a ragged free dimension, or the depth
-/// of a ragged contracting one, evenly: a dot's work in all. A ragged batch
-/// dimension changes nothing.
+/// and batch index that holds rows (or depth), of what it holds, by its own
+/// weights. `shares`, when given, are the rows (or depth) each group held per
+/// batch index (KernelCoster::SharesOf); the matmuls of equal shares are one
+/// entry. Without them the groups are taken as equal, and as many as can hold
+/// something (ActiveGroups), splitting the rows of a ragged free dimension, or
+/// the depth of a ragged contracting one, evenly: a dot's work in all. A
+/// ragged batch dimension changes nothing.
 StatusOr<std::vector<chip::MatmulWork>> DotWork(const HloInstruction& dot,
                                                 const std::vector<int64_t>* shares) {
   const Shape& lhs = dot.operand(0)->shape();

@@ -338,7 +338,7 @@ ENTRY e {
 TEST_F(ExecTest, FullModeTimesARaggedAllToAllWithTheRowsItsValuesRunSent) {
   // Every device sends 1 + 2 of its 16 rows (the sizes are constants): full
   // mode puts 3 rows of 8 bytes on the network, timing alone the whole input.
-  const std::string module = Module("ragged_sent.hlo", R"(HloModule ragged_sent, replica_count=4
+  const std::string sparse = Module("ragged_sent.hlo", R"(HloModule ragged_sent, replica_count=4
 ENTRY e {
   input = f32[16,2]{1,0} parameter(0)
   output = f32[20,2]{1,0} parameter(1)
@@ -348,7 +348,19 @@ ENTRY e {
   recv_sizes = s32[4]{0} constant({1, 0, 2, 0})
   ROOT r = f32[20,2]{1,0} ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1,2,3}}
 })");
-  const auto collective_of = [&](const std::string& mode) {
+  // Rows sent to several peers count for each: 18 rows from a 16-row input.
+  const std::string overlapping =
+      Module("ragged_overlap.hlo", R"(HloModule ragged_overlap, replica_count=4
+ENTRY e {
+  input = f32[16,2]{1,0} parameter(0)
+  output = f32[32,2]{1,0} parameter(1)
+  input_offsets = s32[4]{0} constant({0, 0, 4, 4})
+  send_sizes = s32[4]{0} constant({6, 0, 6, 6})
+  output_offsets = s32[4]{0} constant({0, 8, 16, 24})
+  recv_sizes = s32[4]{0} constant({6, 0, 6, 6})
+  ROOT r = f32[32,2]{1,0} ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1,2,3}}
+})");
+  const auto collective_of = [&](const std::string& mode, const std::string& module) {
     const std::string json = dir_ / (mode + ".json");
     const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e", "--topology", "torus:2x2",
                                 "--mode", mode, "--json", json});
@@ -356,11 +368,12 @@ ENTRY e {
     const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
     return metrics["collectives"].size() == 1 ? metrics["collectives"][0] : nlohmann::json();
   };
-  const nlohmann::json full = collective_of("full");
-  const nlohmann::json timing = collective_of("timing");
+  const nlohmann::json full = collective_of("full", sparse);
+  const nlohmann::json timing = collective_of("timing", sparse);
   EXPECT_EQ(full["bytes"], 3 * 2 * 4);
   EXPECT_EQ(timing["bytes"], 16 * 2 * 4);
   EXPECT_LT(full["ici_bytes"].get<int64_t>(), timing["ici_bytes"].get<int64_t>());
+  EXPECT_EQ(collective_of("full", overlapping)["bytes"], 18 * 2 * 4);
 }
 
 TEST_F(ExecTest, AMixtureOfExpertsRaggedDotRunsOnSeededGroupSizesAndIsTimed) {
