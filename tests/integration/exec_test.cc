@@ -336,30 +336,43 @@ ENTRY e {
 }
 
 TEST_F(ExecTest, FullModeTimesARaggedAllToAllWithTheRowsItsValuesRunSent) {
-  // Every device sends 1 + 2 of its 16 rows (the sizes are constants): full
-  // mode puts 3 rows of 8 bytes on the network, timing alone the whole input.
-  const std::string sparse = Module("ragged_sent.hlo", R"(HloModule ragged_sent, replica_count=4
-ENTRY e {
-  input = f32[16,2]{1,0} parameter(0)
-  output = f32[20,2]{1,0} parameter(1)
-  input_offsets = s32[4]{0} constant({0, 4, 8, 12})
-  send_sizes = s32[4]{0} constant({1, 0, 2, 0})
-  output_offsets = s32[4]{0} constant({0, 5, 10, 15})
-  recv_sizes = s32[4]{0} constant({1, 0, 2, 0})
-  ROOT r = f32[20,2]{1,0} ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1,2,3}}
-})");
+  // A ragged-all-to-all of 4 devices' f32[16,2] into f32[output_rows,2], with the
+  // same constant offsets and sizes on every device.
+  const auto ragged_module = [&](const std::string& name, int output_rows,
+                                 const std::string& input_offsets, const std::string& sizes,
+                                 const std::string& output_offsets) {
+    const std::string out = "f32[" + std::to_string(output_rows) + ",2]{1,0}";
+    return Module(name + ".hlo",
+                  "HloModule " + name +
+                      ", replica_count=4\nENTRY e {\n"
+                      "  input = f32[16,2]{1,0} parameter(0)\n"
+                      "  output = " +
+                      out +
+                      " parameter(1)\n"
+                      "  input_offsets = s32[4]{0} constant({" +
+                      input_offsets +
+                      "})\n"
+                      "  send_sizes = s32[4]{0} constant({" +
+                      sizes +
+                      "})\n"
+                      "  output_offsets = s32[4]{0} constant({" +
+                      output_offsets +
+                      "})\n"
+                      "  recv_sizes = s32[4]{0} constant({" +
+                      sizes +
+                      "})\n"
+                      "  ROOT r = " +
+                      out +
+                      " ragged-all-to-all(input, output, input_offsets, "
+                      "send_sizes, output_offsets, recv_sizes), replica_groups={{0,1,2,3}}\n}\n");
+  };
+  // Every device sends 1 + 2 of its 16 rows: full mode puts 3 rows of 8
+  // bytes on the network, timing alone the whole input.
+  const std::string sparse =
+      ragged_module("ragged_sent", 20, "0, 4, 8, 12", "1, 0, 2, 0", "0, 5, 10, 15");
   // Rows sent to several peers count for each: 18 rows from a 16-row input.
   const std::string overlapping =
-      Module("ragged_overlap.hlo", R"(HloModule ragged_overlap, replica_count=4
-ENTRY e {
-  input = f32[16,2]{1,0} parameter(0)
-  output = f32[32,2]{1,0} parameter(1)
-  input_offsets = s32[4]{0} constant({0, 0, 4, 4})
-  send_sizes = s32[4]{0} constant({6, 0, 6, 6})
-  output_offsets = s32[4]{0} constant({0, 8, 16, 24})
-  recv_sizes = s32[4]{0} constant({6, 0, 6, 6})
-  ROOT r = f32[32,2]{1,0} ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes), replica_groups={{0,1,2,3}}
-})");
+      ragged_module("ragged_overlap", 32, "0, 0, 4, 4", "6, 0, 6, 6", "0, 8, 16, 24");
   const auto collective_of = [&](const std::string& mode, const std::string& module) {
     const std::string json = dir_ / (mode + ".json");
     const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e", "--topology", "torus:2x2",
