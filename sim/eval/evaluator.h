@@ -28,8 +28,8 @@ class MxuTileEngine;  // sim/eval/mxu_tile.h
 /// What device (0, 0)'s run did that timing cannot read off the program, by
 /// instruction of the evaluated module (which outlives the record): the first
 /// execution of each while loop, conditional, ragged-dot and ragged-all-to-all
-/// counts. The maps
-/// are for lookup, not for listing: their order is the instructions' addresses.
+/// counts. The maps are for lookup, not for listing: their order is the
+/// instructions' addresses.
 struct RunRecord {
   /// Iterations of each while loop.
   std::map<const hlo::HloInstruction*, int64_t> trip_counts;
