@@ -735,17 +735,18 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
         weights < 0 || !weights_scaled.insert(weights).second) {
       continue;
     }
+    const std::vector<int64_t>* shares = SharesOf(*ragged);
+    if (shares != nullptr && !shares->empty()) {
+      const int64_t held =
+          std::count_if(shares->begin(), shares->end(), [](int64_t s) { return s > 0; });
+      read[weights] = CeilDiv(SatMul(read[weights], held), static_cast<int64_t>(shares->size()));
+      continue;
+    }
     const Shape& lhs = ragged->operand(0)->shape();
     const std::vector<int64_t>& lb = IntList(*ragged, hlo::AttrId::kLhsBatchDims);
     const std::vector<int64_t>& lc = IntList(*ragged, hlo::AttrId::kLhsContractingDims);
     const int64_t rows = Product(lhs, hlo::DotFreeDimensions(lhs.rank(), lb, lc));
-    int64_t held = ActiveGroups(*d, rows, 0), of = d->groups;
-    const std::vector<int64_t>* shares = SharesOf(*ragged);
-    if (shares != nullptr && !shares->empty()) {
-      held = std::count_if(shares->begin(), shares->end(), [](int64_t s) { return s > 0; });
-      of = static_cast<int64_t>(shares->size());
-    }
-    read[weights] = CeilDiv(SatMul(read[weights], held), of);
+    read[weights] = CeilDiv(SatMul(read[weights], ActiveGroups(*d, rows, 0)), d->groups);
   }
   int64_t hbm = 0;
   for (int64_t bytes : read) hbm = SatAdd(hbm, bytes);
