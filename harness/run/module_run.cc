@@ -357,8 +357,8 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
         !fits.ok()) {
       return arch::TopologyError(*topology, "", fits.message());
     }
-    const int64_t chips = interconnect->device_count() / topology->devices_per_chip;
-    const int64_t used = spmd.device_count() / topology->devices_per_chip;
+    const int64_t chips = interconnect->device_count() / interconnect->devices_per_chip();
+    const int64_t used = spmd.device_count() / interconnect->devices_per_chip();
     if (used < chips) {
       err << "warning: the module's " << spmd.device_count() << " devices use " << used << " of "
           << arch::CanonicalTopologyText(*topology) << "'s " << chips << " chips; the other "

@@ -11,14 +11,14 @@ StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
   if (is_file) {
     TPUSIM_ASSIGN_OR_RETURN(const std::string contents, ReadFile(text));
     TPUSIM_ASSIGN_OR_RETURN(arch::TopologyConfig config, arch::ParseTopologyFile(contents, text));
-    if (chip != nullptr) TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(config, *chip));
+    if (chip != nullptr) TPUSIM_RETURN_IF_ERROR(arch::ResolveChipDefaults(config, *chip));
     return config;
   }
   const std::string option = std::string(command) + "--topology";
   StatusOr<arch::TopologyConfig> parsed = arch::ParseTopologyShortForm(text);
   if (!parsed.ok()) return parsed.status().WithContext(option);
   if (chip != nullptr) {
-    const Status applied = arch::ApplyTpuWraparound(*parsed, *chip);
+    const Status applied = arch::ResolveChipDefaults(*parsed, *chip);
     if (!applied.ok()) return applied.WithContext(option + ": " + Quote(text));
   }
   return parsed;

@@ -14,7 +14,7 @@ namespace tpusim::harness {
 
 /// Reads `text`: a short form (arch::ParseTopologyShortForm), or a file
 /// ending in .yaml/.yml (arch::ParseTopologyFile), and with a `chip` resolves
-/// `wraparound: tpu` by its rule (arch::ApplyTpuWraparound). A short form's
+/// what it leaves to the chip (arch::ResolveChipDefaults). A short form's
 /// errors start with `command` (e.g. "tpusim exec: error: ") and
 /// "--topology", as the other option errors do; a file's are located in it.
 StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,

@@ -333,8 +333,12 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
       return r.Error(da, "device_assignment",
                      "expected a non-empty list of chip ids, got " + Reader::Got(da));
     }
-    // Each chip holds devices_per_chip devices (the topology's key, 1 by default).
-    const int64_t per_chip = s.topology_config->devices_per_chip;
+    // Each chip holds devices_per_chip devices: the topology's key, else the
+    // chip preset's (Topology::Build checks those once the chip resolves
+    // them), else 1.
+    const std::optional<int64_t> per_chip = s.chip.empty()
+                                                ? s.topology_config->devices_per_chip.value_or(1)
+                                                : s.topology_config->devices_per_chip;
     std::map<int64_t, int64_t> held;
     // Topology::Build's errors about the assignment point here.
     std::map<std::string, std::string>& where = s.topology_config->where;
@@ -343,12 +347,12 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
       const std::string path = "device_assignment[" + std::to_string(i) + "]";
       where[path] = r.Where(da[i]) + ": error: key path `" + path + "`";
       TPUSIM_ASSIGN_OR_RETURN(const int64_t id, r.Integer(da[i], path, 0));
-      if (++held[id] > per_chip) {
+      if (per_chip.has_value() && ++held[id] > *per_chip) {
         return r.Error(da[i], path,
                        "chip " + std::to_string(id) +
-                           (per_chip == 1 ? " is assigned twice"
-                                          : " is assigned more than " + std::to_string(per_chip) +
-                                                " times (devices_per_chip)"));
+                           (*per_chip == 1 ? " is assigned twice"
+                                           : " is assigned more than " + std::to_string(*per_chip) +
+                                                 " times (devices_per_chip)"));
       }
       s.topology_config->device_assignment.push_back(id);
     }
@@ -530,7 +534,7 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
     // wrong shape, a device assignment that is no permutation, a fault on a
     // link that does not exist) is an input error of the scenario.
     arch::TopologyConfig& topology = *scenario.topology_config;
-    Status checked = arch::ApplyTpuWraparound(topology, *scenario.resolved_chip);
+    Status checked = arch::ResolveChipDefaults(topology, *scenario.resolved_chip);
     if (checked.ok())
       checked = ici::Topology::Build(topology, scenario.resolved_chip->ici).status();
     // Both point into the scenario where the topology wrote what they refuse.

@@ -70,14 +70,13 @@ StatusOr<arch::TopologyConfig> RowTopology(const Measurement& m, const arch::Chi
   if (!config.ok()) {
     return InvalidArgument(config.status().message() + " (or a slice's shape, e.g. 2x2x1)");
   }
-  TPUSIM_RETURN_IF_ERROR(arch::ApplyTpuWraparound(*config, chip));
-  if (config->devices_per_chip == 1) {
-    config->devices_per_chip = m.devices_per_chip;
-  } else if (config->devices_per_chip != m.devices_per_chip) {
-    return InvalidArgument("it has " + std::to_string(config->devices_per_chip) +
+  if (config->devices_per_chip.value_or(m.devices_per_chip) != m.devices_per_chip) {
+    return InvalidArgument("it has " + std::to_string(*config->devices_per_chip) +
                            " devices per chip, the row's devices_per_chip " +
                            std::to_string(m.devices_per_chip));
   }
+  config->devices_per_chip = m.devices_per_chip;
+  TPUSIM_RETURN_IF_ERROR(arch::ResolveChipDefaults(*config, chip));
   return config;
 }
 

@@ -7,6 +7,7 @@
 #ifndef TPUSIM_SIM_ARCH_CHIP_CONFIG_H_
 #define TPUSIM_SIM_ARCH_CHIP_CONFIG_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -127,6 +128,13 @@ struct ChipConfig {
   PeakConfig peak;
   OverheadConfig overhead;
 };
+
+/// Devices the runtime exposes per chip: the whole chip with megacore (XLA
+/// splits each program across its TensorCores), else one per TensorCore
+/// (TPU7x and v3: 2).
+inline int64_t DevicesPerChip(const ChipConfig& c) {
+  return c.megacore ? 1 : std::max<int64_t>(1, c.tensorcores_per_chip);
+}
 
 /// bf16 FLOP/s that the MXU geometry delivers at `clock`:
 /// TensorCores x MXUs x rows x cols x 2 (multiply and add) x clock.

@@ -103,8 +103,9 @@ struct TopologyConfig {
   std::optional<BytesPerSecond> link_bandwidth;  ///< one-way per link
   std::optional<Picoseconds> hop_latency;
   /// Devices (TensorCores the runtime exposes as devices) per chip: 2 for
-  /// TPU7x, and v4/v5p without megacore. They share their chip's ICI links.
-  int64_t devices_per_chip = 1;
+  /// TPU7x and v3, and v4/v5p without megacore. They share their chip's ICI
+  /// links. Unset: the chip's (ResolveChipDefaults); 1 where no chip is known.
+  std::optional<int64_t> devices_per_chip;
   /// Logical device d runs on physical chip device_assignment[d], which names
   /// every chip devices_per_chip times; empty: d / devices_per_chip.
   std::vector<int64_t> device_assignment;
@@ -153,13 +154,15 @@ StatusOr<TopologyConfig> ParseTopologyFile(const std::string& text, std::string_
 /// what the loaders hold to kMaxChips before anything is built.
 int64_t ChipCount(const TopologyConfig& config);
 
-/// Resolves `wraparound: tpu` (TopologyConfig::tpu_wraparound) for the chip
-/// that runs the scenario: TPU v4, v5p and 7x wrap an axis whose size is a
-/// multiple of 4 (whole cubes); v5e and v6e wrap only axes of size 16
-/// (tpu-facts section 2; docs/interconnect.md). `chip` is matched by its
-/// preset name, else by the preset it inherits from. Does nothing when the
-/// config does not ask for it; kInvalidArgument for a chip with no known rule.
-Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip);
+/// Resolves what `config` leaves to the chip that runs on it:
+/// - `wraparound: tpu` (TopologyConfig::tpu_wraparound): TPU v4, v5p and 7x
+///   wrap an axis whose size is a multiple of 4 (whole cubes); v5e and v6e
+///   wrap only axes of size 16 (tpu-facts section 2; docs/interconnect.md).
+///   `chip` is matched by its preset name, else by the preset it inherits
+///   from; kInvalidArgument for a chip with no known rule.
+/// - an unset devices_per_chip: the devices the runtime exposes per chip
+///   (DevicesPerChip: 2 on TPU7x and v3, 1 with megacore or one TensorCore).
+Status ResolveChipDefaults(TopologyConfig& config, const ChipConfig& chip);
 
 /// Canonical text of `config` (stable; hashed into golden stamps).
 std::string CanonicalTopologyText(const TopologyConfig& config);

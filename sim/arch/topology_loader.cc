@@ -199,7 +199,7 @@ Status ApplyScalar(TopologyConfig& config, std::string_view key, std::string_vie
         slice->kind != TopologyKind::kTwistedTorus) {
       return InvalidArgument("slice: must be a torus, mesh or twisted torus, got " + Quote(text));
     }
-    if (slice->devices_per_chip != 1) {
+    if (slice->devices_per_chip.has_value()) {
       return InvalidArgument(
           "slice: devices_per_chip belongs to the multi-slice topology, not to its slice");
     }
@@ -740,17 +740,8 @@ Status NoTpuWraparoundRule(const TopologyConfig& config, const ChipConfig& chip)
                            "inheriting from them; not tpu-v3); write the wraparound per axis");
 }
 
-}  // namespace
-
+/// `wraparound: tpu` resolved for `chip` (ResolveChipDefaults).
 Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip) {
-  if (config.kind == TopologyKind::kMultiSlice) {
-    StatusOr<TopologyConfig> slice = ParseTopologyShortForm(config.slice_topology_text);
-    if (!slice.ok()) return slice.status();
-    const Status applied = ApplyTpuWraparound(*slice, chip);
-    if (!applied.ok()) return TopologyError(config, "slice", applied.message());
-    config.slice_topology_text = CanonicalTopologyText(*slice);
-    return Status::Ok();
-  }
   if (!config.tpu_wraparound) return Status::Ok();
   // Whole 4x4x4 cubes wrap [GC-v4, SB, GC-v5p; 7x: ASSUMPTION, the same cubes];
   // v5e and v6e pods are 16x16 and wrap only full axes [SB, GC-v6e]. tpu-facts
@@ -775,6 +766,21 @@ Status ApplyTpuWraparound(TopologyConfig& config, const ChipConfig& chip) {
     }
   }
   return NoTpuWraparoundRule(config, chip);
+}
+
+}  // namespace
+
+Status ResolveChipDefaults(TopologyConfig& config, const ChipConfig& chip) {
+  if (!config.devices_per_chip.has_value()) config.devices_per_chip = DevicesPerChip(chip);
+  if (config.kind == TopologyKind::kMultiSlice) {
+    StatusOr<TopologyConfig> slice = ParseTopologyShortForm(config.slice_topology_text);
+    if (!slice.ok()) return slice.status();
+    const Status applied = ApplyTpuWraparound(*slice, chip);
+    if (!applied.ok()) return TopologyError(config, "slice", applied.message());
+    config.slice_topology_text = CanonicalTopologyText(*slice);
+    return Status::Ok();
+  }
+  return ApplyTpuWraparound(config, chip);
 }
 
 Status TopologyError(const TopologyConfig& config, const std::string& part,
@@ -854,8 +860,10 @@ std::string CanonicalTopologyText(const TopologyConfig& c) {
     parts.push_back("link_bandwidth=" + std::to_string(c.link_bandwidth->value()) + "B/s");
   if (c.hop_latency)
     parts.push_back("hop_latency=" + std::to_string(c.hop_latency->value()) + "ps");
-  if (c.devices_per_chip != 1)
-    parts.push_back("devices_per_chip=" + std::to_string(c.devices_per_chip));
+  // 1, the default of every single-device-per-chip preset, is left out, so
+  // that a resolved topology's text (golden stamps) names only what differs.
+  if (c.devices_per_chip.value_or(1) != 1)
+    parts.push_back("devices_per_chip=" + std::to_string(*c.devices_per_chip));
   if (!c.device_assignment.empty()) {
     std::string d;
     for (int64_t v : c.device_assignment) d += (d.empty() ? "" : "/") + std::to_string(v);

@@ -99,17 +99,16 @@ class TopologyBuilder {
     TPUSIM_RETURN_IF_ERROR(BuildDeviceAssignment());
     TPUSIM_RETURN_IF_ERROR(CheckFaults());
     TPUSIM_RETURN_IF_ERROR(t_.ApplyFaults(Picoseconds(-1), Picoseconds(0)));
-    t_.describe_ += ", " + std::to_string(t_.chip_count_) + " chips, " +
-                    (config_.devices_per_chip == 1
-                         ? ""
-                         : std::to_string(config_.devices_per_chip) + " devices per chip, ") +
-                    std::to_string(t_.links_.size()) + " links, " + FormatBandwidth(bandwidth_) +
-                    "/link one-way" +
-                    (efficiency_percent_ == 100
-                         ? ""
-                         : " (" + std::to_string(efficiency_percent_) + "% of " +
-                               FormatBandwidth(raw_bandwidth_) + ")") +
-                    ", " + FormatLatency(hop_latency_) + "/hop";
+    const int64_t per_chip = t_.devices_per_chip();
+    t_.describe_ +=
+        ", " + std::to_string(t_.chip_count_) + " chips, " +
+        (per_chip == 1 ? "" : std::to_string(per_chip) + " devices per chip, ") +
+        std::to_string(t_.links_.size()) + " links, " + FormatBandwidth(bandwidth_) +
+        "/link one-way" +
+        (efficiency_percent_ == 100 ? ""
+                                    : " (" + std::to_string(efficiency_percent_) + "% of " +
+                                          FormatBandwidth(raw_bandwidth_) + ")") +
+        ", " + FormatLatency(hop_latency_) + "/hop";
     return std::move(t_);
   }
 
@@ -166,7 +165,7 @@ class TopologyBuilder {
     }
     if (config_.tpu_wraparound) {
       return Error("wraparound",
-                   "'tpu' is unresolved: apply arch::ApplyTpuWraparound with the chip preset "
+                   "'tpu' is unresolved: apply arch::ResolveChipDefaults with the chip preset "
                    "first");
     }
     const size_t rank = dims.size();
@@ -447,7 +446,7 @@ class TopologyBuilder {
 
   Status BuildDeviceAssignment() {
     const std::vector<int64_t>& assignment = config_.device_assignment;
-    const int64_t per_chip = config_.devices_per_chip;
+    const int64_t per_chip = config_.devices_per_chip.value_or(1);
     if (per_chip < 1 || per_chip > arch::kMaxDevicesPerChip) {
       return Error("devices_per_chip", "must be between 1 and " +
                                            std::to_string(arch::kMaxDevicesPerChip) + ", got " +

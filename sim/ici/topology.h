@@ -88,9 +88,10 @@ class Topology {
   /// Physical chip that runs logical device `device` (the device assignment;
   /// device / devices_per_chip by default). Errors on an out-of-range device.
   StatusOr<NodeId> ChipOfDevice(int64_t device) const;
-  /// Devices per chip (TopologyConfig::devices_per_chip): chip_count() x this
-  /// many devices exist, and a chip's devices share its links.
-  int64_t devices_per_chip() const { return config_.devices_per_chip; }
+  /// Devices per chip (TopologyConfig::devices_per_chip, 1 when unresolved):
+  /// chip_count() x this many devices exist, and a chip's devices share its
+  /// links.
+  int64_t devices_per_chip() const { return config_.devices_per_chip.value_or(1); }
   /// One line: "torus 4x4x4 (wraparound x,y,z), 64 chips, 384 links, 45 GB/s/link one-way, 1
   /// us/hop".
   std::string Describe() const;

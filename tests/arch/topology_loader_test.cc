@@ -149,7 +149,7 @@ TEST(TopologyDevicesPerChip, ShortFormMappingAndCanonicalText) {
   const TopologyConfig short_form = MustShort("torus:2x2x1,wraparound=tpu,devices_per_chip=2");
   EXPECT_EQ(short_form.devices_per_chip, 2);
   EXPECT_TRUE(short_form.tpu_wraparound);
-  EXPECT_EQ(MustShort("torus:4").devices_per_chip, 1);
+  EXPECT_FALSE(MustShort("torus:4").devices_per_chip.has_value());  // the chip's
   EXPECT_EQ(CanonicalTopologyText(short_form), "torus:2x2x1,wraparound=tpu,devices_per_chip=2");
   EXPECT_EQ(CanonicalTopologyText(MustShort("torus:4")), "torus:4");  // stamps unchanged
   StatusOr<TopologyConfig> mapping = FromYaml(
@@ -332,44 +332,76 @@ TEST(TopologyYaml, ControlCharactersInKeysAndValuesAreEscaped) {
             "dimensions like 4x4x8, got '4\\x1bx4'");
 }
 
+// Unstated, devices_per_chip is what the chip's runtime exposes: one device
+// per TensorCore without megacore (TPU7x, v3), the whole chip with it (v4,
+// v5p) or with one TensorCore (v5e, v6e). A stated value stays.
+TEST(TopologyDevicesPerChip, UnstatedIsTheChipsDevices) {
+  ChipConfig chip;
+  chip.name = "tpu-v7x";
+  chip.tensorcores_per_chip = 2;
+  TopologyConfig c = MustShort("torus:2x2x1,wraparound=tpu");
+  ASSERT_TRUE(ResolveChipDefaults(c, chip).ok());
+  EXPECT_EQ(c.devices_per_chip, 2);
+  EXPECT_EQ(CanonicalTopologyText(c), "torus:2x2x1,wraparound=0x0x0,devices_per_chip=2");
+  c = MustShort("torus:2x2x1,devices_per_chip=1");
+  ASSERT_TRUE(ResolveChipDefaults(c, chip).ok());
+  EXPECT_EQ(c.devices_per_chip, 1);
+  c = MustShort("multislice:slices=2,slice=torus:2x2");
+  ASSERT_TRUE(ResolveChipDefaults(c, chip).ok());
+  EXPECT_EQ(c.devices_per_chip, 2);
+
+  chip.name = "tpu-v4";
+  chip.megacore = true;
+  c = MustShort("torus:2x2x1");
+  ASSERT_TRUE(ResolveChipDefaults(c, chip).ok());
+  EXPECT_EQ(c.devices_per_chip, 1);
+  EXPECT_EQ(CanonicalTopologyText(c), "torus:2x2x1");  // stamps unchanged
+  chip.name = "tpu-v5e";
+  chip.megacore = false;
+  chip.tensorcores_per_chip = 1;
+  c = MustShort("torus:2x2");
+  ASSERT_TRUE(ResolveChipDefaults(c, chip).ok());
+  EXPECT_EQ(c.devices_per_chip, 1);
+}
+
 TEST(TopologyTpuWraparound, FollowsEachGenerationsRule) {
   ChipConfig chip;
   chip.name = "tpu-v5e";
   TopologyConfig c = MustShort("torus:16x8,wraparound=tpu");
   EXPECT_TRUE(c.tpu_wraparound);
-  ASSERT_TRUE(ApplyTpuWraparound(c, chip).ok());
+  ASSERT_TRUE(ResolveChipDefaults(c, chip).ok());
   EXPECT_THAT(c.wraparound, ElementsAre(true, false));  // v5e: only axes of 16 wrap
   EXPECT_FALSE(c.tpu_wraparound);
 
   chip.name = "my-v5p";  // a custom preset inheriting v5p's rule
   chip.inherits = "tpu-v5p";
   c = MustShort("torus:4x4x8x6,wraparound=tpu");
-  ASSERT_TRUE(ApplyTpuWraparound(c, chip).ok());
+  ASSERT_TRUE(ResolveChipDefaults(c, chip).ok());
   EXPECT_THAT(c.wraparound, ElementsAre(true, true, true, false));  // multiples of 4
 
   c = MustShort("multislice:slices=2,slice=torus:16x4,wraparound=tpu");
   chip.name = "tpu-v6e";
-  ASSERT_TRUE(ApplyTpuWraparound(c, chip).ok());
+  ASSERT_TRUE(ResolveChipDefaults(c, chip).ok());
   EXPECT_EQ(c.slice_topology_text, "torus:16x4,wraparound=1x0");
 
   // models/tpu-v3.yaml inherits tpu-v4's numbers, not its pods' wraparound.
   chip.name = "tpu-v3";
   chip.inherits = "tpu-v4";
   c = MustShort("torus:4x4,wraparound=tpu");
-  const Status unknown = ApplyTpuWraparound(c, chip);
+  const Status unknown = ResolveChipDefaults(c, chip);
   EXPECT_THAT(unknown.message(), HasSubstr("wraparound: tpu has no rule for chip 'tpu-v3'"));
   chip.name = "my-v3";
   chip.inherits = "tpu-v3";
   c = MustShort("torus:4x4,wraparound=tpu");
-  EXPECT_THAT(ApplyTpuWraparound(c, chip).message(),
+  EXPECT_THAT(ResolveChipDefaults(c, chip).message(),
               HasSubstr("wraparound: tpu has no rule for chip 'my-v3'"));
   chip.name = "tpu-v3";
   // From a file, at the key; a multi-slice's, at its slice.
   c = *FromYaml("topology:\n  kind: torus\n  dims: [4, 4]\n  wraparound: tpu\n");
-  EXPECT_THAT(ApplyTpuWraparound(c, chip).message(),
+  EXPECT_THAT(ResolveChipDefaults(c, chip).message(),
               HasSubstr("s.yaml:4:15: error: topology.wraparound: tpu has no rule for chip"));
   c = *FromYaml("topology: multislice:slices=2,slice=torus:4x4,wraparound=tpu\n");
-  EXPECT_THAT(ApplyTpuWraparound(c, chip).message(),
+  EXPECT_THAT(ResolveChipDefaults(c, chip).message(),
               HasSubstr("s.yaml:1:11: error: topology.slice: wraparound: tpu has no rule for"));
 }
 

@@ -141,7 +141,7 @@ StatusOr<TopologyConfig> ParseShortForm(std::string_view text) {
 /// the last fault's time, and routes from the first chip to the last and back.
 void Build(TopologyConfig config, const ChipConfig& chip) {
   if (tpusim::arch::ChipCount(config) > kMaxBuiltChips) return;
-  if (!tpusim::arch::ApplyTpuWraparound(config, chip).ok()) return;
+  if (!tpusim::arch::ResolveChipDefaults(config, chip).ok()) return;
   StatusOr<tpusim::ici::Topology> built = tpusim::ici::Topology::Build(config, chip.ici);
   if (!built.ok()) return;
   tpusim::Picoseconds last_fault;

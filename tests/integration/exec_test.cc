@@ -865,7 +865,8 @@ ENTRY e {
   EXPECT_THAT(events, HasSubstr("\"link "));
 }
 
-// TPU7x through the binary: 8 devices on a 2x2x1 slice of 2-device chips.
+// TPU7x through the binary: 8 devices on a 2x2x1 slice of 2-device chips
+// (the chip's devices_per_chip, unless the topology states it).
 // The two groups of the all-gather leave from the same chips and share their
 // links; the permute between the two devices of chip 0 crosses no link.
 TEST_F(ExecTest, DevicesPerChipShareTheChipsLinks) {
@@ -876,9 +877,8 @@ ENTRY e {
   ROOT cp = f32[65536] collective-permute(p), source_target_pairs={{0,1},{1,0}}
 })");
   const std::string json = dir_ / "tc.json";
-  const RunResult r =
-      Tpusim({"exec", module, "--chip", "tpu-v7x", "--mode", "timing", "--topology",
-              "torus:2x2x1,wraparound=tpu,devices_per_chip=2", "--json", json});
+  const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v7x", "--mode", "timing", "--topology",
+                              "torus:2x2x1,wraparound=tpu", "--json", json});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("4 chips, 2 devices per chip"));
   const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
@@ -892,19 +892,25 @@ ENTRY e {
                                 "--topology", "torus:2x2x1,devices_per_chip=3"});
   EXPECT_EQ(odd.exit_code, 2) << Describe(odd);
   EXPECT_THAT(odd.err, HasSubstr("8 devices do not fill whole chips of 3 devices"));
+  // A stated devices_per_chip overrides the chip's.
+  const RunResult one = Tpusim({"exec", module, "--chip", "tpu-v7x", "--mode", "timing",
+                                "--topology", "torus:2x2x1,devices_per_chip=1"});
+  EXPECT_EQ(one.exit_code, 2) << Describe(one);
+  EXPECT_THAT(one.err, HasSubstr("the module's 8 devices need 8 chips; the topology has 4"));
   // Too few chips: refused before any values are computed, at the scenario's
   // `topology:`; too many: a warning names the idle chips.
   const std::string scenario = dir_ / "small.yaml";
-  WriteText(scenario, "module: " + module + "\nchip: tpu-v7x\nmode: full\ntopology: torus:2x2\n");
+  WriteText(scenario, "module: " + module + "\nchip: tpu-v7x\nmode: full\ntopology: torus:2\n");
   const RunResult small = Tpusim({"run", scenario, "--golden-dir", dir_ / "golden"});
   EXPECT_EQ(small.exit_code, 2) << Describe(small);
   EXPECT_THAT(small.out, HasSubstr("small.yaml:4:11: error: topology: the module's 8 devices need "
-                                   "8 chips; the topology has 4"));
+                                   "4 chips; the topology has 2"));
   const RunResult idle =
       Tpusim({"exec", module, "--chip", "tpu-v7x", "--mode", "timing", "--topology", "torus:4x4"});
   EXPECT_EQ(idle.exit_code, 0) << Describe(idle);
-  EXPECT_THAT(idle.err, HasSubstr("warning: the module's 8 devices use 8 of torus:4x4's 16 chips; "
-                                  "the other 8 stay idle"));
+  EXPECT_THAT(idle.err,
+              HasSubstr("warning: the module's 8 devices use 4 of "
+                        "torus:4x4,devices_per_chip=2's 16 chips; the other 12 stay idle"));
 }
 
 TEST_F(ExecTest, TopologyErrorsExitTwo) {

@@ -29,7 +29,7 @@ std::unique_ptr<ici::Interconnect> Network(const std::string& short_form,
   StatusOr<arch::TopologyConfig> config = arch::ParseTopologyShortForm(short_form + kRoundLinks);
   EXPECT_TRUE(config.ok()) << config.status().message();
   if (!config.ok()) return nullptr;
-  EXPECT_TRUE(arch::ApplyTpuWraparound(*config, chip).ok());
+  EXPECT_TRUE(arch::ResolveChipDefaults(*config, chip).ok());
   auto made = ici::Interconnect::Create(*config, chip);
   EXPECT_TRUE(made.ok()) << made.status().message();
   return made.ok() ? std::move(*made) : nullptr;
@@ -188,14 +188,15 @@ ENTRY e {
 }
 
 // TPU7x: 2 TensorCores per chip, each its own device. On a 2x2x1 slice
-// (no wraparound) with devices_per_chip=2, device i runs on chip i / 2, so
+// (no wraparound), where devices_per_chip is the chip's 2 unless the
+// topology says otherwise, device i runs on chip i / 2, so
 // groups {0,2,4,6} and {1,3,5,7} each span all four chips. One group of a
 // 20 MB all-gather alone (4 devices on 4 chips of one device each): the
 // torus algorithm splits V in two halves that take the axes in opposite
 // orders, each a V/8 line phase then a V/4 one, on disjoint links at once:
 // 3V/(8W) = 750 us. With two devices a chip, the other group's TensorCores
 // leave from the same chips over the same links: 1500 us, twice the bytes.
-constexpr char kSevenX[] = "torus:2x2x1,wraparound=tpu,devices_per_chip=2";
+constexpr char kSevenX[] = "torus:2x2x1,wraparound=tpu";
 
 std::string GatherOver(int64_t devices, const std::string& groups) {
   return "HloModule g, replica_count=" + std::to_string(devices) +
@@ -208,7 +209,7 @@ std::string GatherOver(int64_t devices, const std::string& groups) {
 TEST(SharedLinks, TwoTensorCoresPerChipShareTheChipsLinks) {
   const arch::ChipConfig v7x = IdealPreset("tpu-v7x", {"clock=1GHz"});
   auto shared = Network(kSevenX, v7x);
-  auto own = Network("torus:2x2x1,wraparound=tpu", v7x);
+  auto own = Network("torus:2x2x1,wraparound=tpu,devices_per_chip=1", v7x);
   ASSERT_NE(shared, nullptr);
   ASSERT_NE(own, nullptr);
   EXPECT_EQ(shared->devices_per_chip(), 2);
