@@ -25,6 +25,7 @@ std::vector<std::string> Row(const arch::ChipConfig& c) {
       FormatSignificant(static_cast<double>(c.clock.value()) / kGiga, 4) + " GHz",
       std::to_string(c.tensorcores_per_chip) + "x" + std::to_string(c.mxu.count_per_core) + " " +
           std::to_string(c.mxu.rows) + "x" + std::to_string(c.mxu.cols),
+      std::to_string(arch::DevicesPerChip(c)),
       FormatSignificant(static_cast<double>(c.peak.bf16.value()) / kTera, 6),
       FormatSignificant(static_cast<double>(c.hbm.bandwidth.value()) / kGiga, 6),
       FormatFixed(static_cast<double>(c.hbm.capacity.value()) / kGibi, 1),
@@ -35,7 +36,7 @@ std::vector<std::string> Row(const arch::ChipConfig& c) {
 }
 
 const std::vector<std::string> kHeader = {
-    "NAME",         "INHERITS", "CLOCK",   "MXUS (TCxN RxC)",
+    "NAME",         "INHERITS", "CLOCK",   "MXUS (TCxN RxC)", "DEVICES/CHIP",
     "BF16 TFLOP/S", "HBM GB/S", "HBM GIB", "ICI LINKS x GB/S"};
 
 /// Columns 0-3 are text (left-aligned); the rest are numbers (right-aligned).
@@ -69,9 +70,10 @@ CLI::App* AddPresetsCommand(CLI::App& app, PresetsOptions& options) {
       app.add_subcommand("presets", "List the chip presets and their headline figures");
   AddModelsDirOption(*presets, options.models_dir, "Directory of chip presets (*.yaml) to list");
   presets->footer(R"(One row per preset: the preset it inherits from, TensorCore clock, TensorCores
-x MXUs per core and MXU shape, peak dense bf16 TFLOP/s per chip, HBM bandwidth and
-capacity per chip, and ICI links x one-way GB/s per link. Sources for every figure
-are in the preset files and docs/presets.md.
+x MXUs per core and MXU shape, the devices the runtime exposes per chip (one per
+TensorCore without megacore; a topology's default devices_per_chip), peak dense
+bf16 TFLOP/s per chip, HBM bandwidth and capacity per chip, and ICI links x one-way
+GB/s per link. Sources for every figure are in the preset files and docs/presets.md.
 
 Exit codes:
   0  every preset loaded

@@ -38,6 +38,9 @@ TEST(PresetsCli, ListsEveryPresetInModelsAndExitsZero) {
   // A headline row as tpu-facts.md gives it: 197 TFLOP/s, 819 GB/s [GC-v5e].
   EXPECT_THAT(r.out, HasSubstr("tpu-v5e  -         1.5 GHz   1x4 128x128"));
   EXPECT_THAT(r.out, HasSubstr("197       819     14.9  4 x 45\n"));
+  // Devices per chip: TPU7x exposes each of its 2 TensorCores; v4's megacore is one device.
+  EXPECT_THAT(r.out, HasSubstr("2x4 256x256" + std::string(17, ' ') + "2  "));
+  EXPECT_THAT(r.out, HasSubstr("2x4 128x128" + std::string(17, ' ') + "1  "));
 }
 
 TEST(PresetsCli, BrokenPresetIsReportedAndExitsTwo) {
