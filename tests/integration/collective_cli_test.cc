@@ -284,16 +284,25 @@ TEST(CollectiveCliTest, HelpDescribesColumnsAndOptions) {
   EXPECT_THAT(r.out, HasSubstr("2(n-1)/n"));
 }
 
-// Two devices per chip (TPU7x): the default group is every device, and a
-// group of both devices of every chip runs the torus on the chips, then
-// exchanges on chip (docs/interconnect.md, "Devices and chips").
+// Two devices per chip (TPU7x, the chip's own count when the topology does
+// not state one): the default group is every device, and a group of both
+// devices of every chip runs the torus on the chips, then exchanges on chip
+// (docs/interconnect.md, "Devices and chips").
 TEST(CollectiveCliTest, TheDefaultGroupIsEveryDeviceOfEveryChip) {
-  const RunResult r =
-      Tpusim({"collective", "--op", "all-gather", "--bytes", "16MiB", "--chip", "tpu-v7x",
-              "--topology", "torus:2x2x1,wraparound=tpu,devices_per_chip=2"});
+  const RunResult r = Tpusim({"collective", "--op", "all-gather", "--bytes", "16MiB", "--chip",
+                              "tpu-v7x", "--topology", "torus:2x2x1,wraparound=tpu"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("4 chips, 2 devices per chip"));
   EXPECT_THAT(r.out, HasSubstr("1 group of 8 devices"));
   EXPECT_THAT(r.out, HasSubstr("  torus  "));
+  const RunResult ranks = Tpusim({"collective", "--op", "all-gather", "--bytes", "16MiB", "--chip",
+                                  "tpu-v7x", "--topology", "torus:2x2x1", "-g", "8"});
+  EXPECT_EQ(ranks.exit_code, 0) << Describe(ranks);
+  const RunResult one =
+      Tpusim({"collective", "--op", "all-gather", "--bytes", "16MiB", "--chip", "tpu-v7x",
+              "--topology", "torus:2x2x1,devices_per_chip=1", "-g", "8"});
+  EXPECT_EQ(one.exit_code, 2) << Describe(one);
+  EXPECT_THAT(one.err, HasSubstr("-g 8: the topology has 4 devices"));
 }
 
 TEST(CollectiveCliTest, BadInputExitsTwo) {
