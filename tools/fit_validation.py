@@ -159,12 +159,11 @@ def main():
                      "%.3f" % f["r2_log"]])
     table("Fitted on every family", rows)
     if args.lofo:
+        names = [f["name"] for f in args.fields]
         lofo_start = list(start)
         for item in args.lofo_start:
             key, value = item.split("=", 1)
-            i = [f["name"] for f in args.fields].index(key)
-            lofo_start[i] = parse_field(f"{key}={value}")["value"]
-        names = [f["name"] for f in args.fields]
+            lofo_start[names.index(key)] = parse_field(f"{key}={value}")["value"]
         grids = []
         for spec in args.lofo_grid:
             grid = {}

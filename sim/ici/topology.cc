@@ -446,7 +446,7 @@ class TopologyBuilder {
 
   Status BuildDeviceAssignment() {
     const std::vector<int64_t>& assignment = config_.device_assignment;
-    const int64_t per_chip = config_.devices_per_chip.value_or(1);
+    const int64_t per_chip = t_.devices_per_chip();
     if (per_chip < 1 || per_chip > arch::kMaxDevicesPerChip) {
       return Error("devices_per_chip", "must be between 1 and " +
                                            std::to_string(arch::kMaxDevicesPerChip) + ", got " +
