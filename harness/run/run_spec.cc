@@ -109,6 +109,7 @@ void TimeAsRun(const eval::RunRecord& record, timing::TimingOptions& options) {
   options.trip_counts.insert(record.trip_counts.begin(), record.trip_counts.end());
   options.branches = record.branches;
   options.ragged_group_shares = record.ragged_group_shares;
+  options.device_ragged_group_shares = record.device_ragged_group_shares;
   options.ragged_rows_sent = record.ragged_rows_sent;
 }
 

@@ -28,7 +28,8 @@ class MxuTileEngine;  // sim/eval/mxu_tile.h
 /// What device (0, 0)'s run did that timing cannot read off the program, by
 /// instruction of the evaluated module (which outlives the record): the first
 /// execution of each while loop, conditional, ragged-dot and ragged-all-to-all
-/// counts. The maps are for lookup, not for listing: their order is the
+/// counts, and the other devices' ragged-dot groups. The maps keyed by
+/// instruction are for lookup, not for listing: their order is the
 /// instructions' addresses.
 struct RunRecord {
   /// Iterations of each while loop.
@@ -41,6 +42,12 @@ struct RunRecord {
   /// in that order: the grouped matmul's real shapes. A ragged batch dimension
   /// is a dot and is not recorded.
   std::map<const hlo::HloInstruction*, std::vector<int64_t>> ragged_group_shares;
+  /// ragged_group_shares of every other device whose values EvaluateSpmd ran
+  /// and which ran a ragged-dot, by device number (SpmdConfig::DeviceIndex):
+  /// in a mixture of experts each device's router fills its experts
+  /// differently, and the device with the most rows is the straggler.
+  std::map<int64_t, std::map<const hlo::HloInstruction*, std::vector<int64_t>>>
+      device_ragged_group_shares;
   /// The rows each ragged-all-to-all sent from device (0, 0): the sum of its
   /// send_sizes.
   std::map<const hlo::HloInstruction*, int64_t> ragged_rows_sent;
@@ -71,8 +78,9 @@ struct EvaluatorOptions {
   /// with seeded values from this seed (FillSeeded, one stream per constant);
   /// unset, such a constant is an error.
   std::optional<uint64_t> elided_constant_seed;
-  /// When set, receives what device (0, 0)'s run did, for the timing model.
-  /// Owned by the caller, which must not read it while an evaluation runs.
+  /// When set, receives what device (0, 0)'s run did, for the timing model
+  /// (a single device evaluated alone records its own). Owned by the caller,
+  /// which must not read it while an evaluation runs.
   RunRecord* record = nullptr;
   /// When set, counts the instructions device (0, 0) has executed (loop
   /// bodies once per iteration), for a progress display on another thread.

@@ -43,12 +43,13 @@ class EvalContext {
   DeviceId device() const { return device_; }
   CollectiveHub& hub() const { return hub_; }
   const hlo::HloModule& module() const { return module_; }
-  /// Device (0, 0) alone reports to the caller (the run record, progress),
-  /// so that threads never share a writer.
+  /// Device (0, 0) alone reports progress to the caller, so that threads
+  /// never share a writer.
   bool is_device_zero() const { return device_.replica_id == 0 && device_.partition_id == 0; }
-  /// Where device (0, 0) records what it did (EvaluatorOptions::record);
-  /// nullptr on other devices, or when nobody asked.
-  RunRecord* record() const { return is_device_zero() ? options_.record : nullptr; }
+  /// Where this device records what it did (EvaluatorOptions::record, which
+  /// EvaluateSpmd points at a record of each device's own), or nullptr when
+  /// nobody asked.
+  RunRecord* record() const { return options_.record; }
 
   /// Evaluates `computation` with `args` as its parameters (call, fusion,
   /// while, conditional, map and reducers all come through here).

@@ -67,8 +67,13 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
   CollectiveHub hub(module, config, std::vector<int64_t>(devices.begin(), devices.end()));
   TPUSIM_RETURN_IF_ERROR(hub.CheckClosed());
   std::vector<StatusOr<value::Literal>> results(n, value::Literal());
+  // Each device records into a record of its own, so that threads never
+  // share a writer; device 0's is the caller's.
+  std::vector<RunRecord> records(options_.record != nullptr ? n : 0);
   auto run = [&](size_t i) {
-    results[i] = EvaluateOnDevice(module, options_, config.Device(devices[i]), hub, args[i]);
+    EvaluatorOptions options = options_;
+    if (options.record != nullptr && devices[i] != 0) options.record = &records[i];
+    results[i] = EvaluateOnDevice(module, options, config.Device(devices[i]), hub, args[i]);
     hub.Finish(devices[i], results[i].status());
   };
   if (n == 1) {
@@ -80,6 +85,11 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
     for (std::thread& thread : threads) thread.join();
   }
   TPUSIM_RETURN_IF_ERROR(hub.error());
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (devices[i] == 0 || records[i].ragged_group_shares.empty()) continue;
+    options_.record->device_ragged_group_shares[devices[i]] =
+        std::move(records[i].ragged_group_shares);
+  }
   std::vector<value::Literal> outputs;
   outputs.reserve(n);
   for (StatusOr<value::Literal>& result : results) outputs.push_back(std::move(result).value());

@@ -271,7 +271,7 @@ class TensorCore : public sc_core::sc_module {
     const int64_t start = TimeToCycles(keeper.get_current_time());
     OpRecord record;
     int64_t cycles = 0;
-    const KernelCost& cost = *step.cost;
+    const KernelCost& cost = program_.CostOn(step, role_.device);
     // A collective this device takes part in: arrive at its group (or
     // its transfers).
     std::vector<Rendezvous*> met;
@@ -483,11 +483,20 @@ struct JobModel {
 
 /// Whether every device's timeline equals device 0's, so that one simulated
 /// device stands for all: "used", or "not used: " and why (docs/models.md).
-std::string SymmetryOf(const SimulationJob& job, const CollectivePlans& plans,
-                       const hlo::SpmdConfig& config) {
+std::string SymmetryOf(const SimulationJob& job, const Program& program,
+                       const CollectivePlans& plans, const hlo::SpmdConfig& config) {
   if (!job.options.exploit_symmetry) return "not used: disabled";
   for (const auto& [device, factor] : job.options.device_slowdown) {
     if (factor != 1) return "not used: device " + std::to_string(device) + " is slowed down";
+  }
+  for (const auto& [device, costs] : program.device_costs) {
+    if (device >= config.device_count() || costs.empty()) continue;
+    for (const Step& step : program.steps) {
+      if (step.role == StepRole::kInstruction && costs.count(step.inst->unique_id()) > 0) {
+        return "not used: the ragged-dot groups of " + step.inst->name() + " differ on device " +
+               std::to_string(device);
+      }
+    }
   }
   for (const auto& plan : plans) {
     if (plan == nullptr) continue;
@@ -533,7 +542,7 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
   TPUSIM_ASSIGN_OR_RETURN(CollectivePlans plans, PlanCollectives(*job.module, m.program, m.config,
                                                                  job.options.ragged_rows_sent));
   m.result.interconnect = job.options.interconnect->Describe();
-  m.result.symmetry = devices == 1 ? "single device" : SymmetryOf(job, plans, m.config);
+  m.result.symmetry = devices == 1 ? "single device" : SymmetryOf(job, m.program, plans, m.config);
   std::vector<bool> simulated(static_cast<size_t>(devices), false);
   const int64_t count = m.result.symmetry == "used" ? 1 : devices;
   for (int64_t d = 0; d < count; ++d) {

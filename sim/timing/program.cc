@@ -15,6 +15,37 @@ using hlo::HloOpcode;
 
 namespace {
 
+/// The ragged-dots kernel `kernel` runs: itself, or those of its fused
+/// computation and the fusions nested in it.
+std::vector<const HloInstruction*> RaggedDotsOf(const HloInstruction& kernel) {
+  std::vector<const HloInstruction*> dots;
+  if (kernel.opcode() == HloOpcode::kRaggedDot) dots.push_back(&kernel);
+  std::vector<std::pair<const HloComputation*, int>> to_walk;
+  if (kernel.opcode() == HloOpcode::kFusion) {
+    if (const HloComputation* fused = kernel.called_computation(hlo::AttrId::kCalls))
+      to_walk.emplace_back(fused, 1);
+  }
+  while (!to_walk.empty()) {
+    const auto [computation, depth] = to_walk.back();
+    to_walk.pop_back();
+    for (const auto& inst : computation->instructions()) {
+      if (inst->opcode() == HloOpcode::kRaggedDot) dots.push_back(inst.get());
+      const HloComputation* nested = inst->opcode() == HloOpcode::kFusion
+                                         ? inst->called_computation(hlo::AttrId::kCalls)
+                                         : nullptr;
+      if (nested != nullptr && depth < hlo::kMaxCallDepth) to_walk.emplace_back(nested, depth + 1);
+    }
+  }
+  return dots;
+}
+
+/// The groups `shares` records for `ragged_dot`, or nullptr.
+const std::vector<int64_t>* SharesIn(const RaggedGroupShares& shares,
+                                     const HloInstruction* ragged_dot) {
+  const auto found = shares.find(ragged_dot);
+  return found == shares.end() ? nullptr : &found->second;
+}
+
 class Lowerer {
  public:
   Lowerer(const hlo::HloModule& module, const arch::ChipConfig& chip, const TimingOptions& options,
@@ -55,6 +86,27 @@ class Lowerer {
     return Status::Ok();
   }
 
+  /// Costs again, for each device whose ragged-dot groups the options give,
+  /// the kernels where they differ from device 0's.
+  Status CostOnOtherDevices(const arch::ChipConfig& chip) {
+    for (const auto& [device, shares] : options_.device_ragged_group_shares) {
+      const KernelCoster coster(chip, &shares);
+      for (const auto& [kernel, dots] : ragged_kernels_) {
+        const bool differs = std::any_of(dots.begin(), dots.end(), [&](const HloInstruction* dot) {
+          const std::vector<int64_t>* own = SharesIn(shares, dot);
+          const std::vector<int64_t>* first = SharesIn(options_.ragged_group_shares, dot);
+          return own == nullptr || first == nullptr ? own != first : *own != *first;
+        });
+        if (!differs) continue;
+        StatusOr<KernelCost> cost = coster.Cost(*kernel);
+        if (!cost.ok())
+          return Error(*kernel, cost.status().code(), std::string(cost.status().message()));
+        program_.device_costs[device].emplace(kernel->unique_id(), std::move(*cost));
+      }
+    }
+    return Status::Ok();
+  }
+
  private:
   Status Error(const HloInstruction& inst, StatusCode code, const std::string& message) const {
     return Status(code, module_.ErrorAt(inst.location(), inst.name() + ": " + message));
@@ -78,6 +130,8 @@ class Lowerer {
       if (!cost.ok())
         return Error(inst, cost.status().code(), std::string(cost.status().message()));
       cached = std::move(*cost);
+      if (std::vector<const HloInstruction*> dots = RaggedDotsOf(inst); !dots.empty())
+        ragged_kernels_.emplace_back(&inst, std::move(dots));
     }
     if (cached->kind == StepKind::kFree) return Status::Ok();
     if (instructions_ >= options_.max_executed_instructions) return TooManyInstructions(inst);
@@ -171,6 +225,9 @@ class Lowerer {
   /// Totals of the steps so far, as the report sums them.
   int64_t flops_ = 0;
   int64_t hbm_bytes_ = 0;
+  /// The kernels lowered that hold ragged-dots, with those ragged-dots, in
+  /// the order they were first issued.
+  std::vector<std::pair<const HloInstruction*, std::vector<const HloInstruction*>>> ragged_kernels_;
 };
 
 }  // namespace
@@ -182,7 +239,17 @@ StatusOr<Program> LowerModule(const hlo::HloModule& module, const arch::ChipConf
     return InvalidArgument(module.filename() + ": error: module has no entry computation");
   Lowerer lowerer(module, chip, options, program);
   TPUSIM_RETURN_IF_ERROR(lowerer.Walk(*module.entry(), 0));
+  TPUSIM_RETURN_IF_ERROR(lowerer.CostOnOtherDevices(chip));
   return program;
+}
+
+const KernelCost& Program::CostOn(const Step& step, int64_t device) const {
+  const auto on_device = device_costs.find(device);
+  if (on_device != device_costs.end()) {
+    const auto found = on_device->second.find(step.inst->unique_id());
+    if (found != on_device->second.end()) return found->second;
+  }
+  return *step.cost;
 }
 
 }  // namespace tpusim::timing

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -43,8 +44,15 @@ struct Program {
   std::vector<Step> steps;
   /// Cost of each instruction by unique id, computed once.
   std::vector<std::optional<KernelCost>> costs;
+  /// Costs that differ on some devices, by device number and then unique id:
+  /// the kernels holding a ragged-dot whose groups that device filled
+  /// otherwise than device 0 (TimingOptions::device_ragged_group_shares).
+  std::map<int64_t, std::map<int64_t, KernelCost>> device_costs;
   int64_t async_count = 0;  ///< ids handed out to async starts
   int64_t cores = 1;        ///< TensorCores issuing the sequence
+
+  /// What instruction step `step` costs on `device`.
+  const KernelCost& CostOn(const Step& step, int64_t device) const;
 };
 
 /// Lowers the entry computation of `module` for `chip`. Errors name the

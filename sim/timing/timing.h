@@ -52,6 +52,11 @@ struct TimingOptions {
   /// run). A ragged-dot not listed is timed with its rows shared equally by
   /// as many groups as can hold them.
   RaggedGroupShares ragged_group_shares;
+  /// The same for other devices, by device number, known from a values run
+  /// of every device: a device listed here is timed with its own groups
+  /// (and so is no longer provably like device 0), one not listed with
+  /// ragged_group_shares.
+  std::map<int64_t, RaggedGroupShares> device_ragged_group_shares;
   /// The rows each ragged-all-to-all sends from one device, known from
   /// elsewhere (a functional run), by instruction of the timed module. One
   /// not listed sends its whole input.

@@ -84,6 +84,40 @@ ENTRY e {
   EXPECT_EQ(record.ragged_group_shares.at(root), (std::vector<int64_t>{3, 1, 0, 1}));
 }
 
+TEST(EvalRaggedDot, AnSpmdRunRecordsEveryDevicesGroups) {
+  // Each of 3 partitions routes its 4 rows by its own row of the table:
+  // device 0 {1, 3}, device 1 {4, 0}, device 2 {0, 0}. Device 0's groups are
+  // the record's own; the others' are kept by device number.
+  const char* text = R"(HloModule m, num_partitions=3
+ENTRY e {
+  a = s32[4,1] parameter(0)
+  w = s32[2,1,1] parameter(1)
+  table = s32[3,2] constant({{1, 3}, {4, 0}, {0, 0}})
+  id = u32[] partition-id()
+  zero = u32[] constant(0)
+  row = s32[1,2] dynamic-slice(table, id, zero), dynamic_slice_sizes={1,2}
+  sizes = s32[2] reshape(row)
+  ROOT r = s32[4,1] ragged-dot(a, w, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+})";
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  RunRecord record;
+  EvaluatorOptions options;
+  options.record = &record;
+  const std::vector<Literal> args = {S32({4, 1}, {1, 1, 1, 1}), S32({2, 1, 1}, {1, 2})};
+  const std::vector<std::vector<Literal>> per_device(3, args);
+  const auto results = Evaluator(options).EvaluateSpmd(**module, per_device);
+  ASSERT_TRUE(results.ok()) << results.status().message();
+  EXPECT_EQ(Values((*results)[1]), (std::vector<int32_t>{1, 1, 1, 1}));
+  const hlo::HloInstruction* root = (*module)->entry()->root();
+  ASSERT_EQ(record.ragged_group_shares.count(root), 1u);
+  EXPECT_EQ(record.ragged_group_shares.at(root), (std::vector<int64_t>{1, 3}));
+  ASSERT_EQ(record.device_ragged_group_shares.size(), 2u);
+  EXPECT_EQ(record.device_ragged_group_shares.at(1).at(root), (std::vector<int64_t>{4, 0}));
+  EXPECT_EQ(record.device_ragged_group_shares.at(2).at(root), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(record.device_ragged_group_shares.count(0), 0u);
+}
+
 TEST(EvalRaggedDot, ARaggedContractingDimensionGivesOneProductPerGroup) {
   // k = 4 in groups of 1, 0 and 2: result g sums its own k only; k = 3 is
   // in no group.

@@ -440,6 +440,45 @@ ENTRY e {
   EXPECT_EQ(timing["hbm_bytes"], 4 * 128 * 256 * 2 + others);
 }
 
+TEST_F(ExecTest, FullModeTimesEachDeviceWithItsOwnRaggedDotGroups) {
+  // Expert parallelism over 2 chips: device 0's router sent 64 tokens to its
+  // experts, device 1's all 256. The values run sees both; device 1 is the
+  // straggler the all-reduce waits for.
+  const std::string module = Module("ep_moe.hlo", R"(HloModule ep_moe, num_partitions=2
+add {
+  x = bf16[] parameter(0)
+  y = bf16[] parameter(1)
+  ROOT s = bf16[] add(x, y)
+}
+ENTRY e {
+  tokens = bf16[256,128]{1,0} parameter(0)
+  experts = bf16[4,128,256]{2,1,0} parameter(1)
+  routed = s32[2,4]{1,0} constant({{64, 0, 0, 0}, {64, 64, 64, 64}})
+  id = u32[] partition-id()
+  zero = u32[] constant(0)
+  row = s32[1,4]{1,0} dynamic-slice(routed, id, zero), dynamic_slice_sizes={1,4}
+  group_sizes = s32[4]{0} reshape(row)
+  moe = bf16[256,256]{1,0} ragged-dot(tokens, experts, group_sizes), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  ROOT ar = bf16[256,256]{1,0} all-reduce(moe), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=add
+})");
+  const std::string json = dir_ / "ep_moe.json";
+  const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e", "--topology", "torus:2",
+                              "--inputs", "seed:1", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out,
+              HasSubstr("symmetry: not used: the ragged-dot groups of moe differ on device 1"));
+  const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
+  ASSERT_EQ(metrics["devices"].size(), 2u);
+  int64_t moe_flops = -1;  // device 0's
+  for (const nlohmann::json& op : metrics["ops"]) {
+    if (op["name"] == "moe") moe_flops = op["flops"].get<int64_t>();
+  }
+  EXPECT_EQ(moe_flops, 2LL * 64 * 128 * 256);
+  // Device 0 is done with its experts first and waits for device 1's.
+  EXPECT_GT(metrics["devices"][0]["collective_wait_cycles"].get<int64_t>(), 0);
+  EXPECT_EQ(metrics["devices"][1]["collective_wait_cycles"], 0);
+}
+
 TEST_F(ExecTest, OverTheMemoryLimitFullModeTimesAndValuesModeSuggestsTiming) {
   const std::string module = Module("big.hlo", R"(HloModule big
 ENTRY e {

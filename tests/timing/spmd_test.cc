@@ -173,6 +173,60 @@ ENTRY e {
   EXPECT_EQ(r->cycles, 4 * k0 + network);
 }
 
+/// Expert parallelism on 2 devices: a grouped matmul over 4 experts whose
+/// result the devices sum.
+constexpr char kExpertParallelModule[] = R"(
+ENTRY e {
+  tokens = bf16[1024,512]{1,0} parameter(0)
+  experts = bf16[4,512,512]{2,1,0} parameter(1)
+  sizes = s32[4]{0} parameter(2)
+  moe = bf16[1024,512]{1,0} ragged-dot(tokens, experts, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  ROOT ar = bf16[1024,512]{1,0} all-reduce(moe), replica_groups={}, to_apply=add
+})";
+
+TEST(Spmd, EachDeviceIsTimedWithItsOwnRaggedDotGroups) {
+  // Device 0's router sent 128 of 1024 rows to one expert, device 1's all
+  // 1024 to four: device 1 reads four experts' weights and does 8x the
+  // work, and device 0 waits for it at the all-reduce.
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
+  auto m = Parse(std::string("HloModule moe, replica_count=2\n") + kAdd + kExpertParallelModule);
+  ASSERT_NE(m, nullptr);
+  const hlo::HloInstruction* moe = m->entry()->root()->operand(0);
+  const TestTimer timer(1'000'000);
+  TimingOptions options = WithTimer(timer);
+  options.ragged_group_shares = {{moe, {128, 0, 0, 0}}};
+  options.device_ragged_group_shares[1] = {{moe, {256, 256, 256, 256}}};
+  auto r = SimulateModule(*m, v5e, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->symmetry, "not used: the ragged-dot groups of moe differ on device 1");
+  ASSERT_EQ(r->devices.size(), 2u);
+  const OpRecord& light = Op(r->ops, "moe");
+  const OpRecord& heavy = Op(r->devices[1].ops, "moe");
+  EXPECT_EQ(light.flops, 2LL * 128 * 512 * 512);
+  EXPECT_EQ(heavy.flops, 2LL * 1024 * 512 * 512);
+  EXPECT_EQ(heavy.hbm_bytes - light.hbm_bytes, 3 * 512 * 512 * 2);
+  EXPECT_GT(heavy.cycles, light.cycles);
+  ASSERT_EQ(r->collectives.size(), 1u);
+  EXPECT_EQ(r->collectives[0].start_cycle, heavy.cycles);  // when the straggler arrives
+  EXPECT_EQ(r->devices[0].collective_wait_cycles, heavy.cycles - light.cycles);
+  EXPECT_EQ(r->devices[1].collective_wait_cycles, 0);
+}
+
+TEST(Spmd, DevicesWhoseRaggedDotGroupsAreAlikeAreStillSymmetric) {
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
+  auto m = Parse(std::string("HloModule moe, replica_count=2\n") + kAdd + kExpertParallelModule);
+  ASSERT_NE(m, nullptr);
+  const hlo::HloInstruction* moe = m->entry()->root()->operand(0);
+  const TestTimer timer(1'000'000);
+  TimingOptions options = WithTimer(timer);
+  options.ragged_group_shares = {{moe, {128, 0, 0, 0}}};
+  options.device_ragged_group_shares[1] = options.ragged_group_shares;
+  auto r = SimulateModule(*m, v5e, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->symmetry, "used");
+  EXPECT_EQ(Op(r->ops, "moe").flops, 2LL * 128 * 512 * 512);
+}
+
 constexpr char kAsyncModule[] = R"(
 ENTRY e {
   p = f32[1024]{0} parameter(0)
