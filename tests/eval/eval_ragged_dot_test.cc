@@ -24,6 +24,13 @@ Literal S32(std::vector<int64_t> dims, std::vector<int32_t> values) {
   return l;
 }
 
+/// Evaluator options whose run records into `record`.
+EvaluatorOptions RecordingInto(RunRecord& record) {
+  EvaluatorOptions options;
+  options.record = &record;
+  return options;
+}
+
 std::vector<int32_t> Values(const Literal& l) {
   return std::vector<int32_t>(l.data<int32_t>().begin(), l.data<int32_t>().end());
 }
@@ -74,11 +81,9 @@ ENTRY e {
   auto module = hlo::ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status().message();
   RunRecord record;
-  EvaluatorOptions options;
-  options.record = &record;
   const std::vector<Literal> args = {S32({2, 4, 1}, {1, 1, 1, 1, 1, 1, 1, 1}),
                                      S32({2, 2, 1, 1}, {1, 2, 3, 4}), S32({2, 2}, {3, 2, 0, 1})};
-  ASSERT_TRUE(Evaluator(options).Evaluate(**module, args).ok());
+  ASSERT_TRUE(Evaluator(RecordingInto(record)).Evaluate(**module, args).ok());
   const hlo::HloInstruction* root = (*module)->entry()->root();
   ASSERT_EQ(record.ragged_group_shares.count(root), 1u);
   EXPECT_EQ(record.ragged_group_shares.at(root), (std::vector<int64_t>{3, 1, 0, 1}));
@@ -102,11 +107,9 @@ ENTRY e {
   auto module = hlo::ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status().message();
   RunRecord record;
-  EvaluatorOptions options;
-  options.record = &record;
   const std::vector<Literal> args = {S32({4, 1}, {1, 1, 1, 1}), S32({2, 1, 1}, {1, 2})};
   const std::vector<std::vector<Literal>> per_device(3, args);
-  const auto results = Evaluator(options).EvaluateSpmd(**module, per_device);
+  const auto results = Evaluator(RecordingInto(record)).EvaluateSpmd(**module, per_device);
   ASSERT_TRUE(results.ok()) << results.status().message();
   EXPECT_EQ(Values((*results)[1]), (std::vector<int32_t>{1, 1, 1, 1}));
   const hlo::HloInstruction* root = (*module)->entry()->root();

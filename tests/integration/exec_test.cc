@@ -443,13 +443,8 @@ ENTRY e {
 TEST_F(ExecTest, FullModeTimesEachDeviceWithItsOwnRaggedDotGroups) {
   // Expert parallelism over 2 chips: device 0's router sent 64 tokens to its
   // experts, device 1's all 256. The values run sees both; device 1 is the
-  // straggler the all-reduce waits for.
+  // straggler the all-gather waits for.
   const std::string module = Module("ep_moe.hlo", R"(HloModule ep_moe, num_partitions=2
-add {
-  x = bf16[] parameter(0)
-  y = bf16[] parameter(1)
-  ROOT s = bf16[] add(x, y)
-}
 ENTRY e {
   tokens = bf16[256,128]{1,0} parameter(0)
   experts = bf16[4,128,256]{2,1,0} parameter(1)
@@ -459,7 +454,7 @@ ENTRY e {
   row = s32[1,4]{1,0} dynamic-slice(routed, id, zero), dynamic_slice_sizes={1,4}
   group_sizes = s32[4]{0} reshape(row)
   moe = bf16[256,256]{1,0} ragged-dot(tokens, experts, group_sizes), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
-  ROOT ar = bf16[256,256]{1,0} all-reduce(moe), channel_id=1, replica_groups={{0,1}}, use_global_device_ids=true, to_apply=add
+  ROOT ag = bf16[512,256]{1,0} all-gather(moe), channel_id=1, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true
 })");
   const std::string json = dir_ / "ep_moe.json";
   const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e", "--topology", "torus:2",

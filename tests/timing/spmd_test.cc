@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -184,19 +185,34 @@ ENTRY e {
   ROOT ar = bf16[1024,512]{1,0} all-reduce(moe), replica_groups={}, to_apply=add
 })";
 
+/// kExpertParallelModule timed on 2 devices of an ideal v5e, device 0's
+/// ragged-dot having held `first` and device 1's `second`; the module outlives
+/// the result, whose records point into it.
+struct ExpertParallelRun {
+  std::unique_ptr<hlo::HloModule> module;
+  StatusOr<TimingResult> result = InvalidArgument("the module did not parse");
+};
+
+ExpertParallelRun TimeExpertParallel(std::vector<int64_t> first, std::vector<int64_t> second) {
+  ExpertParallelRun run;
+  run.module =
+      Parse(std::string("HloModule moe, replica_count=2\n") + kAdd + kExpertParallelModule);
+  if (run.module == nullptr) return run;
+  const hlo::HloInstruction* moe = run.module->entry()->root()->operand(0);
+  const TestTimer timer(1'000'000);
+  TimingOptions options = WithTimer(timer);
+  options.ragged_group_shares = {{moe, std::move(first)}};
+  options.device_ragged_group_shares[1] = {{moe, std::move(second)}};
+  run.result = SimulateModule(*run.module, IdealPreset("tpu-v5e"), options);
+  return run;
+}
+
 TEST(Spmd, EachDeviceIsTimedWithItsOwnRaggedDotGroups) {
   // Device 0's router sent 128 of 1024 rows to one expert, device 1's all
   // 1024 to four: device 1 reads four experts' weights and does 8x the
   // work, and device 0 waits for it at the all-reduce.
-  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
-  auto m = Parse(std::string("HloModule moe, replica_count=2\n") + kAdd + kExpertParallelModule);
-  ASSERT_NE(m, nullptr);
-  const hlo::HloInstruction* moe = m->entry()->root()->operand(0);
-  const TestTimer timer(1'000'000);
-  TimingOptions options = WithTimer(timer);
-  options.ragged_group_shares = {{moe, {128, 0, 0, 0}}};
-  options.device_ragged_group_shares[1] = {{moe, {256, 256, 256, 256}}};
-  auto r = SimulateModule(*m, v5e, options);
+  const ExpertParallelRun run = TimeExpertParallel({128, 0, 0, 0}, {256, 256, 256, 256});
+  const StatusOr<TimingResult>& r = run.result;
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->symmetry, "not used: the ragged-dot groups of moe differ on device 1");
   ASSERT_EQ(r->devices.size(), 2u);
@@ -213,15 +229,8 @@ TEST(Spmd, EachDeviceIsTimedWithItsOwnRaggedDotGroups) {
 }
 
 TEST(Spmd, DevicesWhoseRaggedDotGroupsAreAlikeAreStillSymmetric) {
-  const arch::ChipConfig v5e = IdealPreset("tpu-v5e");
-  auto m = Parse(std::string("HloModule moe, replica_count=2\n") + kAdd + kExpertParallelModule);
-  ASSERT_NE(m, nullptr);
-  const hlo::HloInstruction* moe = m->entry()->root()->operand(0);
-  const TestTimer timer(1'000'000);
-  TimingOptions options = WithTimer(timer);
-  options.ragged_group_shares = {{moe, {128, 0, 0, 0}}};
-  options.device_ragged_group_shares[1] = options.ragged_group_shares;
-  auto r = SimulateModule(*m, v5e, options);
+  const ExpertParallelRun run = TimeExpertParallel({128, 0, 0, 0}, {128, 0, 0, 0});
+  const StatusOr<TimingResult>& r = run.result;
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->symmetry, "used");
   EXPECT_EQ(Op(r->ops, "moe").flops, 2LL * 128 * 512 * 512);
