@@ -198,8 +198,8 @@ With --topology every device is timed, collectives meeting on the network (one d
 stands for all when their timelines are provably identical: "symmetry: used"), and a
 collective table follows: kind, executions, participants, bytes, time, algorithm.
 Full mode times what the values run did: its loop trip counts, the branches it
-took, the rows each ragged-all-to-all sent, and the rows each device's ragged-dot
-groups held (the busiest device is the straggler).
+took, the rows each device's ragged-dot groups held (the busiest device is the
+straggler) and the rows each device's ragged-all-to-all sent to each peer.
 Values that cannot be computed (over --max-memory, an operation the evaluator
 lacks) are skipped: the first line says why, and the module is timed without
 them.

@@ -110,7 +110,8 @@ void TimeAsRun(const eval::RunRecord& record, timing::TimingOptions& options) {
   options.branches = record.branches;
   options.ragged_group_shares = record.ragged_group_shares;
   options.device_ragged_group_shares = record.device_ragged_group_shares;
-  options.ragged_rows_sent = record.ragged_rows_sent;
+  options.ragged_send_sizes = record.ragged_send_sizes;
+  options.device_ragged_send_sizes = record.device_ragged_send_sizes;
 }
 
 }  // namespace tpusim::harness

@@ -340,9 +340,9 @@ StatusOr<Literal> RaggedAllToAll(EvalContext& ctx, const HloInstruction& inst, H
   if (RunRecord* record = ctx.record()) {
     // The sizes are checked against the arrays when the participants meet;
     // a bad one fails the run, and its record with it.
-    int64_t sent = 0;
-    for (int64_t i = 0; i < n; ++i) sent += IntAt(*ops[3], i);
-    record->ragged_rows_sent.emplace(&inst, sent);
+    std::vector<int64_t> sizes(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) sizes[static_cast<size_t>(i)] = IntAt(*ops[3], i);
+    record->ragged_send_sizes.emplace(&inst, std::move(sizes));
   }
   return Meet(ctx, inst, participants, ops, [&](const Contributions& c) -> StatusOr<Results> {
     Results results;

@@ -28,7 +28,7 @@ class MxuTileEngine;  // sim/eval/mxu_tile.h
 /// What device (0, 0)'s run did that timing cannot read off the program, by
 /// instruction of the evaluated module (which outlives the record): the first
 /// execution of each while loop, conditional, ragged-dot and ragged-all-to-all
-/// counts, and the other devices' ragged-dot groups. The maps keyed by
+/// counts, and the other devices' ragged-dot groups and ragged-all-to-all sizes. The maps keyed by
 /// instruction are for lookup, not for listing: their order is the
 /// instructions' addresses.
 struct RunRecord {
@@ -48,9 +48,14 @@ struct RunRecord {
   /// differently, and the device with the most rows is the straggler.
   std::map<int64_t, std::map<const hlo::HloInstruction*, std::vector<int64_t>>>
       device_ragged_group_shares;
-  /// The rows each ragged-all-to-all sent from device (0, 0): the sum of its
-  /// send_sizes.
-  std::map<const hlo::HloInstruction*, int64_t> ragged_rows_sent;
+  /// The rows each ragged-all-to-all sent to each participant of its group,
+  /// in group order: its send_sizes.
+  std::map<const hlo::HloInstruction*, std::vector<int64_t>> ragged_send_sizes;
+  /// ragged_send_sizes of every other device whose values EvaluateSpmd ran
+  /// and which ran a ragged-all-to-all, by device number: the traffic of a
+  /// mixture of experts' dispatch, which differs from device to device.
+  std::map<int64_t, std::map<const hlo::HloInstruction*, std::vector<int64_t>>>
+      device_ragged_send_sizes;
 };
 
 struct EvaluatorOptions {

@@ -86,9 +86,15 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
   }
   TPUSIM_RETURN_IF_ERROR(hub.error());
   for (size_t i = 0; i < records.size(); ++i) {
-    if (devices[i] == 0 || records[i].ragged_group_shares.empty()) continue;
-    options_.record->device_ragged_group_shares[devices[i]] =
-        std::move(records[i].ragged_group_shares);
+    if (devices[i] == 0) continue;
+    if (!records[i].ragged_group_shares.empty()) {
+      options_.record->device_ragged_group_shares[devices[i]] =
+          std::move(records[i].ragged_group_shares);
+    }
+    if (!records[i].ragged_send_sizes.empty()) {
+      options_.record->device_ragged_send_sizes[devices[i]] =
+          std::move(records[i].ragged_send_sizes);
+    }
   }
   std::vector<value::Literal> outputs;
   outputs.reserve(n);

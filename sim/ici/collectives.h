@@ -38,6 +38,7 @@ struct ChipCollective {
   std::vector<std::vector<NodeId>> groups;         ///< each in group order
   std::vector<std::pair<NodeId, NodeId>> pairs;    ///< permute and send/recv
   int64_t bytes = 0;                               ///< V, as in Collective::bytes
+  std::vector<std::vector<int64_t>> sent_bytes;    ///< as in Collective::sent_bytes
   Picoseconds start;                               ///< every flow starts no earlier
 };
 

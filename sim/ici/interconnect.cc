@@ -34,6 +34,22 @@ StatusOr<ChipCollective> ResolveDevices(const Topology& topology, const Collecti
   chips.bytes = collective.bytes;
   chips.start = collective.start;
   if (collective.bytes < 0) return InvalidArgument("collective bytes must not be negative");
+  if (!collective.sent_bytes.empty()) {
+    if (collective.kind != CollectiveKind::kRaggedAllToAll ||
+        collective.sent_bytes.size() != collective.groups.size()) {
+      return InvalidArgument("per-pair bytes are for a ragged-all-to-all, one matrix per group");
+    }
+    for (size_t g = 0; g < collective.groups.size(); ++g) {
+      const size_t n = collective.groups[g].size();
+      const std::vector<int64_t>& matrix = collective.sent_bytes[g];
+      if (matrix.size() != n * n ||
+          std::any_of(matrix.begin(), matrix.end(), [](int64_t b) { return b < 0; })) {
+        return InvalidArgument("group " + std::to_string(g) + " needs " + std::to_string(n * n) +
+                               " per-pair byte counts, none negative");
+      }
+    }
+    chips.sent_bytes = collective.sent_bytes;
+  }
   for (const std::vector<int64_t>& group : collective.groups) {
     std::vector<NodeId>& out = chips.groups.emplace_back();
     for (const int64_t device : group) {

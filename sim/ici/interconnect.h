@@ -111,6 +111,10 @@ struct Collective {
   /// operand; all-to-all: the operand of one participant; permute, broadcast,
   /// send: what one source sends.
   int64_t bytes = 0;
+  /// A ragged-all-to-all's traffic, when known: per group, the bytes member i
+  /// sends member j at [i * n + j] (n the group's size; the diagonal stays on
+  /// the device). Empty: every member sends bytes / n to every other.
+  std::vector<std::vector<int64_t>> sent_bytes;
   Algorithm algorithm = Algorithm::kAuto;
   Picoseconds start;  ///< when the last participant arrived (for time-dependent faults)
 };

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "sim/base/arith.h"
 #include "sim/hlo/computation.h"
 #include "sim/timing/hlo_helpers.h"
 #include "sim/timing/timing.h"
@@ -51,12 +52,19 @@ ici::CollectiveKind KindOf(HloOpcode opcode) {
   return ici::CollectiveKind::kAllReduce;  // unreachable: every CollectiveKind returns above
 }
 
+/// Bytes of one row (the outermost dimension) of a ragged-all-to-all's input,
+/// or nullopt when it has no rows.
+std::optional<int64_t> RowBytes(const HloInstruction& ragged) {
+  if (ragged.operand_count() == 0) return std::nullopt;
+  const hlo::Shape& input = ragged.operand(0)->shape();
+  if (!input.IsArray() || input.rank() == 0 || input.dimensions(0) == 0) return std::nullopt;
+  return DenseBytes(input) / input.dimensions(0);
+}
+
 /// V of ici::Collective: the gathered result of an all-gather, the operands
-/// of everything else (what one source sends, for permute, broadcast, send);
-/// for a ragged-all-to-all the rows it sends, when `rows_sent` knows them,
-/// else its whole input.
-int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode,
-                        const std::map<const HloInstruction*, int64_t>& rows_sent) {
+/// of everything else (what one source sends, for permute, broadcast, send;
+/// a ragged-all-to-all's whole input, unless SentBytes knows better).
+int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode) {
   if (opcode == HloOpcode::kAllGather || opcode == HloOpcode::kAllGatherStart) {
     const hlo::Shape& s = inst.shape();
     // The -start forms hold (operands, results).
@@ -64,20 +72,58 @@ int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode,
     return DenseBytes(started && s.IsTuple() && s.tuple_size() >= 2 ? s.tuple_shapes(1) : s);
   }
   if (opcode == HloOpcode::kRaggedAllToAll || opcode == HloOpcode::kSend) {
-    if (inst.operand_count() == 0) return 0;
-    const hlo::Shape& input = inst.operand(0)->shape();
-    const int64_t bytes = DenseBytes(input);
-    const auto sent = rows_sent.find(&inst);  // a ragged-all-to-all the values run saw
-    if (sent == rows_sent.end() || !input.IsArray() || input.rank() == 0 ||
-        input.dimensions(0) == 0) {
-      return bytes;
-    }
-    // Rows sent to several peers count once for each (they may overlap).
-    return std::max<int64_t>(sent->second, 0) * (bytes / input.dimensions(0));
+    return inst.operand_count() == 0 ? 0 : DenseBytes(inst.operand(0)->shape());
   }
   int64_t bytes = 0;
   for (const HloInstruction* operand : inst.operands()) bytes += DenseBytes(operand->shape());
   return bytes;
+}
+
+/// A ragged-all-to-all's per-pair bytes (ici::Collective::sent_bytes): what
+/// each member of each group sent each other member, by its own send sizes
+/// where `options` has them, else by device 0's. Empty (every member sends
+/// V / n to each) when device 0's are not known or a member's sizes are not
+/// one per participant.
+std::vector<std::vector<int64_t>> SentBytes(const HloInstruction& ragged,
+                                            const hlo::CollectiveParticipants& participants,
+                                            const TimingOptions& options) {
+  const auto first = options.ragged_send_sizes.find(&ragged);
+  const std::optional<int64_t> row = RowBytes(ragged);
+  if (first == options.ragged_send_sizes.end() || !row.has_value()) return {};
+  std::vector<std::vector<int64_t>> matrices;
+  for (const std::vector<int64_t>& group : participants.groups) {
+    const size_t n = group.size();
+    std::vector<int64_t>& matrix = matrices.emplace_back(n * n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const std::vector<int64_t>* sizes = &first->second;
+      if (const auto device = options.device_ragged_send_sizes.find(group[i]);
+          device != options.device_ragged_send_sizes.end()) {
+        if (const auto own = device->second.find(&ragged); own != device->second.end())
+          sizes = &own->second;
+      }
+      if (sizes->size() != n) return {};
+      for (size_t j = 0; j < n; ++j) {
+        matrix[i * n + j] = SatMul(std::max<int64_t>((*sizes)[j], 0), *row);
+      }
+    }
+  }
+  return matrices;
+}
+
+/// The most bytes one member of `groups` sends in `sent_bytes`
+/// (ici::Collective::sent_bytes), what it sends itself included.
+int64_t BusiestSender(const std::vector<std::vector<int64_t>>& sent_bytes,
+                      const std::vector<std::vector<int64_t>>& groups) {
+  int64_t busiest = 0;
+  for (size_t g = 0; g < groups.size() && g < sent_bytes.size(); ++g) {
+    const size_t n = groups[g].size();
+    for (size_t i = 0; i < n; ++i) {
+      int64_t sent = 0;
+      for (size_t j = 0; j < n; ++j) sent = SatAdd(sent, sent_bytes[g][i * n + j]);
+      busiest = std::max(busiest, sent);
+    }
+  }
+  return busiest;
 }
 
 }  // namespace
@@ -111,9 +157,9 @@ std::map<int64_t, int64_t> ArrivalsOwed(const CollectivePlan& plan, int32_t inde
   return owed;
 }
 
-StatusOr<CollectivePlans> PlanCollectives(
-    const hlo::HloModule& module, const Program& program, const hlo::SpmdConfig& config,
-    const std::map<const HloInstruction*, int64_t>& ragged_rows_sent) {
+StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Program& program,
+                                          const hlo::SpmdConfig& config,
+                                          const TimingOptions& options) {
   // Each channel's send and recv, so that both halves use the send's pairs.
   std::map<int64_t, const HloInstruction*> send_of_channel, recv_of_channel;
   // (A send or recv without channel_id is on channel 0.)
@@ -151,7 +197,14 @@ StatusOr<CollectivePlans> PlanCollectives(
     TPUSIM_ASSIGN_OR_RETURN(made->participants,
                             hlo::ResolveCollective(module, *carrier, opcode, config));
     if (made->participants.groups.empty()) continue;  // e.g. send/recv without pairs
-    made->bytes = CollectiveBytes(*carrier, opcode, ragged_rows_sent);
+    made->bytes = CollectiveBytes(*carrier, opcode);
+    if (opcode == HloOpcode::kRaggedAllToAll) {
+      made->sent_bytes = SentBytes(*carrier, made->participants, options);
+      // V: what the busiest member sends (rows sent to several peers count
+      // once for each; they may overlap).
+      if (!made->sent_bytes.empty())
+        made->bytes = BusiestSender(made->sent_bytes, made->participants.groups);
+    }
     made->group_of_device.assign(static_cast<size_t>(config.device_count()), -1);
     for (size_t g = 0; g < made->participants.groups.size(); ++g) {
       for (int64_t d : made->participants.groups[g]) made->group_of_device[d] = static_cast<int32_t>(g);

@@ -32,6 +32,8 @@ struct CollectivePlan {
   hlo::CollectiveParticipants participants;
   std::vector<int32_t> group_of_device;  ///< index into groups, -1: does not take part
   int64_t bytes = 0;  ///< V as ici::Collective defines it, dense (no layout padding)
+  /// A ragged-all-to-all's per-pair bytes, as ici::Collective::sent_bytes.
+  std::vector<std::vector<int64_t>> sent_bytes;
   /// Executions with equal (key, execution count) are one instance: the
   /// instruction's unique id, or for send/recv one key per channel (whichever
   /// send or recv instruction runs), counted separately for sends and recvs,
@@ -59,12 +61,12 @@ std::map<int64_t, int64_t> ArrivalsOwed(const CollectivePlan& plan, int32_t inde
                                         const std::vector<bool>& simulated);
 
 /// Plans every collective step of `program` for the devices of `config`, the
-/// ragged-all-to-alls sending the rows `ragged_rows_sent` says
-/// (TimingOptions's). Errors (ids out of range, a device in no group) carry
-/// FILE:LINE:COL.
-StatusOr<CollectivePlans> PlanCollectives(
-    const hlo::HloModule& module, const Program& program, const hlo::SpmdConfig& config,
-    const std::map<const hlo::HloInstruction*, int64_t>& ragged_rows_sent);
+/// ragged-all-to-alls sending the rows `options` says (ragged_send_sizes and
+/// device_ragged_send_sizes). Errors (ids out of range, a device in no group)
+/// carry FILE:LINE:COL.
+StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Program& program,
+                                          const hlo::SpmdConfig& config,
+                                          const TimingOptions& options);
 
 }  // namespace tpusim::timing
 

@@ -539,8 +539,8 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
   if (Status fits = CheckDevicesFitNetwork(devices, *job.options.interconnect); !fits.ok()) {
     return InvalidArgument(job.module->filename() + ": error: " + fits.message());
   }
-  TPUSIM_ASSIGN_OR_RETURN(CollectivePlans plans, PlanCollectives(*job.module, m.program, m.config,
-                                                                 job.options.ragged_rows_sent));
+  TPUSIM_ASSIGN_OR_RETURN(CollectivePlans plans,
+                          PlanCollectives(*job.module, m.program, m.config, job.options));
   m.result.interconnect = job.options.interconnect->Describe();
   m.result.symmetry = devices == 1 ? "single device" : SymmetryOf(job, m.program, plans, m.config);
   std::vector<bool> simulated(static_cast<size_t>(devices), false);

@@ -111,6 +111,7 @@ void SpmdRendezvous::Join(const CollectivePlan& plan, int64_t execution, int64_t
   collective.groups = plan.participants.groups;
   collective.pairs = plan.participants.pairs;
   collective.bytes = plan.bytes;
+  collective.sent_bytes = plan.sent_bytes;
   collective.algorithm = algorithm_;
   const StatusOr<size_t> joined = network_.Join(std::move(collective), now);
   if (!joined.ok()) {

@@ -33,6 +33,9 @@ namespace tpusim::timing {
 /// each group of a ragged-dot held, by ragged-dot instruction: one entry per
 /// lhs batch index and group, in that order.
 using RaggedGroupShares = std::map<const hlo::HloInstruction*, std::vector<int64_t>>;
+/// The rows a device's ragged-all-to-all sent to each participant of its
+/// group, in group order (its send_sizes operand), by instruction.
+using RaggedSendSizes = std::map<const hlo::HloInstruction*, std::vector<int64_t>>;
 
 struct TimingOptions {
   /// Trip counts known from elsewhere (e.g. a functional run), by while
@@ -57,10 +60,13 @@ struct TimingOptions {
   /// (and so is no longer provably like device 0), one not listed with
   /// ragged_group_shares.
   std::map<int64_t, RaggedGroupShares> device_ragged_group_shares;
-  /// The rows each ragged-all-to-all sends from one device, known from
-  /// elsewhere (a functional run), by instruction of the timed module. One
-  /// not listed sends its whole input.
-  std::map<const hlo::HloInstruction*, int64_t> ragged_rows_sent;
+  /// The rows device 0's ragged-all-to-alls sent to each participant, known
+  /// from elsewhere (a functional run). One not listed sends its whole input,
+  /// spread evenly over the participants.
+  RaggedSendSizes ragged_send_sizes;
+  /// The same for other devices, by device number; a device not listed sends
+  /// what device 0 sent.
+  std::map<int64_t, RaggedSendSizes> device_ragged_send_sizes;
   /// Upper bound on the instructions of the lowered program (each loop body
   /// once) and on those the engine simulates one by one (iterations it
   /// fast-forwards do not count), to fail cleanly instead of exhausting

@@ -324,6 +324,51 @@ ENTRY e {
   EXPECT_EQ(results[1], R1<int32_t>({20, 120, 130}));
 }
 
+TEST(SpmdRaggedAllToAll, TheRunRecordsWhatEachDeviceSent) {
+  // Device 0 sends 1 row to itself and 2 to device 1; device 1 sends its 3
+  // rows to device 0. Timing needs each device's sizes: the traffic differs.
+  const std::string text = R"(HloModule m, replica_count=2
+ENTRY e {
+  id = u32[] replica-id()
+  zero = u32[] constant(0)
+  x = s32[] convert(id)
+  hundred = s32[] constant(100)
+  shift = s32[] multiply(x, hundred)
+  shiftb = s32[3] broadcast(shift), dimensions={}
+  base = s32[3] constant({10, 20, 30})
+  input = s32[3] add(base, shiftb)
+  output = s32[4] constant({-1, -1, -1, -1})
+  sizes_of = s64[2,2] constant({{1, 2}, {3, 0}})
+  in_of = s64[2,2] constant({{0, 1}, {0, 0}})
+  out_of = s64[2,2] constant({{0, 0}, {1, 0}})
+  recv_of = s64[2,2] constant({{1, 3}, {2, 0}})
+  sizes_row = s64[1,2] dynamic-slice(sizes_of, id, zero), dynamic_slice_sizes={1,2}
+  in_row = s64[1,2] dynamic-slice(in_of, id, zero), dynamic_slice_sizes={1,2}
+  out_row = s64[1,2] dynamic-slice(out_of, id, zero), dynamic_slice_sizes={1,2}
+  recv_row = s64[1,2] dynamic-slice(recv_of, id, zero), dynamic_slice_sizes={1,2}
+  send_sizes = s64[2] reshape(sizes_row)
+  input_offsets = s64[2] reshape(in_row)
+  output_offsets = s64[2] reshape(out_row)
+  recv_sizes = s64[2] reshape(recv_row)
+  ROOT r = s32[4] ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
+      recv_sizes), replica_groups={{0,1}}
+})";
+  RunRecord record;
+  EvaluatorOptions options;
+  options.record = &record;
+  const StatusOr<std::vector<Literal>> results = TrySpmd(text, {}, std::nullopt, options);
+  ASSERT_TRUE(results.ok()) << results.status().message();
+  EXPECT_EQ((*results)[0], R1<int32_t>({10, 110, 120, 130}));
+  EXPECT_EQ((*results)[1], R1<int32_t>({20, 30, -1, -1}));
+  // (The records' keys name the module's instructions, gone with it.)
+  ASSERT_EQ(record.ragged_send_sizes.size(), 1u);
+  EXPECT_EQ(record.ragged_send_sizes.begin()->second, (std::vector<int64_t>{1, 2}));
+  ASSERT_EQ(record.device_ragged_send_sizes.size(), 1u);
+  ASSERT_EQ(record.device_ragged_send_sizes.count(1), 1u);
+  ASSERT_EQ(record.device_ragged_send_sizes.at(1).size(), 1u);
+  EXPECT_EQ(record.device_ragged_send_sizes.at(1).begin()->second, (std::vector<int64_t>{3, 0}));
+}
+
 TEST(SpmdCollectiveBroadcast, EveryoneGetsTheFirstDeviceOfTheGroup) {
   const std::string text = R"(HloModule m, replica_count=2
 ENTRY e {

@@ -633,6 +633,32 @@ TEST(InterconnectAlgorithmTest, DirectTransfersCountTheOrderedPairsOfEachGroup) 
             kMaxDirectTransfers);
 }
 
+// A ragged-all-to-all with its traffic known moves what each pair sent: here
+// chip 0 alone sends, to its neighbour, over one link at W_uni; without the
+// traffic every member would send V/4 to every other.
+TEST(InterconnectAlgorithmTest, ARaggedAllToAllMovesWhatEachPairSent) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {4}));
+  Collective ragged = Over(CollectiveKind::kRaggedAllToAll, AllChips(4), kBig);
+  ragged.sent_bytes = {std::vector<int64_t>(16, 0)};
+  ragged.sent_bytes[0][0 * 4 + 1] = kBig;
+  const CollectiveTiming t = TimeOf(*ic, ragged);
+  EXPECT_EQ(t.algorithm, Algorithm::kDirect);
+  EXPECT_EQ(t.ici_bytes, kBig);
+  ASSERT_EQ(t.links.size(), 1u);
+  ExpectWithin(Us(t.duration), kBig / kWuni * 1e6, 0.02);
+  const CollectiveTiming even =
+      TimeOf(*ic, Over(CollectiveKind::kRaggedAllToAll, AllChips(4), kBig));
+  EXPECT_GT(even.ici_bytes, kBig);
+  // One matrix per group, n x n, none negative.
+  ragged.sent_bytes[0].pop_back();
+  EXPECT_FALSE(ic->Time(ragged).ok());
+  ragged.sent_bytes[0].push_back(-1);
+  EXPECT_FALSE(ic->Time(ragged).ok());
+  Collective all_to_all = Over(CollectiveKind::kAllToAll, AllChips(4), kBig);
+  all_to_all.sent_bytes = {std::vector<int64_t>(16, 0)};
+  EXPECT_FALSE(ic->Time(all_to_all).ok());
+}
+
 TEST(InterconnectAlgorithmTest, ImpossibleRequestsAreErrors) {
   auto ic = Make(Grid(arch::TopologyKind::kTorus, {4}));
   EXPECT_FALSE(ic->Time(Over(CollectiveKind::kAllToAll, AllChips(4), 64, Algorithm::kRing)).ok());

@@ -389,6 +389,42 @@ TEST_F(ExecTest, FullModeTimesARaggedAllToAllWithTheRowsItsValuesRunSent) {
   EXPECT_EQ(collective_of("full", overlapping)["bytes"], 18 * 2 * 4);
 }
 
+TEST_F(ExecTest, FullModeMovesTheRowsEachDeviceOfARaggedAllToAllSent) {
+  // Two devices on two chips: device 0 sends nothing, device 1 sends 8 of its
+  // 16 rows (8 bytes each) to device 0. Full mode puts device 1's 64 bytes on
+  // the one link between them; timing alone has each device send half its
+  // input to the other.
+  const std::string module = Module("dispatch.hlo", R"(HloModule dispatch, replica_count=2
+ENTRY e {
+  input = f32[16,2]{1,0} parameter(0)
+  output = f32[16,2]{1,0} parameter(1)
+  id = u32[] replica-id()
+  zero = u32[] constant(0)
+  offsets = s32[2]{0} constant({0, 0})
+  sizes_of = s32[2,2]{1,0} constant({{0, 0}, {8, 0}})
+  recv_of = s32[2,2]{1,0} constant({{0, 8}, {0, 0}})
+  sizes_row = s32[1,2]{1,0} dynamic-slice(sizes_of, id, zero), dynamic_slice_sizes={1,2}
+  recv_row = s32[1,2]{1,0} dynamic-slice(recv_of, id, zero), dynamic_slice_sizes={1,2}
+  send_sizes = s32[2]{0} reshape(sizes_row)
+  recv_sizes = s32[2]{0} reshape(recv_row)
+  ROOT r = f32[16,2]{1,0} ragged-all-to-all(input, output, offsets, send_sizes, offsets, recv_sizes), replica_groups={{0,1}}
+})");
+  const auto collective_of = [&](const std::string& mode) {
+    const std::string json = dir_ / ("dispatch_" + mode + ".json");
+    const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e", "--topology", "torus:2",
+                                "--mode", mode, "--inputs", "seed:1", "--json", json});
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
+    return metrics["collectives"].size() == 1 ? metrics["collectives"][0] : nlohmann::json();
+  };
+  const nlohmann::json full = collective_of("full");
+  EXPECT_EQ(full["bytes"], 8 * 2 * 4);  // what the busiest device sends
+  EXPECT_EQ(full["ici_bytes"], 8 * 2 * 4);
+  const nlohmann::json timing = collective_of("timing");
+  EXPECT_EQ(timing["bytes"], 16 * 2 * 4);
+  EXPECT_EQ(timing["ici_bytes"], 2 * 8 * 2 * 4);
+}
+
 TEST_F(ExecTest, AMixtureOfExpertsRaggedDotRunsOnSeededGroupSizesAndIsTimed) {
   // 256 tokens over 4 experts: seeded group sizes split all the rows, the
   // values are computed, and timing counts a dot's FLOPs.

@@ -8,7 +8,8 @@
 namespace tpusim::ici::algorithms {
 
 /// Every pair talks directly over its route (FlowBuilder::Spread): all-to-all (each participant
-/// sends V/N to every other), all-gather and reduce-scatter (each sends its
+/// sends V/N to every other; a ragged one with its traffic known, what member i sends member
+/// j), all-gather and reduce-scatter (each sends its
 /// V/N shard or partial sum to every other), all-reduce (reduce-scatter then
 /// all-gather), broadcast (the first chip sends V to each), permute and
 /// send/recv (each pair, V).
@@ -21,7 +22,8 @@ Status DirectAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
     }
     return Status();
   }
-  for (const std::vector<NodeId>& group : c.groups) {
+  for (size_t g = 0; g < c.groups.size(); ++g) {
+    const std::vector<NodeId>& group = c.groups[g];
     const int64_t n = static_cast<int64_t>(group.size());
     if (n < 2) continue;
     if (c.kind == CollectiveKind::kCollectiveBroadcast) {
@@ -37,8 +39,11 @@ Status DirectAlgorithm(FlowBuilder& builder, const ChipCollective& c) {
       for (int64_t i = 0; i < n; ++i) {
         for (int64_t j = 0; j < n; ++j) {
           if (i == j) continue;
+          const int64_t bytes =
+              c.sent_bytes.empty() ? Scale(c.bytes, 1, n) : c.sent_bytes[g][i * n + j];
+          if (bytes == 0 && !c.sent_bytes.empty()) continue;  // a pair that sends nothing
           TPUSIM_ASSIGN_OR_RETURN(const std::vector<int32_t> flows,
-                                  builder.Spread(group[i], group[j], Scale(c.bytes, 1, n), deps));
+                                  builder.Spread(group[i], group[j], bytes, deps));
           phase.insert(phase.end(), flows.begin(), flows.end());
         }
       }
