@@ -28,9 +28,9 @@ class MxuTileEngine;  // sim/eval/mxu_tile.h
 /// What device (0, 0)'s run did that timing cannot read off the program, by
 /// instruction of the evaluated module (which outlives the record): the first
 /// execution of each while loop, conditional, ragged-dot and ragged-all-to-all
-/// counts, and the other devices' ragged-dot groups and ragged-all-to-all sizes. The maps keyed by
-/// instruction are for lookup, not for listing: their order is the
-/// instructions' addresses.
+/// counts, and so do the other devices' ragged-dots and ragged-all-to-alls.
+/// The maps keyed by instruction are for lookup, not for listing: their order
+/// is the instructions' addresses.
 struct RunRecord {
   /// Iterations of each while loop.
   std::map<const hlo::HloInstruction*, int64_t> trip_counts;
