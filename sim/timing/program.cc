@@ -89,7 +89,9 @@ class Lowerer {
   /// Costs again, for each device whose ragged-dot groups the options give,
   /// the kernels where they differ from device 0's.
   Status CostOnOtherDevices(const arch::ChipConfig& chip) {
-    for (const auto& [device, shares] : options_.device_ragged_group_shares) {
+    for (const auto& entry : options_.device_ragged_group_shares) {
+      const int64_t device = entry.first;
+      const RaggedGroupShares& shares = entry.second;  // a lambda captures it below
       const KernelCoster coster(chip, &shares);
       for (const auto& [kernel, dots] : ragged_kernels_) {
         const bool differs = std::any_of(dots.begin(), dots.end(), [&](const HloInstruction* dot) {
