@@ -729,6 +729,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   std::set<int64_t> weights_scaled;  // each operand once, however many ragged-dots read it
   for (const HloInstruction* ragged : matmuls) {
     if (ragged->opcode() != HloOpcode::kRaggedDot) continue;
+    result.ragged_dots.push_back(ragged);
     const StatusOr<hlo::RaggedDotDimensions> d = hlo::ResolveRaggedDot(*ragged);
     const int64_t weights = boundary_operand(ragged->operand(1));
     if (!d.ok() || d->mode != hlo::RaggedDotMode::kNonContracting || d->groups == 0 ||

@@ -34,6 +34,8 @@ struct KernelCost {
   int64_t flops =
       0;  ///< whole instruction: 2 x MACs of its matmuls, plus one per vector element op
   int64_t hbm_bytes = 0;  ///< whole instruction, after granularity rounding and streaming re-reads
+  /// The ragged-dots the kernel runs, whose group shares its cost depends on.
+  std::vector<const hlo::HloInstruction*> ragged_dots;
 };
 
 /// What a Pallas or Mosaic kernel (a `tpu_custom_call` custom call) says it

@@ -15,30 +15,6 @@ using hlo::HloOpcode;
 
 namespace {
 
-/// The ragged-dots kernel `kernel` runs: itself, or those of its fused
-/// computation and the fusions nested in it.
-std::vector<const HloInstruction*> RaggedDotsOf(const HloInstruction& kernel) {
-  std::vector<const HloInstruction*> dots;
-  if (kernel.opcode() == HloOpcode::kRaggedDot) dots.push_back(&kernel);
-  std::vector<std::pair<const HloComputation*, int>> to_walk;
-  if (kernel.opcode() == HloOpcode::kFusion) {
-    if (const HloComputation* fused = kernel.called_computation(hlo::AttrId::kCalls))
-      to_walk.emplace_back(fused, 1);
-  }
-  while (!to_walk.empty()) {
-    const auto [computation, depth] = to_walk.back();
-    to_walk.pop_back();
-    for (const auto& inst : computation->instructions()) {
-      if (inst->opcode() == HloOpcode::kRaggedDot) dots.push_back(inst.get());
-      const HloComputation* nested = inst->opcode() == HloOpcode::kFusion
-                                         ? inst->called_computation(hlo::AttrId::kCalls)
-                                         : nullptr;
-      if (nested != nullptr && depth < hlo::kMaxCallDepth) to_walk.emplace_back(nested, depth + 1);
-    }
-  }
-  return dots;
-}
-
 /// The groups `shares` records for `ragged_dot`, or nullptr.
 const std::vector<int64_t>* SharesIn(const RaggedGroupShares& shares,
                                      const HloInstruction* ragged_dot) {
@@ -93,7 +69,9 @@ class Lowerer {
       const int64_t device = entry.first;
       const RaggedGroupShares& shares = entry.second;  // a lambda captures it below
       const KernelCoster coster(chip, &shares);
-      for (const auto& [kernel, dots] : ragged_kernels_) {
+      for (const HloInstruction* kernel : ragged_kernels_) {
+        const std::vector<const HloInstruction*>& dots =
+            program_.costs[kernel->unique_id()]->ragged_dots;
         const bool differs = std::any_of(dots.begin(), dots.end(), [&](const HloInstruction* dot) {
           const std::vector<int64_t>* own = SharesIn(shares, dot);
           const std::vector<int64_t>* first = SharesIn(options_.ragged_group_shares, dot);
@@ -132,8 +110,7 @@ class Lowerer {
       if (!cost.ok())
         return Error(inst, cost.status().code(), std::string(cost.status().message()));
       cached = std::move(*cost);
-      if (std::vector<const HloInstruction*> dots = RaggedDotsOf(inst); !dots.empty())
-        ragged_kernels_.emplace_back(&inst, std::move(dots));
+      if (!cached->ragged_dots.empty()) ragged_kernels_.push_back(&inst);
     }
     if (cached->kind == StepKind::kFree) return Status::Ok();
     if (instructions_ >= options_.max_executed_instructions) return TooManyInstructions(inst);
@@ -227,9 +204,9 @@ class Lowerer {
   /// Totals of the steps so far, as the report sums them.
   int64_t flops_ = 0;
   int64_t hbm_bytes_ = 0;
-  /// The kernels lowered that hold ragged-dots, with those ragged-dots, in
-  /// the order they were first issued.
-  std::vector<std::pair<const HloInstruction*, std::vector<const HloInstruction*>>> ragged_kernels_;
+  /// The kernels lowered that hold ragged-dots, in the order they were first
+  /// issued.
+  std::vector<const HloInstruction*> ragged_kernels_;
 };
 
 }  // namespace
