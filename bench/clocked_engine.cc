@@ -65,11 +65,17 @@ class ClockedCore : public sc_core::sc_module {
     while (now_ < cost_.program_launch()) Tick();
     // Every iteration of every loop, none fast-forwarded: the reference.
     std::vector<std::pair<size_t, int64_t>> loops;  // (begin step, iterations left)
+    std::vector<int64_t> loop_runs(program_.loop_trips.size(), 0);
     const std::vector<timing::Step>& steps = program_.steps;
     for (size_t i = 0; i < steps.size(); ++i) {
       const timing::Step& step = steps[i];
       if (step.role == timing::StepRole::kLoopBegin) {
-        loops.emplace_back(i, step.trips);
+        const int64_t trips = program_.loop_trips[step.loop].At(loop_runs[step.loop]++);
+        if (trips > 0) {
+          loops.emplace_back(i, trips);
+        } else {
+          i = step.partner;
+        }
         continue;
       }
       if (step.role == timing::StepRole::kLoopEnd) {

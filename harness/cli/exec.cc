@@ -114,8 +114,8 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
       ->check(PositiveNumber())
       ->capture_default_str();
   exec->add_option("--trip-count", options.trip_counts,
-                   "Iterations of the while loop named NAME for timing, overriding what the "
-                   "program shows and what the values run saw (repeatable)")
+                   "Iterations of the while loop named NAME for timing, at every execution, "
+                   "overriding what the program shows and what the values run saw (repeatable)")
       ->option_text("NAME=N");
   exec->add_option("--default-trip-count", options.default_trip_count,
                    "Iterations timed for a loop whose count is unknown (no constant bound, not "
@@ -197,9 +197,10 @@ HBM, VMEM, DMA, latency, ICI). docs/models.md explains every effect modelled.
 With --topology every device is timed, collectives meeting on the network (one device
 stands for all when their timelines are provably identical: "symmetry: used"), and a
 collective table follows: kind, executions, participants, bytes, time, algorithm.
-Full mode times what the values run did: its loop trip counts, the branches it
-took, the rows each device's ragged-dot groups held (the busiest device is the
-straggler) and the rows each device's ragged-all-to-all sent to each peer.
+Full mode times what the values run did, execution by execution: its loop trip
+counts, the rows each device's ragged-dot groups held (the busiest device is the
+straggler) and the rows each device's ragged-all-to-all sent to each peer; and
+the branch each conditional took the first time.
 Values that cannot be computed (over --max-memory, an operation the evaluator
 lacks) are skipped: the first line says why, and the module is timed without
 them.

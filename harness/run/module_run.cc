@@ -287,9 +287,9 @@ namespace {
 /// The while loops `counts` names (--trip-count NAME=N), or an error for a
 /// name that is no while loop of `module`: a typo would otherwise time the
 /// loop once, silently.
-StatusOr<std::map<const hlo::HloInstruction*, int64_t>> ResolveTripCounts(
+StatusOr<timing::PerExecution<int64_t>> ResolveTripCounts(
     const hlo::HloModule& module, const std::map<std::string, int64_t>& counts) {
-  std::map<const hlo::HloInstruction*, int64_t> resolved;
+  timing::PerExecution<int64_t> resolved;
   if (counts.empty()) return resolved;
   std::map<std::string, std::vector<const hlo::HloInstruction*>> loops;
   for (const auto& computation : module.computations()) {
@@ -300,7 +300,8 @@ StatusOr<std::map<const hlo::HloInstruction*, int64_t>> ResolveTripCounts(
   for (const auto& [name, count] : counts) {
     const auto named = loops.find(name);
     if (named != loops.end()) {
-      for (const hlo::HloInstruction* loop : named->second) resolved.emplace(loop, count);
+      for (const hlo::HloInstruction* loop : named->second)
+        resolved.emplace(loop, ExecutionSeries<int64_t>(count));  // every execution
       continue;
     }
     std::string known;

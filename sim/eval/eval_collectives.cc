@@ -342,7 +342,7 @@ StatusOr<Literal> RaggedAllToAll(EvalContext& ctx, const HloInstruction& inst, H
     // a bad one fails the run, and its record with it.
     std::vector<int64_t> sizes(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) sizes[static_cast<size_t>(i)] = IntAt(*ops[3], i);
-    record->ragged_send_sizes.emplace(&inst, std::move(sizes));
+    record->ragged_send_sizes[&inst].Append(std::move(sizes));
   }
   return Meet(ctx, inst, participants, ops, [&](const Contributions& c) -> StatusOr<Results> {
     Results results;

@@ -49,7 +49,7 @@ StatusOr<Literal> EvalWhile(EvalContext& ctx, const HloInstruction& inst, Operan
     }
     if (keep_going.data<uint8_t>()[0] == 0) {
       if (RunRecord* record = ctx.record()) {
-        record->trip_counts.emplace(&inst, iteration);
+        record->trip_counts[&inst].Append(iteration);
       }
       return state;
     }

@@ -390,7 +390,7 @@ Status RaggedDot(EvalContext& ctx, const HloInstruction& inst, const Literal& lh
     }
   }
   if (RunRecord* record = ctx.record()) {
-    record->ragged_group_shares.emplace(&inst, std::move(shares));
+    record->ragged_group_shares[&inst].Append(std::move(shares));
   }
   return Status::Ok();
 }

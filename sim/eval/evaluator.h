@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/execution_series.h"
 #include "sim/base/status.h"
 #include "sim/eval/numerics.h"
 #include "sim/hlo/collective_groups.h"
@@ -26,14 +27,21 @@ namespace tpusim::eval {
 class MxuTileEngine;  // sim/eval/mxu_tile.h
 
 /// What device (0, 0)'s run did that timing cannot read off the program, by
-/// instruction of the evaluated module (which outlives the record): the first
-/// execution of each while loop, conditional, ragged-dot and ragged-all-to-all
-/// counts, and so do the other devices' ragged-dots and ragged-all-to-alls.
+/// instruction of the evaluated module (which outlives the record): the
+/// iterations of each while loop, the groups of each ragged-dot and the send
+/// sizes of each ragged-all-to-all at every execution, in order (a loop
+/// nested in another, or a scan over layers, sees other values each time),
+/// and the branch each conditional took the first time; and every other
+/// device's ragged-dots and ragged-all-to-alls.
 /// The maps keyed by instruction are for lookup, not for listing: their order
 /// is the instructions' addresses.
 struct RunRecord {
+  /// A series per instruction: the value of each of its executions.
+  template <typename T>
+  using PerExecution = std::map<const hlo::HloInstruction*, ExecutionSeries<T>>;
+
   /// Iterations of each while loop.
-  std::map<const hlo::HloInstruction*, int64_t> trip_counts;
+  PerExecution<int64_t> trip_counts;
   /// Branch each conditional took: 0 for true and 1 for false in the pred
   /// form, the (clamped) index in the indexed form.
   std::map<const hlo::HloInstruction*, int64_t> branches;
@@ -41,21 +49,19 @@ struct RunRecord {
   /// dimension) each group of a ragged-dot held, per lhs batch index and group,
   /// in that order: the grouped matmul's real shapes. A ragged batch dimension
   /// is a dot and is not recorded.
-  std::map<const hlo::HloInstruction*, std::vector<int64_t>> ragged_group_shares;
+  PerExecution<std::vector<int64_t>> ragged_group_shares;
   /// ragged_group_shares of every other device whose values EvaluateSpmd ran
   /// and which ran a ragged-dot, by device number (SpmdConfig::DeviceIndex):
   /// in a mixture of experts each device's router fills its experts
   /// differently, and the device with the most rows is the straggler.
-  std::map<int64_t, std::map<const hlo::HloInstruction*, std::vector<int64_t>>>
-      device_ragged_group_shares;
+  std::map<int64_t, PerExecution<std::vector<int64_t>>> device_ragged_group_shares;
   /// The rows each ragged-all-to-all sent to each participant of its group,
   /// in group order: its send_sizes.
-  std::map<const hlo::HloInstruction*, std::vector<int64_t>> ragged_send_sizes;
+  PerExecution<std::vector<int64_t>> ragged_send_sizes;
   /// ragged_send_sizes of every other device whose values EvaluateSpmd ran
   /// and which ran a ragged-all-to-all, by device number: the traffic of a
   /// mixture of experts' dispatch, which differs from device to device.
-  std::map<int64_t, std::map<const hlo::HloInstruction*, std::vector<int64_t>>>
-      device_ragged_send_sizes;
+  std::map<int64_t, PerExecution<std::vector<int64_t>>> device_ragged_send_sizes;
 };
 
 struct EvaluatorOptions {

@@ -79,37 +79,6 @@ int64_t CollectiveBytes(const HloInstruction& inst, HloOpcode opcode) {
   return bytes;
 }
 
-/// A ragged-all-to-all's per-pair bytes (ici::Collective::sent_bytes): what
-/// each member of each group sent each other member, by its own send sizes
-/// where `options` has them, else by device 0's. Empty (every member sends
-/// V / n to each) when device 0's are not known or a member's sizes are not
-/// one per participant.
-std::vector<std::vector<int64_t>> SentBytes(const HloInstruction& ragged,
-                                            const hlo::CollectiveParticipants& participants,
-                                            const TimingOptions& options) {
-  const auto first = options.ragged_send_sizes.find(&ragged);
-  const std::optional<int64_t> row = RowBytes(ragged);
-  if (first == options.ragged_send_sizes.end() || !row.has_value()) return {};
-  std::vector<std::vector<int64_t>> matrices;
-  for (const std::vector<int64_t>& group : participants.groups) {
-    const size_t n = group.size();
-    std::vector<int64_t>& matrix = matrices.emplace_back(n * n, 0);
-    for (size_t i = 0; i < n; ++i) {
-      const std::vector<int64_t>* sizes = &first->second;
-      if (const auto device = options.device_ragged_send_sizes.find(group[i]);
-          device != options.device_ragged_send_sizes.end()) {
-        if (const auto own = device->second.find(&ragged); own != device->second.end())
-          sizes = &own->second;
-      }
-      if (sizes->size() != n) return {};
-      for (size_t j = 0; j < n; ++j) {
-        matrix[i * n + j] = SatMul(std::max<int64_t>((*sizes)[j], 0), *row);
-      }
-    }
-  }
-  return matrices;
-}
-
 /// The most bytes one member of `groups` sends in `sent_bytes`
 /// (ici::Collective::sent_bytes), what it sends itself included.
 int64_t BusiestSender(const std::vector<std::vector<int64_t>>& sent_bytes,
@@ -124,6 +93,56 @@ int64_t BusiestSender(const std::vector<std::vector<int64_t>>& sent_bytes,
     }
   }
   return busiest;
+}
+
+/// A ragged-all-to-all's traffic at each execution: what each member of
+/// each group sent each other member, by its own send sizes where `options`
+/// has them, else by device 0's, and what the busiest member sends (rows sent
+/// to several peers count once for each; they may overlap). Empty (every
+/// member sends V / n to each) when device 0's are not known or a member's
+/// sizes are not one per participant.
+ExecutionSeries<RaggedTraffic> RaggedTrafficOf(const HloInstruction& ragged,
+                                               const hlo::CollectiveParticipants& participants,
+                                               const TimingOptions& options) {
+  using Sizes = ExecutionSeries<std::vector<int64_t>>;
+  const auto first = options.ragged_send_sizes.find(&ragged);
+  const std::optional<int64_t> row = RowBytes(ragged);
+  if (first == options.ragged_send_sizes.end() || first->second.empty() || !row.has_value())
+    return {};
+  // Each member's sizes, group by group in member order.
+  std::vector<const Sizes*> members;
+  for (const std::vector<int64_t>& group : participants.groups) {
+    for (const int64_t member : group) {
+      const Sizes* sizes = &first->second;
+      if (const auto device = options.device_ragged_send_sizes.find(member);
+          device != options.device_ragged_send_sizes.end()) {
+        if (const auto own = device->second.find(&ragged);
+            own != device->second.end() && !own->second.empty())
+          sizes = &own->second;
+      }
+      members.push_back(sizes);
+    }
+  }
+  const std::vector<int64_t> starts = ChangePoints(members);
+  ExecutionSeries<RaggedTraffic> traffic;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    RaggedTraffic at;
+    size_t member = 0;
+    for (const std::vector<int64_t>& group : participants.groups) {
+      const size_t n = group.size();
+      std::vector<int64_t>& matrix = at.sent_bytes.emplace_back(n * n, 0);
+      for (size_t i = 0; i < n; ++i) {
+        const std::vector<int64_t>& sizes = members[member++]->At(starts[k]);
+        if (sizes.size() != n) return {};
+        for (size_t j = 0; j < n; ++j) {
+          matrix[i * n + j] = SatMul(std::max<int64_t>(sizes[j], 0), *row);
+        }
+      }
+    }
+    at.bytes = BusiestSender(at.sent_bytes, participants.groups);
+    traffic.Append(std::move(at), k + 1 < starts.size() ? starts[k + 1] - starts[k] : 1);
+  }
+  return traffic;
 }
 
 }  // namespace
@@ -199,11 +218,7 @@ StatusOr<CollectivePlans> PlanCollectives(const hlo::HloModule& module, const Pr
     if (made->participants.groups.empty()) continue;  // e.g. send/recv without pairs
     made->bytes = CollectiveBytes(*carrier, opcode);
     if (opcode == HloOpcode::kRaggedAllToAll) {
-      made->sent_bytes = SentBytes(*carrier, made->participants, options);
-      // V: what the busiest member sends (rows sent to several peers count
-      // once for each; they may overlap).
-      if (!made->sent_bytes.empty())
-        made->bytes = BusiestSender(made->sent_bytes, made->participants.groups);
+      made->ragged_traffic = RaggedTrafficOf(*carrier, made->participants, options);
     }
     made->group_of_device.assign(static_cast<size_t>(config.device_count()), -1);
     for (size_t g = 0; g < made->participants.groups.size(); ++g) {

@@ -1,8 +1,9 @@
 // The collectives of a lowered program, resolved once for the SPMD timing
 // runtime: for each collective instruction, who meets whom (every group of
-// every execution is the same: trip counts and branches are program-wide),
-// the bytes the interconnect is asked to move, and the rendezvous key that
-// matches the executions of one instance across devices.
+// every execution is the same: branches are program-wide), the bytes the
+// interconnect is asked to move (a ragged-all-to-all's, execution by
+// execution), and the rendezvous key that matches the executions of one
+// instance across devices.
 #ifndef TPUSIM_SIM_TIMING_COLLECTIVE_PLAN_H_
 #define TPUSIM_SIM_TIMING_COLLECTIVE_PLAN_H_
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/execution_series.h"
 #include "sim/base/status.h"
 #include "sim/hlo/collective_groups.h"
 #include "sim/hlo/module.h"
@@ -19,6 +21,14 @@
 #include "sim/timing/program.h"
 
 namespace tpusim::timing {
+
+/// What one execution of a ragged-all-to-all moves.
+struct RaggedTraffic {
+  int64_t bytes = 0;  ///< V: what the busiest member sends
+  /// Per-pair bytes, as ici::Collective::sent_bytes.
+  std::vector<std::vector<int64_t>> sent_bytes;
+  bool operator==(const RaggedTraffic&) const = default;
+};
 
 /// One collective instruction of the program, as every device executes it.
 struct CollectivePlan {
@@ -32,8 +42,10 @@ struct CollectivePlan {
   hlo::CollectiveParticipants participants;
   std::vector<int32_t> group_of_device;  ///< index into groups, -1: does not take part
   int64_t bytes = 0;  ///< V as ici::Collective defines it, dense (no layout padding)
-  /// A ragged-all-to-all's per-pair bytes, as ici::Collective::sent_bytes.
-  std::vector<std::vector<int64_t>> sent_bytes;
+  /// A ragged-all-to-all's traffic at each execution, from the send sizes
+  /// the options give; empty when they are not known (every execution moves
+  /// `bytes`, spread evenly).
+  ExecutionSeries<RaggedTraffic> ragged_traffic;
   /// Executions with equal (key, execution count) are one instance: the
   /// instruction's unique id, or for send/recv one key per channel (whichever
   /// send or recv instruction runs), counted separately for sends and recvs,

@@ -119,7 +119,9 @@ class TensorCore : public sc_core::sc_module {
         role_(role),
         async_done_at_(program.async_count, 0),
         async_rendezvous_(program.async_count),
-        meets_collectives_(role.spmd != nullptr && role.leader) {
+        meets_collectives_(role.spmd != nullptr && role.leader),
+        runs_of_(program.costs.size(), 0),
+        loop_runs_(program.loop_trips.size(), 0) {
     for (int u = 0; u < chip::kUnitCount; ++u) {
       sockets[u] = std::make_unique<tlm_utils::simple_initiator_socket<TensorCore>>(
           (std::string("unit_") + std::to_string(u)).c_str());
@@ -134,6 +136,7 @@ class TensorCore : public sc_core::sc_module {
     const Step* step = nullptr;  ///< the instruction that went over; nullptr: never
     const Step* loop = nullptr;  ///< the innermost loop's end step around it, if any
     int64_t iteration = 0;       ///< that loop's iterations finished
+    int64_t trips = 0;           ///< and the iterations it was to run
   };
   const OverLimit& over_limit() const { return over_limit_; }
   /// The instruction whose time would carry the clock past
@@ -199,6 +202,7 @@ class TensorCore : public sc_core::sc_module {
   /// A while loop whose iterations this core is running.
   struct ActiveLoop {
     size_t begin = 0;             ///< index of its loop-begin step
+    int64_t trips = 0;            ///< iterations of this execution of the loop
     int64_t iteration = 0;        ///< iterations finished
     int64_t iteration_start = 0;  ///< cycle the current iteration started at
     bool started_idle = false;    ///< no copy was outstanding when it started
@@ -217,10 +221,11 @@ class TensorCore : public sc_core::sc_module {
   /// ended, cycle for cycle: it started and ended with no copy outstanding
   /// (the DMA queue is the only unit that keeps state from one instruction to
   /// the next) and met no other device, and its instructions and their costs
-  /// are the same every iteration (the program is lowered once per loop).
+  /// are the same every iteration (the program is lowered once per loop, and
+  /// no cost or inner trip count in it changes between executions).
   bool Steady(const ActiveLoop& loop, const tlm_utils::tlm_quantumkeeper& keeper) const {
-    return role_.fast_forward_loops && loop.started_idle && !loop.met_collective &&
-           dma_idle_at_ <= TimeToCycles(keeper.get_current_time());
+    return role_.fast_forward_loops && !program_.steps[loop.begin].varies && loop.started_idle &&
+           !loop.met_collective && dma_idle_at_ <= TimeToCycles(keeper.get_current_time());
   }
 
   /// Runs the remaining iterations of `loop`, whose end step is `end`, as
@@ -230,7 +235,7 @@ class TensorCore : public sc_core::sc_module {
   bool FastForward(const Step& end, ActiveLoop& loop, tlm_utils::tlm_quantumkeeper& keeper) {
     const int64_t now = TimeToCycles(keeper.get_current_time());
     const int64_t period = now - loop.iteration_start;
-    const int64_t remaining = end.trips - loop.iteration;
+    const int64_t remaining = loop.trips - loop.iteration;
     const int64_t skipped = SatMul(period, remaining);
     if (!WithinHorizon(end, now, skipped)) return false;
     if (role_.records != nullptr) {
@@ -244,7 +249,7 @@ class TensorCore : public sc_core::sc_module {
       }
     }
     Advance(keeper, skipped);
-    loop.iteration = end.trips;
+    loop.iteration = loop.trips;
     return true;
   }
 
@@ -271,7 +276,8 @@ class TensorCore : public sc_core::sc_module {
     const int64_t start = TimeToCycles(keeper.get_current_time());
     OpRecord record;
     int64_t cycles = 0;
-    const KernelCost& cost = program_.CostOn(step, role_.device);
+    const KernelCost& cost =
+        program_.CostOn(step, role_.device, runs_of_[step.inst->unique_id()]++);
     // A collective this device takes part in: arrive at its group (or
     // its transfers).
     std::vector<Rendezvous*> met;
@@ -390,18 +396,24 @@ class TensorCore : public sc_core::sc_module {
     for (size_t i = 0; i < steps.size(); ++i) {
       const Step& step = steps[i];
       switch (step.role) {
-        case StepRole::kLoopBegin:
-          loops_.push_back(ActiveLoop{i});
+        case StepRole::kLoopBegin: {
+          const int64_t trips = program_.loop_trips[step.loop].At(loop_runs_[step.loop]++);
+          if (trips <= 0) {  // this execution of the loop does not iterate
+            i = step.partner;
+            break;
+          }
+          loops_.push_back(ActiveLoop{i, trips});
           StartIteration(loops_.back(), keeper);
           break;
+        }
         case StepRole::kLoopEnd: {
           ActiveLoop& loop = loops_.back();
           ++loop.iteration;
-          if (loop.iteration < step.trips && Steady(loop, keeper) &&
+          if (loop.iteration < loop.trips && Steady(loop, keeper) &&
               !FastForward(step, loop, keeper)) {
             return;
           }
-          if (loop.iteration < step.trips) {
+          if (loop.iteration < loop.trips) {
             StartIteration(loop, keeper);
             i = loop.begin;
           } else {
@@ -415,6 +427,7 @@ class TensorCore : public sc_core::sc_module {
             if (!loops_.empty()) {
               over_limit_.loop = &steps[steps[loops_.back().begin].partner];
               over_limit_.iteration = loops_.back().iteration;
+              over_limit_.trips = loops_.back().trips;
             }
             return;
           }
@@ -456,6 +469,10 @@ class TensorCore : public sc_core::sc_module {
   /// awaited them (a start without a done, in a loop).
   std::vector<Rendezvous*> unawaited_;
   std::vector<ActiveLoop> loops_;  ///< the loops being run, innermost last
+  /// Executions so far of each instruction by unique id, and of each loop by
+  /// Step::loop: what varies between executions is looked up by them.
+  std::vector<int64_t> runs_of_;
+  std::vector<int64_t> loop_runs_;
   int64_t executed_ = 0;          ///< instructions simulated one by one
   OverLimit over_limit_;
   bool finished_ = false;
@@ -489,8 +506,8 @@ std::string SymmetryOf(const SimulationJob& job, const Program& program,
   for (const auto& [device, factor] : job.options.device_slowdown) {
     if (factor != 1) return "not used: device " + std::to_string(device) + " is slowed down";
   }
-  for (const auto& [device, costs] : program.device_costs) {
-    if (device >= config.device_count() || costs.empty()) continue;
+  for (const auto& [device, costs] : program.varying_costs) {
+    if (device == 0 || device >= config.device_count() || costs.empty()) continue;
     for (const Step& step : program.steps) {
       if (step.role == StepRole::kInstruction && costs.count(step.inst->unique_id()) > 0) {
         return "not used: the ragged-dot groups of " + step.inst->name() + " differ on device " +
@@ -590,9 +607,9 @@ Status OverExecutedLimit(const hlo::HloModule& module, const TimingOptions& opti
       loop.location(),
       loop.name() + ": simulating this loop iteration by iteration reached the limit of " + limit +
           " executed instructions after " + std::to_string(over.iteration) + " of its " +
-          std::to_string(over.loop->trips) +
-          " iterations (iterations that meet other devices or leave copies in flight are not "
-          "fast-forwarded); " +
+          std::to_string(over.trips) +
+          " iterations (iterations that meet other devices, leave copies in flight or cost "
+          "otherwise than the one before are not fast-forwarded); " +
           (raise.empty() ? "lower" : raise + " or lower") + " its trip count"));
 }
 

@@ -221,7 +221,7 @@ bool SelectsFromOperand0(HloOpcode opcode) {
 }  // namespace
 
 KernelCoster::KernelCoster(const arch::ChipConfig& chip,
-                           const RaggedGroupShares* ragged_group_shares)
+                           const RaggedGroupSharesOfRun* ragged_group_shares)
     : cost_(chip),
       cores_(chip.megacore ? chip.tensorcores_per_chip : 1),
       mxu_rows_(chip.mxu.rows),

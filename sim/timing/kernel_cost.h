@@ -7,6 +7,7 @@
 #define TPUSIM_SIM_TIMING_KERNEL_COST_H_
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -47,14 +48,19 @@ struct KernelCostEstimate {
   int64_t bytes_accessed = 0;   ///< HBM bytes read and written
 };
 
+/// What each ragged-dot's groups held in one execution: one entry of each
+/// RaggedGroupShares series.
+using RaggedGroupSharesOfRun = std::map<const hlo::HloInstruction*, std::vector<int64_t>>;
+
 /// Lowers instructions for one chip. `cores` TensorCores share each kernel:
 /// the chip's TensorCores on a megacore chip, else 1.
 class KernelCoster {
  public:
-  /// `ragged_group_shares`: what each ragged-dot's groups held, known from a
-  /// functional run (TimingOptions's); not owned, must outlive the coster.
+  /// `ragged_group_shares`: what each ragged-dot's groups held in the
+  /// execution costed, known from a functional run (TimingOptions's); not
+  /// owned, must outlive the coster.
   explicit KernelCoster(const arch::ChipConfig& chip,
-                        const RaggedGroupShares* ragged_group_shares = nullptr);
+                        const RaggedGroupSharesOfRun* ragged_group_shares = nullptr);
   int64_t cores() const { return cores_; }
   /// The cost of `inst` as a top-level (scheduled) instruction. Errors carry
   /// no location; the caller adds it.
@@ -87,7 +93,7 @@ class KernelCoster {
   int64_t cores_;        ///< TensorCores sharing each kernel
   int64_t mxu_rows_;     ///< contraction depth of an MXU weight tile
   int64_t mxu_columns_;  ///< output columns of one core's MXUs side by side
-  const RaggedGroupShares* ragged_group_shares_;  ///< may be null
+  const RaggedGroupSharesOfRun* ragged_group_shares_;  ///< may be null
 };
 
 }  // namespace tpusim::timing

@@ -15,11 +15,38 @@ using hlo::HloOpcode;
 
 namespace {
 
-/// The groups `shares` records for `ragged_dot`, or nullptr.
-const std::vector<int64_t>* SharesIn(const RaggedGroupShares& shares,
-                                     const HloInstruction* ragged_dot) {
+/// The series `shares` records for `ragged_dot`, or nullptr.
+const ExecutionSeries<std::vector<int64_t>>* SharesIn(const RaggedGroupShares& shares,
+                                                      const HloInstruction* ragged_dot) {
   const auto found = shares.find(ragged_dot);
   return found == shares.end() ? nullptr : &found->second;
+}
+
+/// Each ragged-dot's groups at its first execution.
+RaggedGroupSharesOfRun FirstRuns(const RaggedGroupShares& shares) {
+  RaggedGroupSharesOfRun first;
+  for (const auto& [dot, series] : shares) {
+    if (!series.empty()) first.emplace(dot, series.At(0));
+  }
+  return first;
+}
+
+/// The iterations of a loop's first `executions` executions, summed
+/// (saturating); a negative trip count runs none.
+int64_t TotalIterations(const ExecutionSeries<int64_t>& trips, int64_t executions) {
+  int64_t total = 0;
+  int64_t start = 0;
+  for (const auto& run : trips.runs()) {
+    if (start >= executions) return total;
+    total = SatAdd(total,
+                   SatMul(std::min(run.end, executions) - start, std::max<int64_t>(run.value, 0)));
+    start = run.end;
+  }
+  // Executions past the recorded ones iterate as the last did.
+  if (executions > start && !trips.empty())
+    total =
+        SatAdd(total, SatMul(executions - start, std::max<int64_t>(trips.runs().back().value, 0)));
+  return total;
 }
 
 class Lowerer {
@@ -27,7 +54,8 @@ class Lowerer {
   Lowerer(const hlo::HloModule& module, const arch::ChipConfig& chip, const TimingOptions& options,
           Program& program)
       : module_(module),
-        coster_(chip, &options.ragged_group_shares),
+        first_shares_(FirstRuns(options.ragged_group_shares)),
+        coster_(chip, &first_shares_),
         options_(options),
         program_(program) {
     int64_t ids = 0;
@@ -62,32 +90,86 @@ class Lowerer {
     return Status::Ok();
   }
 
-  /// Costs again, for each device whose ragged-dot groups the options give,
-  /// the kernels where they differ from device 0's.
-  Status CostOnOtherDevices(const arch::ChipConfig& chip) {
-    for (const auto& entry : options_.device_ragged_group_shares) {
-      const int64_t device = entry.first;
-      const RaggedGroupShares& shares = entry.second;  // a lambda captures it below
-      const KernelCoster coster(chip, &shares);
-      for (const HloInstruction* kernel : ragged_kernels_) {
-        const std::vector<const HloInstruction*>& dots =
-            program_.costs[kernel->unique_id()]->ragged_dots;
+  /// Fills Program::varying_costs: the kernels whose ragged-dot groups
+  /// change from one execution to the next on device 0, and on each other
+  /// device the kernels whose groups differ from device 0's.
+  Status CostVaryingKernels(const arch::ChipConfig& chip) {
+    const RaggedGroupShares& first = options_.ragged_group_shares;
+    for (const HloInstruction* kernel : ragged_kernels_) {
+      const std::vector<const HloInstruction*>& dots =
+          program_.costs[kernel->unique_id()]->ragged_dots;
+      const bool changes = std::any_of(dots.begin(), dots.end(), [&](const HloInstruction* dot) {
+        const ExecutionSeries<std::vector<int64_t>>* series = SharesIn(first, dot);
+        return series != nullptr && !series->constant();
+      });
+      if (changes) TPUSIM_RETURN_IF_ERROR(CostRuns(chip, *kernel, first, 0));
+      for (const auto& entry : options_.device_ragged_group_shares) {
+        const RaggedGroupShares& own = entry.second;  // a lambda captures it below
         const bool differs = std::any_of(dots.begin(), dots.end(), [&](const HloInstruction* dot) {
-          const std::vector<int64_t>* own = SharesIn(shares, dot);
-          const std::vector<int64_t>* first = SharesIn(options_.ragged_group_shares, dot);
-          return own == nullptr || first == nullptr ? own != first : *own != *first;
+          const ExecutionSeries<std::vector<int64_t>>* mine = SharesIn(own, dot);
+          const ExecutionSeries<std::vector<int64_t>>* device0 = SharesIn(first, dot);
+          return mine == nullptr || device0 == nullptr ? mine != device0 : *mine != *device0;
         });
-        if (!differs) continue;
-        StatusOr<KernelCost> cost = coster.Cost(*kernel);
-        if (!cost.ok())
-          return Error(*kernel, cost.status().code(), std::string(cost.status().message()));
-        program_.device_costs[device].emplace(kernel->unique_id(), std::move(*cost));
+        if (differs) TPUSIM_RETURN_IF_ERROR(CostRuns(chip, *kernel, own, entry.first));
       }
     }
     return Status::Ok();
   }
 
+  /// Sets Step::varies on every loop around a step whose cost, or an inner
+  /// loop whose trip count, changes from one execution to the next.
+  void MarkVaryingLoops() {
+    std::vector<Step>& steps = program_.steps;
+    std::vector<size_t> open;  // the loop-begin steps around step i
+    for (size_t i = 0; i < steps.size(); ++i) {
+      bool varies = false;
+      if (steps[i].role == StepRole::kLoopEnd) {
+        open.pop_back();
+        continue;
+      }
+      if (steps[i].role == StepRole::kLoopBegin) {
+        varies = !program_.loop_trips[steps[i].loop].constant();
+      } else {
+        for (const auto& device : program_.varying_costs) {
+          const auto found = device.second.find(steps[i].inst->unique_id());
+          varies = varies || (found != device.second.end() && !found->second.constant());
+        }
+      }
+      if (varies) {
+        for (const size_t begin : open) steps[begin].varies = true;
+      }
+      if (steps[i].role == StepRole::kLoopBegin) open.push_back(i);
+    }
+  }
+
  private:
+  /// Costs `kernel` at each execution where the groups `shares` gives its
+  /// ragged-dots change, into Program::varying_costs[device].
+  Status CostRuns(const arch::ChipConfig& chip, const HloInstruction& kernel,
+                  const RaggedGroupShares& shares, int64_t device) {
+    const std::vector<const HloInstruction*>& dots =
+        program_.costs[kernel.unique_id()]->ragged_dots;
+    std::vector<const ExecutionSeries<std::vector<int64_t>>*> series;
+    for (const HloInstruction* dot : dots) {
+      if (const auto* found = SharesIn(shares, dot)) series.push_back(found);
+    }
+    const std::vector<int64_t> starts = ChangePoints(series);
+    ExecutionSeries<size_t>& runs = program_.varying_costs[device][kernel.unique_id()];
+    for (size_t k = 0; k < starts.size(); ++k) {
+      RaggedGroupSharesOfRun at;
+      for (const HloInstruction* dot : dots) {
+        if (const auto* found = SharesIn(shares, dot)) at.emplace(dot, found->At(starts[k]));
+      }
+      StatusOr<KernelCost> cost = KernelCoster(chip, &at).Cost(kernel);
+      if (!cost.ok())
+        return Error(kernel, cost.status().code(), std::string(cost.status().message()));
+      runs.Append(program_.costs_of_runs.size(),
+                  k + 1 < starts.size() ? starts[k + 1] - starts[k] : 1);
+      program_.costs_of_runs.push_back(std::move(*cost));
+    }
+    return Status::Ok();
+  }
+
   Status Error(const HloInstruction& inst, StatusCode code, const std::string& message) const {
     return Status(code, module_.ErrorAt(inst.location(), inst.name() + ": " + message));
   }
@@ -142,29 +224,34 @@ class Lowerer {
     if (cond == nullptr || body == nullptr) {
       return Error(inst, StatusCode::kInvalidArgument, "while needs condition= and body=");
     }
+    ExecutionSeries<int64_t> trips(options_.default_trip_count);
     const auto given = options_.trip_counts.find(&inst);
-    int64_t trips = options_.default_trip_count;
-    if (given != options_.trip_counts.end()) {
+    if (given != options_.trip_counts.end() && !given->second.empty()) {
       trips = given->second;
     } else {
       StatusOr<std::optional<int64_t>> known = KnownTripCount(inst);
       if (!known.ok()) return Error(inst, StatusCode::kInvalidArgument, known.status().message());
-      if (known->has_value()) trips = **known;
+      if (known->has_value()) trips = ExecutionSeries<int64_t>(**known);
     }
+    const bool never = std::all_of(trips.runs().begin(), trips.runs().end(),
+                                   [](const auto& run) { return run.value <= 0; });
     // One iteration, the condition and then the body, between the loop's
     // begin and end steps; an iteration that issues nothing is left out.
     const size_t begin = program_.steps.size();
-    program_.steps.push_back(Step{StepRole::kLoopBegin, &inst, nullptr, -1, trips});
+    const size_t loop = program_.loop_trips.size();
     const int64_t outer_runs = runs_;
-    runs_ = SatMul(runs_, std::max<int64_t>(trips, 0));
+    runs_ = TotalIterations(trips, outer_runs);
+    program_.loop_trips.push_back(std::move(trips));
+    program_.steps.push_back(Step{StepRole::kLoopBegin, &inst, nullptr, -1, loop});
     TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));
     TPUSIM_RETURN_IF_ERROR(Walk(*body, depth + 1));
     runs_ = outer_runs;
-    if (trips <= 0 || program_.steps.size() == begin + 1) {
+    if (never || program_.steps.size() == begin + 1) {
       program_.steps.resize(begin);
+      program_.loop_trips.resize(loop);  // with the loops inside it
     } else {
       program_.steps[begin].partner = program_.steps.size();
-      program_.steps.push_back(Step{StepRole::kLoopEnd, &inst, nullptr, -1, trips, begin});
+      program_.steps.push_back(Step{StepRole::kLoopEnd, &inst, nullptr, -1, loop, begin});
     }
     TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));  // the test that ends the loop
     return Status::Ok();
@@ -192,6 +279,9 @@ class Lowerer {
   }
 
   const hlo::HloModule& module_;
+  /// Device 0's ragged-dot groups at their first execution, which `costs`
+  /// holds; coster_ reads them.
+  RaggedGroupSharesOfRun first_shares_;
   KernelCoster coster_;
   const TimingOptions& options_;
   Program& program_;
@@ -218,15 +308,17 @@ StatusOr<Program> LowerModule(const hlo::HloModule& module, const arch::ChipConf
     return InvalidArgument(module.filename() + ": error: module has no entry computation");
   Lowerer lowerer(module, chip, options, program);
   TPUSIM_RETURN_IF_ERROR(lowerer.Walk(*module.entry(), 0));
-  TPUSIM_RETURN_IF_ERROR(lowerer.CostOnOtherDevices(chip));
+  TPUSIM_RETURN_IF_ERROR(lowerer.CostVaryingKernels(chip));
+  lowerer.MarkVaryingLoops();
   return program;
 }
 
-const KernelCost& Program::CostOn(const Step& step, int64_t device) const {
-  const auto on_device = device_costs.find(device);
-  if (on_device != device_costs.end()) {
+const KernelCost& Program::CostOn(const Step& step, int64_t device, int64_t execution) const {
+  for (const int64_t d : {device, int64_t{0}}) {
+    const auto on_device = varying_costs.find(d);
+    if (on_device == varying_costs.end()) continue;
     const auto found = on_device->second.find(step.inst->unique_id());
-    if (found != on_device->second.end()) return found->second;
+    if (found != on_device->second.end()) return costs_of_runs[found->second.At(execution)];
   }
   return *step.cost;
 }

@@ -1,7 +1,7 @@
 // A module lowered for one chip: the sequence of instructions each
 // TensorCore issues (the chosen branch of each conditional, calls inlined),
 // each with its cost. A while loop's condition and body are lowered once,
-// between a loop-begin and a loop-end step that carry its trip count; the
+// between a loop-begin and a loop-end step that name its trip counts; the
 // engine runs the iterations (docs/models.md, "Loops").
 #ifndef TPUSIM_SIM_TIMING_PROGRAM_H_
 #define TPUSIM_SIM_TIMING_PROGRAM_H_
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/arch/chip_config.h"
+#include "sim/base/execution_series.h"
 #include "sim/base/status.h"
 #include "sim/hlo/module.h"
 #include "sim/timing/kernel_cost.h"
@@ -32,27 +33,44 @@ struct Step {
   StepRole role = StepRole::kInstruction;
   /// The instruction; for loop steps, the while.
   const hlo::HloInstruction* inst = nullptr;
-  /// Owned by the Program, shared by every iteration; nullptr for loop steps.
+  /// Owned by the Program: the instruction's cost on device 0 at its first
+  /// execution, and at every execution unless Program::varying_costs says
+  /// otherwise; nullptr for loop steps.
   const KernelCost* cost = nullptr;
   int64_t async_id = -1;  ///< start: its id; done: the id it waits for (-1: none)
-  int64_t trips = 0;      ///< loop steps: the loop's trip count (at least 1)
+  /// Loop steps: the loop's index into Program::loop_trips.
+  size_t loop = 0;
   /// Loop steps: the index of the other end of the loop (begin <-> end).
   size_t partner = 0;
+  /// Loop-begin steps: an instruction or inner loop in the body costs or
+  /// iterates differently from one execution to the next, so an iteration
+  /// does not stand for the ones after it.
+  bool varies = false;
 };
 
 struct Program {
   std::vector<Step> steps;
   /// Cost of each instruction by unique id, computed once.
   std::vector<std::optional<KernelCost>> costs;
-  /// Costs that differ on some devices, by device number and then unique id:
-  /// the kernels holding a ragged-dot whose groups that device filled
-  /// otherwise than device 0 (TimingOptions::device_ragged_group_shares).
-  std::map<int64_t, std::map<int64_t, KernelCost>> device_costs;
+  /// Each loop's trip count at each of its executions (an inner loop runs
+  /// once per iteration of the loop around it), by Step::loop.
+  std::vector<ExecutionSeries<int64_t>> loop_trips;
+  /// Costs that change between executions or devices, by device number and
+  /// then unique id: each execution's index into `costs_of_runs`. Device 0's
+  /// entries are the kernels whose ragged-dot groups change from one
+  /// execution to the next; another device's, the kernels whose groups that
+  /// device filled otherwise than device 0
+  /// (TimingOptions::device_ragged_group_shares). A device or kernel not
+  /// listed runs device 0's costs.
+  std::map<int64_t, std::map<int64_t, ExecutionSeries<size_t>>> varying_costs;
+  /// The costs varying_costs points at.
+  std::vector<KernelCost> costs_of_runs;
   int64_t async_count = 0;  ///< ids handed out to async starts
   int64_t cores = 1;        ///< TensorCores issuing the sequence
 
-  /// What instruction step `step` costs on `device`.
-  const KernelCost& CostOn(const Step& step, int64_t device) const;
+  /// What instruction step `step` costs on `device` at the instruction's
+  /// `execution`-th run (counted from 0).
+  const KernelCost& CostOn(const Step& step, int64_t device, int64_t execution) const;
 };
 
 /// Lowers the entry computation of `module` for `chip`. Errors name the

@@ -111,7 +111,11 @@ void SpmdRendezvous::Join(const CollectivePlan& plan, int64_t execution, int64_t
   collective.groups = plan.participants.groups;
   collective.pairs = plan.participants.pairs;
   collective.bytes = plan.bytes;
-  collective.sent_bytes = plan.sent_bytes;
+  if (!plan.ragged_traffic.empty()) {
+    const RaggedTraffic& traffic = plan.ragged_traffic.At(execution);
+    record.bytes = collective.bytes = traffic.bytes;
+    collective.sent_bytes = traffic.sent_bytes;
+  }
   collective.algorithm = algorithm_;
   const StatusOr<size_t> joined = network_.Join(std::move(collective), now);
   if (!joined.ok()) {

@@ -21,6 +21,7 @@
 
 #include "sim/arch/chip_config.h"
 #include "sim/base/arith.h"
+#include "sim/base/execution_series.h"
 #include "sim/base/status.h"
 #include "sim/chip/work.h"
 #include "sim/hlo/collective_groups.h"
@@ -29,19 +30,24 @@
 
 namespace tpusim::timing {
 
+/// A value for each execution of an instruction, by instruction: known from
+/// a functional run (RunRecord), or one value for every execution.
+template <typename T>
+using PerExecution = std::map<const hlo::HloInstruction*, ExecutionSeries<T>>;
 /// The rows (ragged free dimension) or depth (ragged contracting dimension)
-/// each group of a ragged-dot held, by ragged-dot instruction: one entry per
-/// lhs batch index and group, in that order.
-using RaggedGroupShares = std::map<const hlo::HloInstruction*, std::vector<int64_t>>;
+/// each group of a ragged-dot held, by ragged-dot instruction and execution:
+/// one entry per lhs batch index and group, in that order.
+using RaggedGroupShares = PerExecution<std::vector<int64_t>>;
 /// The rows a device's ragged-all-to-all sent to each participant of its
-/// group, in group order (its send_sizes operand), by instruction.
-using RaggedSendSizes = std::map<const hlo::HloInstruction*, std::vector<int64_t>>;
+/// group, in group order (its send_sizes operand), by instruction and
+/// execution.
+using RaggedSendSizes = PerExecution<std::vector<int64_t>>;
 
 struct TimingOptions {
-  /// Trip counts known from elsewhere (e.g. a functional run), by while
-  /// instruction of the timed module; they take precedence over what the
-  /// program shows.
-  std::map<const hlo::HloInstruction*, int64_t> trip_counts;
+  /// Trip counts known from elsewhere (a functional run, each execution of
+  /// the loop its own; or the user, one for all), by while instruction of the
+  /// timed module; they take precedence over what the program shows.
+  PerExecution<int64_t> trip_counts;
   /// Iterations of a while loop whose trip count cannot be read off the program.
   int64_t default_trip_count = 1;
   /// Branch every conditional takes (0 = the true branch of a pred

@@ -86,7 +86,52 @@ ENTRY e {
   ASSERT_TRUE(Evaluator(RecordingInto(record)).Evaluate(**module, args).ok());
   const hlo::HloInstruction* root = (*module)->entry()->root();
   ASSERT_EQ(record.ragged_group_shares.count(root), 1u);
-  EXPECT_EQ(record.ragged_group_shares.at(root), (std::vector<int64_t>{3, 1, 0, 1}));
+  EXPECT_EQ(record.ragged_group_shares.at(root).At(0), (std::vector<int64_t>{3, 1, 0, 1}));
+}
+
+TEST(EvalRaggedDot, ARaggedDotInALoopRecordsTheGroupsOfEachExecution) {
+  // Iteration i routes i rows to the first group and 4 - i to the second,
+  // as a scan over layers routes each layer's tokens its own way.
+  const char* text = R"(HloModule m
+cond {
+  p = (s32[], s32[4,1]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], s32[4,1]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = s32[4,1] get-tuple-element(p), index=1
+  w = s32[2,1,1] constant({{{1}}, {{2}}})
+  four = s32[] constant(4)
+  rest = s32[] subtract(four, i)
+  first = s32[1] reshape(i)
+  second = s32[1] reshape(rest)
+  sizes = s32[2] concatenate(first, second), dimensions={0}
+  r = s32[4,1] ragged-dot(a, w, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], s32[4,1]) tuple(next, r)
+}
+ENTRY e {
+  a = s32[4,1] parameter(0)
+  zero = s32[] constant(0)
+  t = (s32[], s32[4,1]) tuple(zero, a)
+  ROOT w = (s32[], s32[4,1]) while(t), condition=cond, body=body
+})";
+  auto module = hlo::ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  RunRecord record;
+  const std::vector<Literal> args = {S32({4, 1}, {1, 1, 1, 1})};
+  ASSERT_TRUE(Evaluator(RecordingInto(record)).Evaluate(**module, args).ok());
+  ASSERT_EQ(record.ragged_group_shares.size(), 1u);
+  const ExecutionSeries<std::vector<int64_t>>& shares = record.ragged_group_shares.begin()->second;
+  EXPECT_EQ(record.ragged_group_shares.begin()->first->name(), "r");
+  ASSERT_EQ(shares.executions(), 3);
+  EXPECT_EQ(shares.At(0), (std::vector<int64_t>{0, 4}));
+  EXPECT_EQ(shares.At(1), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(shares.At(2), (std::vector<int64_t>{2, 2}));
 }
 
 TEST(EvalRaggedDot, AnSpmdRunRecordsEveryDevicesGroups) {
@@ -114,10 +159,10 @@ ENTRY e {
   EXPECT_EQ(Values((*results)[1]), (std::vector<int32_t>{1, 1, 1, 1}));
   const hlo::HloInstruction* root = (*module)->entry()->root();
   ASSERT_EQ(record.ragged_group_shares.count(root), 1u);
-  EXPECT_EQ(record.ragged_group_shares.at(root), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(record.ragged_group_shares.at(root).At(0), (std::vector<int64_t>{1, 3}));
   ASSERT_EQ(record.device_ragged_group_shares.size(), 2u);
-  EXPECT_EQ(record.device_ragged_group_shares.at(1).at(root), (std::vector<int64_t>{4, 0}));
-  EXPECT_EQ(record.device_ragged_group_shares.at(2).at(root), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(record.device_ragged_group_shares.at(1).at(root).At(0), (std::vector<int64_t>{4, 0}));
+  EXPECT_EQ(record.device_ragged_group_shares.at(2).at(root).At(0), (std::vector<int64_t>{0, 0}));
   EXPECT_EQ(record.device_ragged_group_shares.count(0), 0u);
 }
 

@@ -362,11 +362,12 @@ ENTRY e {
   EXPECT_EQ((*results)[1], R1<int32_t>({20, 30, -1, -1}));
   // (The records' keys name the module's instructions, gone with it.)
   ASSERT_EQ(record.ragged_send_sizes.size(), 1u);
-  EXPECT_EQ(record.ragged_send_sizes.begin()->second, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(record.ragged_send_sizes.begin()->second.At(0), (std::vector<int64_t>{1, 2}));
   ASSERT_EQ(record.device_ragged_send_sizes.size(), 1u);
   ASSERT_EQ(record.device_ragged_send_sizes.count(1), 1u);
   ASSERT_EQ(record.device_ragged_send_sizes.at(1).size(), 1u);
-  EXPECT_EQ(record.device_ragged_send_sizes.at(1).begin()->second, (std::vector<int64_t>{3, 0}));
+  EXPECT_EQ(record.device_ragged_send_sizes.at(1).begin()->second.At(0),
+            (std::vector<int64_t>{3, 0}));
 }
 
 TEST(SpmdCollectiveBroadcast, EveryoneGetsTheFirstDeviceOfTheGroup) {

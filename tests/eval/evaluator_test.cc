@@ -10,6 +10,7 @@
 
 #include "tests/eval/eval_test_util.h"
 #include "tests/hlo/nested_module.h"
+#include "tests/hlo/triangular_loop.h"
 
 namespace tpusim::eval {
 namespace {
@@ -250,6 +251,27 @@ ENTRY e {
 
 TEST(Evaluator, WhileRunsUntilConditionIsFalse) {
   EXPECT_EQ(Eval(kCountingLoop, {Literal::CreateR0<int32_t>(10)}), Literal::CreateR0<int32_t>(10));
+}
+
+TEST(Evaluator, TheRunRecordsTheIterationsOfEveryExecutionOfALoop) {
+  auto module = hlo::ParseHloModule(test::kTriangularLoop);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  RunRecord record;
+  EvaluatorOptions options;
+  options.record = &record;
+  Literal x(hlo::Shape(hlo::PrimitiveType::kF32, {1024}));  // zeros
+  ASSERT_TRUE(Evaluator(options).Evaluate(**module, std::span(&x, 1)).ok());
+  const hlo::HloInstruction* outer = (*module)->entry()->root()->operand(0);
+  const hlo::HloInstruction* inner = nullptr;
+  for (const auto& i : outer->called_computation(hlo::AttrId::kBody)->instructions()) {
+    if (i->name() == "inner") inner = i.get();
+  }
+  ASSERT_EQ(record.trip_counts.count(outer), 1u);
+  EXPECT_EQ(record.trip_counts.at(outer), ExecutionSeries<int64_t>(4));
+  ASSERT_EQ(record.trip_counts.count(inner), 1u);
+  const ExecutionSeries<int64_t>& inner_trips = record.trip_counts.at(inner);
+  EXPECT_EQ(inner_trips.executions(), 4);
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(inner_trips.At(i), i);
 }
 
 TEST(Evaluator, WhileOverIterationCapIsAnError) {

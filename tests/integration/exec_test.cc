@@ -4,14 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "sim/value/literal.h"
 #include "sim/value/npy.h"
+#include "tests/hlo/triangular_loop.h"
 #include "tests/integration/integration_util.h"
 #include "tests/integration/run_binary.h"
 
@@ -389,15 +389,9 @@ TEST_F(ExecTest, FullModeTimesARaggedAllToAllWithTheRowsItsValuesRunSent) {
   EXPECT_EQ(collective_of("full", overlapping)["bytes"], 18 * 2 * 4);
 }
 
-TEST_F(ExecTest, FullModeMovesTheRowsEachDeviceOfARaggedAllToAllSent) {
-  // Two devices on two chips: device 0 sends nothing, device 1 sends 8 of its
-  // 16 rows (8 bytes each) to device 0. Full mode puts device 1's 64 bytes on
-  // the one link between them; timing alone has each device send half its
-  // input to the other.
-  const std::string module = Module("dispatch.hlo", R"(HloModule dispatch, replica_count=2
-ENTRY e {
-  input = f32[16,2]{1,0} parameter(0)
-  output = f32[16,2]{1,0} parameter(1)
+/// The dispatch of two devices: device 0 sends nothing, device 1 sends 8
+/// rows to device 0 (`sizes_row` and `recv_row`, this device's).
+constexpr char kDispatchSizes[] = R"(
   id = u32[] replica-id()
   zero = u32[] constant(0)
   offsets = s32[2]{0} constant({0, 0})
@@ -405,7 +399,17 @@ ENTRY e {
   recv_of = s32[2,2]{1,0} constant({{0, 8}, {0, 0}})
   sizes_row = s32[1,2]{1,0} dynamic-slice(sizes_of, id, zero), dynamic_slice_sizes={1,2}
   recv_row = s32[1,2]{1,0} dynamic-slice(recv_of, id, zero), dynamic_slice_sizes={1,2}
-  send_sizes = s32[2]{0} reshape(sizes_row)
+)";
+
+TEST_F(ExecTest, FullModeMovesTheRowsEachDeviceOfARaggedAllToAllSent) {
+  // Two devices on two chips: device 0 sends nothing, device 1 sends 8 of its
+  // 16 rows (8 bytes each) to device 0. Full mode puts device 1's 64 bytes on
+  // the one link between them; timing alone has each device send half its
+  // input to the other.
+  const std::string module = Module("dispatch.hlo", std::string(R"(HloModule dispatch, replica_count=2
+ENTRY e {
+  input = f32[16,2]{1,0} parameter(0)
+  output = f32[16,2]{1,0} parameter(1))") + kDispatchSizes + R"(  send_sizes = s32[2]{0} reshape(sizes_row)
   recv_sizes = s32[2]{0} reshape(recv_row)
   ROOT r = f32[16,2]{1,0} ragged-all-to-all(input, output, offsets, send_sizes, offsets, recv_sizes), replica_groups={{0,1}}
 })");
@@ -508,6 +512,70 @@ ENTRY e {
   // Device 0 is done with its experts first and waits for device 1's.
   EXPECT_GT(metrics["devices"][0]["collective_wait_cycles"].get<int64_t>(), 0);
   EXPECT_EQ(metrics["devices"][1]["collective_wait_cycles"], 0);
+}
+
+TEST_F(ExecTest, FullModeTimesEachExecutionOfAnInnerLoopWithItsOwnTripCount) {
+  // The inner loop runs 0, 1, 2 and 3 times; timed alone it would run its
+  // default trip count (1) every time, and with the first execution's count
+  // never.
+  const std::string module = Module("triangle.hlo", test::kTriangularLoop);
+  const auto squares = [&](const std::string& mode) {
+    const std::string json = dir_ / ("triangle_" + mode + ".json");
+    const RunResult r =
+        Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", mode, "--json", json});
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    int64_t runs = 0;
+    const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
+    for (const nlohmann::json& op : metrics["ops"]) {
+      if (op["name"] == "square") runs += op.value("runs", int64_t{1});
+    }
+    return runs;
+  };
+  EXPECT_EQ(squares("full"), 6);
+  EXPECT_EQ(squares("timing"), 4);
+}
+
+TEST_F(ExecTest, FullModeMovesWhatEachExecutionOfARaggedAllToAllSent) {
+  // Two layers of dispatch: device 1 sends 8 rows (8 bytes each) to device 0
+  // in the first, half as many in the second.
+  const std::string module =
+      Module("dispatch_layers.hlo", std::string(R"(HloModule dispatch_layers, replica_count=2
+cond {
+  p = (s32[], f32[16,2]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[16,2]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  input = f32[16,2]{1,0} get-tuple-element(p), index=1)") + kDispatchSizes + R"(  halvings = s32[2]{0} broadcast(i), dimensions={}
+  first_send = s32[2]{0} reshape(sizes_row)
+  first_recv = s32[2]{0} reshape(recv_row)
+  send_sizes = s32[2]{0} shift-right-logical(first_send, halvings)
+  recv_sizes = s32[2]{0} shift-right-logical(first_recv, halvings)
+  r = f32[16,2]{1,0} ragged-all-to-all(input, input, offsets, send_sizes, offsets, recv_sizes), replica_groups={{0,1}}
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[16,2]{1,0}) tuple(next, r)
+}
+ENTRY e {
+  input = f32[16,2]{1,0} parameter(0)
+  zero = s32[] constant(0)
+  t = (s32[], f32[16,2]{1,0}) tuple(zero, input)
+  ROOT w = (s32[], f32[16,2]{1,0}) while(t), condition=cond, body=body
+})");
+  const std::string json = dir_ / "dispatch_layers.json";
+  const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e", "--topology", "torus:2",
+                              "--inputs", "seed:1", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const nlohmann::json collectives = nlohmann::json::parse(ReadText(json))["collectives"];
+  ASSERT_EQ(collectives.size(), 2u);
+  for (const nlohmann::json& c : collectives) {
+    const int64_t rows = c["execution"] == 0 ? 8 : 4;
+    EXPECT_EQ(c["bytes"], rows * 2 * 4) << c.dump();
+    EXPECT_EQ(c["ici_bytes"], rows * 2 * 4) << c.dump();
+  }
 }
 
 TEST_F(ExecTest, OverTheMemoryLimitFullModeTimesAndValuesModeSuggestsTiming) {

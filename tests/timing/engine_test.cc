@@ -16,6 +16,7 @@
 #include "sim/hlo/opcode.h"
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
+#include "tests/hlo/triangular_loop.h"
 #include "tests/timing/timing_test_util.h"
 
 namespace tpusim::timing {
@@ -202,6 +203,110 @@ ENTRY e {
   }
 }
 
+/// The instruction of `module` named `name` (the first, in computation order).
+const hlo::HloInstruction* Named(const hlo::HloModule& module, const std::string& name) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->name() == name) return inst.get();
+    }
+  }
+  return nullptr;
+}
+
+/// Times each of `options` on `module` on a v5e in one SystemC run.
+StatusOr<std::vector<TimingResult>> TimeEach(const hlo::HloModule& module,
+                                             const std::vector<TimingOptions>& options) {
+  static const arch::ChipConfig v5e = Preset("tpu-v5e");
+  std::vector<SimulationJob> jobs;
+  for (const TimingOptions& o : options) jobs.push_back({&module, &v5e, o});
+  return AllTimed(SimulateBatch(jobs));
+}
+
+TEST(Engine, EachExecutionOfAnInnerLoopRunsTheIterationsTheValuesRunSaw) {
+  auto module = Parse(test::kTriangularLoop);
+  ASSERT_NE(module, nullptr);
+  const hlo::HloInstruction* inner = Named(*module, "inner");
+  ASSERT_NE(inner, nullptr);
+  // The inner loop runs 0, 1, 2 and 3 times, as a values run records it;
+  // then 0, 1, 2 or 3 times at every execution.
+  std::vector<TimingOptions> options(5);
+  for (int64_t k = 0; k < 4; ++k) {
+    options[0].trip_counts[inner].Append(k);
+    options[k + 1].trip_counts[inner] = ExecutionSeries<int64_t>(k);
+  }
+  auto r = TimeEach(*module, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(RunsAndCycles((*r)[0]).at("square").first, 6);
+  // Each outer iteration costs what it costs in the loop whose inner trip
+  // count is always its own: the run is the mean of the four.
+  int64_t cycles = 0;
+  int64_t flops = 0;
+  for (size_t k = 1; k < 5; ++k) {
+    EXPECT_EQ(RunsAndCycles((*r)[k])["square"].first, 4 * static_cast<int64_t>(k - 1));
+    cycles += (*r)[k].cycles;
+    flops += (*r)[k].flops;
+  }
+  EXPECT_GT((*r)[0].cycles, (*r)[1].cycles);
+  EXPECT_EQ(4 * (*r)[0].cycles, cycles);
+  EXPECT_EQ(4 * (*r)[0].flops, flops);
+}
+
+/// Two layers of a mixture of experts in a loop: the tokens go through the
+/// experts their router picked (`sizes`, the same operand in both layers
+/// here; a values run records each layer's own groups).
+constexpr char kExpertLayers[] = R"(HloModule layers
+cond {
+  p = (s32[], bf16[1024,512]{1,0}, bf16[4,512,512]{2,1,0}, s32[4]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], bf16[1024,512]{1,0}, bf16[4,512,512]{2,1,0}, s32[4]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = bf16[1024,512]{1,0} get-tuple-element(p), index=1
+  experts = bf16[4,512,512]{2,1,0} get-tuple-element(p), index=2
+  sizes = s32[4]{0} get-tuple-element(p), index=3
+  moe = bf16[1024,512]{1,0} ragged-dot(x, experts, sizes), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], bf16[1024,512]{1,0}, bf16[4,512,512]{2,1,0}, s32[4]{0}) tuple(next, moe, experts, sizes)
+}
+ENTRY e {
+  x = bf16[1024,512]{1,0} parameter(0)
+  experts = bf16[4,512,512]{2,1,0} parameter(1)
+  sizes = s32[4]{0} parameter(2)
+  zero = s32[] constant(0)
+  t = (s32[], bf16[1024,512]{1,0}, bf16[4,512,512]{2,1,0}, s32[4]{0}) tuple(zero, x, experts, sizes)
+  ROOT w = (s32[], bf16[1024,512]{1,0}, bf16[4,512,512]{2,1,0}, s32[4]{0}) while(t), condition=cond, body=body
+})";
+
+TEST(Engine, ARaggedDotInALoopIsTimedWithTheGroupsOfEachExecution) {
+  auto module = Parse(kExpertLayers);
+  ASSERT_NE(module, nullptr);
+  const hlo::HloInstruction* moe = Named(*module, "moe");
+  const std::vector<int64_t> one_expert = {128, 0, 0, 0};
+  const std::vector<int64_t> all_experts = {256, 256, 256, 256};
+  std::vector<TimingOptions> options(3);
+  options[0].ragged_group_shares[moe].Append(one_expert);
+  options[0].ragged_group_shares[moe].Append(all_experts);
+  options[1].ragged_group_shares[moe] = ExecutionSeries(one_expert);
+  options[2].ragged_group_shares[moe] = ExecutionSeries(all_experts);
+  auto r = TimeEach(*module, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto light = RunsAndCycles((*r)[1]).at("moe");
+  const auto heavy = RunsAndCycles((*r)[2]).at("moe");
+  const auto layers = RunsAndCycles((*r)[0]).at("moe");
+  EXPECT_LT(light.second, heavy.second);
+  EXPECT_EQ(2 * layers.second, light.second + heavy.second);
+  EXPECT_EQ(2 * (*r)[0].cycles, (*r)[1].cycles + (*r)[2].cycles);
+  int64_t moe_flops = 0;
+  for (const OpRecord& op : (*r)[0].ops) {
+    if (op.instruction == moe) moe_flops += op.TotalFlops();
+  }
+  EXPECT_EQ(moe_flops, 2LL * (128 + 1024) * 512 * 512);  // one expert's rows, then all
+}
+
 /// A loop of two billion iterations of one add (and the loop test).
 constexpr char kLongLoop[] = R"(HloModule m
 cond {
@@ -256,8 +361,9 @@ TEST(Engine, TheCapOnSimulatedInstructionsNamesTheLoopAndHowFarItGot) {
   EXPECT_EQ(r.status().message(),
             "test.hlo:20:3: error: w: simulating this loop iteration by iteration reached the "
             "limit of 1000 executed instructions after 500 of its 2000000000 iterations "
-            "(iterations that meet other devices or leave copies in flight are not "
-            "fast-forwarded); raise it with the caller's flag or lower its trip count");
+            "(iterations that meet other devices, leave copies in flight or cost otherwise than "
+            "the one before are not fast-forwarded); raise it with the caller's flag or lower "
+            "its trip count");
 }
 
 // One SystemC run for a batch: a job stopped by its input (before the run)

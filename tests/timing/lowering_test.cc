@@ -13,8 +13,9 @@
 #include "sim/timing/kernel_cost.h"
 #include "sim/timing/layout_bytes.h"
 #include "sim/timing/program.h"
-#include "tests/timing/timing_test_util.h"
 #include "tests/hlo/nested_module.h"
+#include "tests/hlo/triangular_loop.h"
+#include "tests/timing/timing_test_util.h"
 
 namespace tpusim::timing {
 namespace {
@@ -226,12 +227,12 @@ ENTRY e {
 }
 
 /// The cost of the ROOT ragged-dot of `text` on `chip`, its groups having
-/// held `shares` (TimingOptions::ragged_group_shares).
+/// held `shares` in the execution costed.
 KernelCost RaggedRootCost(const std::string& text, const arch::ChipConfig& chip,
                           std::vector<int64_t> shares) {
   auto module = Parse(text);
   if (module == nullptr) return {};
-  const RaggedGroupShares known = {{module->entry()->root(), std::move(shares)}};
+  const RaggedGroupSharesOfRun known = {{module->entry()->root(), std::move(shares)}};
   KernelCoster coster(chip, &known);
   auto cost = coster.Cost(*module->entry()->root());
   EXPECT_TRUE(cost.ok()) << cost.status().message();
@@ -517,7 +518,7 @@ ENTRY e {
   // The loop once (begin; compare; add, exponential; end) with its trip
   // count, then the final compare.
   ASSERT_EQ(program->steps.size(), 6u);
-  EXPECT_EQ(program->steps[0].trips, 3);
+  EXPECT_EQ(program->loop_trips[program->steps[0].loop], ExecutionSeries<int64_t>(3));
 }
 
 /// `for (i = start; i DIRECTION limit; i += step)` with an i of `type`, as a
@@ -612,16 +613,45 @@ ENTRY e {
   // that ends it.
   ASSERT_EQ(program->steps.size(), 5u);
   EXPECT_EQ(program->steps[0].role, StepRole::kLoopBegin);
-  EXPECT_EQ(program->steps[0].trips, 5);
+  EXPECT_EQ(program->loop_trips[program->steps[0].loop], ExecutionSeries<int64_t>(5));
   EXPECT_EQ(program->steps[0].partner, 3u);
   EXPECT_EQ(program->steps[3].role, StepRole::kLoopEnd);
   EXPECT_EQ(program->steps[3].partner, 0u);
   EXPECT_EQ(program->steps[4].inst->name(), "gt");
   // A trip count given for the loop (e.g. from a functional run) wins.
-  options.trip_counts[module->entry()->root()] = 7;
+  options.trip_counts[module->entry()->root()] = ExecutionSeries<int64_t>(7);
   auto given = LowerModule(*module, Preset("tpu-v5e"), options);
   ASSERT_TRUE(given.ok());
-  EXPECT_EQ(given->steps[0].trips, 7);
+  EXPECT_EQ(given->loop_trips[given->steps[0].loop], ExecutionSeries<int64_t>(7));
+}
+
+TEST(Lowering, OnlyTheLoopsAroundWhatChangesBetweenExecutionsAreMarkedAsVarying) {
+  auto module = Parse(test::kTriangularLoop);
+  ASSERT_NE(module, nullptr);
+  const hlo::HloInstruction* inner = nullptr;
+  for (const auto& computation : module->computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->name() == "inner") inner = inst.get();
+    }
+  }
+  ASSERT_NE(inner, nullptr);
+  // Steps: outer begin, its test, inner begin, its test, the body's add and
+  // square, inner end, ...
+  TimingOptions options;
+  for (int64_t i = 0; i < 4; ++i) options.trip_counts[inner].Append(i);
+  auto program = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program->steps[0].inst->name(), "outer");
+  ASSERT_EQ(program->steps[2].inst->name(), "inner");
+  EXPECT_TRUE(program->steps[0].varies);   // its iterations differ: no fast-forward
+  EXPECT_FALSE(program->steps[2].varies);  // each execution's iterations are alike
+  EXPECT_EQ(program->loop_trips[program->steps[2].loop], options.trip_counts[inner]);
+  // The same inner trip count every time: nothing varies.
+  options.trip_counts[inner] = ExecutionSeries<int64_t>(2);
+  program = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_FALSE(program->steps[0].varies);
+  EXPECT_FALSE(program->steps[2].varies);
 }
 
 TEST(Lowering, TheInstructionCapOutsideEveryLoopNamesTheInstructionThatReachedIt) {
@@ -739,7 +769,7 @@ ENTRY e {
             "iteration), reach 2^63 here: more than tpusim counts in 64 bits");
   // Three runs (3 x 2^61 FLOPs and the adds) still fit.
   TimingOptions three;
-  three.trip_counts[loop->entry()->root()] = 3;
+  three.trip_counts[loop->entry()->root()] = ExecutionSeries<int64_t>(3);
   program = LowerModule(*loop, Preset("tpu-v5e"), three);
   EXPECT_TRUE(program.ok()) << program.status().message();
 }

@@ -201,8 +201,8 @@ ExpertParallelRun TimeExpertParallel(std::vector<int64_t> first, std::vector<int
   const hlo::HloInstruction* moe = run.module->entry()->root()->operand(0);
   const TestTimer timer(1'000'000);
   TimingOptions options = WithTimer(timer);
-  options.ragged_group_shares = {{moe, std::move(first)}};
-  options.device_ragged_group_shares[1] = {{moe, std::move(second)}};
+  options.ragged_group_shares = {{moe, ExecutionSeries(std::move(first))}};
+  options.device_ragged_group_shares[1] = {{moe, ExecutionSeries(std::move(second))}};
   run.result = SimulateModule(*run.module, IdealPreset("tpu-v5e"), options);
   return run;
 }
