@@ -42,22 +42,24 @@ int64_t ThisDevice(const EvalContext& ctx) {
   return ctx.hub().config().DeviceIndex(ctx.device());
 }
 
-/// One value for one operand, a tuple for several (the variadic forms).
-Literal Pack(std::vector<Literal> parts) {
-  if (parts.size() == 1) return std::move(parts[0]);
+/// The value of a result of shape `shape` made of one part per operand: the
+/// part itself for an array, a tuple for several (the variadic forms) or for
+/// a tuple of one (all-to-all's tuple form).
+Literal Pack(std::vector<Literal> parts, const Shape& shape) {
+  if (parts.size() == 1 && !shape.IsTuple()) return std::move(parts[0]);
   return Literal::CreateTuple(std::move(parts));
 }
 
-/// The result shape of each operand: `result_shape` itself for one operand,
-/// its elements for several. Every operand must be an array of the result's
-/// element type.
+/// The result shape of each operand: `result_shape` itself for one operand
+/// and an array result, the elements of a tuple result. Every operand must
+/// be an array of the result's element type.
 StatusOr<std::vector<Shape>> PerOperandShapes(EvalContext& ctx, const HloInstruction& inst,
                                               const Shape& result_shape, Operands ops) {
   std::vector<Shape> shapes;
-  if (ops.size() == 1) {
-    shapes.push_back(result_shape);
-  } else if (result_shape.IsTuple() && result_shape.tuple_size() == static_cast<int64_t>(ops.size())) {
+  if (result_shape.IsTuple() && result_shape.tuple_size() == static_cast<int64_t>(ops.size())) {
     shapes = result_shape.tuple_shapes();
+  } else if (ops.size() == 1) {
+    shapes.push_back(result_shape);
   }
   if (ops.empty() || shapes.size() != ops.size()) {
     return ctx.Error(inst, StatusCode::kInvalidArgument,
@@ -175,7 +177,7 @@ StatusOr<Literal> AllReduce(EvalContext& ctx, const HloInstruction& inst, HloOpc
       parts.push_back(std::move(sum));
     }
     Results results;
-    results.push_back(Pack(std::move(parts)));
+    results.push_back(Pack(std::move(parts), result_shape));
     return results;
   });
 }
@@ -210,7 +212,7 @@ StatusOr<Literal> ReduceScatter(EvalContext& ctx, const HloInstruction& inst, Hl
       }
     }
     Results results;
-    for (auto& p : parts) results.push_back(Pack(std::move(p)));
+    for (auto& p : parts) results.push_back(Pack(std::move(p), result_shape));
     return results;
   });
 }
@@ -240,7 +242,7 @@ StatusOr<Literal> AllGather(EvalContext& ctx, const HloInstruction& inst, HloOpc
       parts.push_back(std::move(out));
     }
     Results results;
-    results.push_back(Pack(std::move(parts)));
+    results.push_back(Pack(std::move(parts), result_shape));
     return results;
   });
 }
@@ -272,7 +274,7 @@ StatusOr<Literal> AllToAll(EvalContext& ctx, const HloInstruction& inst, HloOpco
       for (int64_t i = 0; i < n; ++i) {
         std::vector<Literal> parts;
         for (int64_t j = 0; j < n; ++j) parts.push_back(*c[j][i]);
-        results.push_back(Pack(std::move(parts)));
+        results.push_back(Pack(std::move(parts), result_shape));
       }
       return results;
     });
@@ -380,9 +382,16 @@ StatusOr<Literal> CollectiveBroadcast(EvalContext& ctx, const HloInstruction& in
     std::vector<Literal> parts;
     for (const Literal* operand : c[0]) parts.push_back(*operand);
     Results results;
-    results.push_back(Pack(std::move(parts)));
+    results.push_back(Pack(std::move(parts), result_shape));
     return results;
   });
+}
+
+/// True for the in-place form (input, output, input offsets, output offsets),
+/// which slice_sizes marks.
+bool IsInPlacePermute(const HloInstruction& inst) {
+  return inst.FindUnknownAttribute("slice_sizes") != nullptr ||
+         inst.FindAttribute(AttrId::kSliceSizes) != nullptr;
 }
 
 /// Device ids of point-to-point pairs, checked against the peer domain.
@@ -398,6 +407,12 @@ Status CheckPairs(EvalContext& ctx, const HloInstruction& inst,
                            " peers (SpmdConfig)");
     }
     if (is_source[source] || is_target[target]) {
+      // XLA's in-place form may send several slices to several peers.
+      if (IsInPlacePermute(inst))
+        return ctx.Unsupported(
+            inst,
+            "the evaluator does not run an in-place permute whose pairs repeat an id "
+            "(slices sent to several peers)");
       return ctx.Error(inst, StatusCode::kInvalidArgument,
                        "an id is the source (or the target) of two pairs");
     }
@@ -424,13 +439,6 @@ StatusOr<PeerPairs> PermutePairs(EvalContext& ctx, const HloInstruction& inst, H
       pairs_attr ? *pairs_attr : std::vector<std::pair<int64_t, int64_t>>{};
   TPUSIM_RETURN_IF_ERROR(CheckPairs(ctx, inst, pairs, domain));
   return PeerPairs{std::move(pairs), std::move(domain)};
-}
-
-/// True for the in-place form (input, output, input offsets, output offsets),
-/// which slice_sizes marks.
-bool IsInPlacePermute(const HloInstruction& inst) {
-  return inst.FindUnknownAttribute("slice_sizes") != nullptr ||
-         inst.FindAttribute(AttrId::kSliceSizes) != nullptr;
 }
 
 /// The in-place form's `slice_sizes={{a,b,c},...}`: one size list per slice.
@@ -537,6 +545,9 @@ StatusOr<std::vector<std::vector<int64_t>>> SliceOffsets(EvalContext& ctx,
 /// its `output`. Offsets are clamped into the arrays, as dynamic-slice's.
 StatusOr<Literal> InPlacePermute(EvalContext& ctx, const HloInstruction& inst, HloOpcode opcode,
                                  const Shape& result_shape, Operands ops) {
+  if (ops.size() == 4 && (ops[0]->shape().IsTuple() || ops[1]->shape().IsTuple()))
+    return ctx.Unsupported(inst,
+                           "the evaluator does not run the in-place form over tuples of buffers");
   if (ops.size() != 4 || !ops[0]->shape().IsArray() || !ops[1]->shape().IsArray() ||
       ops[0]->element_type() != ops[1]->element_type() ||
       ops[0]->shape().rank() != ops[1]->shape().rank() ||
@@ -626,7 +637,7 @@ StatusOr<Literal> CollectivePermute(EvalContext& ctx, const HloInstruction& inst
           parts.push_back(std::move(zeros));
         }
       }
-      results.push_back(Pack(std::move(parts)));
+      results.push_back(Pack(std::move(parts), result_shape));
     }
     return results;
   });
@@ -721,7 +732,8 @@ StatusOr<Literal> StartTuple(EvalContext& ctx, const HloInstruction& inst, HloOp
   for (const Literal* operand : ops) operands.push_back(*operand);
   if (IsInPlacePermute(inst)) operands.resize(1);
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
-  TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 0, Pack(std::move(operands))));
+  TPUSIM_RETURN_IF_ERROR(
+      SetAsyncElement(ctx, inst, out, 0, Pack(std::move(operands), inst.shape().tuple_shapes(0))));
   TPUSIM_RETURN_IF_ERROR(SetAsyncElement(ctx, inst, out, 1, std::move(result)));
   return out;
 }

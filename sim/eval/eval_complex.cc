@@ -254,6 +254,7 @@ Status ComplexBinaryOf(BinaryArith op, const Literal& a, const Literal& b, Liter
     case BinaryArith::kShiftLeft:
     case BinaryArith::kShiftRightLogical:
     case BinaryArith::kShiftRightArithmetic:
+    case BinaryArith::kMulhi:
       return NotForComplex(OpcodeOf(op));
   }
   return NotForComplex(OpcodeOf(op));  // unreachable: every BinaryArith returns above

@@ -20,8 +20,10 @@ using hlo::Sharding;
 using value::Literal;
 
 /// Annotations that return their operand unchanged: sharding hints and
-/// sharding-propagation barriers, host offload moves (where a value lives is
-/// a timing matter), the dynamic-bound annotation SetBound (the bound is
+/// sharding-propagation barriers, host offload moves and JAX's memory-kind
+/// annotate_device_placement (where a value lives is a timing matter),
+/// LayoutConstraint (a layout is how values are stored, not what they are),
+/// the dynamic-bound annotation SetBound (the bound is
 /// shape metadata, the values pass through), the SPMD shape conversions
 /// when the shard is the whole array (one partition), and PyTorch/XLA
 /// Neuron's AwsNeuronTransferWithStaticRing. Neuron does not document the
@@ -32,6 +34,7 @@ bool IsIdentityTarget(std::string_view target) {
   return target == "Sharding" || target == "MoveToHost" || target == "MoveToDevice" ||
          target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape" ||
          target == "ShardBarrierTo" || target == "ShardBarrierFrom" || target == "SetBound" ||
+         target == "annotate_device_placement" || target == "LayoutConstraint" ||
          target == "AwsNeuronTransferWithStaticRing";
 }
 

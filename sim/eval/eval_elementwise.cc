@@ -202,6 +202,7 @@ Status FloatBinary(BinaryArith op, const Literal& a, const Literal& b, Literal& 
     case BinaryArith::kShiftLeft:
     case BinaryArith::kShiftRightLogical:
     case BinaryArith::kShiftRightArithmetic:
+    case BinaryArith::kMulhi:
       return NotForType(OpcodeOf(op), kType);
   }
   return NotForType(OpcodeOf(op), kType);  // unreachable: every BinaryArith returns above
@@ -283,6 +284,17 @@ Status IntBinary(BinaryArith op, const Literal& a, const Literal& b, Literal& ou
           if (s(y) < 0) return 0;
         }
         return IntPow(x, y);
+      });
+    // The high half of the product at twice the width.
+    case BinaryArith::kMulhi:
+      return run([&](uint64_t x, uint64_t y) -> uint64_t {
+        if constexpr (kSigned) {
+          return static_cast<uint64_t>((static_cast<__int128>(s(x)) * s(y)) >> kBits);
+        } else {
+          const unsigned __int128 product =
+              static_cast<unsigned __int128>(x & kIntMask<kType>) * (y & kIntMask<kType>);
+          return static_cast<uint64_t>(product >> kBits);
+        }
       });
     // Shift amounts are read as unsigned: one at least the bit width (a
     // negative one included) shifts every bit out, which XLA defines as 0,
@@ -1002,6 +1014,7 @@ std::optional<BinaryArith> InPlaceBinaryArith(HloOpcode opcode) {
     case BinaryArith::kShiftLeft:
     case BinaryArith::kShiftRightLogical:
     case BinaryArith::kShiftRightArithmetic:
+    case BinaryArith::kMulhi:
       return std::nullopt;
   }
   return std::nullopt;  // unreachable: every BinaryArith returns above

@@ -440,7 +440,7 @@ StatusOr<int64_t> ComputationPeakBytes(const hlo::HloModule& module,
       TPUSIM_ASSIGN_OR_RETURN(const int64_t p, ComputationPeakBytes(module, *callee, peaks, depth + 1));
       callee_peak = std::max(callee_peak, p);
     }
-    TPUSIM_ASSIGN_OR_RETURN(const int64_t size, Literal::ByteSizeOf(inst.shape()));
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t size, Evaluator::ValueBytes(module, inst));
     if (inst.opcode() != HloOpcode::kParameter) bytes[plan->order[pos]] = size;
     live = SatAdd(live, bytes[plan->order[pos]]);
     peak = std::max(peak, SatAdd(live, callee_peak));
@@ -463,12 +463,22 @@ StatusOr<int64_t> Evaluator::EstimatePeakBytes(const hlo::HloModule& module) {
   if (entry == nullptr) return InvalidArgument(module.filename() + ": module has no entry");
   int64_t arguments = 0;
   for (const HloInstruction* parameter : entry->parameters()) {
-    TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, Literal::ByteSizeOf(parameter->shape()));
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, ValueBytes(module, *parameter));
     arguments = SatAdd(arguments, bytes);
   }
   std::map<const HloComputation*, int64_t> peaks;
   TPUSIM_ASSIGN_OR_RETURN(const int64_t peak, ComputationPeakBytes(module, *entry, peaks, 0));
   return SatAdd(arguments, peak);
+}
+
+StatusOr<int64_t> Evaluator::ValueBytes(const hlo::HloModule& module, const HloInstruction& inst) {
+  StatusOr<int64_t> bytes = Literal::ByteSizeOf(inst.shape());
+  if (!bytes.ok()) {
+    return Status(bytes.status().code(),
+                  module.ErrorAt(inst.location(),
+                                 inst.name() + ": " + std::string(bytes.status().message())));
+  }
+  return bytes;
 }
 
 bool Evaluator::IsOpcodeImplemented(HloOpcode opcode) {

@@ -171,6 +171,11 @@ class Evaluator {
   /// (a cycle, a missing root) and of unmaterialisable shapes.
   static StatusOr<int64_t> EstimatePeakBytes(const hlo::HloModule& module);
 
+  /// The bytes a value of `inst`'s shape takes (value::Literal::ByteSizeOf);
+  /// an error (a `?` dimension, an overflow) names `inst` at its FILE:LINE:COL.
+  static StatusOr<int64_t> ValueBytes(const hlo::HloModule& module,
+                                      const hlo::HloInstruction& inst);
+
   const EvaluatorOptions& options() const { return options_; }
 
  private:

@@ -213,6 +213,8 @@ Status MatMul(const EvalContext& ctx, const hlo::HloInstruction& inst, const val
 /// float, integer and complex kernels each switch over a whole list without
 /// default:, so an op added here must be computed or refused for every
 /// element type. The other elementwise ops have kernels of their own.
+// The lists stay as rows of opcodes:
+// clang-format off
 #define TPUSIM_EVAL_UNARY_ARITHMETIC(X)                                                    \
   X(kAbs) X(kNegate) X(kSign) X(kNot) X(kPopulationCount) X(kClz) X(kFloor) X(kCeil)       \
   X(kRoundNearestAfz) X(kRoundNearestEven) X(kSqrt) X(kRsqrt) X(kCbrt) X(kExp) X(kExpm1)  \
@@ -221,10 +223,11 @@ Status MatMul(const EvalContext& ctx, const hlo::HloInstruction& inst, const val
 #define TPUSIM_EVAL_BINARY_ARITHMETIC(X)                                                   \
   X(kAdd) X(kSubtract) X(kMultiply) X(kDivide) X(kRemainder) X(kMaximum) X(kMinimum)      \
   X(kPower) X(kAtan2) X(kAnd) X(kOr) X(kXor) X(kShiftLeft) X(kShiftRightLogical)          \
-  X(kShiftRightArithmetic)
+  X(kShiftRightArithmetic) X(kMulhi)
 #define TPUSIM_EVAL_OTHER_ELEMENTWISE(X)                                                   \
   X(kCompare) X(kSelect) X(kClamp) X(kConvert) X(kBitcastConvert) X(kReducePrecision)     \
   X(kStochasticConvert) X(kIsFinite) X(kComplex) X(kReal) X(kImag)
+// clang-format on
 
 #define TPUSIM_EVAL_ENUMERATOR(name) name,
 enum class UnaryArith : uint8_t { TPUSIM_EVAL_UNARY_ARITHMETIC(TPUSIM_EVAL_ENUMERATOR) };

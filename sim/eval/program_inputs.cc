@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/eval/evaluator.h"
 #include "sim/hlo/collective_groups.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/instruction.h"
@@ -433,7 +434,7 @@ StatusOr<std::vector<Literal>> SeededInputs(const hlo::HloModule& module,
   int64_t total_bytes = 0;
   int64_t next_leaf = 0;
   for (const HloInstruction* parameter : entry->parameters()) {
-    TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, Literal::ByteSizeOf(parameter->shape()));
+    TPUSIM_ASSIGN_OR_RETURN(const int64_t bytes, Evaluator::ValueBytes(module, *parameter));
     total_bytes += bytes;
     if (total_bytes > max_bytes) {
       return ResourceExhausted(module.ErrorAt(

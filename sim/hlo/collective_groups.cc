@@ -84,17 +84,20 @@ int64_t GroupSizeFromShapes(const HloInstruction& inst, HloOpcode opcode) {
     return 0;
   }
   const Shape& operand = inst.operand(0)->shape();
-  // The -start forms hold the result at tuple element 1.
-  const Shape& result = inst.shape().IsTuple() && inst.shape().tuple_size() >= 2
-                            ? inst.shape().tuple_shapes(1)
-                            : inst.shape();
+  // The -start forms hold the result at tuple element 1; a variadic form's
+  // result is a tuple whose element 0 is operand 0's.
+  const bool start =
+      inst.opcode() == HloOpcode::kAllGatherStart || inst.opcode() == HloOpcode::kAsyncStart;
+  const Shape* result = &inst.shape();
+  if (start && result->IsTuple() && result->tuple_size() >= 2) result = &result->tuple_shapes(1);
+  if (result->IsTuple() && result->tuple_size() >= 1) result = &result->tuple_shapes(0);
   const int64_t dim = inst.dimensions()[0];
-  if (!operand.IsArray() || !result.IsArray() || dim < 0 || dim >= operand.rank() ||
-      dim >= result.rank()) {
+  if (!operand.IsArray() || !result->IsArray() || dim < 0 || dim >= operand.rank() ||
+      dim >= result->rank()) {
     return 0;
   }
-  const int64_t big = gather ? result.dimensions(dim) : operand.dimensions(dim);
-  const int64_t small = gather ? operand.dimensions(dim) : result.dimensions(dim);
+  const int64_t big = gather ? result->dimensions(dim) : operand.dimensions(dim);
+  const int64_t small = gather ? operand.dimensions(dim) : result->dimensions(dim);
   return small > 0 && big % small == 0 ? big / small : 0;
 }
 

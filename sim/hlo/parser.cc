@@ -503,6 +503,14 @@ StatusOr<HloInstruction*> Parser::ParseInstructionRhs(HloComputation& computatio
   computation.AddInstruction(std::move(owned));
   if (!has_shape) missing_shapes_.push_back(inst);
   TPUSIM_RETURN_IF_ERROR(ParseAttributes(*inst, in_operand_list));
+  // As XLA's parser: a window left out is the empty one, which is right for
+  // a scalar operand and a located rank mismatch for any other.
+  if ((inst->opcode() == HloOpcode::kReduceWindow ||
+       inst->opcode() == HloOpcode::kSelectAndScatter) &&
+      inst->FindAttribute(AttrId::kWindow) == nullptr) {
+    inst->mutable_attributes().push_back(
+        Attribute{AttrId::kWindow, "", AttrValue(Box<Window>(Window{})), inst->location()});
+  }
   return inst;
 }
 

@@ -654,6 +654,7 @@ StatusOr<Shape> Infer(const Rule& r) {
     case HloOpcode::kDivide:
     case HloOpcode::kMaximum:
     case HloOpcode::kMinimum:
+    case HloOpcode::kMulhi:
     case HloOpcode::kMultiply:
     case HloOpcode::kOr:
     case HloOpcode::kPower:

@@ -653,26 +653,38 @@ StatusOr<Shape> InferAllToAll(const Rule& r) {
       return r.Error("dimension " + std::to_string((*dims)[0]) + " of operand " + Str(r.shape(0)) +
                      " is not divisible by the replica group size " + std::to_string(*group));
     }
+    return OneOrTuple(r.OperandShapes(0, r.count()));
   }
-  return OneOrTuple(r.OperandShapes(0, r.count()));
+  // The tuple form: XLA makes its result a tuple even of one operand; the
+  // array that older dumps write for one is taken too.
+  std::vector<Shape> results = r.OperandShapes(0, r.count());
+  if (results.size() == 1 && r.in().shape().IsTuple()) return Shape::Tuple(std::move(results));
+  return OneOrTuple(std::move(results));
 }
 
 /// collective-permute: one operand, several (combined), or the in-place form
 /// (input, output, input offsets, output offsets) marked by slice_sizes,
-/// which in that form is a list of lists that the parser keeps verbatim.
+/// which in that form is a list of lists that the parser keeps verbatim. A
+/// start's result ends with two u32[] context values, which XLA's shape
+/// inference leaves out when the instruction's own shape does.
 StatusOr<Shape> InferCollectivePermute(const Rule& r, bool start) {
   TPUSIM_RETURN_IF_ERROR(r.ExpectAtLeast(1));
   const Shape u32(PrimitiveType::kU32, {});
+  const bool context = !r.in().shape().IsTuple() || r.in().shape().tuple_shapes().size() != 2;
+  const auto started = [&](Shape input, Shape output) {
+    return context ? Shape::Tuple({std::move(input), std::move(output), u32, u32})
+                   : Shape::Tuple({std::move(input), std::move(output)});
+  };
   if (r.in().FindAttribute(AttrId::kSliceSizes) != nullptr ||
       r.in().FindUnknownAttribute("slice_sizes") != nullptr) {
     TPUSIM_RETURN_IF_ERROR(r.ExpectCount(4));
     Shape output = WithoutLayout(r.shape(1));
     if (!start) return output;
-    return Shape::Tuple({WithoutLayout(r.shape(0)), std::move(output), u32, u32});
+    return started(WithoutLayout(r.shape(0)), std::move(output));
   }
   Shape value = OneOrTuple(r.OperandShapes(0, r.count()));
   if (!start) return value;
-  return Shape::Tuple({value, value, u32, u32});
+  return started(value, value);
 }
 
 // ---------------------------------------------------------------------------

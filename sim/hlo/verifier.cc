@@ -812,6 +812,7 @@ class Verifier {
       case HloOpcode::kMap:
       case HloOpcode::kMaximum:
       case HloOpcode::kMinimum:
+      case HloOpcode::kMulhi:
       case HloOpcode::kMultiply:
       case HloOpcode::kNegate:
       case HloOpcode::kNot:

@@ -22,6 +22,23 @@ const ExecutionSeries<std::vector<int64_t>>* SharesIn(const RaggedGroupShares& s
   return found == shares.end() ? nullptr : &found->second;
 }
 
+/// "SHAPE has an unbounded dimension D" for the first array of `shape` with
+/// a `?` dimension, or empty: no size, bound or cost follows from one.
+std::string UnboundedIn(const hlo::Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const hlo::Shape& element : shape.tuple_shapes()) {
+      if (std::string found = UnboundedIn(element); !found.empty()) return found;
+    }
+    return "";
+  }
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (shape.dimensions(d) == hlo::Shape::kUnboundedSize) {
+      return "shape " + shape.ToString(false) + " has an unbounded dimension " + std::to_string(d);
+    }
+  }
+  return "";
+}
+
 /// Each ragged-dot's groups at its first execution.
 RaggedGroupSharesOfRun FirstRuns(const RaggedGroupShares& shares) {
   RaggedGroupSharesOfRun first;
@@ -186,6 +203,10 @@ class Lowerer {
   }
 
   Status Issue(const HloInstruction& inst) {
+    if (const std::string unbounded = UnboundedIn(inst.shape()); !unbounded.empty()) {
+      return Error(inst, StatusCode::kInvalidArgument,
+                   unbounded + ": timing needs a size or a bound (<=N)");
+    }
     std::optional<KernelCost>& cached = program_.costs[inst.unique_id()];
     if (!cached) {
       StatusOr<KernelCost> cost = coster_.Cost(inst);

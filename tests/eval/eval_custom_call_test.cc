@@ -29,7 +29,8 @@ TEST(EvalCustomCall, AnnotationsPassTheirOperandThrough) {
   const Literal x = R1<float>({1.5f, -2});
   for (const char* target :
        {"Sharding", "MoveToHost", "MoveToDevice", "SPMDFullToShardShape", "SPMDShardToFullShape",
-        "ShardBarrierTo", "ShardBarrierFrom", "SetBound", "AwsNeuronTransferWithStaticRing"}) {
+        "ShardBarrierTo", "ShardBarrierFrom", "SetBound", "annotate_device_placement",
+        "LayoutConstraint", "AwsNeuronTransferWithStaticRing"}) {
     EXPECT_EQ(Eval(CustomCall(target), {x}), x) << target;
   }
 }

@@ -223,11 +223,46 @@ TEST(EvalDot, IeeeModeRoundsAnF64SumOnce) {
   }
 }
 
-TEST(EvalDot, UnknownAlgorithmIsUnimplemented) {
+/// MatmulHlo with `algorithm=` in place of the operand precisions.
+std::string AlgorithmHlo(int m, int k, int n, std::string_view algorithm) {
+  std::string text = MatmulHlo(m, k, n, "default");
+  const std::string precisions = "operand_precision={default,default}";
+  text.replace(text.find(precisions), precisions.size(), "algorithm=" + std::string(algorithm));
+  return text;
+}
+
+TEST(EvalDot, AnAlgorithmRunsTheFewestBf16PassesThatHoldItsOperandType) {
+  const int m = 4, k = 64, n = 4;
+  const Literal a = Floats({m, k}, 7), b = Floats({k, n}, 8);
+  const auto same = [&](std::string_view algorithm, std::string_view precision) {
+    EXPECT_EQ(Eval(AlgorithmHlo(m, k, n, algorithm), {a, b}),
+              Eval(MatmulHlo(m, k, n, precision), {a, b}))
+        << algorithm;
+  };
+  same("dot_bf16_bf16_f32", "default");
+  same("dot_bf16_bf16_bf16", "default");
+  same("dot_any_f8_any_f8_f32", "default");
+  same("dot_tf32_tf32_f32", "high");  // tf32's 11 bits in the hi/lo split
+  same("dot_f16_f16_f32", "high");
+  same("dot_tf32_tf32_f32_x3", "highest");
+  same("dot_f32_f32_f32", "highest");
+  // Nine passes add the products of the small pieces, which six drop: below
+  // 2^-32 of each product, so nine are as close to the exact sum as six.
+  const Literal nine = Eval(AlgorithmHlo(m, k, n, "dot_bf16_bf16_f32_x9"), {a, b});
+  const Literal six = Eval(MatmulHlo(m, k, n, "highest"), {a, b});
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      EXPECT_NEAR(nine.Get<float>({i, j}), six.Get<float>({i, j}),
+                  1e-5 * std::abs(six.Get<float>({i, j})) + 1e-6);
+    }
+  }
+}
+
+TEST(EvalDot, AnF64AlgorithmIsUnimplemented) {
   const char* text = R"(HloModule m
 ENTRY e {
   a = f32[2] parameter(0)
-  ROOT d = f32[] dot(a, a), lhs_contracting_dims={0}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32
+  ROOT d = f32[] dot(a, a), lhs_contracting_dims={0}, rhs_contracting_dims={0}, algorithm=dot_f64_f64_f64
 })";
   auto r = testing::TryEval(text, {R1<float>({1, 2})});
   ASSERT_FALSE(r.ok());

@@ -237,6 +237,25 @@ TEST(EvalElementwise, ShiftsSaturateOutOfRangeAmounts) {
             R1<int32_t>({0x3FFFFFFC, 0, 0, 0}));
 }
 
+TEST(EvalElementwise, MulhiIsTheHighHalfOfTheDoubleWidthProduct) {
+  // s32: 0x40000000 * 8 = 2^33 -> 2; -1 * 1 = -1 -> all ones; INT32_MIN^2 = 2^62.
+  EXPECT_EQ(Eval(BinaryHlo("mulhi", "s32[3]", "s32[3]"),
+                 {R1<int32_t>({0x40000000, -1, INT32_MIN}), R1<int32_t>({8, 1, INT32_MIN})}),
+            R1<int32_t>({2, -1, 0x40000000}));
+  // u32: the same bits read unsigned; 0xFFFFFFFF * 1 has a high half of 0.
+  EXPECT_EQ(Eval(BinaryHlo("mulhi", "u32[2]", "u32[2]"),
+                 {R1<uint32_t>({0xFFFFFFFFu, 0xFFFFFFFFu}), R1<uint32_t>({1, 0xFFFFFFFFu})}),
+            R1<uint32_t>({0, 0xFFFFFFFEu}));
+  // 64 bits need the 128-bit product: 2^62 * 8 = 2^65 -> 2.
+  EXPECT_EQ(Eval(BinaryHlo("mulhi", "s64[2]", "s64[2]"),
+                 {R1<int64_t>({int64_t{1} << 62, -3}), R1<int64_t>({8, 5})}),
+            R1<int64_t>({2, -1}));
+  // A float mulhi is not an HLO op.
+  EXPECT_FALSE(
+      testing::TryEval(BinaryHlo("mulhi", "f32[1]", "f32[1]"), {R1<float>({2}), R1<float>({3})})
+          .ok());
+}
+
 TEST(EvalElementwise, CompareAllDirections) {
   Literal a = R1<float>({1.0f, 2.0f, kNan});
   Literal b = R1<float>({2.0f, 2.0f, 1.0f});

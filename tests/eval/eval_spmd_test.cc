@@ -513,6 +513,39 @@ ENTRY e {
   EXPECT_THAT(results.status().message(), HasSubstr(":6:"));
 }
 
+TEST(SpmdCollectivePermute, InPlaceFormsTheEvaluatorLacksAreUnimplementedNotBadInput) {
+  // Slices to two peers each (pairs that repeat an id) and buffers in
+  // tuples are XLA's; the evaluator does not run them, so full mode times the
+  // module without values rather than refusing it.
+  const std::string several_peers = R"(HloModule m, replica_count=4
+ENTRY e {
+  p = f32[4] parameter(0)
+  zero = u32[] constant(0)
+  off = (u32[]) tuple(zero)
+  offs = ((u32[]), (u32[])) tuple(off, off)
+  ROOT c = f32[4] collective-permute(p, p, offs, offs),
+      source_target_pairs={{0,1},{1,2},{2,3},{0,3},{2,1},{3,2}}, slice_sizes={{2},{2}}
+})";
+  StatusOr<std::vector<Literal>> results = TrySpmd(several_peers, RowOfTens);
+  ASSERT_FALSE(results.ok());
+  EXPECT_EQ(results.status().code(), StatusCode::kUnimplemented) << results.status().message();
+  EXPECT_THAT(results.status().message(), HasSubstr("pairs repeat an id"));
+  const std::string tuples = R"(HloModule m, replica_count=2
+ENTRY e {
+  p = f32[4] parameter(0)
+  buffers = (f32[4], f32[4]) tuple(p, p)
+  zero = u32[] constant(0)
+  off = (u32[]) tuple(zero)
+  offs = ((u32[]), (u32[])) tuple(off, off)
+  ROOT c = (f32[4], f32[4]) collective-permute(buffers, buffers, offs, offs),
+      source_target_pairs={{0,1},{1,0}}, slice_sizes={{2},{2}}
+})";
+  results = TrySpmd(tuples, RowOfTens);
+  ASSERT_FALSE(results.ok());
+  EXPECT_EQ(results.status().code(), StatusCode::kUnimplemented) << results.status().message();
+  EXPECT_THAT(results.status().message(), HasSubstr("tuples of buffers"));
+}
+
 // Six devices fail on their own at once, each on its thread: the error is the
 // lowest one's, every run, not whichever thread came first.
 TEST(SpmdAllReduce, DevicesInNoGroupGiveTheLowestDevicesErrorEveryRun) {

@@ -275,5 +275,21 @@ ENTRY %main (p: f32[1024]) -> f32[1024] {
   EXPECT_EQ(*peak, 4096 * 4);
 }
 
+TEST(EstimatePeakBytes, AnUnboundedDimensionIsAnErrorAtItsInstruction) {
+  const auto module = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[?,784] parameter(0)
+  ROOT n = f32[?,784] negate(p)
+})");
+  ASSERT_NE(module, nullptr);
+  const StatusOr<int64_t> peak = Evaluator::EstimatePeakBytes(*module);
+  ASSERT_FALSE(peak.ok());
+  EXPECT_EQ(peak.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(peak.status().message().ends_with(
+      ":3:3: error: p: shape f32[?,784] has an unbounded dimension 0: a value needs a size or a "
+      "bound"))
+      << peak.status().message();
+}
+
 }  // namespace
 }  // namespace tpusim::eval

@@ -108,6 +108,19 @@ ENTRY e {
   EXPECT_EQ(SpmdConfig::CoveringModule(*module).partition_count, 1);
 }
 
+TEST(SpmdConfigTest, AVariadicStartTakesItsGroupSizeFromItsFirstOperandsShapes) {
+  // reduce-scatter-start of two f32[16,64] to f32[4,64] each: 4 replicas.
+  auto module = Parse(std::string("HloModule m\n") + kAdd + R"(
+ENTRY e {
+  p0 = f32[16,64] parameter(0)
+  p1 = f32[16,64] parameter(1)
+  s = ((f32[16,64], f32[16,64]), (f32[4,64], f32[4,64])) reduce-scatter-start(p0, p1), replica_groups={}, dimensions={0}, to_apply=add
+  ROOT d = (f32[4,64], f32[4,64]) reduce-scatter-done(s)
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(SpmdConfig::CoveringModule(*module).replica_count, 4);
+}
+
 TEST(ResolveCollective, ListAndIotaGroupsAcrossReplicasOfEachPartition) {
   auto module = Parse(std::string("HloModule m\n") + kAdd + R"(
 ENTRY e {

@@ -823,6 +823,42 @@ ENTRY main {
   EXPECT_TRUE(status.ok()) << status.message();
 }
 
+TEST(VerifyAccepts, TheFormsXlasShapeInferenceGivesThatItsParserTestsWrite) {
+  // all-to-all's tuple form is a tuple even of one operand; a permute's
+  // start may leave out its two u32[] context values; a scalar's
+  // reduce-window and select-and-scatter may leave out their empty window.
+  const Status status = Verify(std::string(R"(HloModule m)") + std::string(kAdd) + R"(
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+
+ENTRY e {
+  x = f32[128,32] parameter(0)
+  a2a = (f32[128,32]) all-to-all(x), replica_groups={}
+  v = f32[8] parameter(1)
+  one = (f32[8], f32[8]) collective-permute-start(v), source_target_pairs={{0,1}}
+  one_done = f32[8] collective-permute-done(one)
+  two = ((f32[8], f32[8]), (f32[8], f32[8])) collective-permute-start(v, v), source_target_pairs={{0,1}}
+  two_done = (f32[8], f32[8]) collective-permute-done(two)
+  s = f32[] parameter(2)
+  rw = f32[] reduce-window(s, s), to_apply=add
+  ROOT sas = f32[] select-and-scatter(s, rw, s), select=ge, scatter=add
+}
+)");
+  EXPECT_TRUE(status.ok()) << status.message();
+  // Left out on an array, the window is the empty one, and wrong for it.
+  EXPECT_EQ(VerifyError(std::string(R"(HloModule m)") + std::string(kAdd) + R"(
+ENTRY e {
+  x = f32[4] parameter(0)
+  i = f32[] constant(0)
+  ROOT rw = f32[4] reduce-window(x, i), to_apply=add
+}
+)"),
+            "v.hlo:11:3: error: rw: window of reduce-window has 0 dimensions but the input has 1");
+}
+
 TEST(VerifyAccepts, DynamicShapesAgreeWithTheirBounds) {
   const Status status = Verify(R"(HloModule m
 add {

@@ -440,7 +440,7 @@ TEST(Engine, InputErrorsDoNotUseUpTheRun) {
   auto bad = Parse(R"(HloModule m
 ENTRY e {
   a = f32[8,8] parameter(0)
-  ROOT d = f32[8,8] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32
+  ROOT d = f32[8,8] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_f64_f64_f64
 })");
   auto good =
       Parse("HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n");

@@ -137,6 +137,8 @@ ENTRY e {
   const KernelCost high = dot("f32", ", operand_precision={high,high}");
   const KernelCost highest = dot("f32", ", operand_precision={highest,highest}");
   const KernelCost algo = dot("f32", ", algorithm=dot_bf16_bf16_f32_x6");
+  const KernelCost tf32 = dot("f32", ", algorithm=dot_tf32_tf32_f32");
+  const KernelCost nine = dot("f32", ", algorithm=dot_bf16_bf16_f32_x9");
   const KernelCost bf16 = dot("bf16", ", operand_precision={highest,highest}");
   ASSERT_EQ(def.per_core.matmuls.size(), 1u);
   const int64_t base = mxu.WeightTiles(def.per_core.matmuls[0]);
@@ -144,6 +146,8 @@ ENTRY e {
   EXPECT_EQ(mxu.WeightTiles(high.per_core.matmuls[0]), 3 * base);
   EXPECT_EQ(mxu.WeightTiles(highest.per_core.matmuls[0]), 6 * base);
   EXPECT_EQ(mxu.WeightTiles(algo.per_core.matmuls[0]), 6 * base);
+  EXPECT_EQ(mxu.WeightTiles(tf32.per_core.matmuls[0]), 3 * base);  // the hi/lo split
+  EXPECT_EQ(mxu.WeightTiles(nine.per_core.matmuls[0]), 9 * base);
   EXPECT_EQ(mxu.WeightTiles(bf16.per_core.matmuls[0]), base);  // bf16 operands: one piece
   EXPECT_EQ(def.flops, 2LL * 512 * 512 * 512);
 }
@@ -708,7 +712,7 @@ TEST(Lowering, UnsupportedAlgorithmIsALocatedError) {
   auto module = Parse(R"(HloModule m
 ENTRY e {
   a = f32[8,8] parameter(0)
-  ROOT d = f32[8,8] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_tf32_tf32_f32
+  ROOT d = f32[8,8] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_f64_f64_f64
 })");
   ASSERT_NE(module, nullptr);
   auto program = LowerModule(*module, Preset("tpu-v5e"), TimingOptions{});
@@ -721,6 +725,21 @@ ENTRY e {
 /// The message's first line (the located error, without the source excerpt).
 std::string FirstLine(const Status& status) {
   return status.message().substr(0, status.message().find('\n'));
+}
+
+TEST(Lowering, AnUnboundedDimensionIsAnErrorAtItsInstruction) {
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  q = (f32[8], f32[?,784]) parameter(1)
+  ROOT n = f32[8] negate(p)
+})");
+  ASSERT_NE(module, nullptr);
+  const auto program = LowerModule(*module, Preset("tpu-v5e"), TimingOptions{});
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(FirstLine(program.status()),
+            "test.hlo:4:3: error: q: shape f32[?,784] has an unbounded dimension 0: timing needs "
+            "a size or a bound (<=N)");
 }
 
 // Counts saturate rather than wrap (sim/base/arith.h); one that saturated
