@@ -826,7 +826,8 @@ ENTRY main {
 TEST(VerifyAccepts, TheFormsXlasShapeInferenceGivesThatItsParserTestsWrite) {
   // all-to-all's tuple form is a tuple even of one operand; a permute's
   // start may leave out its two u32[] context values; a scalar's
-  // reduce-window and select-and-scatter may leave out their empty window.
+  // reduce-window and select-and-scatter may leave out their empty window;
+  // after-all may order after values, not only tokens.
   const Status status = Verify(std::string(R"(HloModule m)") + std::string(kAdd) + R"(
 ge {
   a = f32[] parameter(0)
@@ -842,6 +843,7 @@ ENTRY e {
   one_done = f32[8] collective-permute-done(one)
   two = ((f32[8], f32[8]), (f32[8], f32[8])) collective-permute-start(v, v), source_target_pairs={{0,1}}
   two_done = (f32[8], f32[8]) collective-permute-done(two)
+  after = token[] after-all(v, one_done)
   s = f32[] parameter(2)
   rw = f32[] reduce-window(s, s), to_apply=add
   ROOT sas = f32[] select-and-scatter(s, rw, s), select=ge, scatter=add
