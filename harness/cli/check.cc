@@ -37,8 +37,8 @@ CLI::App* AddCheckCommand(CLI::App& app, CheckOptions& options) {
       ->type_name("");
   check->add_flag("-v,--verbose", options.verbose,
                   "Also print 'FILE: ok (N computations, M instructions)' for each good module");
-  check->footer(R"(Errors go to stderr, one report per bad file: FILE:LINE:COL: error: WHAT, then
-the source line and a caret. Every file is checked even after an error. XLA's
+  check->footer(R"(Errors go to stderr, one report per bad file: FILE:LINE:COL: error: WHAT; a
+parse error adds the source line and a caret. Every file is checked even after an error. XLA's
 reports beside the modules in a dump directory (*-buffer-assignment.txt,
 *-memory-usage-report.txt) are skipped with a note on stderr.
 
