@@ -247,6 +247,7 @@ StatusOr<Literal> EvalCustomCall(EvalContext& ctx, const HloInstruction& inst, O
                      "custom-call target \"" + std::string(target) + "\" must keep the shape");
   }
   if (target == "DynamicGte") return DynamicGetTupleElement(ctx, inst, ops);
+  if (target == "TopK") return EvalTopKCustomCall(ctx, inst, ops);
   if (target == "AwsNeuronGelu") return NeuronGelu(ctx, inst, ops, /*derivative=*/false);
   if (target == "AwsNeuronGeluBackward") return NeuronGelu(ctx, inst, ops, /*derivative=*/true);
   if (target == "AllocateBuffer") {

@@ -167,12 +167,13 @@ std::vector<uint64_t> OrderKeys(const Literal& values) {
   return keys;
 }
 
-}  // namespace
-
-StatusOr<Literal> EvalTopK(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
-  const Literal& input = *ops[0];
-  const int64_t k = inst.int_attr(hlo::AttrId::kK).value_or(-1);
-  const bool largest = inst.bool_attr(hlo::AttrId::kLargest, true);
+/// `inst`'s (values, s32 indices) result: the first `k` elements of each row
+/// (the last dimension) of `input` in the order of `before(a, b)` (element
+/// offsets in `input`), sorted stably, so that elements neither before the
+/// other keep the lower index first.
+template <typename Before>
+StatusOr<Literal> FirstKOfEachRow(EvalContext& ctx, const HloInstruction& inst,
+                                  const Literal& input, int64_t k, Before&& before) {
   if (!input.shape().IsArray() || input.shape().rank() < 1 ||
       hlo::IsComplex(input.element_type())) {
     return ctx.Error(inst, StatusCode::kInvalidArgument, "needs a real array of rank >= 1");
@@ -187,24 +188,50 @@ StatusOr<Literal> EvalTopK(EvalContext& ctx, const HloInstruction& inst, Operand
     return ctx.Error(inst, StatusCode::kInvalidArgument,
                      "needs 0 <= k <= the last dimension and a (values, s32 indices) result");
   }
-  // Each row sorted stably (equal keys keep the lower index first), then
-  // the first k taken.
-  const std::vector<uint64_t> keys = OrderKeys(input);
   Literal& values = out.mutable_tuple_element(0);
   auto indices = out.mutable_tuple_element(1).data<int32_t>();
   std::vector<int64_t> perm(static_cast<size_t>(length));
   for (int64_t row = 0; row * length < input.element_count(); ++row) {
     const int64_t base = row * length;
     std::iota(perm.begin(), perm.end(), int64_t{0});
-    TPUSIM_RETURN_IF_ERROR(MergeSort(perm, [&](int64_t a, int64_t b) -> StatusOr<bool> {
-      return largest ? keys[base + a] > keys[base + b] : keys[base + a] < keys[base + b];
-    }));
+    TPUSIM_RETURN_IF_ERROR(
+        MergeSort(perm, [&](int64_t a, int64_t b) { return before(base + a, base + b); }));
     for (int64_t i = 0; i < k; ++i) {
       CopyElement(input, base + perm[i], values, row * k + i);
       indices[row * k + i] = static_cast<int32_t>(perm[i]);
     }
   }
   return out;
+}
+
+}  // namespace
+
+StatusOr<Literal> EvalTopK(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  const Literal& input = *ops[0];
+  const int64_t k = inst.int_attr(hlo::AttrId::kK).value_or(-1);
+  const bool largest = inst.bool_attr(hlo::AttrId::kLargest, true);
+  const std::vector<uint64_t> keys = OrderKeys(input);
+  return FirstKOfEachRow(ctx, inst, input, k, [&](int64_t a, int64_t b) -> StatusOr<bool> {
+    return largest ? keys[a] > keys[b] : keys[a] < keys[b];
+  });
+}
+
+StatusOr<Literal> EvalTopKCustomCall(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  const hlo::Shape& shape = inst.shape();
+  if (ops.size() != 1 || !shape.IsTuple() || shape.tuple_size() != 2 ||
+      !shape.tuple_shapes(0).IsArray() || shape.tuple_shapes(0).rank() < 1) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "custom-call target \"TopK\" takes one array and gives (values, indices)");
+  }
+  const int64_t k = shape.tuple_shapes(0).dimensions().back();
+  if (const HloComputation* comparator = inst.to_apply()) {
+    RowComparator cmp(ctx, inst, *comparator, ops);
+    return FirstKOfEachRow(ctx, inst, *ops[0], k,
+                           [&](int64_t a, int64_t b) { return cmp.Less(a, b); });
+  }
+  const std::vector<uint64_t> keys = OrderKeys(*ops[0]);
+  return FirstKOfEachRow(ctx, inst, *ops[0], k,
+                         [&](int64_t a, int64_t b) -> StatusOr<bool> { return keys[a] > keys[b]; });
 }
 
 }  // namespace tpusim::eval

@@ -171,6 +171,10 @@ StatusOr<value::Literal> EvalDot(EvalContext&, const hlo::HloInstruction&, Opera
 StatusOr<value::Literal> EvalRaggedDot(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalSort(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalTopK(EvalContext&, const hlo::HloInstruction&, Operands);
+/// XLA's TopK custom call (TopkRewriter's form of a sort and a slice): the k
+/// largest of each row by total order, k from the result's last dimension;
+/// with to_apply=, the first k in the comparator's order.
+StatusOr<value::Literal> EvalTopKCustomCall(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalConvolution(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalCustomCall(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalGather(EvalContext&, const hlo::HloInstruction&, Operands);

@@ -126,5 +126,33 @@ ENTRY e {
   EXPECT_EQ(r.tuple_element(1), R1<int32_t>({1, 4, 2}));
 }
 
+TEST(EvalTopK, TheTopKCustomCallIsTheLargestKOrTheComparatorsFirstK) {
+  // XLA's TopK custom call (what TopkRewriter makes of a sort and a slice):
+  // k from the result, the largest first, ties in index order; with a
+  // comparator, the first k in its order (here LT: the smallest).
+  const Literal p = R1<int32_t>({4, -7, 0, 9, -7, 9});
+  const Literal largest = Eval(R"(HloModule m
+ENTRY e {
+  p = s32[6] parameter(0)
+  ROOT t = (s32[3], s32[3]) custom-call(p), custom_call_target="TopK"
+})",
+                               {p});
+  EXPECT_EQ(largest.tuple_element(0), R1<int32_t>({9, 9, 4}));
+  EXPECT_EQ(largest.tuple_element(1), R1<int32_t>({3, 5, 0}));
+  const Literal smallest = Eval(R"(HloModule m
+less {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  p = s32[6] parameter(0)
+  ROOT t = (s32[2], s32[2]) custom-call(p), custom_call_target="TopK", to_apply=less
+})",
+                                {p});
+  EXPECT_EQ(smallest.tuple_element(0), R1<int32_t>({-7, -7}));
+  EXPECT_EQ(smallest.tuple_element(1), R1<int32_t>({1, 4}));
+}
+
 }  // namespace
 }  // namespace tpusim::eval
