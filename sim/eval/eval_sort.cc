@@ -167,17 +167,22 @@ std::vector<uint64_t> OrderKeys(const Literal& values) {
   return keys;
 }
 
-/// `inst`'s (values, s32 indices) result: the first `k` elements of each row
-/// (the last dimension) of `input` in the order of `before(a, b)` (element
-/// offsets in `input`), sorted stably, so that elements neither before the
-/// other keep the lower index first.
-template <typename Before>
-StatusOr<Literal> FirstKOfEachRow(EvalContext& ctx, const HloInstruction& inst,
-                                  const Literal& input, int64_t k, Before&& before) {
+/// A top-k's input must be rows of real values, checked before they are keyed.
+Status CheckRealRows(EvalContext& ctx, const HloInstruction& inst, const Literal& input) {
   if (!input.shape().IsArray() || input.shape().rank() < 1 ||
       hlo::IsComplex(input.element_type())) {
     return ctx.Error(inst, StatusCode::kInvalidArgument, "needs a real array of rank >= 1");
   }
+  return Status::Ok();
+}
+
+/// `inst`'s (values, s32 indices) result: the first `k` elements of each row
+/// (the last dimension) of `input` (CheckRealRows) in the order of
+/// `before(a, b)` (element offsets in `input`), sorted stably, so that
+/// elements neither before the other keep the lower index first.
+template <typename Before>
+StatusOr<Literal> FirstKOfEachRow(EvalContext& ctx, const HloInstruction& inst,
+                                  const Literal& input, int64_t k, Before&& before) {
   const int64_t length = input.shape().dimensions().back();
   TPUSIM_ASSIGN_OR_RETURN(Literal out, ctx.NewValue(inst, inst.shape()));
   if (k < 0 || k > length || !out.shape().IsTuple() || out.tuple_size() != 2 ||
@@ -210,6 +215,7 @@ StatusOr<Literal> EvalTopK(EvalContext& ctx, const HloInstruction& inst, Operand
   const Literal& input = *ops[0];
   const int64_t k = inst.int_attr(hlo::AttrId::kK).value_or(-1);
   const bool largest = inst.bool_attr(hlo::AttrId::kLargest, true);
+  TPUSIM_RETURN_IF_ERROR(CheckRealRows(ctx, inst, input));
   const std::vector<uint64_t> keys = OrderKeys(input);
   return FirstKOfEachRow(ctx, inst, input, k, [&](int64_t a, int64_t b) -> StatusOr<bool> {
     return largest ? keys[a] > keys[b] : keys[a] < keys[b];
@@ -224,6 +230,7 @@ StatusOr<Literal> EvalTopKCustomCall(EvalContext& ctx, const HloInstruction& ins
                      "custom-call target \"TopK\" takes one array and gives (values, indices)");
   }
   const int64_t k = shape.tuple_shapes(0).dimensions().back();
+  TPUSIM_RETURN_IF_ERROR(CheckRealRows(ctx, inst, *ops[0]));
   if (const HloComputation* comparator = inst.to_apply()) {
     RowComparator cmp(ctx, inst, *comparator, ops);
     return FirstKOfEachRow(ctx, inst, *ops[0], k,
