@@ -76,6 +76,12 @@ std::vector<int64_t> ChangePoints(const std::vector<const ExecutionSeries<T>*>& 
   return starts;
 }
 
+/// How many executions the stretch at `starts[k]` (ChangePoints) covers; the
+/// last, whose value holds for every execution after it, counts once.
+inline int64_t StretchLength(const std::vector<int64_t>& starts, size_t k) {
+  return k + 1 < starts.size() ? starts[k + 1] - starts[k] : 1;
+}
+
 }  // namespace tpusim
 
 #endif  // TPUSIM_SIM_BASE_EXECUTION_SERIES_H_

@@ -68,6 +68,13 @@ void Shape::set_dynamic_dimension(int64_t i, bool dynamic) {
   dynamic_mask_ = dynamic ? (dynamic_mask_ | bit) : (dynamic_mask_ & ~bit);
 }
 
+std::optional<int64_t> Shape::FirstUnboundedDimension() const {
+  for (int64_t i = 0; IsArray() && i < rank(); ++i) {
+    if (dimensions_[i] == kUnboundedSize) return i;
+  }
+  return std::nullopt;
+}
+
 int64_t Shape::element_count() const {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   int64_t count = 1;

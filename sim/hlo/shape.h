@@ -53,6 +53,9 @@ class Shape {
   bool is_dynamic_dimension(int64_t i) const { return (dynamic_mask_ >> i) & 1; }
   void set_dynamic_dimension(int64_t i, bool dynamic);
   bool is_static() const { return dynamic_mask_ == 0; }
+  /// An array's first dimension printed as `?` (kUnboundedSize), of which no
+  /// size, bound or cost follows; none for other shapes.
+  std::optional<int64_t> FirstUnboundedDimension() const;
   /// Product of the dimensions (bounds for dynamic ones); 1 for a scalar.
   /// Saturates at INT64_MAX rather than overflowing.
   int64_t element_count() const;

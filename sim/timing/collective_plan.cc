@@ -140,7 +140,7 @@ ExecutionSeries<RaggedTraffic> RaggedTrafficOf(const HloInstruction& ragged,
       }
     }
     at.bytes = BusiestSender(at.sent_bytes, participants.groups);
-    traffic.Append(std::move(at), k + 1 < starts.size() ? starts[k + 1] - starts[k] : 1);
+    traffic.Append(std::move(at), StretchLength(starts, k));
   }
   return traffic;
 }

@@ -1,6 +1,7 @@
 #include "sim/timing/program.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "sim/base/arith.h"
@@ -31,10 +32,8 @@ std::string UnboundedIn(const hlo::Shape& shape) {
     }
     return "";
   }
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    if (shape.dimensions(d) == hlo::Shape::kUnboundedSize) {
-      return "shape " + shape.ToString(false) + " has an unbounded dimension " + std::to_string(d);
-    }
+  if (const std::optional<int64_t> d = shape.FirstUnboundedDimension()) {
+    return "shape " + shape.ToString(false) + " has an unbounded dimension " + std::to_string(*d);
   }
   return "";
 }
@@ -180,8 +179,7 @@ class Lowerer {
       StatusOr<KernelCost> cost = KernelCoster(chip, &at).Cost(kernel);
       if (!cost.ok())
         return Error(kernel, cost.status().code(), std::string(cost.status().message()));
-      runs.Append(program_.costs_of_runs.size(),
-                  k + 1 < starts.size() ? starts[k + 1] - starts[k] : 1);
+      runs.Append(program_.costs_of_runs.size(), StretchLength(starts, k));
       program_.costs_of_runs.push_back(std::move(*cost));
     }
     return Status::Ok();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <utility>
 
 namespace tpusim::value {
@@ -28,13 +29,13 @@ StatusOr<int64_t> ArrayByteSize(const Shape& shape) {
   if (!hlo::IsArrayType(shape.element_type())) {
     return InvalidArgument("shape " + shape.ToString(false) + " is not an array of values");
   }
+  if (const std::optional<int64_t> i = shape.FirstUnboundedDimension()) {
+    return InvalidArgument("shape " + shape.ToString(false) + " has an unbounded dimension " +
+                           std::to_string(*i) + ": a value needs a size or a bound");
+  }
   bool empty = false;
   for (int64_t i = 0; i < shape.rank(); ++i) {
     const int64_t d = shape.dimensions(i);
-    if (d == Shape::kUnboundedSize) {
-      return InvalidArgument("shape " + shape.ToString(false) + " has an unbounded dimension " +
-                             std::to_string(i) + ": a value needs a size or a bound");
-    }
     if (d < 0) {
       return InvalidArgument("shape " + shape.ToString(false) + " has a negative dimension " +
                              std::to_string(i));
