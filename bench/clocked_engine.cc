@@ -66,11 +66,24 @@ class ClockedCore : public sc_core::sc_module {
     // Every iteration of every loop, none fast-forwarded: the reference.
     std::vector<std::pair<size_t, int64_t>> loops;  // (begin step, iterations left)
     std::vector<int64_t> loop_runs(program_.loop_trips.size(), 0);
+    std::vector<int64_t> conditional_runs(program_.conditionals.size(), 0);
     const std::vector<timing::Step>& steps = program_.steps;
     for (size_t i = 0; i < steps.size(); ++i) {
       const timing::Step& step = steps[i];
+      if (step.role == timing::StepRole::kBranch) {
+        const timing::Conditional& conditional = program_.conditionals[step.control];
+        i = conditional
+                .branch_begins[conditional.taken.device0.At(conditional_runs[step.control]++)] -
+            1;
+        continue;
+      }
+      if (step.role == timing::StepRole::kBranchEnd) {
+        i = step.partner;
+        continue;
+      }
       if (step.role == timing::StepRole::kLoopBegin) {
-        const int64_t trips = program_.loop_trips[step.loop].At(loop_runs[step.loop]++);
+        const int64_t trips =
+            program_.loop_trips[step.control].device0.At(loop_runs[step.control]++);
         if (trips > 0) {
           loops.emplace_back(i, trips);
         } else {

@@ -105,9 +105,17 @@ void ApplyLoopLimits(const LoopLimits& limits, timing::TimingOptions& options) {
 
 void TimeAsRun(const eval::RunRecord& record, timing::TimingOptions& options) {
   // What the program really did wins over the timing model's static guess,
-  // and the user's word over both: insert keeps the entries already present.
+  // and the user's word over both: insert keeps the entries already present,
+  // and a loop the user counted runs that count on every device.
+  for (const auto& [device, trip_counts] : record.device_trip_counts) {
+    for (const auto& [loop, trips] : trip_counts) {
+      if (!options.trip_counts.contains(loop))
+        options.device_trip_counts[device].emplace(loop, trips);
+    }
+  }
   options.trip_counts.insert(record.trip_counts.begin(), record.trip_counts.end());
   options.branches = record.branches;
+  options.device_branches = record.device_branches;
   options.ragged_group_shares = record.ragged_group_shares;
   options.device_ragged_group_shares = record.device_ragged_group_shares;
   options.ragged_send_sizes = record.ragged_send_sizes;

@@ -90,7 +90,7 @@ StatusOr<Literal> EvalConditional(EvalContext& ctx, const HloInstruction& inst, 
                      "needs a branch computation and an operand for the selected branch");
   }
   if (RunRecord* record = ctx.record()) {
-    record->branches.emplace(&inst, operand - 1);
+    record->branches[&inst].Append(operand - 1);
   }
   const Literal* args[] = {ops[operand]};
   return ctx.Call(*branch, args);

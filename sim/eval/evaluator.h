@@ -28,11 +28,10 @@ class MxuTileEngine;  // sim/eval/mxu_tile.h
 
 /// What device (0, 0)'s run did that timing cannot read off the program, by
 /// instruction of the evaluated module (which outlives the record): the
-/// iterations of each while loop, the groups of each ragged-dot and the send
-/// sizes of each ragged-all-to-all at every execution, in order (a loop
-/// nested in another, or a scan over layers, sees other values each time),
-/// and the branch each conditional took the first time; and every other
-/// device's ragged-dots and ragged-all-to-alls.
+/// iterations of each while loop, the branch of each conditional, the groups
+/// of each ragged-dot and the send sizes of each ragged-all-to-all at every
+/// execution, in order (a loop nested in another, or a scan over layers, sees
+/// other values each time); and the same of every other device.
 /// The maps keyed by instruction are for lookup, not for listing: their order
 /// is the instructions' addresses.
 struct RunRecord {
@@ -44,7 +43,13 @@ struct RunRecord {
   PerExecution<int64_t> trip_counts;
   /// Branch each conditional took: 0 for true and 1 for false in the pred
   /// form, the (clamped) index in the indexed form.
-  std::map<const hlo::HloInstruction*, int64_t> branches;
+  PerExecution<int64_t> branches;
+  /// trip_counts and branches of every other device whose values
+  /// EvaluateSpmd ran, by device number (SpmdConfig::DeviceIndex): a loop
+  /// bound or a branch can depend on the device (a pipeline stage's first
+  /// and last steps).
+  std::map<int64_t, PerExecution<int64_t>> device_trip_counts;
+  std::map<int64_t, PerExecution<int64_t>> device_branches;
   /// The rows (ragged free dimension) or depth indices (ragged contracting
   /// dimension) each group of a ragged-dot held, per lhs batch index and group,
   /// in that order: the grouped matmul's real shapes. A ragged batch dimension

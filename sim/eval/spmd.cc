@@ -87,6 +87,12 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
   TPUSIM_RETURN_IF_ERROR(hub.error());
   for (size_t i = 0; i < records.size(); ++i) {
     if (devices[i] == 0) continue;
+    if (!records[i].trip_counts.empty()) {
+      options_.record->device_trip_counts[devices[i]] = std::move(records[i].trip_counts);
+    }
+    if (!records[i].branches.empty()) {
+      options_.record->device_branches[devices[i]] = std::move(records[i].branches);
+    }
     if (!records[i].ragged_group_shares.empty()) {
       options_.record->device_ragged_group_shares[devices[i]] =
           std::move(records[i].ragged_group_shares);

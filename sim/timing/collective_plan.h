@@ -1,6 +1,6 @@
 // The collectives of a lowered program, resolved once for the SPMD timing
-// runtime: for each collective instruction, who meets whom (every group of
-// every execution is the same: branches are program-wide), the bytes the
+// runtime: for each collective instruction, who meets whom (its groups are
+// the same at every execution), the bytes the
 // interconnect is asked to move (a ragged-all-to-all's, execution by
 // execution), and the rendezvous key that matches the executions of one
 // instance across devices.

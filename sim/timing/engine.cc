@@ -121,7 +121,8 @@ class TensorCore : public sc_core::sc_module {
         async_rendezvous_(program.async_count),
         meets_collectives_(role.spmd != nullptr && role.leader),
         runs_of_(program.costs.size(), 0),
-        loop_runs_(program.loop_trips.size(), 0) {
+        loop_runs_(program.loop_trips.size(), 0),
+        conditional_runs_(program.conditionals.size(), 0) {
     for (int u = 0; u < chip::kUnitCount; ++u) {
       sockets[u] = std::make_unique<tlm_utils::simple_initiator_socket<TensorCore>>(
           (std::string("unit_") + std::to_string(u)).c_str());
@@ -397,7 +398,8 @@ class TensorCore : public sc_core::sc_module {
       const Step& step = steps[i];
       switch (step.role) {
         case StepRole::kLoopBegin: {
-          const int64_t trips = program_.loop_trips[step.loop].At(loop_runs_[step.loop]++);
+          const int64_t trips =
+              program_.loop_trips[step.control].On(role_.device).At(loop_runs_[step.control]++);
           if (trips <= 0) {  // this execution of the loop does not iterate
             i = step.partner;
             break;
@@ -421,6 +423,16 @@ class TensorCore : public sc_core::sc_module {
           }
           break;
         }
+        case StepRole::kBranch: {
+          const Conditional& conditional = program_.conditionals[step.control];
+          const int64_t taken =
+              conditional.taken.On(role_.device).At(conditional_runs_[step.control]++);
+          i = conditional.branch_begins[taken] - 1;  // the loop's ++i enters the branch
+          break;
+        }
+        case StepRole::kBranchEnd:
+          i = step.partner;  // past the other branches
+          break;
         case StepRole::kInstruction:
           if (++executed_ > role_.max_executed_instructions) {
             over_limit_.step = &step;
@@ -469,10 +481,12 @@ class TensorCore : public sc_core::sc_module {
   /// awaited them (a start without a done, in a loop).
   std::vector<Rendezvous*> unawaited_;
   std::vector<ActiveLoop> loops_;  ///< the loops being run, innermost last
-  /// Executions so far of each instruction by unique id, and of each loop by
-  /// Step::loop: what varies between executions is looked up by them.
+  /// Executions so far of each instruction by unique id, and of each loop
+  /// and conditional by Step::control: what varies between executions is
+  /// looked up by them.
   std::vector<int64_t> runs_of_;
   std::vector<int64_t> loop_runs_;
+  std::vector<int64_t> conditional_runs_;
   int64_t executed_ = 0;          ///< instructions simulated one by one
   OverLimit over_limit_;
   bool finished_ = false;
@@ -513,6 +527,18 @@ std::string SymmetryOf(const SimulationJob& job, const Program& program,
         return "not used: the ragged-dot groups of " + step.inst->name() + " differ on device " +
                std::to_string(device);
       }
+    }
+  }
+  for (const Step& step : program.steps) {
+    const bool loop = step.role == StepRole::kLoopBegin;
+    if (!loop && step.role != StepRole::kBranch) continue;
+    const DeviceSeries& series =
+        loop ? program.loop_trips[step.control] : program.conditionals[step.control].taken;
+    for (const auto& entry : series.differing) {
+      if (entry.first <= 0 || entry.first >= config.device_count()) continue;
+      return "not used: " + step.inst->name() +
+             (loop ? " iterates otherwise" : " takes other branches") + " on device " +
+             std::to_string(entry.first);
     }
   }
   for (const auto& plan : plans) {

@@ -65,6 +65,44 @@ int64_t TotalIterations(const ExecutionSeries<int64_t>& trips, int64_t execution
   return total;
 }
 
+/// True when no execution of a loop with these trip counts iterates.
+bool NeverIterates(const ExecutionSeries<int64_t>& trips) {
+  return std::all_of(trips.runs().begin(), trips.runs().end(),
+                     [](const auto& run) { return run.value <= 0; });
+}
+
+/// `series` with each value put in [0, last]: an index past either end is
+/// the last branch, as XLA takes it.
+ExecutionSeries<int64_t> ClampedBranches(const ExecutionSeries<int64_t>& series, int64_t last) {
+  ExecutionSeries<int64_t> clamped;
+  int64_t start = 0;
+  for (const auto& run : series.runs()) {
+    clamped.Append(run.value < 0 || run.value > last ? last : run.value, run.end - start);
+    start = run.end;
+  }
+  return clamped;
+}
+
+/// `instruction`'s series on device 0 (from `device0`, or `otherwise` when it
+/// has none) and on each device of `devices` that has its own and differs,
+/// each passed through `adjust`.
+template <typename Adjust>
+DeviceSeries SeriesOf(const HloInstruction& instruction, const PerExecution<int64_t>& device0,
+                      const std::map<int64_t, PerExecution<int64_t>>& devices,
+                      ExecutionSeries<int64_t> otherwise, Adjust adjust) {
+  DeviceSeries series;
+  const auto given = device0.find(&instruction);
+  series.device0 =
+      adjust(given != device0.end() && !given->second.empty() ? given->second : otherwise);
+  for (const auto& [device, own] : devices) {
+    const auto found = own.find(&instruction);
+    if (found == own.end() || found->second.empty()) continue;
+    ExecutionSeries<int64_t> adjusted = adjust(found->second);
+    if (adjusted != series.device0) series.differing.emplace(device, std::move(adjusted));
+  }
+  return series;
+}
+
 class Lowerer {
  public:
   Lowerer(const hlo::HloModule& module, const arch::ChipConfig& chip, const TimingOptions& options,
@@ -144,8 +182,10 @@ class Lowerer {
         continue;
       }
       if (steps[i].role == StepRole::kLoopBegin) {
-        varies = !program_.loop_trips[steps[i].loop].constant();
-      } else {
+        varies = !program_.loop_trips[steps[i].control].constant();
+      } else if (steps[i].role == StepRole::kBranch) {
+        varies = !program_.conditionals[steps[i].control].taken.constant();
+      } else if (steps[i].role == StepRole::kInstruction) {
         for (const auto& device : program_.varying_costs) {
           const auto found = device.second.find(steps[i].inst->unique_id());
           varies = varies || (found != device.second.end() && !found->second.constant());
@@ -243,23 +283,30 @@ class Lowerer {
     if (cond == nullptr || body == nullptr) {
       return Error(inst, StatusCode::kInvalidArgument, "while needs condition= and body=");
     }
-    ExecutionSeries<int64_t> trips(options_.default_trip_count);
-    const auto given = options_.trip_counts.find(&inst);
-    if (given != options_.trip_counts.end() && !given->second.empty()) {
-      trips = given->second;
-    } else {
+    ExecutionSeries<int64_t> otherwise(options_.default_trip_count);
+    if (const auto given = options_.trip_counts.find(&inst);
+        given == options_.trip_counts.end() || given->second.empty()) {
       StatusOr<std::optional<int64_t>> known = KnownTripCount(inst);
       if (!known.ok()) return Error(inst, StatusCode::kInvalidArgument, known.status().message());
-      if (known->has_value()) trips = ExecutionSeries<int64_t>(**known);
+      if (known->has_value()) otherwise = ExecutionSeries<int64_t>(**known);
     }
-    const bool never = std::all_of(trips.runs().begin(), trips.runs().end(),
-                                   [](const auto& run) { return run.value <= 0; });
+    DeviceSeries trips =
+        SeriesOf(inst, options_.trip_counts, options_.device_trip_counts, std::move(otherwise),
+                 [](const ExecutionSeries<int64_t>& series) { return series; });
+    // The body's runs: the iterations of the loop's executions, summed, on
+    // the device that iterates the most.
+    const int64_t outer_runs = runs_;
+    runs_ = TotalIterations(trips.device0, outer_runs);
+    bool never = NeverIterates(trips.device0);
+    for (const auto& entry : trips.differing) {
+      runs_ = std::max(runs_, TotalIterations(entry.second, outer_runs));
+      never = never && NeverIterates(entry.second);
+    }
     // One iteration, the condition and then the body, between the loop's
     // begin and end steps; an iteration that issues nothing is left out.
     const size_t begin = program_.steps.size();
     const size_t loop = program_.loop_trips.size();
-    const int64_t outer_runs = runs_;
-    runs_ = TotalIterations(trips, outer_runs);
+    const size_t conditionals = program_.conditionals.size();
     program_.loop_trips.push_back(std::move(trips));
     program_.steps.push_back(Step{StepRole::kLoopBegin, &inst, nullptr, -1, loop});
     TPUSIM_RETURN_IF_ERROR(Walk(*cond, depth + 1));
@@ -267,7 +314,8 @@ class Lowerer {
     runs_ = outer_runs;
     if (never || program_.steps.size() == begin + 1) {
       program_.steps.resize(begin);
-      program_.loop_trips.resize(loop);  // with the loops inside it
+      program_.loop_trips.resize(loop);  // with the loops and conditionals inside it
+      program_.conditionals.resize(conditionals);
     } else {
       program_.steps[begin].partner = program_.steps.size();
       program_.steps.push_back(Step{StepRole::kLoopEnd, &inst, nullptr, -1, loop, begin});
@@ -290,11 +338,44 @@ class Lowerer {
                    "conditional without its branch computations");
     }
     const int64_t last = static_cast<int64_t>(branches.size()) - 1;
-    const auto known = options_.branches.find(&inst);
-    const int64_t wanted =
-        known != options_.branches.end() ? known->second : options_.conditional_branch;
-    const int64_t chosen = wanted < 0 || wanted > last ? last : wanted;
-    return Walk(*branches[chosen], depth + 1);
+    Conditional conditional;
+    conditional.taken = SeriesOf(
+        inst, options_.branches, options_.device_branches,
+        ExecutionSeries<int64_t>(options_.conditional_branch),
+        [last](const ExecutionSeries<int64_t>& series) { return ClampedBranches(series, last); });
+    // The branches some execution on some device takes, each followed by a
+    // branch-end step; the engine jumps to the one each execution takes.
+    std::vector<bool> taken(branches.size(), false);
+    for (const auto& run : conditional.taken.device0.runs()) taken[run.value] = true;
+    for (const auto& entry : conditional.taken.differing) {
+      for (const auto& run : entry.second.runs()) taken[run.value] = true;
+    }
+    const size_t begin = program_.steps.size();
+    const size_t index = program_.conditionals.size();
+    const size_t loops = program_.loop_trips.size();
+    conditional.branch_begins.assign(branches.size(), SIZE_MAX);
+    program_.conditionals.push_back(std::move(conditional));  // before the ones inside it
+    program_.steps.push_back(Step{StepRole::kBranch, &inst, nullptr, -1, index});
+    std::vector<size_t> ends;
+    for (size_t b = 0; b < branches.size(); ++b) {
+      if (!taken[b]) continue;
+      program_.conditionals[index].branch_begins[b] = program_.steps.size();
+      TPUSIM_RETURN_IF_ERROR(Walk(*branches[b], depth + 1));
+      ends.push_back(program_.steps.size());
+      program_.steps.push_back(Step{StepRole::kBranchEnd, &inst, nullptr, -1, index});
+    }
+    if (std::none_of(program_.steps.begin() + static_cast<std::ptrdiff_t>(begin),
+                     program_.steps.end(),
+                     [](const Step& step) { return step.role == StepRole::kInstruction; })) {
+      // No branch issues anything: the conditional costs nothing.
+      program_.steps.resize(begin);
+      program_.conditionals.resize(index);  // with the ones inside it
+      program_.loop_trips.resize(loops);
+      return Status::Ok();
+    }
+    program_.steps[begin].partner = ends.back();
+    for (const size_t end : ends) program_.steps[end].partner = ends.back();
+    return Status::Ok();
   }
 
   const hlo::HloModule& module_;
@@ -330,6 +411,16 @@ StatusOr<Program> LowerModule(const hlo::HloModule& module, const arch::ChipConf
   TPUSIM_RETURN_IF_ERROR(lowerer.CostVaryingKernels(chip));
   lowerer.MarkVaryingLoops();
   return program;
+}
+
+const ExecutionSeries<int64_t>& DeviceSeries::On(int64_t device) const {
+  const auto own = differing.find(device);
+  return own == differing.end() ? device0 : own->second;
+}
+
+bool DeviceSeries::constant() const {
+  return device0.constant() && std::all_of(differing.begin(), differing.end(),
+                                           [](const auto& d) { return d.second.constant(); });
 }
 
 const KernelCost& Program::CostOn(const Step& step, int64_t device, int64_t execution) const {

@@ -48,15 +48,22 @@ struct TimingOptions {
   /// the loop its own; or the user, one for all), by while instruction of the
   /// timed module; they take precedence over what the program shows.
   PerExecution<int64_t> trip_counts;
+  /// The same for other devices, by device number (a loop whose bound
+  /// depends on the device); a device or loop not listed runs trip_counts.
+  std::map<int64_t, PerExecution<int64_t>> device_trip_counts;
   /// Iterations of a while loop whose trip count cannot be read off the program.
   int64_t default_trip_count = 1;
   /// Branch every conditional takes (0 = the true branch of a pred
   /// conditional; an index past the last branch takes the last, as XLA does).
   int64_t conditional_branch = 0;
   /// Branches known from elsewhere (e.g. a functional run), by conditional
-  /// instruction of the timed module, in conditional_branch's numbering; they
-  /// take precedence over it.
-  std::map<const hlo::HloInstruction*, int64_t> branches;
+  /// instruction of the timed module and execution, in conditional_branch's
+  /// numbering; they take precedence over it.
+  PerExecution<int64_t> branches;
+  /// The same for other devices, by device number (a pipeline stage that
+  /// branches on its partition id); a device or conditional not listed runs
+  /// branches.
+  std::map<int64_t, PerExecution<int64_t>> device_branches;
   /// What each ragged-dot's groups held, known from elsewhere (a functional
   /// run). A ragged-dot not listed is timed with its rows shared equally by
   /// as many groups as can hold them.

@@ -6,14 +6,18 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/base/execution_series.h"
 #include "sim/eval/evaluator.h"
 #include "sim/hlo/parser.h"
 #include "sim/hlo/verifier.h"
 #include "sim/value/literal.h"
+#include "tests/hlo/varying_programs.h"
 
 namespace tpusim::eval {
 namespace {
@@ -800,6 +804,52 @@ ENTRY e {
   ROOT x = f32[] get-tuple-element(w), index=1
 })");
   ExpectScalars(Spmd(text, ScalarDPlus1), {12, 12});
+}
+
+/// What `text`'s run on each of its devices, from f32 zeros of `elements`,
+/// records; the module is kept beside it, since the record points into it.
+struct Recorded {
+  std::unique_ptr<hlo::HloModule> module;
+  RunRecord record;
+};
+Recorded RecordRun(std::string_view text, int64_t elements) {
+  Recorded run;
+  auto module = hlo::ParseHloModule(text);
+  if (!module.ok()) {
+    ADD_FAILURE() << module.status().message();
+    return run;
+  }
+  run.module = std::move(module).value();
+  EvaluatorOptions options;
+  options.record = &run.record;
+  const SpmdConfig config = SpmdConfig::FromModule(*run.module);
+  std::vector<std::vector<Literal>> per_device(config.device_count());
+  for (std::vector<Literal>& args : per_device) {
+    args.emplace_back(hlo::Shape(hlo::PrimitiveType::kF32, {elements}));
+  }
+  const auto results = Evaluator(options).EvaluateSpmd(*run.module, config, per_device);
+  EXPECT_TRUE(results.ok()) << results.status().message();
+  return run;
+}
+
+TEST(Spmd, TheRunRecordsEachDevicesTripCountsAndBranches) {
+  // Device d's loop runs d + 1 iterations.
+  const Recorded loops = RecordRun(test::kDeviceTripCounts, 65536);
+  ASSERT_EQ(loops.record.trip_counts.size(), 1u);
+  const hlo::HloInstruction* w = loops.record.trip_counts.begin()->first;
+  EXPECT_EQ(w->name(), "w");
+  EXPECT_EQ(loops.record.trip_counts.at(w), ExecutionSeries<int64_t>(1));
+  // The others' are kept by device number.
+  EXPECT_EQ(loops.record.device_trip_counts.count(0), 0u);
+  EXPECT_EQ(loops.record.device_trip_counts.at(1).at(w), ExecutionSeries<int64_t>(2));
+  // Device 0 alone takes the true branch (0).
+  const Recorded branches = RecordRun(test::kStageBranch, 1048576);
+  ASSERT_EQ(branches.record.branches.size(), 1u);
+  const hlo::HloInstruction* stage = branches.record.branches.begin()->first;
+  EXPECT_EQ(stage->name(), "stage");
+  EXPECT_EQ(branches.record.branches.at(stage), ExecutionSeries<int64_t>(0));
+  EXPECT_EQ(branches.record.device_branches.count(0), 0u);
+  EXPECT_EQ(branches.record.device_branches.at(1).at(stage), ExecutionSeries<int64_t>(1));
 }
 
 // --- errors --------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include "tests/eval/eval_test_util.h"
 #include "tests/hlo/nested_module.h"
 #include "tests/hlo/triangular_loop.h"
+#include "tests/hlo/varying_programs.h"
 
 namespace tpusim::eval {
 namespace {
@@ -272,6 +273,21 @@ TEST(Evaluator, TheRunRecordsTheIterationsOfEveryExecutionOfALoop) {
   const ExecutionSeries<int64_t>& inner_trips = record.trip_counts.at(inner);
   EXPECT_EQ(inner_trips.executions(), 4);
   for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(inner_trips.At(i), i);
+}
+
+TEST(Evaluator, TheRunRecordsTheBranchOfEveryExecutionOfAConditional) {
+  auto module = hlo::ParseHloModule(test::kAlternatingBranch);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  RunRecord record;
+  EvaluatorOptions options;
+  options.record = &record;
+  Literal x(hlo::Shape(hlo::PrimitiveType::kF32, {65536}));  // zeros
+  ASSERT_TRUE(Evaluator(options).Evaluate(**module, std::span(&x, 1)).ok());
+  ASSERT_EQ(record.branches.size(), 1u);
+  EXPECT_EQ(record.branches.begin()->first->name(), "c");
+  const ExecutionSeries<int64_t>& taken = record.branches.begin()->second;
+  EXPECT_EQ(taken.executions(), 4);
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(taken.At(i), i % 2) << i;  // even: true (0)
 }
 
 TEST(Evaluator, WhileOverIterationCapIsAnError) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "sim/value/literal.h"
 #include "sim/value/npy.h"
 #include "tests/hlo/triangular_loop.h"
+#include "tests/hlo/varying_programs.h"
 #include "tests/integration/integration_util.h"
 #include "tests/integration/run_binary.h"
 
@@ -533,6 +535,83 @@ TEST_F(ExecTest, FullModeTimesEachExecutionOfAnInnerLoopWithItsOwnTripCount) {
   };
   EXPECT_EQ(squares("full"), 6);
   EXPECT_EQ(squares("timing"), 4);
+}
+
+TEST_F(ExecTest, FullModeTimesEachExecutionOfAConditionalWithItsOwnBranch) {
+  // Branches 0, 1, 0, 1 as the loop goes on; timed alone, the conditional
+  // takes its true branch every time.
+  const std::string module = Module("alternate.hlo", test::kAlternatingBranch);
+  const auto runs = [&](const std::string& mode) {
+    const std::string json = dir_ / ("alternate_" + mode + ".json");
+    const RunResult r =
+        Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", mode, "--json", json});
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    std::map<std::string, int64_t> runs;
+    const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
+    for (const nlohmann::json& op : metrics["ops"]) {
+      runs[op["name"].get<std::string>()] += op.value("runs", int64_t{1});
+    }
+    return runs;
+  };
+  const std::map<std::string, int64_t> full = runs("full");
+  EXPECT_EQ(full.at("square"), 2);
+  EXPECT_EQ(full.at("root"), 2);
+  const std::map<std::string, int64_t> timing = runs("timing");
+  EXPECT_EQ(timing.at("square"), 4);
+  EXPECT_EQ(timing.count("root"), 0u);
+}
+
+TEST_F(ExecTest, FullModeTimesEachDeviceWithItsOwnBranches) {
+  // A pipeline of two stages: device 0 embeds, device 1 passes its input on
+  // and waits for device 0 at the all-reduce. Timed alone, both take the
+  // true branch, neither waits, and device 0 stands for both.
+  const std::string module = Module("stages.hlo", test::kStageBranch);
+  const auto waits = [&](const std::string& mode) {
+    const std::string json = dir_ / ("stages_" + mode + ".json");
+    const RunResult r = Tpusim({"exec", module, "--chip", "tpu-v5e", "--topology", "torus:2",
+                                "--mode", mode, "--inputs", "seed:1", "--json", json});
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    const nlohmann::json metrics = nlohmann::json::parse(ReadText(json));
+    EXPECT_EQ(metrics["symmetry"],
+              mode == "full" ? "not used: stage takes other branches on device 1" : "used");
+    std::vector<int64_t> waits;
+    for (const nlohmann::json& device : metrics["devices"]) {
+      waits.push_back(device["collective_wait_cycles"].get<int64_t>());
+    }
+    return waits;
+  };
+  const std::vector<int64_t> full = waits("full");
+  ASSERT_EQ(full.size(), 2u);
+  EXPECT_EQ(full[0], 0);
+  EXPECT_GT(full[1], 0);
+  EXPECT_EQ(waits("timing"), (std::vector<int64_t>{0}));  // device 0 stands for both
+}
+
+TEST_F(ExecTest, FullModeTimesEachDeviceWithItsOwnTripCountsUnlessTheUserCountsTheLoop) {
+  // Device d's loop squares d + 1 times; device 0 waits for device 1 at the
+  // all-reduce. A --trip-count holds on every device.
+  const std::string module = Module("own_trips.hlo", test::kDeviceTripCounts);
+  const auto run = [&](const std::vector<std::string>& extra) {
+    const std::string json = dir_ / "own_trips.json";
+    std::vector<std::string> args = {"exec",    module,     "--chip", "tpu-v5e", "--topology",
+                                     "torus:2", "--inputs", "seed:1", "--json",  json};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const RunResult r = Tpusim(args);
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    return nlohmann::json::parse(ReadText(json));
+  };
+  const nlohmann::json own = run({});
+  EXPECT_EQ(own["symmetry"], "not used: w iterates otherwise on device 1");
+  ASSERT_EQ(own["devices"].size(), 2u);
+  EXPECT_GT(own["devices"][0]["collective_wait_cycles"].get<int64_t>(), 0);
+  EXPECT_EQ(own["devices"][1]["collective_wait_cycles"], 0);
+  const nlohmann::json counted = run({"--trip-count", "w=3"});
+  EXPECT_EQ(counted["symmetry"], "used");
+  int64_t squares = 0;
+  for (const nlohmann::json& op : counted["ops"]) {
+    if (op["name"] == "square") squares += op.value("runs", int64_t{1});
+  }
+  EXPECT_EQ(squares, 3);
 }
 
 TEST_F(ExecTest, FullModeMovesWhatEachExecutionOfARaggedAllToAllSent) {

@@ -17,6 +17,7 @@
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
 #include "tests/hlo/triangular_loop.h"
+#include "tests/hlo/varying_programs.h"
 #include "tests/timing/timing_test_util.h"
 
 namespace tpusim::timing {
@@ -305,6 +306,35 @@ TEST(Engine, ARaggedDotInALoopIsTimedWithTheGroupsOfEachExecution) {
     if (op.instruction == moe) moe_flops += op.TotalFlops();
   }
   EXPECT_EQ(moe_flops, 2LL * (128 + 1024) * 512 * 512);  // one expert's rows, then all
+}
+
+TEST(Engine, EachExecutionOfAConditionalRunsTheBranchTheValuesRunSaw) {
+  auto module = Parse(test::kAlternatingBranch);
+  ASSERT_NE(module, nullptr);
+  const hlo::HloInstruction* c = Named(*module, "c");
+  ASSERT_NE(c, nullptr);
+  // Branches 0, 1, 0, 1 as a values run records them; then always the
+  // square, and always the root.
+  std::vector<TimingOptions> options(3);
+  for (int64_t k = 0; k < 4; ++k) options[0].branches[c].Append(k % 2);
+  options[1].conditional_branch = 0;
+  options[2].branches[c] = ExecutionSeries<int64_t>(1);
+  auto r = TimeEach(*module, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto alternating = RunsAndCycles((*r)[0]);
+  const auto squares = RunsAndCycles((*r)[1]);
+  const auto roots = RunsAndCycles((*r)[2]);
+  EXPECT_EQ(alternating.at("square").first, 2);
+  EXPECT_EQ(alternating.at("root").first, 2);
+  EXPECT_EQ(squares.at("square").first, 4);
+  EXPECT_EQ(squares.count("root"), 0u);
+  EXPECT_EQ(roots.at("root").first, 4);
+  EXPECT_EQ(roots.count("square"), 0u);
+  // Each iteration costs what its branch costs: the run is the mean of the
+  // two that always take one.
+  EXPECT_NE((*r)[1].cycles, (*r)[2].cycles);
+  EXPECT_EQ(2 * (*r)[0].cycles, (*r)[1].cycles + (*r)[2].cycles);
+  EXPECT_EQ(2 * (*r)[0].flops, (*r)[1].flops + (*r)[2].flops);
 }
 
 /// A loop of two billion iterations of one add (and the loop test).

@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/chip/core_cost.h"
 #include "sim/chip/mxu.h"
@@ -15,6 +17,7 @@
 #include "sim/timing/program.h"
 #include "tests/hlo/nested_module.h"
 #include "tests/hlo/triangular_loop.h"
+#include "tests/hlo/varying_programs.h"
 #include "tests/timing/timing_test_util.h"
 
 namespace tpusim::timing {
@@ -522,7 +525,7 @@ ENTRY e {
   // The loop once (begin; compare; add, exponential; end) with its trip
   // count, then the final compare.
   ASSERT_EQ(program->steps.size(), 6u);
-  EXPECT_EQ(program->loop_trips[program->steps[0].loop], ExecutionSeries<int64_t>(3));
+  EXPECT_EQ(program->loop_trips[program->steps[0].control].device0, ExecutionSeries<int64_t>(3));
 }
 
 /// `for (i = start; i DIRECTION limit; i += step)` with an i of `type`, as a
@@ -617,7 +620,7 @@ ENTRY e {
   // that ends it.
   ASSERT_EQ(program->steps.size(), 5u);
   EXPECT_EQ(program->steps[0].role, StepRole::kLoopBegin);
-  EXPECT_EQ(program->loop_trips[program->steps[0].loop], ExecutionSeries<int64_t>(5));
+  EXPECT_EQ(program->loop_trips[program->steps[0].control].device0, ExecutionSeries<int64_t>(5));
   EXPECT_EQ(program->steps[0].partner, 3u);
   EXPECT_EQ(program->steps[3].role, StepRole::kLoopEnd);
   EXPECT_EQ(program->steps[3].partner, 0u);
@@ -626,7 +629,7 @@ ENTRY e {
   options.trip_counts[module->entry()->root()] = ExecutionSeries<int64_t>(7);
   auto given = LowerModule(*module, Preset("tpu-v5e"), options);
   ASSERT_TRUE(given.ok());
-  EXPECT_EQ(given->loop_trips[given->steps[0].loop], ExecutionSeries<int64_t>(7));
+  EXPECT_EQ(given->loop_trips[given->steps[0].control].device0, ExecutionSeries<int64_t>(7));
 }
 
 TEST(Lowering, OnlyTheLoopsAroundWhatChangesBetweenExecutionsAreMarkedAsVarying) {
@@ -649,13 +652,112 @@ TEST(Lowering, OnlyTheLoopsAroundWhatChangesBetweenExecutionsAreMarkedAsVarying)
   ASSERT_EQ(program->steps[2].inst->name(), "inner");
   EXPECT_TRUE(program->steps[0].varies);   // its iterations differ: no fast-forward
   EXPECT_FALSE(program->steps[2].varies);  // each execution's iterations are alike
-  EXPECT_EQ(program->loop_trips[program->steps[2].loop], options.trip_counts[inner]);
+  EXPECT_EQ(program->loop_trips[program->steps[2].control].device0, options.trip_counts[inner]);
   // The same inner trip count every time: nothing varies.
   options.trip_counts[inner] = ExecutionSeries<int64_t>(2);
   program = LowerModule(*module, Preset("tpu-v5e"), options);
   ASSERT_TRUE(program.ok()) << program.status().message();
   EXPECT_FALSE(program->steps[0].varies);
   EXPECT_FALSE(program->steps[2].varies);
+}
+
+/// The steps of `program` as role letters (I instruction, [ ] loop, < >
+/// branch begin and end) and the instructions' names.
+std::vector<std::string> StepNames(const Program& program) {
+  std::vector<std::string> names;
+  for (const Step& step : program.steps) {
+    switch (step.role) {
+      case StepRole::kInstruction:
+        names.push_back(step.inst->name());
+        break;
+      case StepRole::kLoopBegin:
+        names.push_back("[");
+        break;
+      case StepRole::kLoopEnd:
+        names.push_back("]");
+        break;
+      case StepRole::kBranch:
+        names.push_back("<");
+        break;
+      case StepRole::kBranchEnd:
+        names.push_back(">");
+        break;
+    }
+  }
+  return names;
+}
+
+TEST(Lowering, AConditionalLowersTheBranchesItsExecutionsTake) {
+  auto module = Parse(test::kAlternatingBranch);
+  ASSERT_NE(module, nullptr);
+  const hlo::HloInstruction* c = nullptr;
+  for (const auto& computation : module->computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->name() == "c") c = inst.get();
+    }
+  }
+  ASSERT_NE(c, nullptr);
+  // Branches 0, 1, 0, 1: both are lowered, one after the other, and the loop
+  // is not fast-forwarded.
+  TimingOptions options;
+  for (int64_t k = 0; k < 4; ++k) options.branches[c].Append(k % 2);
+  auto program = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(StepNames(*program),
+            (std::vector<std::string>{"[", "lt", "parity", "even", "<", "square", ">", "root", ">",
+                                      "next", "]", "lt"}));
+  ASSERT_EQ(program->conditionals.size(), 1u);
+  const Conditional& conditional = program->conditionals[0];
+  EXPECT_EQ(conditional.taken.device0, options.branches[c]);
+  EXPECT_EQ(conditional.branch_begins, (std::vector<size_t>{5, 7}));
+  EXPECT_EQ(program->steps[4].partner, 8u);
+  EXPECT_EQ(program->steps[6].partner, 8u);
+  EXPECT_TRUE(program->steps[0].varies);
+  // Always the false branch (an index past the last is the last): only it
+  // is lowered, and the loop's iterations are alike.
+  options.branches.clear();
+  options.conditional_branch = 7;
+  program = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(StepNames(*program), (std::vector<std::string>{"[", "lt", "parity", "even", "<", "root",
+                                                           ">", "next", "]", "lt"}));
+  EXPECT_EQ(program->conditionals[0].taken.device0, ExecutionSeries<int64_t>(1));
+  EXPECT_EQ(program->conditionals[0].branch_begins, (std::vector<size_t>{SIZE_MAX, 5}));
+  EXPECT_FALSE(program->steps[0].varies);
+  // Device 1 always squares, device 0 always takes the root: both branches
+  // are lowered, device 1 has its own series, and each device's iterations
+  // are alike.
+  options.device_branches[1][c] = ExecutionSeries<int64_t>(0);
+  program = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(program->conditionals[0].branch_begins, (std::vector<size_t>{5, 7}));
+  EXPECT_EQ(program->conditionals[0].taken.On(0), ExecutionSeries<int64_t>(1));
+  EXPECT_EQ(program->conditionals[0].taken.On(1), ExecutionSeries<int64_t>(0));
+  EXPECT_EQ(program->conditionals[0].taken.On(2), ExecutionSeries<int64_t>(1));
+  EXPECT_FALSE(program->steps[0].varies);
+  // A device that takes what device 0 takes has no series of its own.
+  options.device_branches[1][c] = ExecutionSeries<int64_t>(1);
+  program = LowerModule(*module, Preset("tpu-v5e"), options);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_TRUE(program->conditionals[0].taken.differing.empty());
+}
+
+TEST(Lowering, AConditionalWhoseBranchesIssueNothingCostsNothing) {
+  auto module = Parse(R"(HloModule m
+same {
+  ROOT x = f32[8] parameter(0)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  p = pred[] parameter(1)
+  c = f32[8] conditional(p, x, x), true_computation=same, false_computation=same
+  ROOT y = f32[8] negate(c)
+})");
+  ASSERT_NE(module, nullptr);
+  auto program = LowerModule(*module, Preset("tpu-v5e"), TimingOptions());
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  EXPECT_EQ(StepNames(*program), (std::vector<std::string>{"y"}));
+  EXPECT_TRUE(program->conditionals.empty());
 }
 
 TEST(Lowering, TheInstructionCapOutsideEveryLoopNamesTheInstructionThatReachedIt) {

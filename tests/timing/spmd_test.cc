@@ -15,6 +15,7 @@
 
 #include "sim/timing/report.h"
 #include "sim/timing/timing.h"
+#include "tests/hlo/varying_programs.h"
 #include "tests/timing/test_timer.h"
 #include "tests/timing/timing_test_util.h"
 
@@ -236,6 +237,58 @@ TEST(Spmd, DevicesWhoseRaggedDotGroupsAreAlikeAreStillSymmetric) {
   EXPECT_EQ(Op(r->ops, "moe").flops, 2LL * 128 * 512 * 512);
 }
 
+/// The instruction of `module` named `name` (the first, in computation order).
+const hlo::HloInstruction* Named(const hlo::HloModule& module, const std::string& name) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->name() == name) return inst.get();
+    }
+  }
+  return nullptr;
+}
+
+TEST(Spmd, EachDeviceTakesItsOwnBranches) {
+  // Device 0, the first pipeline stage, embeds its input; device 1 takes the
+  // branch that passes it on, and waits for device 0 at the all-reduce.
+  auto m = Parse(test::kStageBranch);
+  ASSERT_NE(m, nullptr);
+  const TestTimer timer(1'000'000);
+  TimingOptions options = WithTimer(timer);
+  options.device_branches[1][Named(*m, "stage")] = ExecutionSeries<int64_t>(1);
+  auto r = SimulateModule(*m, IdealPreset("tpu-v5e"), options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->symmetry, "not used: stage takes other branches on device 1");
+  ASSERT_EQ(r->devices.size(), 2u);
+  const OpRecord& embed = Op(r->ops, "embed");
+  for (const OpRecord& op : r->devices[1].ops) EXPECT_NE(op.instruction->name(), "embed");
+  ASSERT_EQ(r->collectives.size(), 1u);
+  EXPECT_EQ(r->devices[0].collective_wait_cycles, 0);
+  EXPECT_EQ(r->devices[1].collective_wait_cycles, embed.cycles);
+}
+
+TEST(Spmd, EachDeviceIteratesItsOwnTripCounts) {
+  // Device 1's loop runs 3 iterations, device 0's the default one (its bound
+  // is not a constant); device 0 waits for device 1 at the all-reduce.
+  auto m = Parse(test::kDeviceTripCounts);
+  ASSERT_NE(m, nullptr);
+  const TestTimer timer(1'000'000);
+  TimingOptions options = WithTimer(timer);
+  options.device_trip_counts[1][Named(*m, "w")] = ExecutionSeries<int64_t>(3);
+  auto r = SimulateModule(*m, IdealPreset("tpu-v5e"), options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->symmetry, "not used: w iterates otherwise on device 1");
+  ASSERT_EQ(r->devices.size(), 2u);
+  const auto squares = [](const std::vector<OpRecord>& ops) {
+    int64_t runs = 0;
+    for (const OpRecord& op : ops) runs += op.instruction->name() == "square" ? op.runs : 0;
+    return runs;
+  };
+  EXPECT_EQ(squares(r->ops), 1);
+  EXPECT_EQ(squares(r->devices[1].ops), 3);
+  EXPECT_GT(r->devices[0].collective_wait_cycles, 0);
+  EXPECT_EQ(r->devices[1].collective_wait_cycles, 0);
+}
+
 constexpr char kAsyncModule[] = R"(
 ENTRY e {
   p = f32[1024]{0} parameter(0)
@@ -364,6 +417,24 @@ TEST(Spmd, RecvThatNeverRunsIsADeadlockNamingTheSend) {
                          "{0} wait"),
             std::string::npos)
       << message;
+}
+
+TEST(Spmd, ARecvInTheBranchOnlyItsTargetTakesMeetsTheSend) {
+  // Device 0, the source, skips the recv; device 1, the target, takes the
+  // branch with it: no deadlock.
+  auto m = Parse(kSendRecvModule);
+  ASSERT_NE(m, nullptr);
+  const TestTimer timer(1'000'000);
+  TimingOptions options = WithTimer(timer);
+  options.device_branches[1][Named(*m, "out")] = ExecutionSeries<int64_t>(1);
+  auto r = SimulateModule(*m, IdealPreset("tpu-v5e"), options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->collectives.size(), 1u);
+  EXPECT_EQ(r->collectives[0].instruction->name(), "snd");
+  ASSERT_EQ(r->devices.size(), 2u);
+  for (const OpRecord& op : r->ops) EXPECT_NE(op.instruction->name(), "rd");
+  const OpRecord& target_rd = Op(r->devices[1].ops, "rd");
+  EXPECT_EQ(target_rd.bound_by, BoundBy::kIci);
 }
 
 TEST(Spmd, SendAndRecvMeetAsOneInstance) {
