@@ -14,17 +14,19 @@
 #include <string>
 #include <vector>
 
-#include "sim/base/execution_series.h"
 #include "sim/base/status.h"
 #include "sim/eval/numerics.h"
 #include "sim/hlo/collective_groups.h"
 #include "sim/hlo/module.h"
 #include "sim/hlo/opcode.h"
+#include "sim/hlo/per_execution.h"
 #include "sim/value/literal.h"
 
 namespace tpusim::eval {
 
 class MxuTileEngine;  // sim/eval/mxu_tile.h
+
+using hlo::PerExecution;
 
 /// What device (0, 0)'s run did that timing cannot read off the program, by
 /// instruction of the evaluated module (which outlives the record): the
@@ -35,10 +37,6 @@ class MxuTileEngine;  // sim/eval/mxu_tile.h
 /// The maps keyed by instruction are for lookup, not for listing: their order
 /// is the instructions' addresses.
 struct RunRecord {
-  /// A series per instruction: the value of each of its executions.
-  template <typename T>
-  using PerExecution = std::map<const hlo::HloInstruction*, ExecutionSeries<T>>;
-
   /// Iterations of each while loop.
   PerExecution<int64_t> trip_counts;
   /// Branch each conditional took: 0 for true and 1 for false in the pred

@@ -21,19 +21,18 @@
 
 #include "sim/arch/chip_config.h"
 #include "sim/base/arith.h"
-#include "sim/base/execution_series.h"
 #include "sim/base/status.h"
 #include "sim/chip/work.h"
 #include "sim/hlo/collective_groups.h"
 #include "sim/hlo/module.h"
+#include "sim/hlo/per_execution.h"
 #include "sim/ici/interconnect.h"
 
 namespace tpusim::timing {
 
 /// A value for each execution of an instruction, by instruction: known from
 /// a functional run (RunRecord), or one value for every execution.
-template <typename T>
-using PerExecution = std::map<const hlo::HloInstruction*, ExecutionSeries<T>>;
+using hlo::PerExecution;
 /// The rows (ragged free dimension) or depth (ragged contracting dimension)
 /// each group of a ragged-dot held, by ragged-dot instruction and execution:
 /// one entry per lhs batch index and group, in that order.
