@@ -284,11 +284,11 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
 
 namespace {
 
-/// The while loops `counts` names (--trip-count NAME=N), or an error for a
-/// name that is no while loop of `module`: a typo would otherwise time the
-/// loop once, silently.
+/// The while loops `counts` names (--trip-count NAME=N, a scenario's
+/// trip_counts), or an error for a name that is no while loop of `module`: a
+/// typo would otherwise time the loop once, silently.
 StatusOr<timing::PerExecution<int64_t>> ResolveTripCounts(
-    const hlo::HloModule& module, const std::map<std::string, int64_t>& counts) {
+    const hlo::HloModule& module, const std::map<std::string, NamedTripCount>& counts) {
   timing::PerExecution<int64_t> resolved;
   if (counts.empty()) return resolved;
   std::map<std::string, std::vector<const hlo::HloInstruction*>> loops;
@@ -301,7 +301,7 @@ StatusOr<timing::PerExecution<int64_t>> ResolveTripCounts(
     const auto named = loops.find(name);
     if (named != loops.end()) {
       for (const hlo::HloInstruction* loop : named->second)
-        resolved.emplace(loop, ExecutionSeries<int64_t>(count));  // every execution
+        resolved.emplace(loop, ExecutionSeries<int64_t>(count.count));  // every execution
       continue;
     }
     std::string known;
@@ -313,9 +313,9 @@ StatusOr<timing::PerExecution<int64_t>> ResolveTripCounts(
       known += (known.empty() ? "" : ", ") + loop;
     }
     return InvalidArgument(
-        "tpusim exec: error: --trip-count '" + name + "=" + std::to_string(count) +
-        "': " + module.filename() + " has no while loop named " + Quote(name) + " (" +
-        (loops.empty() ? std::string("it has no while loops") : "its loops: " + known) + ")");
+        count.given_at + ": " + module.filename() + " has no while loop named " + Quote(name) +
+        " (" + (loops.empty() ? std::string("it has no while loops") : "its loops: " + known) +
+        ")");
   }
   return resolved;
 }

@@ -69,8 +69,9 @@ StatusOr<EvaluationSpec> ParseEvaluationSpec(const std::string& command, const s
   return spec;
 }
 
-StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& texts) {
-  std::map<std::string, int64_t> counts;
+StatusOr<std::map<std::string, NamedTripCount>> ParseTripCounts(
+    const std::vector<std::string>& texts) {
+  std::map<std::string, NamedTripCount> counts;
   for (const std::string& text : texts) {
     const size_t eq = text.find('=');
     int64_t n = -1;
@@ -84,7 +85,7 @@ StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::
       return InvalidArgument("tpusim exec: error: --trip-count " + Quote(text) +
                              ": expected WHILE_NAME=N with N a non-negative integer");
     }
-    counts[text.substr(0, eq)] = n;
+    counts[text.substr(0, eq)] = {n, "tpusim exec: error: --trip-count " + Quote(text)};
   }
   return counts;
 }

@@ -75,6 +75,13 @@ struct EvaluationSpec {
   ElidedConstantPolicy elided_constants = ElidedConstantPolicy::kSeeded;
 };
 
+/// Iterations the user gave the while loops of one name, and where: the
+/// start of an error about the name (a flag, or a scenario key's position).
+struct NamedTripCount {
+  int64_t count = 0;
+  std::string given_at;
+};
+
 /// Everything a run of one module needs besides the module, its devices, the
 /// chip and the network.
 struct RunSpec {
@@ -82,7 +89,7 @@ struct RunSpec {
   EvaluationSpec evaluation;
   /// Iterations timed for while loops, by name, over what the program shows
   /// (the values run's counts fill the loops not named here).
-  std::map<std::string, int64_t> trip_counts;
+  std::map<std::string, NamedTripCount> trip_counts;
   int64_t default_trip_count = 1;  ///< for other loops of unknown trip count
   int64_t branch = 0;              ///< branch every conditional takes in timing
   LoopLimits limits;
@@ -101,7 +108,8 @@ StatusOr<EvaluationSpec> ParseEvaluationSpec(const std::string& command, const s
                                              std::string_view numerics,
                                              const std::string& max_memory);
 /// `--trip-count NAME=N`, each N a non-negative integer.
-StatusOr<std::map<std::string, int64_t>> ParseTripCounts(const std::vector<std::string>& texts);
+StatusOr<std::map<std::string, NamedTripCount>> ParseTripCounts(
+    const std::vector<std::string>& texts);
 
 }  // namespace tpusim::harness
 

@@ -286,12 +286,28 @@ Status ReadChip(const Reader& r, const YAML::Node& node, Scenario& s) {
 }
 
 StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
-  TPUSIM_RETURN_IF_ERROR(
-      r.Keys(root, "",
-             {"name", "module", "chip", "topology", "device_assignment", "algorithm", "golden",
-              "inputs", "mode", "numerics", "max_while_iterations", "max_loop_work",
-              "max_executed_instructions", "max_memory", "timeout", "require", "checks",
-              "expect"}));
+  TPUSIM_RETURN_IF_ERROR(r.Keys(root, "",
+                                {"name",
+                                 "module",
+                                 "chip",
+                                 "topology",
+                                 "device_assignment",
+                                 "algorithm",
+                                 "golden",
+                                 "inputs",
+                                 "mode",
+                                 "numerics",
+                                 "max_while_iterations",
+                                 "max_loop_work",
+                                 "max_executed_instructions",
+                                 "trip_counts",
+                                 "default_trip_count",
+                                 "branch",
+                                 "max_memory",
+                                 "timeout",
+                                 "require",
+                                 "checks",
+                                 "expect"}));
   Scenario s;
   s.file = r.file();
   s.name = fs::path(r.file()).stem().string();
@@ -382,6 +398,26 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
     if (const YAML::Node node = root[key]) {
       TPUSIM_ASSIGN_OR_RETURN(*limit, r.Integer(node, key, 1));
     }
+  }
+  for (const char* key : {"trip_counts", "default_trip_count", "branch"}) {
+    if (root[key] && s.mode == RunMode::kValues) {
+      return r.Error(root[key], key, "mode values does not time the module");
+    }
+  }
+  if (const YAML::Node counts = root["trip_counts"]) {
+    TPUSIM_RETURN_IF_ERROR(ForEachEntry(
+        r, counts, "trip_counts",
+        [&](const YAML::Node& key, const YAML::Node& value, const std::string& path) -> Status {
+          TPUSIM_ASSIGN_OR_RETURN(const int64_t count, r.Integer(value, path, 0));
+          s.trip_counts[key.Scalar()] = {count, r.Where(key) + ": error: key path `" + path + "`"};
+          return Status::Ok();
+        }));
+  }
+  if (const YAML::Node count = root["default_trip_count"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.default_trip_count, r.Integer(count, "default_trip_count", 0));
+  }
+  if (const YAML::Node branch = root["branch"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.branch, r.Integer(branch, "branch", 0));
   }
   if (const YAML::Node m = root["max_memory"]) {
     StatusOr<Bytes> bytes =

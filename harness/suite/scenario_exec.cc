@@ -272,6 +272,9 @@ StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
   TPUSIM_ASSIGN_OR_RETURN(spec.evaluation.max_memory, ParseMaxMemory("", spec.evaluation.command));
   spec.evaluation.max_memory = scenario.max_memory.value_or(spec.evaluation.max_memory);
   spec.algorithm = scenario.algorithm;
+  spec.trip_counts = scenario.trip_counts;
+  spec.default_trip_count = scenario.default_trip_count;
+  spec.branch = scenario.branch;
   LoopLimits& limits = spec.limits;
   limits.max_while_iterations = scenario.max_while_iterations.value_or(limits.max_while_iterations);
   limits.max_loop_work = scenario.max_loop_work.value_or(limits.max_loop_work);

@@ -33,6 +33,9 @@ numerics: ieee
 max_while_iterations: 100
 max_loop_work: 2000
 max_executed_instructions: 300
+trip_counts: {decode: 12, prefill: 0}
+default_trip_count: 3
+branch: 1
 timeout: 250ms
 checks:
   outputs:
@@ -65,6 +68,13 @@ checks:
   EXPECT_EQ(s->max_while_iterations, 100);
   EXPECT_EQ(s->max_loop_work, 2000);
   EXPECT_EQ(s->max_executed_instructions, 300);
+  ASSERT_EQ(s->trip_counts.size(), 2u);
+  EXPECT_EQ(s->trip_counts.at("decode").count, 12);
+  EXPECT_EQ(s->trip_counts.at("decode").given_at,
+            "/suite/a.yaml:15:15: error: key path `trip_counts.decode`");
+  EXPECT_EQ(s->trip_counts.at("prefill").count, 0);
+  EXPECT_EQ(s->default_trip_count, 3);
+  EXPECT_EQ(s->branch, 1);
   EXPECT_DOUBLE_EQ(s->timeout_seconds, 0.25);
   EXPECT_TRUE(s->outputs.golden);
   EXPECT_EQ(s->outputs.tolerance.all.rtol, 1e-2);
@@ -100,6 +110,9 @@ TEST(Scenario, Defaults) {
   EXPECT_FALSE(s->max_while_iterations.has_value());
   EXPECT_FALSE(s->max_loop_work.has_value());
   EXPECT_FALSE(s->max_executed_instructions.has_value());
+  EXPECT_TRUE(s->trip_counts.empty());
+  EXPECT_EQ(s->default_trip_count, 1);
+  EXPECT_EQ(s->branch, 0);
   EXPECT_FALSE(s->expect_fail);
 }
 
@@ -112,8 +125,8 @@ TEST(Scenario, EveryUnknownKeyIsReportedAtOnceWithTheKeyItMisspells) {
   EXPECT_EQ(s.status().message(),
             "u.yaml:2:1: error: key path `numeric`: unknown key (known: name, module, chip, "
             "topology, device_assignment, algorithm, golden, inputs, mode, numerics, "
-            "max_while_iterations, max_loop_work, max_executed_instructions, max_memory, timeout, "
-            "require, "
+            "max_while_iterations, max_loop_work, max_executed_instructions, trip_counts, "
+            "default_trip_count, branch, max_memory, timeout, require, "
             "checks, expect); did you mean 'numerics'?\n"
             "u.yaml:5:13: error: key path `checks.time_us.maxx`: unknown key (known: golden, "
             "tolerance, min, max); did you mean 'max'?\n"

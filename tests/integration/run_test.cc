@@ -12,10 +12,12 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/hlo/varying_programs.h"
 #include "tests/integration/integration_util.h"
 #include "tests/integration/run_binary.h"
 
@@ -565,6 +567,46 @@ TEST(Run, ScenarioLoopLimitsAreKeys) {
   const RunResult raised =
       RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden"});
   EXPECT_EQ(raised.exit_code, 0) << Describe(raised);
+}
+
+TEST(Run, ScenarioTripCountsAndBranchAreKeys) {
+  // Timing alone: the loop runs the count the scenario gives (each iteration
+  // 10 FLOPs, and the test that ends the loop one); the conditional, whose
+  // predicate only a values run knows, takes the scenario's branch.
+  ScratchDir scratch;
+  WriteText(scratch / "loop.hlo", kTenIterationLoopModule);
+  WriteText(scratch / "alternate.hlo", test::kAlternatingBranch);
+  WriteScenario(scratch / "suite/counted.yaml", scratch / "loop.hlo",
+                "mode: timing\nchip: tpu-v5e\ntrip_counts: {w: 4}\n");
+  WriteScenario(scratch / "suite/bounded.yaml", scratch / "loop.hlo",
+                "mode: timing\nchip: tpu-v5e\n");
+  WriteScenario(scratch / "suite/false_branch.yaml", scratch / "alternate.hlo",
+                "mode: timing\nchip: tpu-v5e\nbranch: 1\n");
+  const std::string json = scratch / "report.json";
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden",
+                                "--update-golden", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const nlohmann::json report = nlohmann::json::parse(ReadText(json));
+  std::map<std::string, nlohmann::json> scenarios;
+  for (const nlohmann::json& s : report["scenarios"]) {
+    scenarios[s["name"].get<std::string>()] = s;
+  }
+  EXPECT_EQ(scenarios.at("counted")["metrics"]["flops"], 41.0);
+  EXPECT_EQ(scenarios.at("bounded")["metrics"]["flops"], 101.0);
+  const nlohmann::json& ops = scenarios.at("false_branch")["op_time_us"];
+  EXPECT_TRUE(ops.contains("sqrt")) << ops;
+  EXPECT_FALSE(ops.contains("multiply")) << ops;
+  // A name that is no loop of the module is an error at its key.
+  WriteScenario(scratch / "suite/counted.yaml", scratch / "loop.hlo",
+                "mode: timing\nchip: tpu-v5e\ntrip_counts: {loop: 4}\n");
+  const RunResult typo = RunBinary(
+      TPUSIM_BINARY, {"run", scratch / "suite/counted.yaml", "--golden-dir", scratch / "golden"});
+  EXPECT_EQ(typo.exit_code, 2) << Describe(typo);
+  EXPECT_THAT(typo.out,
+              HasSubstr(scratch / "suite/counted.yaml" +
+                        ":4:15: error: key path `trip_counts.loop`: " + scratch / "loop.hlo" +
+                        " has no while loop named 'loop' (its loops: w)"));
 }
 
 TEST(Run, ExpectedFailureScenarios) {
