@@ -71,7 +71,7 @@ struct ExecOptions {
   int64_t top = 20;        ///< rows of the op profile table
   std::vector<std::string> trip_counts;  ///< NAME=N for while loops the program does not bound
   int64_t default_trip_count = 1;        ///< for other loops of unknown trip count
-  int64_t branch = 0;                    ///< branch every conditional takes in timing
+  std::vector<std::string> branches;     ///< N for every conditional, NAME=N for those named NAME
   std::string inputs = "seed:0";         ///< "seed:N" or a directory of param_<N>.npy
   std::string out;                       ///< write outputs as .npy here; empty: do not write
   std::string numerics = "tpu";          ///< "tpu" or "ieee"

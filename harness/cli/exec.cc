@@ -41,7 +41,7 @@ StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
                                                                     : ElidedConstantPolicy::kSeeded;
   TPUSIM_ASSIGN_OR_RETURN(spec.trip_counts, ParseTripCounts(options.trip_counts));
   spec.default_trip_count = options.default_trip_count;
-  spec.branch = options.branch;
+  TPUSIM_RETURN_IF_ERROR(ParseBranches(options.branches, spec));
   spec.limits = options.limits;
   TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(options.algorithm));
   return spec;
@@ -123,12 +123,12 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
       ->option_text("N")
       ->check(NonNegativeNumber())
       ->capture_default_str();
-  exec->add_option("--branch", options.branch,
-                   "Branch a conditional takes when timed (0: the true branch of a pred "
-                   "conditional), unless the values run of full mode saw which it took")
-      ->option_text("N")
-      ->check(NonNegativeNumber())
-      ->capture_default_str();
+  exec->add_option("--branch", options.branches,
+                   "Branch conditionals take when timed: N for every conditional (default 0: "
+                   "the true branch of a pred conditional; past the last, the last), NAME=N for "
+                   "the conditionals named NAME (repeatable); the values run of full mode, "
+                   "where it ran, says which each execution took")
+      ->option_text("N|NAME=N");
   exec->add_option("--inputs", options.inputs,
                    "Where the entry parameters come from: seed:N for seeded random values, or "
                    "a directory of param_<N>.npy files")
@@ -197,10 +197,10 @@ HBM, VMEM, DMA, latency, ICI). docs/models.md explains every effect modelled.
 With --topology every device is timed, collectives meeting on the network (one device
 stands for all when their timelines are provably identical: "symmetry: used"), and a
 collective table follows: kind, executions, participants, bytes, time, algorithm.
-Full mode times what the values run did, execution by execution: its loop trip
-counts, the rows each device's ragged-dot groups held (the busiest device is the
-straggler) and the rows each device's ragged-all-to-all sent to each peer; and
-the branch each conditional took the first time.
+Full mode times what the values run did, execution by execution and device by
+device: the trip count of each loop and the branch of each conditional (a
+pipeline stage's own branch), the rows each ragged-dot group held (the busiest
+device is the straggler) and the rows each ragged-all-to-all sent to each peer.
 Values that cannot be computed (over --max-memory, an operation the evaluator
 lacks) are skipped: the first line says why, and the module is timed without
 them.

@@ -284,37 +284,40 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
 
 namespace {
 
-/// The while loops `counts` names (--trip-count NAME=N, a scenario's
-/// trip_counts), or an error for a name that is no while loop of `module`: a
-/// typo would otherwise time the loop once, silently.
-StatusOr<timing::PerExecution<int64_t>> ResolveTripCounts(
-    const hlo::HloModule& module, const std::map<std::string, NamedTripCount>& counts) {
+/// The instructions of `opcode` (a while loop, a conditional: `noun`, listed
+/// as `short_plural`) that `counts` names (--trip-count NAME=N, --branch NAME=N, a scenario's
+/// trip_counts or branches), each with its count for every execution; or an error for a name that
+/// is no such instruction of `module`: a typo would otherwise time the loop once or the default
+/// branch, silently.
+StatusOr<timing::PerExecution<int64_t>> ResolveNamed(
+    const hlo::HloModule& module, hlo::HloOpcode opcode, const std::string& noun,
+    const std::string& short_plural, const std::map<std::string, NamedCount>& counts) {
   timing::PerExecution<int64_t> resolved;
   if (counts.empty()) return resolved;
-  std::map<std::string, std::vector<const hlo::HloInstruction*>> loops;
+  std::map<std::string, std::vector<const hlo::HloInstruction*>> named;
   for (const auto& computation : module.computations()) {
     for (const auto& inst : computation->instructions()) {
-      if (inst->opcode() == hlo::HloOpcode::kWhile) loops[inst->name()].push_back(inst.get());
+      if (inst->opcode() == opcode) named[inst->name()].push_back(inst.get());
     }
   }
   for (const auto& [name, count] : counts) {
-    const auto named = loops.find(name);
-    if (named != loops.end()) {
-      for (const hlo::HloInstruction* loop : named->second)
-        resolved.emplace(loop, ExecutionSeries<int64_t>(count.count));  // every execution
+    const auto found = named.find(name);
+    if (found != named.end()) {
+      for (const hlo::HloInstruction* inst : found->second)
+        resolved.emplace(inst, ExecutionSeries<int64_t>(count.count));  // every execution
       continue;
     }
     std::string known;
-    for (const auto& [loop, instructions] : loops) {
+    for (const auto& [other, instructions] : named) {
       if (known.size() > 200) {
         known += ", ...";
         break;
       }
-      known += (known.empty() ? "" : ", ") + loop;
+      known += (known.empty() ? "" : ", ") + other;
     }
     return InvalidArgument(
-        count.given_at + ": " + module.filename() + " has no while loop named " + Quote(name) +
-        " (" + (loops.empty() ? std::string("it has no while loops") : "its loops: " + known) +
+        count.given_at + ": " + module.filename() + " has no " + noun + " named " + Quote(name) +
+        " (" + (named.empty() ? "it has no " + noun + "s" : "its " + short_plural + ": " + known) +
         ")");
   }
   return resolved;
@@ -331,7 +334,11 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
                               const eval::SpmdConfig& spmd,
                               const std::optional<arch::ChipConfig>& chip,
                               std::optional<arch::TopologyConfig> topology, std::ostream& err) {
-  TPUSIM_ASSIGN_OR_RETURN(auto trip_counts, ResolveTripCounts(module, spec.trip_counts));
+  TPUSIM_ASSIGN_OR_RETURN(auto trip_counts, ResolveNamed(module, hlo::HloOpcode::kWhile,
+                                                         "while loop", "loops", spec.trip_counts));
+  TPUSIM_ASSIGN_OR_RETURN(auto branches,
+                          ResolveNamed(module, hlo::HloOpcode::kConditional, "conditional",
+                                       "conditionals", spec.branches));
   if (const std::optional<hlo::ForeignPlatform> foreign = hlo::ForeignPlatformOf(module)) {
     const hlo::SourceLocation at = foreign->first->location();
     err << module.filename() << ':' << at.line << ':' << at.column
@@ -394,6 +401,7 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
     timing_options.default_trip_count = spec.default_trip_count;
     ApplyLoopLimits(spec.limits, timing_options);
     timing_options.conditional_branch = spec.branch;
+    timing_options.branches = std::move(branches);
     TimeAsRun(run.record, timing_options);
     timing_options.spmd = spmd;
     timing_options.interconnect = interconnect.get();

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
+#include <limits>
 #include <system_error>
 
 #include "sim/base/units.h"
@@ -69,25 +70,56 @@ StatusOr<EvaluationSpec> ParseEvaluationSpec(const std::string& command, const s
   return spec;
 }
 
-StatusOr<std::map<std::string, NamedTripCount>> ParseTripCounts(
-    const std::vector<std::string>& texts) {
-  std::map<std::string, NamedTripCount> counts;
+namespace {
+
+/// The non-negative integer `text` is, or -1.
+int64_t NonNegative(std::string_view text) {
+  int64_t n = -1;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  return ec == std::errc() && ptr == text.data() + text.size() && !text.empty() && n >= 0 ? n : -1;
+}
+
+/// `text` as NAME=N (N a non-negative integer) into `counts`, false when it
+/// is not of that form; `flag` starts an error about the name.
+bool ReadNamedCount(const std::string& text, const std::string& flag,
+                    std::map<std::string, NamedCount>& counts) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  const int64_t n = NonNegative(std::string_view(text).substr(eq + 1));
+  if (n < 0) return false;
+  counts[text.substr(0, eq)] = {n, "tpusim exec: error: " + flag + " " + Quote(text)};
+  return true;
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, NamedCount>> ParseTripCounts(const std::vector<std::string>& texts) {
+  std::map<std::string, NamedCount> counts;
   for (const std::string& text : texts) {
-    const size_t eq = text.find('=');
-    int64_t n = -1;
-    if (eq != std::string::npos && eq > 0) {
-      const char* begin = text.data() + eq + 1;
-      const char* end = text.data() + text.size();
-      const auto [ptr, ec] = std::from_chars(begin, end, n);
-      if (ec != std::errc() || ptr != end || begin == end) n = -1;
-    }
-    if (n < 0) {
+    if (!ReadNamedCount(text, "--trip-count", counts)) {
       return InvalidArgument("tpusim exec: error: --trip-count " + Quote(text) +
                              ": expected WHILE_NAME=N with N a non-negative integer");
     }
-    counts[text.substr(0, eq)] = {n, "tpusim exec: error: --trip-count " + Quote(text)};
   }
   return counts;
+}
+
+Status ParseBranches(const std::vector<std::string>& texts, RunSpec& spec) {
+  for (const std::string& text : texts) {
+    if (const int64_t every = NonNegative(text); every >= 0) {
+      spec.branch = every;
+    } else if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+                 return std::isdigit(static_cast<unsigned char>(c)) != 0;
+               })) {
+      return InvalidArgument("tpusim exec: error: --branch: " + Quote(text) +
+                             " is out of range: at most " +
+                             std::to_string(std::numeric_limits<int64_t>::max()));
+    } else if (!ReadNamedCount(text, "--branch", spec.branches)) {
+      return InvalidArgument("tpusim exec: error: --branch " + Quote(text) +
+                             ": expected N or CONDITIONAL_NAME=N with N a non-negative integer");
+    }
+  }
+  return Status::Ok();
 }
 
 void ApplyLoopLimits(const LoopLimits& limits, eval::EvaluatorOptions& options) {
@@ -106,8 +138,9 @@ void ApplyLoopLimits(const LoopLimits& limits, timing::TimingOptions& options) {
 
 void TimeAsRun(const eval::RunRecord& record, timing::TimingOptions& options) {
   // What the program really did wins over the timing model's static guess,
-  // and the user's word over both: insert keeps the entries already present,
-  // and a loop the user counted runs that count on every device.
+  // and for trip counts the user's word over both: insert keeps the entries
+  // already present, and a loop the user counted runs that count on every
+  // device. A branch the values run saw wins over the user's (--branch).
   for (const auto& [device, trip_counts] : record.device_trip_counts) {
     for (const auto& [loop, trips] : trip_counts) {
       if (!options.trip_counts.contains(loop))
@@ -115,7 +148,7 @@ void TimeAsRun(const eval::RunRecord& record, timing::TimingOptions& options) {
     }
   }
   options.trip_counts.insert(record.trip_counts.begin(), record.trip_counts.end());
-  options.branches = record.branches;
+  for (const auto& [conditional, taken] : record.branches) options.branches[conditional] = taken;
   options.device_branches = record.device_branches;
   options.ragged_group_shares = record.ragged_group_shares;
   options.device_ragged_group_shares = record.device_ragged_group_shares;

@@ -61,7 +61,8 @@ void ApplyLoopLimits(const LoopLimits& limits, eval::EvaluatorOptions& options);
 void ApplyLoopLimits(const LoopLimits& limits, timing::TimingOptions& options);
 
 /// Times what a values run did: its trip counts (after those already in
-/// `options`, which the user gave and which win), its branches, its
+/// `options`, which the user gave and which win), its branches (over those
+/// in `options`), its
 /// ragged-dots' group shares and the rows its ragged-all-to-alls sent.
 void TimeAsRun(const eval::RunRecord& record, timing::TimingOptions& options);
 
@@ -75,9 +76,10 @@ struct EvaluationSpec {
   ElidedConstantPolicy elided_constants = ElidedConstantPolicy::kSeeded;
 };
 
-/// Iterations the user gave the while loops of one name, and where: the
-/// start of an error about the name (a flag, or a scenario key's position).
-struct NamedTripCount {
+/// A number the user gave the instructions of one name (a while loop's
+/// iterations, a conditional's branch), and where: the start of an error
+/// about the name (a flag, or a scenario key's position).
+struct NamedCount {
   int64_t count = 0;
   std::string given_at;
 };
@@ -89,9 +91,12 @@ struct RunSpec {
   EvaluationSpec evaluation;
   /// Iterations timed for while loops, by name, over what the program shows
   /// (the values run's counts fill the loops not named here).
-  std::map<std::string, NamedTripCount> trip_counts;
+  std::map<std::string, NamedCount> trip_counts;
   int64_t default_trip_count = 1;  ///< for other loops of unknown trip count
   int64_t branch = 0;              ///< branch every conditional takes in timing
+  /// Branches of the conditionals of these names, over `branch`; the
+  /// branches a values run saw win over both.
+  std::map<std::string, NamedCount> branches;
   LoopLimits limits;
   /// The collective algorithm on the network; anything but kAuto needs one.
   ici::Algorithm algorithm = ici::Algorithm::kAuto;
@@ -108,8 +113,11 @@ StatusOr<EvaluationSpec> ParseEvaluationSpec(const std::string& command, const s
                                              std::string_view numerics,
                                              const std::string& max_memory);
 /// `--trip-count NAME=N`, each N a non-negative integer.
-StatusOr<std::map<std::string, NamedTripCount>> ParseTripCounts(
-    const std::vector<std::string>& texts);
+StatusOr<std::map<std::string, NamedCount>> ParseTripCounts(const std::vector<std::string>& texts);
+/// `--branch N` (every conditional; the last given wins) and `--branch
+/// NAME=N` (the conditionals named NAME), each N a non-negative integer, into
+/// spec.branch and spec.branches.
+Status ParseBranches(const std::vector<std::string>& texts, RunSpec& spec);
 
 }  // namespace tpusim::harness
 

@@ -303,6 +303,7 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
                                  "trip_counts",
                                  "default_trip_count",
                                  "branch",
+                                 "branches",
                                  "max_memory",
                                  "timeout",
                                  "require",
@@ -399,17 +400,22 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
       TPUSIM_ASSIGN_OR_RETURN(*limit, r.Integer(node, key, 1));
     }
   }
-  for (const char* key : {"trip_counts", "default_trip_count", "branch"}) {
+  for (const char* key : {"trip_counts", "default_trip_count", "branch", "branches"}) {
     if (root[key] && s.mode == RunMode::kValues) {
       return r.Error(root[key], key, "mode values does not time the module");
     }
   }
-  if (const YAML::Node counts = root["trip_counts"]) {
+  for (const auto& named :
+       {std::pair{"trip_counts", &s.trip_counts}, std::pair{"branches", &s.branches}}) {
+    const char* key = named.first;
+    std::map<std::string, NamedCount>* counts = named.second;  // a lambda captures it below
+    const YAML::Node node = root[key];
+    if (!node) continue;
     TPUSIM_RETURN_IF_ERROR(ForEachEntry(
-        r, counts, "trip_counts",
-        [&](const YAML::Node& key, const YAML::Node& value, const std::string& path) -> Status {
+        r, node, key,
+        [&](const YAML::Node& name, const YAML::Node& value, const std::string& path) -> Status {
           TPUSIM_ASSIGN_OR_RETURN(const int64_t count, r.Integer(value, path, 0));
-          s.trip_counts[key.Scalar()] = {count, r.Where(key) + ": error: key path `" + path + "`"};
+          (*counts)[name.Scalar()] = {count, r.Where(name) + ": error: key path `" + path + "`"};
           return Status::Ok();
         }));
   }

@@ -83,14 +83,16 @@ struct Scenario {
   /// The loop limits of `tpusim exec --max-while-iterations`, --max-loop-work
   /// and --max-executed-instructions (harness::LoopLimits); unset: its defaults.
   std::optional<int64_t> max_while_iterations, max_loop_work, max_executed_instructions;
-  /// `trip_counts` (by while loop name), `default_trip_count`, `branch`: the
-  /// iterations and branches timing takes where the program does not bound a
-  /// loop and no values run shows them (`tpusim exec --trip-count`,
-  /// --default-trip-count, --branch); a loop named here runs its count even
-  /// where a values run saw another.
-  std::map<std::string, NamedTripCount> trip_counts;
+  /// `trip_counts` (by while loop name), `default_trip_count`, `branch`,
+  /// `branches` (by conditional name): the iterations and branches timing
+  /// takes where the program does not bound a loop and no values run shows
+  /// them (`tpusim exec --trip-count`, --default-trip-count, --branch N and
+  /// NAME=N); a loop named here runs its count even where a values run saw
+  /// another.
+  std::map<std::string, NamedCount> trip_counts;
   int64_t default_trip_count = 1;
   int64_t branch = 0;
+  std::map<std::string, NamedCount> branches;
   /// `max_memory`: bytes the values may take (`tpusim exec --max-memory`);
   /// unset: half the machine's physical memory.
   std::optional<int64_t> max_memory;

@@ -275,6 +275,7 @@ StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
   spec.trip_counts = scenario.trip_counts;
   spec.default_trip_count = scenario.default_trip_count;
   spec.branch = scenario.branch;
+  spec.branches = scenario.branches;
   LoopLimits& limits = spec.limits;
   limits.max_while_iterations = scenario.max_while_iterations.value_or(limits.max_while_iterations);
   limits.max_loop_work = scenario.max_loop_work.value_or(limits.max_loop_work);

@@ -36,6 +36,7 @@ max_executed_instructions: 300
 trip_counts: {decode: 12, prefill: 0}
 default_trip_count: 3
 branch: 1
+branches: {step.7: 0}
 timeout: 250ms
 checks:
   outputs:
@@ -75,6 +76,10 @@ checks:
   EXPECT_EQ(s->trip_counts.at("prefill").count, 0);
   EXPECT_EQ(s->default_trip_count, 3);
   EXPECT_EQ(s->branch, 1);
+  ASSERT_EQ(s->branches.size(), 1u);
+  EXPECT_EQ(s->branches.at("step.7").count, 0);
+  EXPECT_EQ(s->branches.at("step.7").given_at,
+            "/suite/a.yaml:18:12: error: key path `branches.step.7`");
   EXPECT_DOUBLE_EQ(s->timeout_seconds, 0.25);
   EXPECT_TRUE(s->outputs.golden);
   EXPECT_EQ(s->outputs.tolerance.all.rtol, 1e-2);
@@ -113,6 +118,7 @@ TEST(Scenario, Defaults) {
   EXPECT_TRUE(s->trip_counts.empty());
   EXPECT_EQ(s->default_trip_count, 1);
   EXPECT_EQ(s->branch, 0);
+  EXPECT_TRUE(s->branches.empty());
   EXPECT_FALSE(s->expect_fail);
 }
 
@@ -126,7 +132,7 @@ TEST(Scenario, EveryUnknownKeyIsReportedAtOnceWithTheKeyItMisspells) {
             "u.yaml:2:1: error: key path `numeric`: unknown key (known: name, module, chip, "
             "topology, device_assignment, algorithm, golden, inputs, mode, numerics, "
             "max_while_iterations, max_loop_work, max_executed_instructions, trip_counts, "
-            "default_trip_count, branch, max_memory, timeout, require, "
+            "default_trip_count, branch, branches, max_memory, timeout, require, "
             "checks, expect); did you mean 'numerics'?\n"
             "u.yaml:5:13: error: key path `checks.time_us.maxx`: unknown key (known: golden, "
             "tolerance, min, max); did you mean 'max'?\n"

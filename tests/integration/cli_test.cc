@@ -131,7 +131,11 @@ TEST(Cli, NumbersOutOfTheirRangeSayWhatTheyMustBe) {
         "torus:4", "-g", "0"},
        "tpusim collective: error: --ngpus: must be positive, got '0'\n"},
       {{"exec", hlo, "--branch", "-1"},
-       "tpusim exec: error: --branch: must be at least 0, got '-1'\n"},
+       "tpusim exec: error: --branch '-1': expected N or CONDITIONAL_NAME=N with N a "
+       "non-negative integer\n"},
+      {{"exec", hlo, "--branch", "c=x"},
+       "tpusim exec: error: --branch 'c=x': expected N or CONDITIONAL_NAME=N with N a "
+       "non-negative integer\n"},
       {{"exec", hlo, "--default-trip-count", "-1"},
        "--default-trip-count: must be at least 0, got '-1'\n"},
       {{"diff", hlo, hlo, "--rtol", "-0.5"}, "--rtol: must be at least 0, got '-0.5'\n"},

@@ -942,6 +942,25 @@ ENTRY %main (n: s32[], p: pred[], x: f32[1024]) -> f32[1024] {
   EXPECT_EQ(typo.exit_code, 2) << Describe(typo);
   EXPECT_THAT(typo.err, HasSubstr("--trip-count 'lopo=3': " + module +
                                   " has no while loop named 'lopo' (its loops: loop)"));
+  // --branch names the conditional, over --branch N for the others; the
+  // values run's branch wins over both.
+  for (const std::string mode : {"timing", "full"}) {
+    const std::string json = dir_ / ("named_" + mode + ".json");
+    const RunResult named = Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", mode, "--inputs",
+                                    inputs, "--branch", "1", "--branch", "c=0", "--json", json});
+    ASSERT_EQ(named.exit_code, 0) << Describe(named);
+    EXPECT_EQ(count(ReadText(json), "true_negate"), mode == "timing" ? 1 : 0) << mode;
+    EXPECT_EQ(count(ReadText(json), "false_sqrt"), mode == "timing" ? 0 : 1) << mode;
+  }
+  const RunResult named = Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", "timing",
+                                  "--branch", "c=1", "--json", dir_ / "named.json"});
+  ASSERT_EQ(named.exit_code, 0) << Describe(named);
+  EXPECT_EQ(count(ReadText(dir_ / "named.json"), "false_sqrt"), 1);
+  const RunResult no_such =
+      Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", "timing", "--branch", "cond=1"});
+  EXPECT_EQ(no_such.exit_code, 2) << Describe(no_such);
+  EXPECT_THAT(no_such.err, HasSubstr("--branch 'cond=1': " + module +
+                                     " has no conditional named 'cond' (its conditionals: c)"));
 }
 
 TEST_F(ExecTest, TimingModeComputesNoValuesAndIsDeterministic) {

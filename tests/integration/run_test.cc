@@ -569,10 +569,11 @@ TEST(Run, ScenarioLoopLimitsAreKeys) {
   EXPECT_EQ(raised.exit_code, 0) << Describe(raised);
 }
 
-TEST(Run, ScenarioTripCountsAndBranchAreKeys) {
+TEST(Run, ScenarioTripCountsAndBranchesAreKeys) {
   // Timing alone: the loop runs the count the scenario gives (each iteration
   // 10 FLOPs, and the test that ends the loop one); the conditional, whose
-  // predicate only a values run knows, takes the scenario's branch.
+  // predicate only a values run knows, takes the scenario's branch, or the
+  // one `branches` gives it by name.
   ScratchDir scratch;
   WriteText(scratch / "loop.hlo", kTenIterationLoopModule);
   WriteText(scratch / "alternate.hlo", test::kAlternatingBranch);
@@ -582,6 +583,8 @@ TEST(Run, ScenarioTripCountsAndBranchAreKeys) {
                 "mode: timing\nchip: tpu-v5e\n");
   WriteScenario(scratch / "suite/false_branch.yaml", scratch / "alternate.hlo",
                 "mode: timing\nchip: tpu-v5e\nbranch: 1\n");
+  WriteScenario(scratch / "suite/named_branch.yaml", scratch / "alternate.hlo",
+                "mode: timing\nchip: tpu-v5e\nbranch: 1\nbranches: {c: 0}\n");
   const std::string json = scratch / "report.json";
   const RunResult r =
       RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden",
@@ -597,6 +600,9 @@ TEST(Run, ScenarioTripCountsAndBranchAreKeys) {
   const nlohmann::json& ops = scenarios.at("false_branch")["op_time_us"];
   EXPECT_TRUE(ops.contains("sqrt")) << ops;
   EXPECT_FALSE(ops.contains("multiply")) << ops;
+  const nlohmann::json& named_ops = scenarios.at("named_branch")["op_time_us"];
+  EXPECT_TRUE(named_ops.contains("multiply")) << named_ops;
+  EXPECT_FALSE(named_ops.contains("sqrt")) << named_ops;
   // A name that is no loop of the module is an error at its key.
   WriteScenario(scratch / "suite/counted.yaml", scratch / "loop.hlo",
                 "mode: timing\nchip: tpu-v5e\ntrip_counts: {loop: 4}\n");
