@@ -204,16 +204,6 @@ ENTRY e {
   }
 }
 
-/// The instruction of `module` named `name` (the first, in computation order).
-const hlo::HloInstruction* Named(const hlo::HloModule& module, const std::string& name) {
-  for (const auto& computation : module.computations()) {
-    for (const auto& inst : computation->instructions()) {
-      if (inst->name() == name) return inst.get();
-    }
-  }
-  return nullptr;
-}
-
 /// Times each of `options` on `module` on a v5e in one SystemC run.
 StatusOr<std::vector<TimingResult>> TimeEach(const hlo::HloModule& module,
                                              const std::vector<TimingOptions>& options) {

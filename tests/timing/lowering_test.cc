@@ -635,12 +635,7 @@ ENTRY e {
 TEST(Lowering, OnlyTheLoopsAroundWhatChangesBetweenExecutionsAreMarkedAsVarying) {
   auto module = Parse(test::kTriangularLoop);
   ASSERT_NE(module, nullptr);
-  const hlo::HloInstruction* inner = nullptr;
-  for (const auto& computation : module->computations()) {
-    for (const auto& inst : computation->instructions()) {
-      if (inst->name() == "inner") inner = inst.get();
-    }
-  }
+  const hlo::HloInstruction* inner = Named(*module, "inner");
   ASSERT_NE(inner, nullptr);
   // Steps: outer begin, its test, inner begin, its test, the body's add and
   // square, inner end, ...
@@ -690,12 +685,7 @@ std::vector<std::string> StepNames(const Program& program) {
 TEST(Lowering, AConditionalLowersTheBranchesItsExecutionsTake) {
   auto module = Parse(test::kAlternatingBranch);
   ASSERT_NE(module, nullptr);
-  const hlo::HloInstruction* c = nullptr;
-  for (const auto& computation : module->computations()) {
-    for (const auto& inst : computation->instructions()) {
-      if (inst->name() == "c") c = inst.get();
-    }
-  }
+  const hlo::HloInstruction* c = Named(*module, "c");
   ASSERT_NE(c, nullptr);
   // Branches 0, 1, 0, 1: both are lowered, one after the other, and the loop
   // is not fast-forwarded.

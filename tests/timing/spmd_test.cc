@@ -237,16 +237,6 @@ TEST(Spmd, DevicesWhoseRaggedDotGroupsAreAlikeAreStillSymmetric) {
   EXPECT_EQ(Op(r->ops, "moe").flops, 2LL * 128 * 512 * 512);
 }
 
-/// The instruction of `module` named `name` (the first, in computation order).
-const hlo::HloInstruction* Named(const hlo::HloModule& module, const std::string& name) {
-  for (const auto& computation : module.computations()) {
-    for (const auto& inst : computation->instructions()) {
-      if (inst->name() == name) return inst.get();
-    }
-  }
-  return nullptr;
-}
-
 TEST(Spmd, EachDeviceTakesItsOwnBranches) {
   // Device 0, the first pipeline stage, embeds its input; device 1 takes the
   // branch that passes it on, and waits for device 0 at the all-reduce.

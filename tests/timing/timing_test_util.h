@@ -65,6 +65,17 @@ add {
 }
 )";
 
+/// The instruction of `module` named `name` (the first, in computation
+/// order), or nullptr.
+inline const hlo::HloInstruction* Named(const hlo::HloModule& module, const std::string& name) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& inst : computation->instructions()) {
+      if (inst->name() == name) return inst.get();
+    }
+  }
+  return nullptr;
+}
+
 /// The record of instruction `name` in `ops` (a test failure when absent).
 inline const OpRecord& Op(const std::vector<OpRecord>& ops, const std::string& name) {
   for (const OpRecord& op : ops) {
