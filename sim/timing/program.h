@@ -41,7 +41,7 @@ struct Step {
   const hlo::HloInstruction* inst = nullptr;
   /// Owned by the Program: the instruction's cost on device 0 at its first
   /// execution, and at every execution unless Program::varying_costs says
-  /// otherwise; nullptr for loop steps.
+  /// otherwise; nullptr for loop and branch steps.
   const KernelCost* cost = nullptr;
   int64_t async_id = -1;  ///< start: its id; done: the id it waits for (-1: none)
   /// Loop steps: the loop's index into Program::loop_trips; branch steps:
