@@ -286,29 +286,12 @@ Status ReadChip(const Reader& r, const YAML::Node& node, Scenario& s) {
 }
 
 StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
-  TPUSIM_RETURN_IF_ERROR(r.Keys(root, "",
-                                {"name",
-                                 "module",
-                                 "chip",
-                                 "topology",
-                                 "device_assignment",
-                                 "algorithm",
-                                 "golden",
-                                 "inputs",
-                                 "mode",
-                                 "numerics",
-                                 "max_while_iterations",
-                                 "max_loop_work",
-                                 "max_executed_instructions",
-                                 "trip_counts",
-                                 "default_trip_count",
-                                 "branch",
-                                 "branches",
-                                 "max_memory",
-                                 "timeout",
-                                 "require",
-                                 "checks",
-                                 "expect"}));
+  TPUSIM_RETURN_IF_ERROR(
+      r.Keys(root, "",
+             {"name", "module", "chip", "topology", "device_assignment", "algorithm", "golden",
+              "inputs", "mode", "numerics", "max_while_iterations", "max_loop_work",
+              "max_executed_instructions", "trip_counts", "default_trip_count", "branch",
+              "branches", "max_memory", "timeout", "require", "checks", "expect"}));
   Scenario s;
   s.file = r.file();
   s.name = fs::path(r.file()).stem().string();

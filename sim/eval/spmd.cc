@@ -85,22 +85,17 @@ StatusOr<std::vector<value::Literal>> Evaluator::EvaluateSpmd(
     for (std::thread& thread : threads) thread.join();
   }
   TPUSIM_RETURN_IF_ERROR(hub.error());
-  for (size_t i = 0; i < records.size(); ++i) {
+  // Each other device's record, kept by device number where it holds anything.
+  const auto keep = [](auto& by_device, int64_t device, auto& values) {
+    if (!values.empty()) by_device[device] = std::move(values);
+  };
+  for (size_t i = 0; i < records.size(); ++i) {  // empty unless recording
     if (devices[i] == 0) continue;
-    if (!records[i].trip_counts.empty()) {
-      options_.record->device_trip_counts[devices[i]] = std::move(records[i].trip_counts);
-    }
-    if (!records[i].branches.empty()) {
-      options_.record->device_branches[devices[i]] = std::move(records[i].branches);
-    }
-    if (!records[i].ragged_group_shares.empty()) {
-      options_.record->device_ragged_group_shares[devices[i]] =
-          std::move(records[i].ragged_group_shares);
-    }
-    if (!records[i].ragged_send_sizes.empty()) {
-      options_.record->device_ragged_send_sizes[devices[i]] =
-          std::move(records[i].ragged_send_sizes);
-    }
+    RunRecord& all = *options_.record;
+    keep(all.device_trip_counts, devices[i], records[i].trip_counts);
+    keep(all.device_branches, devices[i], records[i].branches);
+    keep(all.device_ragged_group_shares, devices[i], records[i].ragged_group_shares);
+    keep(all.device_ragged_send_sizes, devices[i], records[i].ragged_send_sizes);
   }
   std::vector<value::Literal> outputs;
   outputs.reserve(n);
