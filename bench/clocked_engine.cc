@@ -112,8 +112,14 @@ class ClockedCore : public sc_core::sc_module {
           units_[u]->remaining = unit == chip::Unit::kHbm ? busy : busy + pipeline_steps;
           longest = std::max(longest, units_[u]->remaining);
         }
-        const int64_t end =
-            now_ + longest + cost_.kernel_start() + cost_.PipelineEdgeCycles(c.per_core);
+        // Copies in flight share HBM with the kernel, as in the TLM engine.
+        const chip::HbmSharing sharing(
+            now_, longest + cost_.kernel_start() + cost_.PipelineEdgeCycles(c.per_core),
+            cost_.UnitBusy(chip::Unit::kHbm, c.per_core), dma_free_at_);
+        for (int64_t& done : done_at_) done = sharing.CopyEnd(done);
+        dma_free_at_ = sharing.CopyEnd(dma_free_at_);
+        units_[dma]->remaining = std::max<int64_t>(0, dma_free_at_ - now_);
+        const int64_t end = now_ + sharing.KernelCycles();
         while (now_ < end) Tick();
       } else if (c.kind == timing::StepKind::kAsyncStart) {
         // The DMA queue: this copy starts when the previous one drains.

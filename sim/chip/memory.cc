@@ -50,4 +50,33 @@ int64_t Dma::Cycles(int64_t bytes) const {
   return bytes <= 0 ? 0 : SatAdd(start_, hbm_.Cycles(bytes));
 }
 
+HbmSharing::HbmSharing(int64_t begin, int64_t cycles, int64_t hbm_cycles, int64_t copies_end)
+    : begin_(begin),
+      cycles_(std::max<int64_t>(cycles, 0)),
+      hbm_cycles_(std::clamp<int64_t>(hbm_cycles, 0, cycles_)),
+      copy_cycles_(std::max<int64_t>(copies_end - begin, 0)),
+      shared_cycles_(std::max(cycles_, SatMul(2, hbm_cycles_))),
+      copy_work_meanwhile_(shared_cycles_ - hbm_cycles_) {}
+
+int64_t HbmSharing::KernelCycles() const {
+  if (copy_cycles_ == 0) return cycles_;
+  if (copy_cycles_ >= copy_work_meanwhile_) return shared_cycles_;
+  // The copies finish first, after 2 x copy_cycles_ at half the bandwidth, or
+  // without slowing a kernel that needs at most half: the kernel has then done
+  // copy_cycles_ x cycles_ / hbm_cycles_ of its work and runs the rest alone.
+  if (SatMul(2, hbm_cycles_) <= cycles_) return cycles_;
+  return SatAdd(cycles_, MulDivCeil(copy_cycles_, SatMul(2, hbm_cycles_) - cycles_, hbm_cycles_));
+}
+
+int64_t HbmSharing::CopyEnd(int64_t end) const {
+  const int64_t work = end - begin_;
+  if (work <= 0 || copy_cycles_ == 0) return end;
+  // At the rate copy_work_meanwhile_ / shared_cycles_ while the kernel runs,
+  // then at the whole bandwidth: hbm_cycles_ later than alone.
+  if (work <= copy_work_meanwhile_) {
+    return SatAdd(begin_, MulDivCeil(work, shared_cycles_, copy_work_meanwhile_));
+  }
+  return SatAdd(end, hbm_cycles_);
+}
+
 }  // namespace tpusim::chip

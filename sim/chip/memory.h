@@ -73,6 +73,38 @@ class Dma {
   int64_t start_;  ///< cycles before the first byte moves
 };
 
+/// One TensorCore's HBM shared by a kernel and the copies queued on its DMA
+/// engine, as a fluid model with max-min fair rates (the rule the
+/// interconnect's flow model applies to links). The kernel asks for
+/// `hbm_cycles` of HBM time spread evenly over its `cycles`, a rate of
+/// hbm_cycles / cycles; the copies ask for all of it. While both run, the
+/// kernel gets its rate or half, whichever is less, and the copies the rest;
+/// once one has finished, the other has all it asks for. A kernel that needs
+/// HBM for at most half its time is not slowed and the copies take hbm_cycles
+/// longer; an HBM-bound kernel and the copies split the bandwidth evenly.
+class HbmSharing {
+ public:
+  /// A kernel issued at cycle `begin`, `cycles` long alone, while the copies
+  /// queued on the DMA engine run until cycle `copies_end` alone.
+  HbmSharing(int64_t begin, int64_t cycles, int64_t hbm_cycles, int64_t copies_end);
+  /// The kernel's cycles with the copies in flight: at least `cycles`.
+  int64_t KernelCycles() const;
+  /// The cycle at which a queued copy that would end at cycle `end` alone
+  /// ends with the kernel beside it: `end` when that is not after `begin`.
+  int64_t CopyEnd(int64_t end) const;
+
+ private:
+  int64_t begin_;        ///< the kernel's issue cycle
+  int64_t cycles_;       ///< the kernel's, alone
+  int64_t hbm_cycles_;   ///< of cycles_, the kernel's HBM time
+  int64_t copy_cycles_;  ///< the queued copies' remaining work at begin_
+  /// The kernel's cycles while the copies run all along: cycles_ when it
+  /// needs HBM for at most half of them, else 2 hbm_cycles_ (half the rate).
+  int64_t shared_cycles_;
+  /// The copies' work done meanwhile: shared_cycles_ - hbm_cycles_.
+  int64_t copy_work_meanwhile_;
+};
+
 }  // namespace tpusim::chip
 
 #endif  // TPUSIM_SIM_CHIP_MEMORY_H_

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -48,8 +49,8 @@ using chip::Unit;
 
 /// A unit of one TensorCore as a TLM target: the payload's data pointer is the
 /// instruction's chip::CoreWork; the answer is the unit's busy time, added to
-/// the delay. The DMA engine also queues: a copy starts when the previous one
-/// has finished, and the delay returned runs to its completion.
+/// the delay. (The TensorCore queues the DMA engine's copies itself: a
+/// kernel's HBM stream slows the copies in flight.)
 class UnitTarget : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<UnitTarget> socket;
@@ -62,21 +63,12 @@ class UnitTarget : public sc_core::sc_module {
  private:
   void BTransport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
     const auto* work = reinterpret_cast<const chip::CoreWork*>(payload.get_data_ptr());
-    const int64_t busy = cost_.UnitBusy(unit_, *work);
-    if (unit_ == Unit::kDma) {
-      const int64_t issue = TimeToCycles(sc_core::sc_time_stamp() + delay);
-      const int64_t begin = std::max(issue, dma_free_at_);
-      dma_free_at_ = SatAdd(begin, busy);
-      delay += CyclesToTime(dma_free_at_ - issue);
-    } else {
-      delay += CyclesToTime(busy);
-    }
+    delay += CyclesToTime(cost_.UnitBusy(unit_, *work));
     payload.set_response_status(tlm::TLM_OK_RESPONSE);
   }
 
   const chip::CoreCost& cost_;
   Unit unit_;
-  int64_t dma_free_at_ = 0;  ///< cycle at which the DMA queue drains
 };
 
 /// Per-instruction barrier of the TensorCores of a megacore chip: XLA splits
@@ -118,6 +110,7 @@ class TensorCore : public sc_core::sc_module {
         barrier_(barrier),
         role_(role),
         async_done_at_(program.async_count, 0),
+        async_start_record_(program.async_count, kNoRecord),
         async_rendezvous_(program.async_count),
         meets_collectives_(role.spmd != nullptr && role.leader),
         runs_of_(program.costs.size(), 0),
@@ -254,6 +247,26 @@ class TensorCore : public sc_core::sc_module {
     return true;
   }
 
+  /// The cycles of a kernel issued at cycle `begin`, `cycles` long with
+  /// `hbm_cycles` of HBM time when alone, while the DMA engine still has
+  /// copies queued: the two share this core's HBM bandwidth
+  /// (chip::HbmSharing), so the kernel may take longer and the copies in
+  /// flight finish later (their done times and their starts' DMA spans move).
+  int64_t ShareHbmWithCopies(int64_t begin, int64_t cycles, int64_t hbm_cycles) {
+    if (dma_idle_at_ <= begin) return cycles;  // no copy in flight
+    const chip::HbmSharing sharing(begin, cycles, hbm_cycles, dma_idle_at_);
+    for (size_t id = 0; id < async_done_at_.size(); ++id) {
+      const int64_t end = sharing.CopyEnd(async_done_at_[id]);
+      if (end != async_done_at_[id] && async_start_record_[id] != kNoRecord) {
+        (*role_.records)[async_start_record_[id]].unit_cycles[static_cast<int>(Unit::kDma)] +=
+            end - async_done_at_[id];
+      }
+      async_done_at_[id] = end;
+    }
+    dma_idle_at_ = sharing.CopyEnd(dma_idle_at_);
+    return sharing.KernelCycles();
+  }
+
   /// Moves this core's clock on by `cycles`; on a megacore chip, waits for
   /// the other TensorCores to get there too.
   void Advance(tlm_utils::tlm_quantumkeeper& keeper, int64_t cycles) {
@@ -332,6 +345,11 @@ class TensorCore : public sc_core::sc_module {
         record.overhead_cycles = fixed;
         if (longest < fixed) record.bound_by = BoundBy::kLatency;
         cycles = Slowed(SatAdd(longest, fixed));
+        const int64_t shared = ShareHbmWithCopies(
+            network.has_value() ? network->completed : TimeToCycles(keeper.get_current_time()),
+            cycles, Slowed(record.unit_cycles[static_cast<int>(Unit::kHbm)]));
+        if (shared > cycles) record.bound_by = BoundBy::kHbm;
+        cycles = shared;
         if (network.has_value()) {
           // The local part (the adds of a reduction) overlaps the transfer,
           // which started when the group completed; the thread has waited
@@ -343,11 +361,16 @@ class TensorCore : public sc_core::sc_module {
         break;
       }
       case StepKind::kAsyncStart: {
-        const int64_t until_done = Ask(Unit::kDma, cost.per_core, keeper.get_local_time());
+        // Copies queue on the DMA engine: this one starts when the last
+        // one queued has finished.
+        const int64_t busy = Ask(Unit::kDma, cost.per_core, keeper.get_local_time());
+        const int64_t until_done = SatAdd(std::max(start, dma_idle_at_), busy) - start;
         record.unit_cycles[static_cast<int>(Unit::kDma)] = until_done;
         if (!WithinHorizon(step, start, until_done)) return false;
         async_done_at_[step.async_id] = start + until_done;
-        dma_idle_at_ = std::max(dma_idle_at_, start + until_done);
+        async_start_record_[step.async_id] =
+            role_.records != nullptr ? role_.records->size() : kNoRecord;
+        dma_idle_at_ = start + until_done;
         // A start of an earlier iteration that no done awaited: its
         // transfers still end the run.
         std::vector<Rendezvous*>& joined = async_rendezvous_[step.async_id];
@@ -468,6 +491,10 @@ class TensorCore : public sc_core::sc_module {
   CoreBarrier& barrier_;
   CoreRole role_;
   std::vector<int64_t> async_done_at_;  ///< completion cycle of each async id's local copy
+  static constexpr size_t kNoRecord = SIZE_MAX;
+  /// Index in role_.records of each async id's last start, whose DMA span a
+  /// kernel sharing HBM with the copy stretches; kNoRecord when not recorded.
+  std::vector<size_t> async_start_record_;
   /// The rendezvous each async id joined (none for a local copy).
   std::vector<std::vector<Rendezvous*>> async_rendezvous_;
   /// Leaders of SPMD runs meet the other devices at collectives.

@@ -157,6 +157,46 @@ TEST(CoreCost, TheVpuWaitsForTheGathersItsAddsNeed) {
   EXPECT_EQ(cost.UnitBusy(Unit::kXlu, work), 3 * 8);  // the XLU's own time is unchanged
 }
 
+TEST(HbmSharing, WithoutCopiesInFlightTheKernelRunsAlone) {
+  const HbmSharing sharing(/*begin=*/50, /*cycles=*/100, /*hbm_cycles=*/100, /*copies_end=*/50);
+  EXPECT_EQ(sharing.KernelCycles(), 100);
+  EXPECT_EQ(sharing.CopyEnd(40), 40);  // a copy that ended before the kernel
+}
+
+// An HBM-bound kernel and a copy split the bandwidth evenly; whichever
+// finishes first hands the other all of it. HBM stays busy throughout, so
+// the last to finish does so after the two's work added up.
+TEST(HbmSharing, AnHbmBoundKernelAndTheCopiesSplitTheBandwidth) {
+  const HbmSharing long_copy(1000, 100, 100, 1300);
+  EXPECT_EQ(long_copy.KernelCycles(), 200);  // half the bandwidth all along
+  EXPECT_EQ(long_copy.CopyEnd(1050), 1100);  // half the bandwidth meanwhile ...
+  EXPECT_EQ(long_copy.CopyEnd(1300), 1400);  // ... all of it after: 100 + 300
+  const HbmSharing short_copy(0, 100, 100, 30);
+  EXPECT_EQ(short_copy.CopyEnd(30), 60);
+  EXPECT_EQ(short_copy.KernelCycles(), 130);  // 30 cycles of it went to the copy
+}
+
+// A kernel that needs HBM for at most half its time keeps its rate; the
+// copies get the rest, so they take the kernel's HBM time longer.
+TEST(HbmSharing, AKernelNeedingLittleHbmIsNotSlowed) {
+  const HbmSharing sharing(/*begin=*/0, /*cycles=*/400, /*hbm_cycles=*/100, /*copies_end=*/1000);
+  EXPECT_EQ(sharing.KernelCycles(), 400);
+  EXPECT_EQ(sharing.CopyEnd(300), 400);  // at 3/4 of the bandwidth meanwhile
+  EXPECT_EQ(sharing.CopyEnd(1000), 1100);
+  EXPECT_EQ(HbmSharing(0, 400, 100, 30).KernelCycles(), 400);
+  EXPECT_EQ(HbmSharing(0, 400, 100, 30).CopyEnd(30), 40);
+}
+
+// A kernel needing HBM for three quarters of its time gets half while the
+// copies run: it takes 2 x 150 = 300 cycles instead of 200 when they outlast
+// it, and 200 + 50 x (300 - 200) / 150 when they end after 2 x 50.
+TEST(HbmSharing, AMostlyHbmBoundKernelSlowsWhileTheCopiesRun) {
+  EXPECT_EQ(HbmSharing(0, 200, 150, 500).KernelCycles(), 300);
+  EXPECT_EQ(HbmSharing(0, 200, 150, 500).CopyEnd(500), 650);
+  EXPECT_EQ(HbmSharing(0, 200, 150, 50).KernelCycles(), 234);  // 233.3 rounded up
+  EXPECT_EQ(HbmSharing(0, 200, 150, 50).CopyEnd(50), 100);
+}
+
 TEST(CoreCost, EachUnitAnswersForItsOwnWork) {
   CoreCost cost(Tiny());
   CoreWork work;

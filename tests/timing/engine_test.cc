@@ -123,6 +123,96 @@ ENTRY e {
   EXPECT_EQ(r->ops[2].start_cycle, v5e.overhead.program_launch.value() + dma);
 }
 
+// A copy in flight and a kernel share the TensorCore's HBM bandwidth
+// (chip::HbmSharing): an HBM-bound kernel gets half of it while the copy
+// runs, and the copy ends as much later as the kernel used HBM, so HBM moves
+// the two one after the other. The copy-start's DMA span, which the trace
+// draws, runs to the copy's end.
+TEST(Engine, AKernelAndACopyInFlightShareTheHbmBandwidth) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto both = Parse(R"(HloModule both, is_scheduled=true
+ENTRY e {
+  big = f32[4096,4096]{1,0} parameter(0)
+  x = f32[4096,4096]{1,0} parameter(1)
+  cs = (f32[4096,4096]{1,0}, f32[4096,4096]{1,0}, u32[]) copy-start(big)
+  n = f32[4096,4096]{1,0} negate(x)
+  cd = f32[4096,4096]{1,0} copy-done(cs)
+  ROOT t = (f32[4096,4096]{1,0}, f32[4096,4096]{1,0}) tuple(n, cd)
+})");
+  auto kernel = Parse(R"(HloModule kernel
+ENTRY e {
+  x = f32[4096,4096]{1,0} parameter(0)
+  ROOT n = f32[4096,4096]{1,0} negate(x)
+})");
+  auto copy = Parse(R"(HloModule copy, is_scheduled=true
+ENTRY e {
+  big = f32[4096,4096]{1,0} parameter(0)
+  cs = (f32[4096,4096]{1,0}, f32[4096,4096]{1,0}, u32[]) copy-start(big)
+  ROOT cd = f32[4096,4096]{1,0} copy-done(cs)
+})");
+  ASSERT_NE(both, nullptr);
+  ASSERT_NE(kernel, nullptr);
+  ASSERT_NE(copy, nullptr);
+  const std::vector<SimulationJob> jobs = {
+      {both.get(), &v5e, {}}, {kernel.get(), &v5e, {}}, {copy.get(), &v5e, {}}};
+  auto r = AllTimed(SimulateBatch(jobs));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const TimingResult& shared = (*r)[0];
+  const OpRecord& alone = (*r)[1].ops.at(0);
+  const int64_t copy_alone = (*r)[2].ops.at(0).unit_cycles[Unit(chip::Unit::kDma)];
+  const int64_t kernel_hbm = alone.unit_cycles[Unit(chip::Unit::kHbm)];
+  ASSERT_EQ(alone.bound_by, BoundBy::kHbm);
+  ASSERT_GT(copy_alone, kernel_hbm);  // the copy outlasts the kernel
+  ASSERT_EQ(shared.ops.size(), 3u);
+  const OpRecord& start = shared.ops[0];
+  const OpRecord& negate = shared.ops[1];
+  EXPECT_EQ(negate.cycles, 2 * kernel_hbm);
+  EXPECT_GT(negate.cycles, alone.cycles);
+  EXPECT_EQ(negate.bound_by, BoundBy::kHbm);
+  EXPECT_EQ(start.unit_cycles[Unit(chip::Unit::kDma)], copy_alone + kernel_hbm);
+  EXPECT_EQ(shared.cycles, v5e.overhead.program_launch.value() + copy_alone + kernel_hbm);
+}
+
+// A kernel bound by its MXUs needs HBM for under half its time: the copy in
+// flight takes what it leaves and does not slow it.
+TEST(Engine, ACopyInFlightDoesNotSlowAKernelThatNeedsLittleHbm) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto both = Parse(R"(HloModule both, is_scheduled=true
+ENTRY e {
+  big = f32[1024,1024]{1,0} parameter(0)
+  x = bf16[4096,4096]{1,0} parameter(1)
+  cs = (f32[1024,1024]{1,0}, f32[1024,1024]{1,0}, u32[]) copy-start(big)
+  d = bf16[4096,4096]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  cd = f32[1024,1024]{1,0} copy-done(cs)
+  ROOT t = (bf16[4096,4096]{1,0}, f32[1024,1024]{1,0}) tuple(d, cd)
+})");
+  auto kernel = Parse(R"(HloModule kernel
+ENTRY e {
+  x = bf16[4096,4096]{1,0} parameter(0)
+  ROOT d = bf16[4096,4096]{1,0} dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(both, nullptr);
+  ASSERT_NE(kernel, nullptr);
+  const std::vector<SimulationJob> jobs = {{both.get(), &v5e, {}}, {kernel.get(), &v5e, {}}};
+  auto r = AllTimed(SimulateBatch(jobs));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const OpRecord& alone = (*r)[1].ops.at(0);
+  ASSERT_EQ(alone.bound_by, BoundBy::kMxu);
+  ASSERT_EQ((*r)[0].ops.size(), 3u);
+  const OpRecord& start = (*r)[0].ops[0];
+  const OpRecord& dot = (*r)[0].ops[1];
+  EXPECT_EQ(dot.cycles, alone.cycles);
+  EXPECT_EQ(dot.bound_by, BoundBy::kMxu);
+  // The copy ran slower than alone (at the bandwidth the dot left), still
+  // within the dot.
+  const int64_t span = start.unit_cycles[Unit(chip::Unit::kDma)];
+  const int64_t hbm = v5e.hbm.bandwidth.value() / 100 * v5e.hbm.efficiency_percent;
+  const int64_t copy_alone =
+      v5e.overhead.dma_start.value() + (2LL * 1024 * 1024 * 4 * v5e.clock.value() + hbm - 1) / hbm;
+  EXPECT_GT(span, copy_alone);
+  EXPECT_LT(span, dot.cycles);
+}
+
 /// Each instruction's runs and the cycles summed over them.
 std::map<std::string, std::pair<int64_t, int64_t>> RunsAndCycles(const TimingResult& r) {
   std::map<std::string, std::pair<int64_t, int64_t>> totals;
