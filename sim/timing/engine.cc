@@ -199,33 +199,44 @@ class TensorCore : public sc_core::sc_module {
     int64_t trips = 0;            ///< iterations of this execution of the loop
     int64_t iteration = 0;        ///< iterations finished
     int64_t iteration_start = 0;  ///< cycle the current iteration started at
-    bool started_idle = false;    ///< no copy was outstanding when it started
+    std::vector<int64_t> copies_at_start;  ///< CopiesInFlight when it started
     bool met_collective = false;  ///< the current iteration took part in a collective
     size_t first_record = 0;      ///< the current iteration's first record
   };
 
+  /// The DMA engine's state seen from cycle `now`: how many cycles after it
+  /// each async id's copy and the queue end (0: ended). The only state a unit
+  /// keeps from one instruction to the next.
+  std::vector<int64_t> CopiesInFlight(int64_t now) const {
+    std::vector<int64_t> ends;
+    ends.reserve(async_done_at_.size() + 1);
+    for (const int64_t done : async_done_at_) ends.push_back(std::max<int64_t>(0, done - now));
+    ends.push_back(std::max<int64_t>(0, dma_idle_at_ - now));
+    return ends;
+  }
+
   void StartIteration(ActiveLoop& loop, const tlm_utils::tlm_quantumkeeper& keeper) {
     loop.iteration_start = TimeToCycles(keeper.get_current_time());
-    loop.started_idle = dma_idle_at_ <= loop.iteration_start;
+    loop.copies_at_start = CopiesInFlight(loop.iteration_start);
     loop.met_collective = false;
     loop.first_record = role_.records != nullptr ? role_.records->size() : 0;
   }
 
   /// True when every later iteration of `loop` will repeat the one that just
-  /// ended, cycle for cycle: it started and ended with no copy outstanding
-  /// (the DMA queue is the only unit that keeps state from one instruction to
-  /// the next) and met no other device, and its instructions and their costs
-  /// are the same every iteration (the program is lowered once per loop, and
-  /// no cost or inner trip count in it changes between executions).
+  /// ended, cycle for cycle: it ended with the copies in flight as it started
+  /// (none, or a prefetch for the next iteration as far ahead), met no other
+  /// device, and its instructions and their costs are the same every
+  /// iteration (the program is lowered once per loop, and no cost or inner
+  /// trip count in it changes between executions).
   bool Steady(const ActiveLoop& loop, const tlm_utils::tlm_quantumkeeper& keeper) const {
-    return role_.fast_forward_loops && !program_.steps[loop.begin].varies && loop.started_idle &&
-           !loop.met_collective && dma_idle_at_ <= TimeToCycles(keeper.get_current_time());
+    return role_.fast_forward_loops && !program_.steps[loop.begin].varies && !loop.met_collective &&
+           loop.copies_at_start == CopiesInFlight(TimeToCycles(keeper.get_current_time()));
   }
 
   /// Runs the remaining iterations of `loop`, whose end step is `end`, as
-  /// copies of the one that just ended: the clock moves on by their cycles
-  /// and the iteration's records stand for them too (OpRecord::runs). False
-  /// when that carries the run past the horizon.
+  /// copies of the one that just ended: the clock and the copies in flight
+  /// move on by their cycles and the iteration's records stand for them too
+  /// (OpRecord::runs). False when that carries the run past the horizon.
   bool FastForward(const Step& end, ActiveLoop& loop, tlm_utils::tlm_quantumkeeper& keeper) {
     const int64_t now = TimeToCycles(keeper.get_current_time());
     const int64_t period = now - loop.iteration_start;
@@ -241,7 +252,16 @@ class TensorCore : public sc_core::sc_module {
         copy.runs = SatMul(copy.runs, remaining);
         records.push_back(copy);
       }
+      // A copy still in flight was started by the last iteration, which the
+      // new records stand for.
+      for (size_t& r : async_start_record_) {
+        if (r != kNoRecord && r >= loop.first_record && r < last) r += last - loop.first_record;
+      }
     }
+    for (int64_t& done : async_done_at_) {
+      if (done > now) done = SatAdd(done, skipped);
+    }
+    if (dma_idle_at_ > now) dma_idle_at_ = SatAdd(dma_idle_at_, skipped);
     Advance(keeper, skipped);
     loop.iteration = loop.trips;
     return true;
@@ -427,8 +447,10 @@ class TensorCore : public sc_core::sc_module {
             i = step.partner;
             break;
           }
-          loops_.push_back(ActiveLoop{i, trips});
-          StartIteration(loops_.back(), keeper);
+          ActiveLoop& loop = loops_.emplace_back();
+          loop.begin = i;
+          loop.trips = trips;
+          StartIteration(loop, keeper);
           break;
         }
         case StepRole::kLoopEnd: {

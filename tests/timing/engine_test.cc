@@ -223,10 +223,10 @@ std::map<std::string, std::pair<int64_t, int64_t>> RunsAndCycles(const TimingRes
   return totals;
 }
 
-// A loop fast-forwards only from an iteration that started and ended with no
-// copy in flight: here the copy started before the loop holds up the DMA
-// queue, so the first iterations' copies wait behind it and take longer than
-// the later ones. Fast-forwarded or simulated iteration by iteration, the
+// A loop fast-forwards only from an iteration that ended with the copies in
+// flight as it started: here the copy started before the loop holds up the
+// DMA queue, so the first iterations' copies wait behind it and take longer
+// than the later ones. Fast-forwarded or simulated iteration by iteration, the
 // cycles and every instruction's runs and cycles are the same, on a
 // single-core chip and on a megacore one.
 TEST(Engine, LoopsFastForwardWithTheCyclesOfEveryIterationSimulated) {
@@ -292,6 +292,57 @@ ENTRY e {
                             [](const OpRecord& op) { return op.runs > 1; }))
         << fast.chip;
   }
+}
+
+// A loop that prefetches the next iteration's operand (its copy-start ends
+// the body, still in flight when the next iteration starts) fast-forwards
+// once an iteration ends with the copy as far ahead as it started with:
+// the same cycles, runs and totals as simulating every iteration, from a
+// handful of records.
+TEST(Engine, ALoopWithAPrefetchInFlightFastForwards) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto module = Parse(R"(HloModule prefetch, is_scheduled=true
+cond {
+  p = (s32[], f32[512,512]{1,0}, (f32[512,512]{1,0}, f32[512,512]{1,0}, u32[])) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(1000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[512,512]{1,0}, (f32[512,512]{1,0}, f32[512,512]{1,0}, u32[])) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[512,512]{1,0} get-tuple-element(p), index=1
+  prefetched = (f32[512,512]{1,0}, f32[512,512]{1,0}, u32[]) get-tuple-element(p), index=2
+  w = f32[512,512]{1,0} copy-done(prefetched)
+  e = f32[512,512]{1,0} exponential(x)
+  y = f32[512,512]{1,0} add(e, w)
+  next_w = (f32[512,512]{1,0}, f32[512,512]{1,0}, u32[]) copy-start(y)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[512,512]{1,0}, (f32[512,512]{1,0}, f32[512,512]{1,0}, u32[])) tuple(next, y, next_w)
+}
+ENTRY e {
+  x = f32[512,512]{1,0} parameter(0)
+  first = (f32[512,512]{1,0}, f32[512,512]{1,0}, u32[]) copy-start(x)
+  zero = s32[] constant(0)
+  t = (s32[], f32[512,512]{1,0}, (f32[512,512]{1,0}, f32[512,512]{1,0}, u32[])) tuple(zero, x, first)
+  w = (s32[], f32[512,512]{1,0}, (f32[512,512]{1,0}, f32[512,512]{1,0}, u32[])) while(t), condition=cond, body=body
+  ROOT r = f32[512,512]{1,0} get-tuple-element(w), index=1
+})");
+  ASSERT_NE(module, nullptr);
+  TimingOptions every_iteration;
+  every_iteration.fast_forward_loops = false;
+  const std::vector<SimulationJob> jobs = {{module.get(), &v5e, {}},
+                                           {module.get(), &v5e, every_iteration}};
+  auto r = AllTimed(SimulateBatch(jobs));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const TimingResult& fast = (*r)[0];
+  const TimingResult& slow = (*r)[1];
+  EXPECT_EQ(fast.cycles, slow.cycles);
+  EXPECT_EQ(RunsAndCycles(fast), RunsAndCycles(slow));
+  EXPECT_EQ(RunsAndCycles(fast).at("next_w").first, 1000);
+  EXPECT_LT(fast.ops.size(), 50u);
+  EXPECT_EQ(slow.ops.size(), 1u + 6 * 1000 + 1);
 }
 
 /// Times each of `options` on `module` on a v5e in one SystemC run.
