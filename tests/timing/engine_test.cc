@@ -345,6 +345,63 @@ ENTRY e {
   EXPECT_EQ(slow.ops.size(), 1u + 6 * 1000 + 1);
 }
 
+// A prefetch for the next iteration: the body's copy-done of its state's
+// element 2 waits for the copy the previous iteration started as that
+// element (the first iteration, for the one started before the loop), and
+// a copy-done of the loop's result for the last iteration's.
+TEST(Engine, ACopyDoneWaitsForTheCopyTheLoopStateCarries) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto module = Parse(R"(HloModule carried, is_scheduled=true
+cond {
+  p = (s32[], f32[8]{0}, (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[])) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[8]{0}, (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[])) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8]{0} get-tuple-element(p), index=1
+  prefetched = (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[]) get-tuple-element(p), index=2
+  w = f32[2048,2048]{1,0} copy-done(prefetched)
+  next_w = (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[]) copy-start(w)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[8]{0}, (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[])) tuple(next, x, next_w)
+}
+ENTRY e {
+  x = f32[8]{0} parameter(0)
+  big = f32[2048,2048]{1,0} parameter(1)
+  first = (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[]) copy-start(big)
+  zero = s32[] constant(0)
+  t = (s32[], f32[8]{0}, (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[])) tuple(zero, x, first)
+  loop = (s32[], f32[8]{0}, (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[])) while(t), condition=cond, body=body
+  carried = (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[]) get-tuple-element(loop), index=2
+  ROOT last = f32[2048,2048]{1,0} copy-done(carried)
+})");
+  ASSERT_NE(module, nullptr);
+  TimingOptions every_iteration;
+  every_iteration.fast_forward_loops = false;
+  const std::vector<SimulationJob> jobs = {{module.get(), &v5e, every_iteration}};
+  auto r = AllTimed(SimulateBatch(jobs));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // Each copy-start, then the copy-done that waits for it.
+  std::vector<const OpRecord*> starts, dones;
+  for (const OpRecord& op : (*r)[0].ops) {
+    const std::string opcode = op.instruction->OpcodeSpelling();
+    if (opcode == "copy-start") starts.push_back(&op);
+    if (opcode == "copy-done") dones.push_back(&op);
+  }
+  ASSERT_EQ(starts.size(), 4u);  // first, then one per iteration
+  ASSERT_EQ(dones.size(), 4u);   // one per iteration, then last
+  for (size_t k = 0; k < 4; ++k) {
+    const int64_t copy_end =
+        starts[k]->start_cycle + starts[k]->unit_cycles[Unit(chip::Unit::kDma)];
+    EXPECT_GT(dones[k]->cycles, 0) << k;  // the copy outlasts the small kernels between
+    EXPECT_EQ(dones[k]->start_cycle + dones[k]->cycles, copy_end) << k;
+  }
+}
+
 /// Times each of `options` on `module` on a v5e in one SystemC run.
 StatusOr<std::vector<TimingResult>> TimeEach(const hlo::HloModule& module,
                                              const std::vector<TimingOptions>& options) {
