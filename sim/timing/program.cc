@@ -228,6 +228,59 @@ class Lowerer {
     return Status::Ok();
   }
 
+  /// Async ids a loop's state carries from one iteration to the next: the
+  /// start that ends `body` as element k of its result (a prefetch for the
+  /// next iteration) takes the id of the start the loop's operand holds as
+  /// element k, or a new one, and a `*-done` of the body's parameter's
+  /// element k waits for it: before the loop's first iteration, the copy
+  /// started before the loop; later, the previous iteration's.
+  void CarryStarts(const HloInstruction& loop, const HloComputation& body) {
+    const HloInstruction* root = body.root();
+    if (root == nullptr || root->opcode() != HloOpcode::kTuple || body.parameter_count() == 0 ||
+        body.parameters()[0] == nullptr || loop.operand_count() == 0) {
+      return;
+    }
+    for (int64_t k = 0; k < root->operand_count(); ++k) {
+      const HloInstruction* start = root->operand(k);
+      if (StepKindOf(*start) != StepKind::kAsyncStart) continue;
+      int64_t id = StartIdOf(loop.operand(0), {k});
+      if (id < 0) id = program_.async_count++;
+      carried_start_id_[start->unique_id()] = id;
+      carried_id_[{body.parameters()[0]->unique_id(), k}] = id;
+    }
+  }
+
+  /// The async id of the start whose result `value` is, looking through
+  /// tuples, get-tuple-elements and loop states; `indices` are the elements
+  /// still to select, the first to select last. -1 when it is not a start's
+  /// result.
+  int64_t StartIdOf(const HloInstruction* value, std::vector<int64_t> indices) const {
+    for (int64_t depth = 0; value != nullptr && depth <= hlo::kMaxCallDepth; ++depth) {
+      if (value->opcode() == HloOpcode::kGetTupleElement && value->operand_count() == 1) {
+        indices.push_back(value->int_attr(hlo::AttrId::kIndex).value_or(-1));
+        value = value->operand(0);
+        continue;
+      }
+      if (indices.empty()) return last_async_[value->unique_id()];
+      const int64_t k = indices.back();
+      if (value->opcode() == HloOpcode::kTuple) {
+        if (k < 0 || k >= value->operand_count()) return -1;
+        indices.pop_back();
+        value = value->operand(k);
+      } else if (value->opcode() == HloOpcode::kWhile) {
+        const HloComputation* body = value->called_computation(hlo::AttrId::kBody);
+        value = body != nullptr ? body->root() : nullptr;
+      } else if (value->opcode() == HloOpcode::kParameter) {
+        if (indices.size() != 1) return -1;
+        const auto carried = carried_id_.find({value->unique_id(), k});
+        return carried != carried_id_.end() ? carried->second : -1;
+      } else {
+        return -1;
+      }
+    }
+    return -1;
+  }
+
   Status Error(const HloInstruction& inst, StatusCode code, const std::string& message) const {
     return Status(code, module_.ErrorAt(inst.location(), inst.name() + ": " + message));
   }
@@ -397,56 +450,6 @@ class Lowerer {
   Program& program_;
   /// Latest async id handed to each start instruction, by unique id.
   std::vector<int64_t> last_async_;
-  /// Async ids a loop's state carries from one iteration to the next: the
-  /// start that ends `body` as element k of its result (a prefetch for the
-  /// next iteration) takes the id of the start the loop's operand holds as
-  /// element k, or a new one, and a `*-done` of the body's parameter's
-  /// element k waits for it: before the loop's first iteration, the copy
-  /// started before the loop; later, the previous iteration's.
-  void CarryStarts(const HloInstruction& loop, const HloComputation& body) {
-    const HloInstruction* root = body.root();
-    if (root == nullptr || root->opcode() != HloOpcode::kTuple || body.parameter_count() == 0 ||
-        body.parameters()[0] == nullptr || loop.operand_count() == 0) {
-      return;
-    }
-    for (int64_t k = 0; k < root->operand_count(); ++k) {
-      const HloInstruction* start = root->operand(k);
-      if (StepKindOf(*start) != StepKind::kAsyncStart) continue;
-      int64_t id = StartIdOf(loop.operand(0), {k});
-      if (id < 0) id = program_.async_count++;
-      carried_start_id_[start->unique_id()] = id;
-      carried_id_[{body.parameters()[0]->unique_id(), k}] = id;
-    }
-  }
-  /// The async id of the start whose result `value` is, looking through the
-  /// elements `indices` (outermost last) of tuples, get-tuple-elements and
-  /// loop states; -1 when it is not a start's result.
-  int64_t StartIdOf(const HloInstruction* value, std::vector<int64_t> indices) const {
-    for (int64_t depth = 0; value != nullptr && depth <= hlo::kMaxCallDepth; ++depth) {
-      if (value->opcode() == HloOpcode::kGetTupleElement && value->operand_count() == 1) {
-        indices.push_back(value->int_attr(hlo::AttrId::kIndex).value_or(-1));
-        value = value->operand(0);
-        continue;
-      }
-      if (indices.empty()) return last_async_[value->unique_id()];
-      const int64_t k = indices.back();
-      if (value->opcode() == HloOpcode::kTuple) {
-        if (k < 0 || k >= value->operand_count()) return -1;
-        indices.pop_back();
-        value = value->operand(k);
-      } else if (value->opcode() == HloOpcode::kWhile) {
-        const HloComputation* body = value->called_computation(hlo::AttrId::kBody);
-        value = body != nullptr ? body->root() : nullptr;
-      } else if (value->opcode() == HloOpcode::kParameter) {
-        if (indices.size() != 1) return -1;
-        const auto carried = carried_id_.find({value->unique_id(), k});
-        return carried != carried_id_.end() ? carried->second : -1;
-      } else {
-        return -1;
-      }
-    }
-    return -1;
-  }
   /// CarryStarts' ids: by start instruction until it is lowered, and by
   /// (body parameter, element).
   std::map<int64_t, int64_t> carried_start_id_;
