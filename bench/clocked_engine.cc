@@ -45,7 +45,8 @@ class ClockedCore : public sc_core::sc_module {
         cost_(cost),
         end_(end),
         running_(running),
-        done_at_(program.async_count, 0) {
+        done_at_(program.async_count, 0),
+        over_pcie_(program.async_count, false) {
     for (int u = 0; u < chip::kUnitCount; ++u) {
       units_[u] = std::make_unique<ClockedUnit>(("unit" + std::to_string(u)).c_str());
       units_[u]->clk(clk);
@@ -116,17 +117,22 @@ class ClockedCore : public sc_core::sc_module {
         const chip::HbmSharing sharing(
             now_, longest + cost_.kernel_start() + cost_.PipelineEdgeCycles(c.per_core),
             cost_.UnitBusy(chip::Unit::kHbm, c.per_core), dma_free_at_);
-        for (int64_t& done : done_at_) done = sharing.CopyEnd(done);
+        for (size_t id = 0; id < done_at_.size(); ++id) {
+          if (!over_pcie_[id]) done_at_[id] = sharing.CopyEnd(done_at_[id]);
+        }
         dma_free_at_ = sharing.CopyEnd(dma_free_at_);
-        units_[dma]->remaining = std::max<int64_t>(0, dma_free_at_ - now_);
+        units_[dma]->remaining = std::max<int64_t>(0, std::max(dma_free_at_, pcie_free_at_) - now_);
         const int64_t end = now_ + sharing.KernelCycles();
         while (now_ < end) Tick();
       } else if (c.kind == timing::StepKind::kAsyncStart) {
-        // The DMA queue: this copy starts when the previous one drains.
-        const int64_t begin = std::max(now_, dma_free_at_);
-        dma_free_at_ = begin + cost_.UnitBusy(chip::Unit::kDma, c.per_core);
-        units_[dma]->remaining = dma_free_at_ - now_;
-        done_at_[step.async_id] = dma_free_at_;
+        // The DMA queue (host memory copies: its PCIe side): this copy
+        // starts when the previous one drains.
+        const bool over_pcie = cost_.dma().OverPcie(c.per_core.host_bytes);
+        int64_t& free_at = over_pcie ? pcie_free_at_ : dma_free_at_;
+        free_at = std::max(now_, free_at) + cost_.UnitBusy(chip::Unit::kDma, c.per_core);
+        units_[dma]->remaining = std::max(dma_free_at_, pcie_free_at_) - now_;
+        done_at_[step.async_id] = free_at;
+        over_pcie_[step.async_id] = over_pcie;
       } else if (c.kind == timing::StepKind::kAsyncDone && step.async_id >= 0) {
         while (now_ < done_at_[step.async_id]) Tick();
       }
@@ -146,6 +152,8 @@ class ClockedCore : public sc_core::sc_module {
   std::vector<int64_t> done_at_;
   int64_t now_ = 0;
   int64_t dma_free_at_ = 0;
+  int64_t pcie_free_at_ = 0;
+  std::vector<bool> over_pcie_;  ///< by async id: its last copy went over PCIe
 };
 
 }  // namespace

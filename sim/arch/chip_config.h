@@ -102,6 +102,14 @@ struct IciConfig {
   Picoseconds collective_latency;
 };
 
+/// The chip's link to its host (PCIe): copies to and from host memory
+/// (memory space `S(5)`) cross it.
+struct PcieConfig {
+  /// One-way bandwidth per chip, shared by its TensorCores. 0: not modelled,
+  /// host memory copies cross HBM like any other.
+  BytesPerSecond bandwidth;
+};
+
 /// Published peak throughput of the whole chip, used to report the fraction
 /// of peak a kernel achieves. The MXU geometry times the clock reproduces
 /// these within 1% (a test checks it); the timing model uses the geometry.
@@ -125,6 +133,7 @@ struct ChipConfig {
   VmemConfig vmem;
   HbmConfig hbm;
   IciConfig ici;
+  PcieConfig pcie;
   PeakConfig peak;
   OverheadConfig overhead;
 };

@@ -56,8 +56,8 @@ struct Field {
 
 constexpr int64_t kTenGHz = 10'000'000'000;
 
-const std::array<Field, 38>& Schema() {
-  static const std::array<Field, 38> kSchema = {{
+const std::array<Field, 39>& Schema() {
+  static const std::array<Field, 39> kSchema = {{
       TPUSIM_FIELD("description", description, 0, 0, false),
       TPUSIM_FIELD("clock", clock, 1, kTenGHz, true),
       TPUSIM_FIELD("tensorcores_per_chip", tensorcores_per_chip, 1, 16, true),
@@ -91,6 +91,7 @@ const std::array<Field, 38>& Schema() {
       TPUSIM_FIELD("ici.hop_latency", ici.hop_latency, 0, kNoLimit, true),
       TPUSIM_FIELD("ici.efficiency_percent", ici.efficiency_percent, 1, 100, false),
       TPUSIM_FIELD("ici.collective_latency", ici.collective_latency, 0, kNoLimit, false),
+      TPUSIM_FIELD("pcie.bandwidth", pcie.bandwidth, 0, kNoLimit, false),
       TPUSIM_FIELD("peak.bf16", peak.bf16, 1, kNoLimit, true),
       TPUSIM_FIELD("peak.int8", peak.int8, 0, kNoLimit, true),
       TPUSIM_FIELD("overhead.kernel_start", overhead.kernel_start, 0, 1'000'000'000, true),

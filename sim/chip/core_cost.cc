@@ -64,7 +64,7 @@ int64_t CoreCost::UnitBusy(Unit unit, const CoreWork& work) const {
     case Unit::kVmem:
       return vmem_.Cycles(work.vmem_bytes);
     case Unit::kDma:
-      return dma_.Cycles(work.dma_bytes);
+      return dma_.Cycles(work.dma_bytes, work.host_bytes);
   }
   return 0;
 }

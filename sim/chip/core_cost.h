@@ -28,6 +28,7 @@ class CoreCost {
   const Vpu& vpu() const { return vpu_; }
   const Hbm& hbm() const { return hbm_; }
   const Vmem& vmem() const { return vmem_; }
+  const Dma& dma() const { return dma_; }
   /// Fixed start-up cycles added to each kernel (`overhead.kernel_start`).
   int64_t kernel_start() const { return kernel_start_; }
   /// Fixed cycles before a program's first kernel (`overhead.program_launch`).

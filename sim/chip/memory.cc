@@ -44,10 +44,19 @@ int64_t Vmem::StreamedMatmulBytes(const MatmulFootprint& f) const {
                 f.out_bytes);
 }
 
-Dma::Dma(const arch::ChipConfig& chip) : hbm_(chip), start_(chip.overhead.dma_start.value()) {}
+Dma::Dma(const arch::ChipConfig& chip)
+    : hbm_(chip),
+      start_(chip.overhead.dma_start.value()),
+      clock_hz_(chip.clock.value()),
+      pcie_bytes_per_second_(chip.pcie.bandwidth.value() / chip.tensorcores_per_chip) {}
 
-int64_t Dma::Cycles(int64_t bytes) const {
-  return bytes <= 0 ? 0 : SatAdd(start_, hbm_.Cycles(bytes));
+int64_t Dma::Cycles(int64_t hbm_bytes, int64_t host_bytes) const {
+  if (hbm_bytes <= 0 && host_bytes <= 0) return 0;
+  if (pcie_bytes_per_second_ <= 0)
+    return SatAdd(start_, hbm_.Cycles(SatAdd(hbm_bytes, host_bytes)));
+  const int64_t pcie =
+      MulDivCeil(std::max<int64_t>(host_bytes, 0), clock_hz_, pcie_bytes_per_second_);
+  return SatAdd(start_, std::max(hbm_.Cycles(std::max<int64_t>(hbm_bytes, 0)), pcie));
 }
 
 HbmSharing::HbmSharing(int64_t begin, int64_t cycles, int64_t hbm_cycles, int64_t copies_end)

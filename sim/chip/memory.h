@@ -61,16 +61,24 @@ class Vmem {
 };
 
 /// The DMA engine of one TensorCore: asynchronous copies at this core's HBM
-/// bandwidth after a fixed start-up (`overhead.dma_start`).
+/// bandwidth after a fixed start-up (`overhead.dma_start`); a copy to or from
+/// host memory at this core's share of the chip's PCIe bandwidth.
 class Dma {
  public:
   explicit Dma(const arch::ChipConfig& chip);
-  /// dma_start + the HBM cycles of `bytes`; 0 for no bytes.
-  int64_t Cycles(int64_t bytes) const;
+  /// dma_start + the longer of the HBM cycles of `hbm_bytes` and the PCIe
+  /// cycles of `host_bytes` (which cross HBM too when `pcie.bandwidth` is 0);
+  /// 0 for no bytes.
+  int64_t Cycles(int64_t hbm_bytes, int64_t host_bytes) const;
+  /// True when a copy of `host_bytes` in host memory is paced by PCIe, not
+  /// HBM: it has some, and `pcie.bandwidth` is modelled.
+  bool OverPcie(int64_t host_bytes) const { return host_bytes > 0 && pcie_bytes_per_second_ > 0; }
 
  private:
   Hbm hbm_;        ///< the memory the copies cross
   int64_t start_;  ///< cycles before the first byte moves
+  int64_t clock_hz_;
+  int64_t pcie_bytes_per_second_;  ///< this core's share of the chip's; 0: not modelled
 };
 
 /// One TensorCore's HBM shared by a kernel and the copies queued on its DMA

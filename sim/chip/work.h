@@ -62,7 +62,8 @@ struct CoreWork {
   int64_t hbm_bytes = 0;   ///< bytes crossing HBM, read plus write, after granularity rounding
   int64_t hbm_write_bytes = 0;  ///< of hbm_bytes, those the kernel writes (its results)
   int64_t vmem_bytes = 0;  ///< bytes moved between VMEM and vregs
-  int64_t dma_bytes = 0;   ///< bytes of an asynchronous copy (kDma only)
+  int64_t dma_bytes = 0;   ///< HBM bytes of an asynchronous copy (kDma only)
+  int64_t host_bytes = 0;  ///< bytes of an asynchronous copy in host memory, over PCIe (kDma only)
 };
 
 /// Busy cycles of each unit for one instruction on one TensorCore.

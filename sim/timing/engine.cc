@@ -111,6 +111,7 @@ class TensorCore : public sc_core::sc_module {
         role_(role),
         async_done_at_(program.async_count, 0),
         async_start_record_(program.async_count, kNoRecord),
+        async_over_pcie_(program.async_count, false),
         async_rendezvous_(program.async_count),
         meets_collectives_(role.spmd != nullptr && role.leader),
         runs_of_(program.costs.size(), 0),
@@ -209,9 +210,11 @@ class TensorCore : public sc_core::sc_module {
   /// keeps from one instruction to the next.
   std::vector<int64_t> CopiesInFlight(int64_t now) const {
     std::vector<int64_t> ends;
-    ends.reserve(async_done_at_.size() + 1);
+    ends.reserve(async_done_at_.size() + 2);
     for (const int64_t done : async_done_at_) ends.push_back(std::max<int64_t>(0, done - now));
-    ends.push_back(std::max<int64_t>(0, dma_idle_at_ - now));
+    for (const int64_t idle_at : {dma_idle_at_, pcie_idle_at_}) {
+      ends.push_back(std::max<int64_t>(0, idle_at - now));
+    }
     return ends;
   }
 
@@ -261,7 +264,9 @@ class TensorCore : public sc_core::sc_module {
     for (int64_t& done : async_done_at_) {
       if (done > now) done = SatAdd(done, skipped);
     }
-    if (dma_idle_at_ > now) dma_idle_at_ = SatAdd(dma_idle_at_, skipped);
+    for (int64_t* idle_at : {&dma_idle_at_, &pcie_idle_at_}) {
+      if (*idle_at > now) *idle_at = SatAdd(*idle_at, skipped);
+    }
     Advance(keeper, skipped);
     loop.iteration = loop.trips;
     return true;
@@ -276,6 +281,7 @@ class TensorCore : public sc_core::sc_module {
     if (dma_idle_at_ <= begin) return cycles;  // no copy in flight
     const chip::HbmSharing sharing(begin, cycles, hbm_cycles, dma_idle_at_);
     for (size_t id = 0; id < async_done_at_.size(); ++id) {
+      if (async_over_pcie_[id]) continue;  // paced by PCIe, a small share of HBM
       const int64_t end = sharing.CopyEnd(async_done_at_[id]);
       if (end != async_done_at_[id] && async_start_record_[id] != kNoRecord) {
         (*role_.records)[async_start_record_[id]].unit_cycles[static_cast<int>(Unit::kDma)] +=
@@ -381,16 +387,20 @@ class TensorCore : public sc_core::sc_module {
         break;
       }
       case StepKind::kAsyncStart: {
-        // Copies queue on the DMA engine: this one starts when the last
-        // one queued has finished.
+        // Copies queue on the DMA engine, those to or from host memory on
+        // its PCIe side: this one starts when the last one queued there has
+        // finished.
         const int64_t busy = Ask(Unit::kDma, cost.per_core, keeper.get_local_time());
-        const int64_t until_done = SatAdd(std::max(start, dma_idle_at_), busy) - start;
+        const bool over_pcie = cost_.dma().OverPcie(cost.per_core.host_bytes);
+        int64_t& queue_idle_at = over_pcie ? pcie_idle_at_ : dma_idle_at_;
+        const int64_t until_done = SatAdd(std::max(start, queue_idle_at), busy) - start;
         record.unit_cycles[static_cast<int>(Unit::kDma)] = until_done;
         if (!WithinHorizon(step, start, until_done)) return false;
         async_done_at_[step.async_id] = start + until_done;
+        async_over_pcie_[step.async_id] = over_pcie;
         async_start_record_[step.async_id] =
             role_.records != nullptr ? role_.records->size() : kNoRecord;
-        dma_idle_at_ = start + until_done;
+        queue_idle_at = start + until_done;
         // A start of an earlier iteration that no done awaited: its
         // transfers still end the run.
         std::vector<Rendezvous*>& joined = async_rendezvous_[step.async_id];
@@ -493,7 +503,7 @@ class TensorCore : public sc_core::sc_module {
       }
     }
     int64_t end = TimeToCycles(keeper.get_current_time());
-    end = std::max(end, dma_idle_at_);  // outstanding copies
+    end = std::max({end, dma_idle_at_, pcie_idle_at_});  // outstanding copies
     keeper.sync();
     // A *-start whose done never ran: its transfer's end is final once passed.
     for (const auto& started : async_rendezvous_) {
@@ -517,6 +527,8 @@ class TensorCore : public sc_core::sc_module {
   /// Index in role_.records of each async id's last start, whose DMA span a
   /// kernel sharing HBM with the copy stretches; kNoRecord when not recorded.
   std::vector<size_t> async_start_record_;
+  /// Whether each async id's last copy went over PCIe (Dma::OverPcie).
+  std::vector<bool> async_over_pcie_;
   /// The rendezvous each async id joined (none for a local copy).
   std::vector<std::vector<Rendezvous*>> async_rendezvous_;
   /// Leaders of SPMD runs meet the other devices at collectives.
@@ -524,8 +536,10 @@ class TensorCore : public sc_core::sc_module {
   /// Executions so far by (rendezvous key, is a recv): a send/recv channel
   /// counts its sends and its recvs apart.
   std::map<std::pair<int64_t, bool>, int64_t> executions_;
-  /// Completion cycle of the last copy queued on the DMA engine.
+  /// Completion cycle of the last copy queued on the DMA engine: over HBM,
+  /// and to or from host memory over PCIe.
   int64_t dma_idle_at_ = 0;
+  int64_t pcie_idle_at_ = 0;
   /// Rendezvous of starts whose id a later start reused before a done
   /// awaited them (a start without a done, in a loop).
   std::vector<Rendezvous*> unawaited_;

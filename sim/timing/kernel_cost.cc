@@ -624,6 +624,7 @@ chip::CoreWork KernelCoster::Split(const chip::CoreWork& whole) const {
   part.hbm_write_bytes = share(whole.hbm_write_bytes);
   part.vmem_bytes = share(whole.vmem_bytes);
   part.dma_bytes = share(whole.dma_bytes);
+  part.host_bytes = share(whole.host_bytes);
   return part;
 }
 
@@ -643,8 +644,17 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
         bytes = SatAdd(bytes, BufferBytes(o->shape()));
       const Shape& s = inst.shape();
       if (op == HloOpcode::kCopyStart && inst.operand_count() > 0) {
-        bytes = SatAdd(BufferBytes(inst.operand(0)->shape()),
-                       s.IsTuple() && s.tuple_size() > 0 ? BufferBytes(s.tuple_shapes(0)) : 0);
+        // A side in host memory crosses PCIe, not HBM.
+        int64_t host = 0;
+        bytes = 0;
+        for (const Shape* side :
+             {&inst.operand(0)->shape(),
+              s.IsTuple() && s.tuple_size() > 0 ? &s.tuple_shapes(0) : nullptr}) {
+          if (side == nullptr) continue;
+          int64_t& total = InHostMemory(*side) ? host : bytes;
+          total = SatAdd(total, BufferBytes(*side));
+        }
+        whole.host_bytes = host;
       } else if (s.IsTuple()) {
         if (s.tuple_size() >= 2) bytes = SatAdd(bytes, BufferBytes(s.tuple_shapes(1)));
       } else {
@@ -653,7 +663,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
       whole.dma_bytes = bytes;
       result.hbm_bytes = bytes;
       result.per_core = Split(whole);
-      if (bytes == kInt64Max) {
+      if (bytes == kInt64Max || whole.host_bytes == kInt64Max) {
         return InvalidArgument("its copied bytes reach 2^63: more than tpusim counts in 64 bits");
       }
       return result;

@@ -24,6 +24,10 @@ bool InVmem(const hlo::Shape& array) {
   return array.IsArray() && array.has_layout() && array.layout().memory_space == 1;
 }
 
+bool InHostMemory(const hlo::Shape& array) {
+  return array.IsArray() && array.has_layout() && array.layout().memory_space == 5;
+}
+
 int64_t VregCount(const hlo::Shape& array, int64_t sublanes, int64_t lanes) {
   if (!array.IsArray()) return 0;
   const std::vector<int64_t> order = hlo::MajorToMinor(array);

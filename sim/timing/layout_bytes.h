@@ -19,6 +19,9 @@ int64_t PhysicalBytes(const hlo::Shape& shape);
 
 /// True for an array whose layout says `S(1)` (VMEM).
 bool InVmem(const hlo::Shape& array);
+/// True for an array whose layout says `S(5)` (host memory, as XLA's host
+/// offloading places it).
+bool InHostMemory(const hlo::Shape& array);
 
 /// Vregs of `sublanes` x `lanes` 32-bit slots an array occupies in the vector
 /// unit: the most minor physical dimension along lanes, the next along

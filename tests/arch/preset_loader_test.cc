@@ -170,35 +170,36 @@ TEST(PresetLoader, CanonicalDumpListsHardwareFieldsInSchemaOrder) {
             "mxu.count_per_core=1\n"
             "mxu.int8_rate=2\n"
             "mxu.fp8_rate=1\n"
-      "mxu.f16_passes=0\n"
-      "mxu.convert_exposed_percent=0\n"
+            "mxu.f16_passes=0\n"
+            "mxu.convert_exposed_percent=0\n"
             "vpu.sublanes=2\n"
             "vpu.lanes=4\n"
             "vpu.alus_per_slot=1\n"
             "vpu.medium_op_cycles=4\n"
             "vpu.transcendental_op_cycles=16\n"
-      "vpu.f16_load_ops=0\n"
-      "vpu.f16_store_ops=0\n"
+            "vpu.f16_load_ops=0\n"
+            "vpu.f16_store_ops=0\n"
             "xlu.count=1\n"
             "xlu.cycles_per_vreg=8\n"
             "vmem.capacity=65536B\n"
             "vmem.bandwidth=64000000000B/s\n"
-      "vmem.pipeline_block=0B\n"
+            "vmem.pipeline_block=0B\n"
             "hbm.capacity=1048576B\n"
             "hbm.bandwidth=16000000000B/s\n"
-      "hbm.efficiency_percent=100\n"
+            "hbm.efficiency_percent=100\n"
             "hbm.access_granularity=32B\n"
             "ici.links=4\n"
             "ici.bandwidth_per_link_per_direction=8000000000B/s\n"
             "ici.hop_latency=100000ps\n"
             "ici.efficiency_percent=100\n"
             "ici.collective_latency=0ps\n"
+            "pcie.bandwidth=0B/s\n"
             "peak.bf16=8000000000FLOP/s\n"
             "peak.int8=16000000000FLOP/s\n"
             "overhead.kernel_start=10cycles\n"
             "overhead.dma_start=10cycles\n"
-      "overhead.program_launch=0cycles\n"
-      "overhead.pipeline_step=0cycles\n");
+            "overhead.program_launch=0cycles\n"
+            "overhead.pipeline_step=0cycles\n");
 }
 
 TEST(PresetLoader, HashIsStableAndIgnoresNamesAndDescriptions) {
@@ -206,7 +207,7 @@ TEST(PresetLoader, HashIsStableAndIgnoresNamesAndDescriptions) {
   ASSERT_TRUE(c.ok());
   // Pinned (cross-checked with an independent FNV-1a in Python): a change here
   // means every golden file's preset hash changes.
-  EXPECT_EQ(ConfigHash(*c), 0x4d292b9bfe1e3237ULL) << std::hex << ConfigHash(*c);
+  EXPECT_EQ(ConfigHash(*c), 0xe30d37c067e02486ULL) << std::hex << ConfigHash(*c);
   ChipConfig renamed = *c;
   renamed.name = "other";
   renamed.description = "reworded";
@@ -347,7 +348,7 @@ TEST_F(MalformedPreset, UnknownTopLevelKey) {
   Write("base", kBase);
   EXPECT_EQ(ErrorOf("bad", "inherits: base\nclocks: 1GHz\n"),
             "DIR/bad.yaml:2:1: error: unknown key 'clocks' (known: inherits, description, clock, "
-            "tensorcores_per_chip, megacore, mxu, vpu, xlu, vmem, hbm, ici, peak, overhead)");
+            "tensorcores_per_chip, megacore, mxu, vpu, xlu, vmem, hbm, ici, pcie, peak, overhead)");
 }
 
 TEST_F(MalformedPreset, WrongScalarType) {

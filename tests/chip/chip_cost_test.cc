@@ -157,6 +157,21 @@ TEST(CoreCost, TheVpuWaitsForTheGathersItsAddsNeed) {
   EXPECT_EQ(cost.UnitBusy(Unit::kXlu, work), 3 * 8);  // the XLU's own time is unchanged
 }
 
+// A copy to or from host memory moves at the chip's PCIe bandwidth, shared
+// by its TensorCores, after the DMA start-up; without a PCIe bandwidth it
+// crosses HBM like any other copy.
+TEST(Dma, HostMemoryCopiesCrossPcie) {
+  arch::ChipConfig chip = Tiny();  // 1 GHz, HBM 16 B/cycle, dma_start 10
+  EXPECT_EQ(Dma(chip).Cycles(0, 160), 10 + 160 / 16);
+  chip.pcie.bandwidth = BytesPerSecond(2'000'000'000);  // 2 B/cycle
+  EXPECT_FALSE(Dma(chip).OverPcie(0));
+  EXPECT_TRUE(Dma(chip).OverPcie(160));
+  EXPECT_EQ(Dma(chip).Cycles(0, 160), 10 + 80);
+  EXPECT_EQ(Dma(chip).Cycles(160, 160), 10 + 80);  // its HBM side is faster
+  chip.tensorcores_per_chip = 2;
+  EXPECT_EQ(Dma(chip).Cycles(0, 160), 10 + 160);
+}
+
 TEST(HbmSharing, WithoutCopiesInFlightTheKernelRunsAlone) {
   const HbmSharing sharing(/*begin=*/50, /*cycles=*/100, /*hbm_cycles=*/100, /*copies_end=*/50);
   EXPECT_EQ(sharing.KernelCycles(), 100);
