@@ -27,6 +27,13 @@ using ::testing::HasSubstr;
 
 int Unit(chip::Unit u) { return static_cast<int>(u); }
 
+/// An HBM-bound kernel alone, to compare with it beside a copy in flight.
+constexpr char kNegateAlone[] = R"(HloModule kernel
+ENTRY e {
+  x = f32[4096,4096]{1,0} parameter(0)
+  ROOT n = f32[4096,4096]{1,0} negate(x)
+})";
+
 TEST(Engine, MinorToMajorSwapCopyCostsReadPlusWriteAndUsesTheTransposeUnit) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   auto swap = Parse(R"(HloModule swap
@@ -139,11 +146,7 @@ ENTRY e {
   cd = f32[4096,4096]{1,0} copy-done(cs)
   ROOT t = (f32[4096,4096]{1,0}, f32[4096,4096]{1,0}) tuple(n, cd)
 })");
-  auto kernel = Parse(R"(HloModule kernel
-ENTRY e {
-  x = f32[4096,4096]{1,0} parameter(0)
-  ROOT n = f32[4096,4096]{1,0} negate(x)
-})");
+  auto kernel = Parse(kNegateAlone);
   auto copy = Parse(R"(HloModule copy, is_scheduled=true
 ENTRY e {
   big = f32[4096,4096]{1,0} parameter(0)
@@ -188,11 +191,7 @@ ENTRY e {
   cd = f32[4096,4096]{1,0:S(5)} copy-done(cs)
   ROOT t = (f32[4096,4096]{1,0}, f32[4096,4096]{1,0:S(5)}) tuple(n, cd)
 })");
-  auto kernel = Parse(R"(HloModule kernel
-ENTRY e {
-  x = f32[4096,4096]{1,0} parameter(0)
-  ROOT n = f32[4096,4096]{1,0} negate(x)
-})");
+  auto kernel = Parse(kNegateAlone);
   ASSERT_NE(both, nullptr);
   ASSERT_NE(kernel, nullptr);
   const std::vector<SimulationJob> jobs = {{both.get(), &v5e, {}}, {kernel.get(), &v5e, {}}};
