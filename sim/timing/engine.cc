@@ -205,22 +205,21 @@ class TensorCore : public sc_core::sc_module {
     size_t first_record = 0;      ///< the current iteration's first record
   };
 
-  /// The DMA engine's state seen from cycle `now`: how many cycles after it
-  /// each async id's copy and the queue end (0: ended). The only state a unit
-  /// keeps from one instruction to the next.
-  std::vector<int64_t> CopiesInFlight(int64_t now) const {
-    std::vector<int64_t> ends;
-    ends.reserve(async_done_at_.size() + 2);
+  /// The DMA engine's state seen from cycle `now`, into `ends`: how many
+  /// cycles after it each async id's copy and each queue end (0: ended). The
+  /// only state a unit keeps from one instruction to the next. Filled in
+  /// place: a loop's iterations reuse the one vector.
+  void CopiesInFlight(int64_t now, std::vector<int64_t>& ends) const {
+    ends.clear();
     for (const int64_t done : async_done_at_) ends.push_back(std::max<int64_t>(0, done - now));
     for (const int64_t idle_at : {dma_idle_at_, pcie_idle_at_}) {
       ends.push_back(std::max<int64_t>(0, idle_at - now));
     }
-    return ends;
   }
 
   void StartIteration(ActiveLoop& loop, const tlm_utils::tlm_quantumkeeper& keeper) {
     loop.iteration_start = TimeToCycles(keeper.get_current_time());
-    loop.copies_at_start = CopiesInFlight(loop.iteration_start);
+    CopiesInFlight(loop.iteration_start, loop.copies_at_start);
     loop.met_collective = false;
     loop.first_record = role_.records != nullptr ? role_.records->size() : 0;
   }
@@ -231,9 +230,12 @@ class TensorCore : public sc_core::sc_module {
   /// device, and its instructions and their costs are the same every
   /// iteration (the program is lowered once per loop, and no cost or inner
   /// trip count in it changes between executions).
-  bool Steady(const ActiveLoop& loop, const tlm_utils::tlm_quantumkeeper& keeper) const {
-    return role_.fast_forward_loops && !program_.steps[loop.begin].varies && !loop.met_collective &&
-           loop.copies_at_start == CopiesInFlight(TimeToCycles(keeper.get_current_time()));
+  bool Steady(const ActiveLoop& loop, const tlm_utils::tlm_quantumkeeper& keeper) {
+    if (!role_.fast_forward_loops || program_.steps[loop.begin].varies || loop.met_collective) {
+      return false;
+    }
+    CopiesInFlight(TimeToCycles(keeper.get_current_time()), copies_now_);
+    return loop.copies_at_start == copies_now_;
   }
 
   /// Runs the remaining iterations of `loop`, whose end step is `end`, as
@@ -527,6 +529,8 @@ class TensorCore : public sc_core::sc_module {
   /// Index in role_.records of each async id's last start, whose DMA span a
   /// kernel sharing HBM with the copy stretches; kNoRecord when not recorded.
   std::vector<size_t> async_start_record_;
+  /// Steady's view of the copies in flight, kept to reuse its memory.
+  std::vector<int64_t> copies_now_;
   /// Whether each async id's last copy went over PCIe (Dma::OverPcie).
   std::vector<bool> async_over_pcie_;
   /// The rendezvous each async id joined (none for a local copy).
