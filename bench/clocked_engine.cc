@@ -107,9 +107,19 @@ class ClockedCore : public sc_core::sc_module {
         const int64_t pipeline_steps = cost_.PipelineStepCycles(c.per_core);
         int64_t longest = 0;
         for (int u = 0; u < chip::kUnitCount; ++u) {
-          if (u == dma) continue;
           const chip::Unit unit = static_cast<chip::Unit>(u);
           const int64_t busy = cost_.UnitBusy(unit, c.per_core);
+          // The kernel's own transfer to or from host memory streams, as
+          // HBM, behind the copies already on PCIe.
+          if (u == dma) {
+            if (cost_.dma().OverPcie(c.per_core.host_bytes)) {
+              pcie_free_at_ = std::max(now_, pcie_free_at_) + busy;
+              longest = std::max(longest, pcie_free_at_ - now_);
+            } else {
+              longest = std::max(longest, busy);
+            }
+            continue;
+          }
           units_[u]->remaining = unit == chip::Unit::kHbm ? busy : busy + pipeline_steps;
           longest = std::max(longest, units_[u]->remaining);
         }

@@ -12,8 +12,9 @@
 namespace tpusim::chip {
 
 /// The units of a TensorCore that an instruction can occupy. kDma carries the
-/// asynchronous copies of `copy-start`/`*-start`; the others overlap within an
-/// instruction, which takes as long as the slowest of them.
+/// asynchronous copies of `copy-start`/`*-start`, and a kernel's own transfer
+/// to or from host memory; within an instruction the units overlap, and it
+/// takes as long as the slowest of them.
 enum class Unit : uint8_t {
 #define V(enumerator, name) enumerator,
 #include "sim/chip/unit.def"
@@ -63,7 +64,9 @@ struct CoreWork {
   int64_t hbm_write_bytes = 0;  ///< of hbm_bytes, those the kernel writes (its results)
   int64_t vmem_bytes = 0;  ///< bytes moved between VMEM and vregs
   int64_t dma_bytes = 0;   ///< HBM bytes of an asynchronous copy (kDma only)
-  int64_t host_bytes = 0;  ///< bytes of an asynchronous copy in host memory, over PCIe (kDma only)
+  /// Bytes crossing PCIe between host memory and HBM: an asynchronous copy's
+  /// side in host memory, or what a kernel moves to or from there.
+  int64_t host_bytes = 0;
 };
 
 /// Busy cycles of each unit for one instruction on one TensorCore.

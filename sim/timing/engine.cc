@@ -346,18 +346,25 @@ class TensorCore : public sc_core::sc_module {
     switch (cost.kind) {
       case StepKind::kKernel: {
         // The per-block pipeline steps hold up the TensorCore's units,
-        // not the HBM stream, which runs on under the DMA engines.
+        // not the HBM stream, which runs on under the DMA engines (as does
+        // a kernel's own transfer to or from host memory, its DMA work).
         const int64_t steps = cost_.PipelineStepCycles(cost.per_core);
         int64_t longest = 0;
         int64_t longest_busy = 0;
         record.bound_by = BoundBy::kLatency;
         for (int u = 0; u < chip::kUnitCount; ++u) {
           const Unit unit = static_cast<Unit>(u);
-          if (unit == Unit::kDma) continue;
-          const int64_t busy = Ask(unit, cost.per_core, keeper.get_local_time());
+          int64_t busy = Ask(unit, cost.per_core, keeper.get_local_time());
+          if (unit == Unit::kDma && cost_.dma().OverPcie(cost.per_core.host_bytes)) {
+            // Its transfer queues behind the copies already on PCIe (an
+            // offload ahead of the reload that reads it back).
+            busy = SatAdd(std::max(start, pcie_idle_at_), busy) - start;
+            pcie_idle_at_ = start + busy;
+          }
           record.unit_cycles[u] = busy;
           longest_busy = std::max(longest_busy, busy);
-          const int64_t paced = unit == Unit::kHbm ? busy : SatAdd(busy, steps);
+          const bool streamed = unit == Unit::kHbm || unit == Unit::kDma;
+          const int64_t paced = streamed ? busy : SatAdd(busy, steps);
           if (paced > longest) {
             longest = paced;
             record.bound_by = busy > 0 ? BoundByUnit(unit) : BoundBy::kLatency;

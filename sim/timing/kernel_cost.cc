@@ -220,12 +220,13 @@ bool SelectsFromOperand0(HloOpcode opcode) {
 
 }  // namespace
 
-KernelCoster::KernelCoster(const arch::ChipConfig& chip,
+KernelCoster::KernelCoster(const arch::ChipConfig& chip, const HostMemory& host_memory,
                            const RaggedGroupSharesOfRun* ragged_group_shares)
     : cost_(chip),
       cores_(chip.megacore ? chip.tensorcores_per_chip : 1),
       mxu_rows_(chip.mxu.rows),
       mxu_columns_(chip.mxu.cols * chip.mxu.count_per_core),
+      host_memory_(host_memory),
       ragged_group_shares_(ragged_group_shares) {}
 
 const std::vector<int64_t>* KernelCoster::SharesOf(const HloInstruction& ragged_dot) const {
@@ -643,17 +644,25 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
       for (const HloInstruction* o : inst.operands())
         bytes = SatAdd(bytes, BufferBytes(o->shape()));
       const Shape& s = inst.shape();
-      if (op == HloOpcode::kCopyStart && inst.operand_count() > 0) {
+      if (RunsOnHost(inst)) {
+        // The host computes: what crosses PCIe is the operands it takes
+        // from HBM, read there on the way (its results stay on the host).
+        bytes = 0;
+        for (const HloInstruction* o : inst.operands()) {
+          if (!host_memory_.Holds(*o)) bytes = SatAdd(bytes, BufferBytes(o->shape()));
+        }
+        whole.host_bytes = bytes;
+      } else if (op == HloOpcode::kCopyStart && inst.operand_count() > 0) {
         // A side in host memory crosses PCIe, not HBM.
         int64_t host = 0;
         bytes = 0;
-        for (const Shape* side :
-             {&inst.operand(0)->shape(),
-              s.IsTuple() && s.tuple_size() > 0 ? &s.tuple_shapes(0) : nullptr}) {
-          if (side == nullptr) continue;
-          int64_t& total = InHostMemory(*side) ? host : bytes;
-          total = SatAdd(total, BufferBytes(*side));
-        }
+        const auto add_side = [&](const Shape& side, bool on_host) {
+          int64_t& total = on_host ? host : bytes;
+          total = SatAdd(total, BufferBytes(side));
+        };
+        add_side(inst.operand(0)->shape(), host_memory_.Holds(*inst.operand(0)));
+        if (s.IsTuple() && s.tuple_size() > 0)
+          add_side(s.tuple_shapes(0), host_memory_.Holds(inst, 0));
         whole.host_bytes = host;
       } else if (s.IsTuple()) {
         if (s.tuple_size() >= 2) bytes = SatAdd(bytes, BufferBytes(s.tuple_shapes(1)));
@@ -669,6 +678,13 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
       return result;
     }
     case StepKind::kKernel:
+      // XLA's allocation of a buffer that is written before it is read
+      // (a loop state's slot, an offloaded activations' buffer): nothing moves.
+      if (op == HloOpcode::kCustomCall &&
+          inst.string_attr(hlo::AttrId::kCustomCallTarget) == "AllocateBuffer") {
+        result.kind = StepKind::kFree;
+        return result;
+      }
       break;
   }
   result.kind = StepKind::kKernel;
@@ -759,13 +775,49 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
     const int64_t rows = Product(lhs, hlo::DotFreeDimensions(lhs.rank(), lb, lc));
     read[weights] = CeilDiv(SatMul(read[weights], ActiveGroups(*d, rows, 0)), d->groups);
   }
+  // Host memory (host_memory.h): what the kernel moves between it and HBM
+  // crosses PCIe, read from HBM on the way out and written there on the way
+  // in; what stays on the host costs HBM nothing. Scalars (indices) travel
+  // with the DMA's descriptor.
+  const bool on_host = host_memory_.Holds(inst);
+  int64_t crossing = 0;
+  for (int64_t i = 0; i < inst.operand_count(); ++i) {
+    const HloInstruction& operand = *inst.operand(i);
+    if (operand.shape().IsArray() && operand.shape().rank() == 0) continue;
+    const bool operand_on_host = host_memory_.Holds(operand);
+    if (operand_on_host != on_host) crossing = SatAdd(crossing, read[i]);
+    if (operand_on_host) read[i] = 0;
+  }
+  if (crossing == kInt64Max) {
+    return InvalidArgument(
+        "its bytes to or from host memory reach 2^63: more than tpusim counts in 64 bits");
+  }
+  // A move within host memory is part of the transfer that brought the data
+  // there, and an annotation that moves nothing is dropped, as XLA's host
+  // offloader drops it.
+  if (crossing == 0 && (on_host || HostMoveOf(inst) != HostMove::kNone)) {
+    result.kind = StepKind::kFree;
+    return result;
+  }
+  whole.host_bytes = crossing;
+  if (on_host) {
+    // Nothing on the device waits for what it sends to the host: the copy
+    // runs on under the kernels that follow, as XLA schedules its offloads,
+    // ahead of any reload on the same PCIe queue, and the program's end
+    // waits for it.
+    result.kind = StepKind::kAsyncStart;
+    whole.dma_bytes = crossing;
+    result.hbm_bytes = crossing;
+    result.per_core = Split(whole);
+    return result;
+  }
   int64_t hbm = 0;
   for (int64_t bytes : read) hbm = SatAdd(hbm, bytes);
   const HloInstruction* root = fused != nullptr ? fused->root() : &inst;
   const bool in_place = root != nullptr && root->opcode() == HloOpcode::kDynamicUpdateSlice &&
                         root->operand_count() >= 2;
   const Shape& written_shape = in_place ? root->operand(1)->shape() : inst.shape();
-  const int64_t written = BufferBytes(written_shape);
+  const int64_t written = on_host ? 0 : BufferBytes(written_shape);
   hbm = SatAdd(hbm, written);
   vmem = SatAdd(vmem, PhysicalBytes(inst.shape()));
   const std::optional<KernelCostEstimate> estimate = CustomCallCostEstimate(inst);

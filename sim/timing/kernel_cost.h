@@ -16,6 +16,7 @@
 #include "sim/chip/core_cost.h"
 #include "sim/chip/work.h"
 #include "sim/hlo/instruction.h"
+#include "sim/timing/host_memory.h"
 #include "sim/timing/timing.h"
 
 namespace tpusim::timing {
@@ -56,11 +57,12 @@ using RaggedGroupSharesOfRun = std::map<const hlo::HloInstruction*, std::vector<
 /// the chip's TensorCores on a megacore chip, else 1.
 class KernelCoster {
  public:
+  /// `host_memory`: which of the module's values live in host memory.
   /// `ragged_group_shares`: what each ragged-dot's groups held in the
-  /// execution costed, known from a functional run (TimingOptions's); not
-  /// owned, must outlive the coster.
-  explicit KernelCoster(const arch::ChipConfig& chip,
-                        const RaggedGroupSharesOfRun* ragged_group_shares = nullptr);
+  /// execution costed, known from a functional run (TimingOptions's). Not
+  /// owned; both must outlive the coster.
+  KernelCoster(const arch::ChipConfig& chip, const HostMemory& host_memory,
+               const RaggedGroupSharesOfRun* ragged_group_shares = nullptr);
   int64_t cores() const { return cores_; }
   /// The cost of `inst` as a top-level (scheduled) instruction. Errors carry
   /// no location; the caller adds it.
@@ -93,6 +95,7 @@ class KernelCoster {
   int64_t cores_;        ///< TensorCores sharing each kernel
   int64_t mxu_rows_;     ///< contraction depth of an MXU weight tile
   int64_t mxu_columns_;  ///< output columns of one core's MXUs side by side
+  const HostMemory& host_memory_;
   const RaggedGroupSharesOfRun* ragged_group_shares_;  ///< may be null
 };
 

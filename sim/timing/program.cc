@@ -111,8 +111,9 @@ class Lowerer {
   Lowerer(const hlo::HloModule& module, const arch::ChipConfig& chip, const TimingOptions& options,
           Program& program)
       : module_(module),
+        host_memory_(module),
         first_shares_(FirstRuns(options.ragged_group_shares)),
-        coster_(chip, &first_shares_),
+        coster_(chip, host_memory_, &first_shares_),
         options_(options),
         program_(program) {
     int64_t ids = 0;
@@ -219,7 +220,7 @@ class Lowerer {
       for (const HloInstruction* dot : dots) {
         if (const auto* found = SharesIn(shares, dot)) at.emplace(dot, found->At(starts[k]));
       }
-      StatusOr<KernelCost> cost = KernelCoster(chip, &at).Cost(kernel);
+      StatusOr<KernelCost> cost = KernelCoster(chip, host_memory_, &at).Cost(kernel);
       if (!cost.ok())
         return Error(kernel, cost.status().code(), std::string(cost.status().message()));
       runs.Append(program_.costs_of_runs.size(), StretchLength(starts, k));
@@ -442,6 +443,7 @@ class Lowerer {
   }
 
   const hlo::HloModule& module_;
+  HostMemory host_memory_;
   /// Device 0's ragged-dot groups at their first execution, which `costs`
   /// holds; coster_ reads them.
   RaggedGroupSharesOfRun first_shares_;

@@ -4,13 +4,14 @@
 #include <charconv>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string_view>
 #include <vector>
 
 #include "sim/hlo/computation.h"
 #include "sim/timing/hlo_helpers.h"
+#include "sim/timing/host_memory.h"
 
 namespace tpusim::timing {
 
@@ -124,20 +125,46 @@ std::string FormatCollectiveTable(const TimingResult& r) {
 
 }  // namespace
 
-/// The custom calls the run executed that carry no cost estimate, in order
-/// of first execution: opaque to tpusim, they are timed by the bytes they
-/// read and write only.
-std::vector<const hlo::HloInstruction*> UnestimatedCustomCalls(const TimingResult& r) {
-  std::vector<const hlo::HloInstruction*> calls;
+/// The instructions the run executed that `pick` selects, each once, in
+/// order of first execution.
+template <typename Pick>
+std::vector<const hlo::HloInstruction*> ExecutedWhere(const TimingResult& r, Pick pick) {
+  std::vector<const hlo::HloInstruction*> picked;
   std::set<const hlo::HloInstruction*> seen;
   for (const OpRecord& op : r.ops) {
-    const hlo::HloInstruction& inst = *op.instruction;
-    if (inst.opcode() == hlo::HloOpcode::kCustomCall && seen.insert(&inst).second &&
-        !CustomCallCostEstimate(inst).has_value()) {
-      calls.push_back(&inst);
-    }
+    if (pick(*op.instruction) && seen.insert(op.instruction).second)
+      picked.push_back(op.instruction);
   }
-  return calls;
+  return picked;
+}
+
+/// The custom calls the run executed that carry no cost estimate: opaque to
+/// tpusim, they are timed by the bytes they read and write only. (A host
+/// offload annotation is a transfer, timed as one.)
+std::vector<const hlo::HloInstruction*> UnestimatedCustomCalls(const TimingResult& r) {
+  return ExecutedWhere(r, [](const hlo::HloInstruction& inst) {
+    return inst.opcode() == hlo::HloOpcode::kCustomCall && HostMoveOf(inst) == HostMove::kNone &&
+           !CustomCallCostEstimate(inst).has_value();
+  });
+}
+
+/// The asynchronous computations the host ran: tpusim times what they move
+/// over PCIe, not their compute.
+std::vector<const hlo::HloInstruction*> HostComputations(const TimingResult& r) {
+  return ExecutedWhere(r, [](const hlo::HloInstruction& inst) { return RunsOnHost(inst); });
+}
+
+/// `note: <what>: a, b (target), ...`, the first five named.
+std::string NamesNote(std::string_view what, const std::vector<const hlo::HloInstruction*>& insts) {
+  std::string out = Printf("note: %s:", std::string(what).c_str());
+  constexpr size_t kNamed = 5;
+  for (size_t i = 0; i < std::min(kNamed, insts.size()); ++i) {
+    const std::string_view target = insts[i]->string_attr(hlo::AttrId::kCustomCallTarget);
+    out += Printf("%s %s", i == 0 ? "" : ",", insts[i]->name().c_str());
+    if (!target.empty()) out += Printf(" (%s)", std::string(target).c_str());
+  }
+  if (insts.size() > kNamed) out += Printf(" and %zu more", insts.size() - kNamed);
+  return out + "\n";
 }
 
 std::string FormatOpTable(const TimingResult& r, int64_t limit) {
@@ -199,16 +226,17 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
   }
   const std::vector<const hlo::HloInstruction*> unestimated = UnestimatedCustomCalls(r);
   if (!unestimated.empty()) {
-    out += Printf("note: %zu custom call%s without a cost estimate, timed by the bytes read and "
-                  "written only:",
-                  unestimated.size(), unestimated.size() == 1 ? "" : "s");
-    constexpr size_t kNamed = 5;
-    for (size_t i = 0; i < std::min(kNamed, unestimated.size()); ++i) {
-      out += Printf("%s %s (%s)", i == 0 ? "" : ",", unestimated[i]->name().c_str(),
-                    std::string(unestimated[i]->string_attr(hlo::AttrId::kCustomCallTarget)).c_str());
-    }
-    if (unestimated.size() > kNamed) out += Printf(" and %zu more", unestimated.size() - kNamed);
-    out += "\n";
+    out += NamesNote(Printf("%zu custom call%s without a cost estimate, timed by the bytes read "
+                            "and written only",
+                            unestimated.size(), unestimated.size() == 1 ? "" : "s"),
+                     unestimated);
+  }
+  const std::vector<const hlo::HloInstruction*> on_host = HostComputations(r);
+  if (!on_host.empty()) {
+    out += NamesNote(Printf("%zu computation%s run on the host, whose compute is not timed (only "
+                            "what crosses PCIe)",
+                            on_host.size(), on_host.size() == 1 ? "" : "s"),
+                     on_host);
   }
   if (!r.interconnect.empty()) out += FormatCollectiveTable(r);
   return out;
@@ -242,6 +270,12 @@ std::string TimingJson(const TimingResult& r) {
     ordered_json names = ordered_json::array();
     for (const hlo::HloInstruction* call : unestimated) names.push_back(call->name());
     j["unestimated_custom_calls"] = std::move(names);
+  }
+  const std::vector<const hlo::HloInstruction*> on_host = HostComputations(r);
+  if (!on_host.empty()) {
+    ordered_json names = ordered_json::array();
+    for (const hlo::HloInstruction* start : on_host) names.push_back(start->name());
+    j["host_computations"] = std::move(names);
   }
   j["device_count"] = r.device_count;
   j["symmetry"] = r.symmetry;

@@ -14,8 +14,9 @@ namespace tpusim::timing {
 /// instruction summed), like the TPU profiler's op profile: name, opcode,
 /// executions, cycles, µs, FLOPs, HBM bytes, achieved fraction of peak FLOP/s
 /// and of HBM bandwidth, and what bound it (the most frequent binding unit
-/// over its executions). Ends with a totals line, then a note naming the
-/// custom calls that carry no cost estimate (timed by their bytes only). With an interconnect, a
+/// over its executions). Ends with a totals line, then notes naming the
+/// custom calls that carry no cost estimate (timed by their bytes only) and
+/// the computations the host ran (compute not timed). With an interconnect, a
 /// collective table follows: the device count and symmetry, then per
 /// collective instruction its kind, executions, participants, bytes, total
 /// time and algorithm.
@@ -23,8 +24,9 @@ std::string FormatOpTable(const TimingResult& result, int64_t limit = 20);
 
 /// JSON: chip, module, clock_hz, tensorcores, cycles, time_us, flops,
 /// hbm_bytes, ops[] with name, opcode, start_cycle, cycles, flops,
-/// hbm_bytes, bound_by (device 0's); unestimated_custom_calls[] (names, when
-/// there are any); device_count, symmetry, interconnect,
+/// hbm_bytes, bound_by (device 0's); unestimated_custom_calls[] and
+/// host_computations[] (names, when there are any); device_count, symmetry,
+/// interconnect,
 /// devices[] (device, end_cycle, collective_wait_cycles, slowdown),
 /// collectives[] (name, kind, execution, start_cycle, cycles, time_us, bytes,
 /// ici_bytes, algorithm, participants as a list of groups, explanation) and

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -106,6 +107,80 @@ TEST(CorpusExecExceptions, AtMostTenPercentAndAllInTheCorpus) {
   for (const std::string& name : Heavy()) {
     EXPECT_EQ(present.count(name), 1u) << name << " is listed but not in the corpus";
   }
+}
+
+/// `tpusim exec --mode timing --json` of corpus module `name` on `chip`: the
+/// JSON, with the run's stdout in `out`.
+nlohmann::json TimingJsonOf(const std::string& name, const std::string& chip, std::string& out) {
+  const fs::path json = fs::path(::testing::TempDir()) / (name + "." + chip + ".json");
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"exec", (fs::path(TPUSIM_CORPUS_DIR) / name).string(), "--chip",
+                                chip, "--mode", "timing", "--json", json.string()});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  out = r.out;
+  return r.exit_code == 0 ? nlohmann::json::parse(ReadText(json)) : nlohmann::json::object();
+}
+
+/// Each execution's record of each instruction, by name.
+std::map<std::string, std::vector<nlohmann::json>> OpsByName(const nlohmann::json& timing) {
+  std::map<std::string, std::vector<nlohmann::json>> ops;
+  for (const nlohmann::json& op : timing.value("ops", nlohmann::json::array()))
+    ops[op["name"].get<std::string>()].push_back(op);
+  return ops;
+}
+
+// The corpus's host-offload modules: what moves to and from host memory
+// crosses PCIe (docs/models.md, "Host memory"), an offload runs under the
+// kernels after it, and what moves nothing costs nothing.
+TEST(CorpusHostOffload, OffloadsAndReloadsCrossPcie) {
+  std::string out;
+  // Llama 3 8B offloads two activations per layer (235 MB each) in its
+  // forward loop and reloads them in its backward loop, 32 layers.
+  const auto llama =
+      OpsByName(TimingJsonOf("maxtext_llama3_8b_activation_offload.hlo", "tpu-v5p", out));
+  for (const char* offload : {"closed_call.26", "closed_call.27"}) {
+    ASSERT_EQ(llama.count(offload), 1u) << offload;
+    EXPECT_EQ(llama.at(offload).size(), 32u);
+    for (const nlohmann::json& op : llama.at(offload)) {
+      EXPECT_EQ(op["cycles"], 0) << offload;  // the device goes on
+      EXPECT_EQ(op["bound_by"], "DMA") << offload;
+    }
+  }
+  // A reload after the first waits for its own 235 MB at v5p's 16 GB/s
+  // only (14.7 ms at 1.75 GHz).
+  const int64_t reload = (int64_t{234881024} * 1'750'000'000 + 15'999'999'999) / 16'000'000'000;
+  for (const char* reload_op : {"closed_call.28", "closed_call.29"}) {
+    ASSERT_EQ(llama.count(reload_op), 1u) << reload_op;
+    const nlohmann::json& later = llama.at(reload_op).back();
+    EXPECT_EQ(later["bound_by"], "DMA") << reload_op;
+    EXPECT_GE(later["cycles"].get<int64_t>(), reload) << reload_op;
+    EXPECT_LE(later["cycles"].get<int64_t>(), reload * 11 / 10) << reload_op;
+  }
+}
+
+TEST(CorpusHostOffload, WhatMovesNothingCostsNothingAndTheHostsComputeIsNamed) {
+  std::string out;
+  // A peeled loop writes a slice per iteration into a buffer offloaded with
+  // MoveToHost; the buffer is an AllocateBuffer.
+  const nlohmann::json loop = TimingJsonOf("tpu_host_offload_while_S5.hlo", "tpu-v5e", out);
+  const auto loop_ops = OpsByName(loop);
+  EXPECT_EQ(loop_ops.count("custom-call.4"), 0u);  // the allocation
+  ASSERT_EQ(loop_ops.count("custom-call.6"), 1u);
+  EXPECT_EQ(loop_ops.at("custom-call.6").front()["bound_by"], "DMA");
+  EXPECT_EQ(loop_ops.count("dynamic-update-slice.6"), 0u);  // on the host
+  EXPECT_FALSE(loop.contains("unestimated_custom_calls"));
+  // A host computation over a 96 GiB array already in host memory: nothing
+  // crosses, and the module's time is its small device part.
+  const nlohmann::json host =
+      TimingJsonOf("tpu_host_offload_async_custom_call.hlo", "tpu-v5e", out);
+  EXPECT_EQ(host["host_computations"], nlohmann::json({"host-async-start"}));
+  EXPECT_LT(host["hbm_bytes"].get<int64_t>(), int64_t{1} << 30);
+  EXPECT_LT(host["time_us"].get<double>(), 100.0);
+  const auto host_ops = OpsByName(host);
+  EXPECT_EQ(host_ops.count("custom-call"), 0u);  // MoveToDevice of a device value
+  EXPECT_EQ(host_ops.count("redundant-move-to-host"), 0u);
+  EXPECT_THAT(out, HasSubstr("note: 1 computation run on the host, whose compute is not timed "
+                             "(only what crosses PCIe): host-async-start (HostExecute)"));
 }
 
 }  // namespace

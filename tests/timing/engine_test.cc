@@ -209,6 +209,66 @@ ENTRY e {
   EXPECT_EQ((*r)[0].ops[1].cycles, (*r)[1].ops.at(0).cycles);
 }
 
+// An offload annotation (before XLA's host offloader) moves its operand over
+// PCIe under the kernels that follow; the reload that reads it back queues
+// behind it on PCIe, and its consumer waits for the reload.
+TEST(Engine, AnOffloadRunsUnderTheNextKernelsAndItsReloadWaitsForIt) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto offload = Parse(R"(HloModule offload
+ENTRY e {
+  act = f32[4096,4096]{1,0} parameter(0)
+  x = f32[4096,4096]{1,0} parameter(1)
+  h = f32[4096,4096]{1,0} custom-call(act), custom_call_target="MoveToHost"
+  n = f32[4096,4096]{1,0} negate(x)
+  d = f32[4096,4096]{1,0} custom-call(h), custom_call_target="MoveToDevice"
+  ROOT t = (f32[4096,4096]{1,0}, f32[4096,4096]{1,0}) tuple(n, d)
+})");
+  auto kernel = Parse(kNegateAlone);
+  ASSERT_NE(offload, nullptr);
+  ASSERT_NE(kernel, nullptr);
+  const std::vector<SimulationJob> jobs = {{offload.get(), &v5e, {}}, {kernel.get(), &v5e, {}}};
+  auto r = AllTimed(SimulateBatch(jobs));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ((*r)[0].ops.size(), 3u);
+  const OpRecord& to_host = (*r)[0].ops[0];
+  const OpRecord& n = (*r)[0].ops[1];
+  const OpRecord& to_device = (*r)[0].ops[2];
+  const int64_t bytes = 4096LL * 4096 * 4;
+  const int64_t pcie =
+      v5e.overhead.dma_start.value() +
+      (bytes * v5e.clock.value() + v5e.pcie.bandwidth.value() - 1) / v5e.pcie.bandwidth.value();
+  const int64_t launch = v5e.overhead.program_launch.value();
+  EXPECT_EQ(to_host.cycles, 0);  // the device goes on at once
+  EXPECT_EQ(to_host.hbm_bytes, bytes);
+  EXPECT_EQ(to_host.unit_cycles[Unit(chip::Unit::kDma)], pcie);
+  // The offload does not take HBM from the kernel under it.
+  EXPECT_EQ(n.cycles, (*r)[1].ops.at(0).cycles);
+  ASSERT_LT(n.start_cycle + n.cycles, launch + pcie);
+  // The reload starts when the offload ends and takes as long.
+  EXPECT_EQ(to_device.bound_by, BoundBy::kDma);
+  EXPECT_EQ(to_device.hbm_bytes, bytes);  // written to HBM; read from the host
+  EXPECT_EQ(to_device.start_cycle + to_device.unit_cycles[Unit(chip::Unit::kDma)],
+            launch + 2 * pcie);
+  EXPECT_EQ((*r)[0].cycles, to_device.start_cycle + to_device.cycles);
+}
+
+// The offload that nothing reads back still ends the run.
+TEST(Engine, TheRunEndsWhenItsLastOffloadDoes) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto offload = Parse(R"(HloModule offload
+ENTRY e {
+  act = f32[4096,4096]{1,0} parameter(0)
+  ROOT h = f32[4096,4096]{1,0} custom-call(act), custom_call_target="MoveToHost"
+})");
+  ASSERT_NE(offload, nullptr);
+  auto r = SimulateModule(*offload, v5e, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const int64_t bytes = 4096LL * 4096 * 4;
+  EXPECT_EQ(r->cycles, v5e.overhead.program_launch.value() + v5e.overhead.dma_start.value() +
+                           (bytes * v5e.clock.value() + v5e.pcie.bandwidth.value() - 1) /
+                               v5e.pcie.bandwidth.value());
+}
+
 // A kernel bound by its MXUs needs HBM for under half its time: the copy in
 // flight takes what it leaves and does not slow it.
 TEST(Engine, ACopyInFlightDoesNotSlowAKernelThatNeedsLittleHbm) {

@@ -12,6 +12,7 @@
 #include "sim/hlo/computation.h"
 #include "sim/hlo/parser.h"
 #include "sim/timing/hlo_helpers.h"
+#include "sim/timing/host_memory.h"
 #include "sim/timing/kernel_cost.h"
 #include "sim/timing/layout_bytes.h"
 #include "sim/timing/program.h"
@@ -65,7 +66,8 @@ TEST(LayoutBytes, VmemSpaceAndVregs) {
 KernelCost RootCost(const std::string& text, const arch::ChipConfig& chip) {
   auto module = Parse(text);
   if (module == nullptr) return {};
-  KernelCoster coster(chip);
+  const HostMemory host_memory(*module);
+  KernelCoster coster(chip, host_memory);
   auto cost = coster.Cost(*module->entry()->root());
   EXPECT_TRUE(cost.ok()) << cost.status().message();
   return cost.ok() ? *cost : KernelCost{};
@@ -240,7 +242,8 @@ KernelCost RaggedRootCost(const std::string& text, const arch::ChipConfig& chip,
   auto module = Parse(text);
   if (module == nullptr) return {};
   const RaggedGroupSharesOfRun known = {{module->entry()->root(), std::move(shares)}};
-  KernelCoster coster(chip, &known);
+  const HostMemory host_memory(*module);
+  KernelCoster coster(chip, host_memory, &known);
   auto cost = coster.Cost(*module->entry()->root());
   EXPECT_TRUE(cost.ok()) << cost.status().message();
   return cost.ok() ? *cost : KernelCost{};
@@ -493,6 +496,151 @@ TEST(KernelCost, AKernelWithoutAUsableEstimateIsTimedByItsBoundaryBytes) {
     EXPECT_EQ(cost.hbm_bytes, boundary) << estimate;
     EXPECT_TRUE(cost.per_core.matmuls.empty()) << estimate;
   }
+}
+
+/// Activations offloaded in one loop and read back in a second one, with
+/// annotations only (before XLA's host offloader), plus a host-executed
+/// computation and a parameter the header alone places on the host.
+constexpr char kOffloadLoops[] =
+    R"(HloModule offload, entry_computation_layout={(f32[8,1024]{1,0}, f32[1024]{0:S(5)})->f32[1024]{0}}
+
+fwd_body {
+  p = (s32[], f32[8,1024], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  buf = f32[8,1024] get-tuple-element(p), index=1
+  act = f32[1024] get-tuple-element(p), index=2
+  off = f32[1024] custom-call(act), custom_call_target="MoveToHost"
+  row = f32[1,1024] reshape(off)
+  zero = s32[] constant(0)
+  put = f32[8,1024] dynamic-update-slice(buf, row, i, zero)
+  e = f32[1024] exponential(act)
+  ROOT t = (s32[], f32[8,1024], f32[1024]) tuple(next, put, e)
+}
+
+eight_layers {
+  p = (s32[], f32[8,1024], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(8)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+bwd_body {
+  q = (s32[], f32[8,1024], f32[1024]) parameter(0)
+  j = s32[] get-tuple-element(q), index=0
+  one = s32[] constant(1)
+  next = s32[] add(j, one)
+  saved = f32[8,1024] get-tuple-element(q), index=1
+  zero = s32[] constant(0)
+  got = f32[1,1024] dynamic-slice(saved, j, zero), dynamic_slice_sizes={1,1024}
+  flat = f32[1024] reshape(got)
+  back = f32[1024] custom-call(flat), custom_call_target="MoveToDevice"
+  g = f32[1024] get-tuple-element(q), index=2
+  m = f32[1024] multiply(g, back)
+  ROOT t = (s32[], f32[8,1024], f32[1024]) tuple(next, saved, m)
+}
+
+host_fn {
+  a = f32[1024] parameter(0)
+  ROOT neg = f32[1024] negate(a)
+}, execution_thread="host"
+
+ENTRY e {
+  x = f32[8,1024] parameter(0)
+  stored = f32[1024] parameter(1)
+  zero = s32[] constant(0)
+  alloc = f32[8,1024] custom-call(), custom_call_target="AllocateBuffer"
+  first = f32[1024] reshape(x)
+  init = (s32[], f32[8,1024], f32[1024]) tuple(zero, alloc, first)
+  fwd = (s32[], f32[8,1024], f32[1024]) while(init), condition=eight_layers, body=fwd_body
+  saved = f32[8,1024] get-tuple-element(fwd), index=1
+  last = f32[1024] get-tuple-element(fwd), index=2
+  start = ((f32[1024]), f32[1024], u32[]) custom-call-start(last), async_execution_thread="host", custom_call_target="HostExecute", called_computations={host_fn}
+  done = f32[1024] custom-call-done(start)
+  again = f32[1024] custom-call(done), custom_call_target="MoveToHost"
+  binit = (s32[], f32[8,1024], f32[1024]) tuple(zero, saved, last)
+  bwd = (s32[], f32[8,1024], f32[1024]) while(binit), condition=eight_layers, body=bwd_body
+  grad = f32[1024] get-tuple-element(bwd), index=2
+  ROOT sum = f32[1024] add(grad, stored)
+})";
+
+TEST(HostMemory, AnnotationsPlaceTheOffloadedValuesAndTheirBufferOnTheHost) {
+  auto module = Parse(kOffloadLoops);
+  ASSERT_NE(module, nullptr);
+  const HostMemory host(*module);
+  const auto on_host = [&](const char* name, int64_t element = HostMemory::kWhole) {
+    const hlo::HloInstruction* inst = Named(*module, name);
+    EXPECT_NE(inst, nullptr) << name;
+    return inst != nullptr && host.Holds(*inst, element);
+  };
+  // What the forward loop offloads, and the buffer it writes it into, which
+  // the loop's state carries out and into the backward loop.
+  EXPECT_TRUE(on_host("off"));
+  EXPECT_TRUE(on_host("row"));
+  EXPECT_TRUE(on_host("put"));
+  EXPECT_TRUE(on_host("buf"));
+  EXPECT_TRUE(on_host("fwd", 1));
+  EXPECT_TRUE(on_host("saved"));
+  EXPECT_TRUE(on_host("got"));
+  EXPECT_TRUE(on_host("flat"));
+  // What stays on the device: the loop's other state, the reloaded value.
+  EXPECT_FALSE(on_host("act"));
+  EXPECT_FALSE(on_host("fwd", 2));
+  EXPECT_FALSE(on_host("back"));
+  EXPECT_FALSE(on_host("m"));
+  EXPECT_FALSE(on_host("bwd", 2));
+  // A host computation's result; a parameter the header places.
+  EXPECT_TRUE(on_host("done"));
+  EXPECT_TRUE(on_host("stored"));
+  EXPECT_FALSE(on_host("x"));
+}
+
+TEST(KernelCost, WhatCrossesBetweenHostMemoryAndHbmGoesOverPcie) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto module = Parse(kOffloadLoops);
+  ASSERT_NE(module, nullptr);
+  const HostMemory host(*module);
+  const KernelCoster coster(v5e, host);
+  const auto cost = [&](const char* name) {
+    const hlo::HloInstruction* inst = Named(*module, name);
+    EXPECT_NE(inst, nullptr) << name;
+    StatusOr<KernelCost> c =
+        inst != nullptr ? coster.Cost(*inst) : StatusOr<KernelCost>(KernelCost{});
+    EXPECT_TRUE(c.ok()) << name << ": " << c.status().message();
+    return c.ok() ? *c : KernelCost{};
+  };
+  constexpr int64_t kRow = 1024 * 4;
+  // The offload: a copy the device does not wait for, read from HBM.
+  const KernelCost off = cost("off");
+  EXPECT_EQ(off.kind, StepKind::kAsyncStart);
+  EXPECT_EQ(off.per_core.host_bytes, kRow);
+  EXPECT_EQ(off.hbm_bytes, kRow);
+  // Writing it into its buffer and reading it back happen on the host, as
+  // part of the transfers.
+  for (const char* host_side : {"row", "put", "got", "flat"})
+    EXPECT_EQ(cost(host_side).kind, StepKind::kFree) << host_side;
+  // The reload: read over PCIe, written to HBM.
+  const KernelCost back = cost("back");
+  EXPECT_EQ(back.kind, StepKind::kKernel);
+  EXPECT_EQ(back.per_core.host_bytes, kRow);
+  EXPECT_EQ(back.hbm_bytes, kRow);
+  // A kernel reading host memory itself reads it over PCIe too.
+  const KernelCost sum = cost("sum");
+  EXPECT_EQ(sum.per_core.host_bytes, kRow);
+  EXPECT_EQ(sum.hbm_bytes, 2 * kRow);  // grad read, sum written
+  // An annotation that moves nothing, and an allocation, cost nothing.
+  EXPECT_EQ(cost("again").kind, StepKind::kFree);
+  EXPECT_EQ(cost("alloc").kind, StepKind::kFree);
+  // The host computation takes its device operand over PCIe; its compute is
+  // the host's.
+  const KernelCost start = cost("start");
+  EXPECT_EQ(start.kind, StepKind::kAsyncStart);
+  EXPECT_EQ(start.per_core.host_bytes, kRow);
+  EXPECT_EQ(start.per_core.dma_bytes, kRow);
+  // Kernels with nothing on the host are untouched.
+  EXPECT_EQ(cost("m").per_core.host_bytes, 0);
+  EXPECT_EQ(cost("e").per_core.host_bytes, 0);
 }
 
 TEST(TripCount, CountedLoopWithConstantBounds) {
