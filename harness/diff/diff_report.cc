@@ -255,6 +255,10 @@ void PrintPerformance(const DiffReport& report, int64_t top, const std::string& 
   row("cycles", static_cast<double>(p.before.cycles), static_cast<double>(p.after.cycles), "%.0f");
   row("HBM bytes", static_cast<double>(p.before.hbm_bytes), static_cast<double>(p.after.hbm_bytes),
       "%.0f");
+  if (p.before.pcie_bytes > 0 || p.after.pcie_bytes > 0) {
+    row("PCIe bytes", static_cast<double>(p.before.pcie_bytes),
+        static_cast<double>(p.after.pcie_bytes), "%.0f");
+  }
   row("FLOPs", static_cast<double>(p.before.flops), static_cast<double>(p.after.flops), "%.0f");
   row("collective bytes", static_cast<double>(p.before.collective_bytes),
       static_cast<double>(p.after.collective_bytes), "%.0f");
@@ -396,6 +400,8 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
   perf["after"] = MetricsJson(NamedMetrics(report.performance.after));
   perf["collective_bytes_before"] = report.performance.before.collective_bytes;
   perf["collective_bytes_after"] = report.performance.after.collective_bytes;
+  perf["pcie_bytes_before"] = report.performance.before.pcie_bytes;
+  perf["pcie_bytes_after"] = report.performance.after.pcie_bytes;
   perf["ici_routed"] = report.performance.before.ici_bytes.has_value() &&
                        report.performance.after.ici_bytes.has_value();
   perf["network_before"] =

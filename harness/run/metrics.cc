@@ -31,6 +31,7 @@ Metrics MetricsOf(const timing::TimingResult& result) {
   metrics.time_us = result.time_us;
   metrics.flops = result.flops;
   metrics.hbm_bytes = result.hbm_bytes;
+  metrics.pcie_bytes = result.pcie_bytes;
   int64_t blocked_cycles = 0;
   for (const timing::OpRecord& op : result.ops) {
     const hlo::HloOpcode opcode = op.instruction->opcode();

@@ -39,6 +39,9 @@ struct Metrics {
   /// deliver, not the traffic on the links. Not a checked metric (not in
   /// metrics.def): `tpusim diff` reports it.
   int64_t collective_bytes = 0;
+  /// Bytes moved to and from host memory over PCIe (timing::TimingResult's).
+  /// Not a checked metric: `tpusim diff` reports it when either side moves any.
+  int64_t pcie_bytes = 0;
 };
 
 /// The metrics of `result`.

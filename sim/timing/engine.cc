@@ -444,6 +444,7 @@ class TensorCore : public sc_core::sc_module {
       record.cycles = TimeToCycles(keeper.get_current_time()) - start;
       record.flops = cost.flops;
       record.hbm_bytes = cost.hbm_bytes;
+      record.pcie_bytes = cost.pcie_bytes;
       role_.records->push_back(std::move(record));
     }
     return true;
@@ -765,6 +766,7 @@ StatusOr<TimingResult> Finish(JobModel& m) {
   for (const OpRecord& op : r.ops) {
     r.flops = SatAdd(r.flops, op.TotalFlops());
     r.hbm_bytes = SatAdd(r.hbm_bytes, op.TotalHbmBytes());
+    r.pcie_bytes = SatAdd(r.pcie_bytes, op.TotalPcieBytes());
   }
   std::stable_sort(r.collectives.begin(), r.collectives.end(),
                    [](const CollectiveRecord& a, const CollectiveRecord& b) {

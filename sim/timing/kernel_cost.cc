@@ -671,6 +671,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
       }
       whole.dma_bytes = bytes;
       result.hbm_bytes = bytes;
+      result.pcie_bytes = whole.host_bytes;
       result.per_core = Split(whole);
       if (bytes == kInt64Max || whole.host_bytes == kInt64Max) {
         return InvalidArgument("its copied bytes reach 2^63: more than tpusim counts in 64 bits");
@@ -800,6 +801,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
     return result;
   }
   whole.host_bytes = crossing;
+  result.pcie_bytes = crossing;
   if (on_host) {
     // Nothing on the device waits for what it sends to the host: the copy
     // runs on under the kernels that follow, as XLA schedules its offloads,

@@ -200,9 +200,11 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Row& a, const Row& b) { return a.cycles > b.cycles; });
   std::string out =
-      Printf("%s on %s: %lld cycles, %.3f us, %lld FLOPs, %lld HBM bytes\n", r.module.c_str(),
+      Printf("%s on %s: %lld cycles, %.3f us, %lld FLOPs, %lld HBM bytes", r.module.c_str(),
              r.chip.c_str(), static_cast<long long>(r.cycles), r.time_us,
              static_cast<long long>(r.flops), static_cast<long long>(r.hbm_bytes));
+  if (r.pcie_bytes > 0) out += Printf(", %lld PCIe bytes", static_cast<long long>(r.pcie_bytes));
+  out += "\n";
   out += Printf("%-40s %-22s %6s %14s %12s %16s %16s %7s %7s %7s %-9s\n", "instruction", "opcode",
                 "runs", "cycles", "us", "FLOPs", "HBM bytes", "%FLOP", "%HBM", "%fixed", "bound by");
   for (int64_t i = 0; i < std::min<int64_t>(limit, static_cast<int64_t>(rows.size())); ++i) {
@@ -252,6 +254,7 @@ std::string TimingJson(const TimingResult& r) {
   j["time_us"] = r.time_us;
   j["flops"] = r.flops;
   j["hbm_bytes"] = r.hbm_bytes;
+  j["pcie_bytes"] = r.pcie_bytes;
   ordered_json ops = ordered_json::array();
   for (const OpRecord& op : r.ops) {
     ops.push_back({{"name", op.instruction->name()},
@@ -262,6 +265,7 @@ std::string TimingJson(const TimingResult& r) {
                    {"hbm_bytes", op.hbm_bytes},
                    {"overhead_cycles", op.overhead_cycles},
                    {"bound_by", std::string(BoundByName(op.bound_by))}});
+    if (op.pcie_bytes > 0) ops.back()["pcie_bytes"] = op.pcie_bytes;
     if (op.runs > 1) ops.back()["runs"] = op.runs;
   }
   j["ops"] = std::move(ops);

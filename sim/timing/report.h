@@ -23,11 +23,10 @@ namespace tpusim::timing {
 std::string FormatOpTable(const TimingResult& result, int64_t limit = 20);
 
 /// JSON: chip, module, clock_hz, tensorcores, cycles, time_us, flops,
-/// hbm_bytes, ops[] with name, opcode, start_cycle, cycles, flops,
-/// hbm_bytes, bound_by (device 0's); unestimated_custom_calls[] and
-/// host_computations[] (names, when there are any); device_count, symmetry,
-/// interconnect,
-/// devices[] (device, end_cycle, collective_wait_cycles, slowdown),
+/// hbm_bytes, pcie_bytes, ops[] with name, opcode, start_cycle, cycles,
+/// flops, hbm_bytes, bound_by (device 0's; pcie_bytes and runs when not 0 and 1);
+/// unestimated_custom_calls[] and host_computations[] (names, when there are any); device_count,
+/// symmetry, interconnect, devices[] (device, end_cycle, collective_wait_cycles, slowdown),
 /// collectives[] (name, kind, execution, start_cycle, cycles, time_us, bytes,
 /// ici_bytes, algorithm, participants as a list of groups, explanation) and
 /// links[] (link, name, bytes, utilisation). Deterministic: same result, same

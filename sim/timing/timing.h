@@ -140,6 +140,7 @@ struct OpRecord {
   int64_t cycles = 0;       ///< until the next instruction may issue
   int64_t flops = 0;        ///< whole chip
   int64_t hbm_bytes = 0;    ///< whole chip
+  int64_t pcie_bytes = 0;   ///< whole chip: to or from host memory
   BoundBy bound_by = BoundBy::kLatency;
   chip::UnitCycles unit_cycles{};  ///< busy cycles of each unit of one TensorCore
   /// Of `cycles`, the fixed kernel start-up and the HBM pipeline's exposed
@@ -148,13 +149,14 @@ struct OpRecord {
   /// The runs this record stands for: 1, or the runs of the instruction in
   /// the iterations of a loop fast-forwarded after it, each a copy of this
   /// one (the first starting at start_cycle). cycles, flops, hbm_bytes,
-  /// unit_cycles and overhead_cycles are those of one run; the Total*
+  /// pcie_bytes, unit_cycles and overhead_cycles are those of one run; the Total*
   /// functions sum over the runs.
   int64_t runs = 1;
 
   int64_t TotalCycles() const { return SatMul(cycles, runs); }
   int64_t TotalFlops() const { return SatMul(flops, runs); }
   int64_t TotalHbmBytes() const { return SatMul(hbm_bytes, runs); }
+  int64_t TotalPcieBytes() const { return SatMul(pcie_bytes, runs); }
   int64_t TotalOverheadCycles() const { return SatMul(overhead_cycles, runs); }
 };
 
@@ -225,6 +227,7 @@ struct TimingResult {
   double time_us = 0;        ///< cycles / clock
   int64_t flops = 0;
   int64_t hbm_bytes = 0;
+  int64_t pcie_bytes = 0;     ///< to and from host memory
   std::vector<OpRecord> ops;  ///< device 0's, in issue order
   int64_t device_count = 1;   ///< devices of the SPMD program
   /// "single device" (no interconnect, or one device), "used" (one device

@@ -167,6 +167,10 @@ TEST(CorpusHostOffload, WhatMovesNothingCostsNothingAndTheHostsComputeIsNamed) {
   EXPECT_EQ(loop_ops.count("custom-call.4"), 0u);  // the allocation
   ASSERT_EQ(loop_ops.count("custom-call.6"), 1u);
   EXPECT_EQ(loop_ops.at("custom-call.6").front()["bound_by"], "DMA");
+  // 16 offloads (15 in the loop, one after it) of an f32[16,16] in (8,128)
+  // tiles: 2 tiles of 4 KiB each.
+  EXPECT_EQ(loop_ops.at("custom-call.6").front()["pcie_bytes"], 8192);
+  EXPECT_EQ(loop["pcie_bytes"], 16 * 8192);
   EXPECT_EQ(loop_ops.count("dynamic-update-slice.6"), 0u);  // on the host
   EXPECT_FALSE(loop.contains("unestimated_custom_calls"));
   // A host computation over a 96 GiB array already in host memory: nothing

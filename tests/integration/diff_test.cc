@@ -340,6 +340,38 @@ TEST(DiffCli, JsonCarriesTheRegression) {
   EXPECT_EQ(report["performance"]["top_instructions"][0]["after"], "copy.8");
 }
 
+// A compiler release that starts offloading an activation: the diff shows the
+// bytes it moves over PCIe, and the time its reload costs.
+TEST(DiffCli, AnAddedOffloadShowsItsPcieBytes) {
+  const ScratchDir scratch;
+  WriteText(scratch / "before.hlo", R"(HloModule step
+ENTRY e {
+  p = f32[1024,1024]{1,0} parameter(0)
+  n = f32[1024,1024]{1,0} negate(p)
+  ROOT x = f32[1024,1024]{1,0} exponential(n)
+})");
+  WriteText(scratch / "after.hlo", R"(HloModule step
+ENTRY e {
+  p = f32[1024,1024]{1,0} parameter(0)
+  n = f32[1024,1024]{1,0} negate(p)
+  h = f32[1024,1024]{1,0} custom-call(n), custom_call_target="MoveToHost"
+  d = f32[1024,1024]{1,0} custom-call(h), custom_call_target="MoveToDevice"
+  ROOT x = f32[1024,1024]{1,0} exponential(d)
+})");
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"diff", scratch / "before.hlo", scratch / "after.hlo", "--chip",
+                                "tpu-v5e", "--json", scratch / "diff.json"});
+  ASSERT_EQ(r.exit_code, 1) << Describe(r);
+  // 4 MiB out and 4 MiB back.
+  EXPECT_THAT(r.out, HasSubstr("  PCIe bytes                        0          8388608"));
+  EXPECT_THAT(r.out, HasSubstr("(added) %d (custom-call)"));
+  const nlohmann::json report = nlohmann::json::parse(ReadText(scratch / "diff.json"));
+  EXPECT_EQ(report["performance"]["pcie_bytes_before"], 0);
+  EXPECT_EQ(report["performance"]["pcie_bytes_after"], 8388608);
+  // Nothing moves to the host in the relayout pair: no PCIe row.
+  EXPECT_THAT(Diff("relayout_copy").out, Not(HasSubstr("PCIe bytes")));
+}
+
 TEST(DiffCli, TimingModeJudgesPerformanceWithoutValues) {
   const RunResult r = Diff("relayout_copy", {"--mode", "timing"});
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
