@@ -10,6 +10,7 @@
 #include "sim/det_math/det_math.h"
 #include "sim/eval/collective_hub.h"
 #include "sim/eval/kernels.h"
+#include "sim/hlo/annotations.h"
 
 namespace tpusim::eval {
 namespace {
@@ -19,23 +20,18 @@ using hlo::Shape;
 using hlo::Sharding;
 using value::Literal;
 
-/// Annotations that return their operand unchanged: sharding hints and
-/// sharding-propagation barriers, host offload moves and JAX's memory-kind
-/// annotate_device_placement (where a value lives is a timing matter),
-/// LayoutConstraint (a layout is how values are stored, not what they are),
-/// the dynamic-bound annotation SetBound (the bound is
-/// shape metadata, the values pass through), the SPMD shape conversions
-/// when the shard is the whole array (one partition), and PyTorch/XLA
-/// Neuron's AwsNeuronTransferWithStaticRing. Neuron does not document the
-/// last; it is taken as a transfer that moves data without changing it
-/// (its name, and operand and result of one shape, in every dump that has
-/// it) — docs/evaluator.md lists this assumption.
+/// Annotations that return their operand unchanged: XLA's compiler
+/// annotations (hlo::IsCompilerAnnotation: sharding hints and barriers, the
+/// layout and dynamic-bound constraints, and the SPMD shape conversions when
+/// the shard is the whole array), host offload moves and JAX's memory-kind
+/// annotate_device_placement (where a value lives is a timing matter), and
+/// PyTorch/XLA Neuron's AwsNeuronTransferWithStaticRing. Neuron does not
+/// document the last; it is taken as a transfer that moves data without
+/// changing it (its name, and operand and result of one shape, in every dump
+/// that has it) — docs/evaluator.md lists this assumption.
 bool IsIdentityTarget(std::string_view target) {
-  return target == "Sharding" || target == "MoveToHost" || target == "MoveToDevice" ||
-         target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape" ||
-         target == "ShardBarrierTo" || target == "ShardBarrierFrom" || target == "SetBound" ||
-         target == "annotate_device_placement" || target == "LayoutConstraint" ||
-         target == "AwsNeuronTransferWithStaticRing";
+  return hlo::IsCompilerAnnotation(target) || target == "MoveToHost" || target == "MoveToDevice" ||
+         target == "annotate_device_placement" || target == "AwsNeuronTransferWithStaticRing";
 }
 
 /// DynamicGte (XLA's while-loop unroller tests): element `index` of a tuple,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/base/arith.h"
+#include "sim/hlo/annotations.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/dot_dimensions.h"
 #include "sim/hlo/dot_precision.h"
@@ -679,12 +680,15 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
       return result;
     }
     case StepKind::kKernel:
-      // XLA's allocation of a buffer that is written before it is read
-      // (a loop state's slot, an offloaded activations' buffer): nothing moves.
-      if (op == HloOpcode::kCustomCall &&
-          inst.string_attr(hlo::AttrId::kCustomCallTarget) == "AllocateBuffer") {
-        result.kind = StepKind::kFree;
-        return result;
+      // A note to XLA's passes, which compiled code no longer holds, and
+      // XLA's allocation of a buffer that is written before it is read (a
+      // loop state's slot, an offloaded activations' buffer): nothing runs.
+      if (op == HloOpcode::kCustomCall) {
+        const std::string_view target = inst.string_attr(hlo::AttrId::kCustomCallTarget);
+        if (hlo::IsCompilerAnnotation(target) || target == "AllocateBuffer") {
+          result.kind = StepKind::kFree;
+          return result;
+        }
       }
       break;
   }

@@ -856,22 +856,22 @@ ENTRY e {
 }
 
 TEST(Report, CustomCallsWithoutACostEstimateAreNamed) {
-  // `k` states its cost; `opaque` and `sharding` do not, and say so.
+  // `k` states its cost; `opaque` and `mine` do not, and say so.
   auto module = Parse(R"(HloModule kernels
 ENTRY e {
   a = f32[1024]{0} parameter(0)
   k = f32[1024]{0} custom-call(a), custom_call_target="tpu_custom_call", backend_config={"custom_call_config": {"cost_estimate": {"flops": "4096", "bytes_accessed": "8192"}}}
   opaque = f32[1024]{0} custom-call(k), custom_call_target="tpu_custom_call", backend_config={"custom_call_config": {"body": ""}}
-  ROOT sharding = f32[1024]{0} custom-call(opaque), custom_call_target="Sharding"
+  ROOT mine = f32[1024]{0} custom-call(opaque), custom_call_target="my_kernel"
 })");
   ASSERT_NE(module, nullptr);
   auto r = SimulateModule(*module, Preset("tpu-v5e"), {});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_THAT(FormatOpTable(*r),
               HasSubstr("\nnote: 2 custom calls without a cost estimate, timed by the bytes read "
-                        "and written only: opaque (tpu_custom_call), sharding (Sharding)\n"));
+                        "and written only: opaque (tpu_custom_call), mine (my_kernel)\n"));
   const nlohmann::json j = nlohmann::json::parse(TimingJson(*r));
-  EXPECT_EQ(j["unestimated_custom_calls"], nlohmann::json({"opaque", "sharding"}));
+  EXPECT_EQ(j["unestimated_custom_calls"], nlohmann::json({"opaque", "mine"}));
   EXPECT_EQ(j["ops"][0]["flops"], 4096);
   EXPECT_EQ(j["ops"][0]["hbm_bytes"], 8192);
 }

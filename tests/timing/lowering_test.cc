@@ -643,6 +643,33 @@ TEST(KernelCost, WhatCrossesBetweenHostMemoryAndHbmGoesOverPcie) {
   EXPECT_EQ(cost("e").per_core.host_bytes, 0);
 }
 
+// Notes to XLA's passes run no kernel in the compiled program; a custom call
+// tpusim does not know still costs its bytes.
+TEST(KernelCost, CompilerAnnotationsAreFree) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  for (const char* target :
+       {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "ShardBarrierTo",
+        "ShardBarrierFrom", "LayoutConstraint", "SetBound"}) {
+    const std::string module = R"(HloModule m
+ENTRY e {
+  p = f32[1024,1024]{1,0} parameter(0)
+  ROOT a = f32[1024,1024]{1,0} custom-call(p), custom_call_target=")" +
+                               std::string(target) +
+                               R"("
+})";
+    const KernelCost cost = RootCost(module, v5e);
+    EXPECT_EQ(cost.kind, StepKind::kFree) << target;
+  }
+  const KernelCost opaque = RootCost(R"(HloModule m
+ENTRY e {
+  p = f32[1024,1024]{1,0} parameter(0)
+  ROOT a = f32[1024,1024]{1,0} custom-call(p), custom_call_target="SomethingElse"
+})",
+                                     v5e);
+  EXPECT_EQ(opaque.kind, StepKind::kKernel);
+  EXPECT_EQ(opaque.hbm_bytes, 2 * 1024 * 1024 * 4);
+}
+
 TEST(TripCount, CountedLoopWithConstantBounds) {
   auto module = Parse(R"(HloModule m
 cond {
