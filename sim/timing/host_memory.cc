@@ -13,6 +13,17 @@ HostMove HostMoveOf(const HloInstruction& inst) {
   const std::string_view target = inst.string_attr(hlo::AttrId::kCustomCallTarget);
   if (target == "MoveToHost") return HostMove::kToHost;
   if (target == "MoveToDevice") return HostMove::kToDevice;
+  if (target != "annotate_device_placement") return HostMove::kNone;
+  // JAX's memory kinds, which XLA turns into the two annotations above
+  // (convert_memory_placement_to_internal_annotations.cc).
+  const auto* attributes =
+      inst.GetAttr<std::vector<hlo::KeyValue>>(hlo::AttrId::kFrontendAttributes);
+  if (attributes == nullptr) return HostMove::kNone;
+  for (const hlo::KeyValue& kv : *attributes) {
+    if (kv.key != "_xla_buffer_placement") continue;
+    if (kv.value == "pinned_host") return HostMove::kToHost;
+    if (kv.value == "device") return HostMove::kToDevice;
+  }
   return HostMove::kNone;
 }
 

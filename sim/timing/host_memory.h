@@ -18,7 +18,9 @@
 
 namespace tpusim::timing {
 
-/// The host-offload annotation a custom call is, if any.
+/// The host-offload annotation a custom call is, if any: `MoveToHost`,
+/// `MoveToDevice`, or JAX's `annotate_device_placement` with
+/// `_xla_buffer_placement` "pinned_host" or "device".
 enum class HostMove : uint8_t { kNone, kToHost, kToDevice };
 HostMove HostMoveOf(const hlo::HloInstruction& inst);
 

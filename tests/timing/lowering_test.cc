@@ -596,6 +596,23 @@ TEST(HostMemory, AnnotationsPlaceTheOffloadedValuesAndTheirBufferOnTheHost) {
   EXPECT_FALSE(on_host("x"));
 }
 
+TEST(HostMemory, JaxMemoryKindsAreHostMoves) {
+  auto module = Parse(R"(HloModule kinds
+ENTRY e {
+  p = f32[1024] parameter(0)
+  host = f32[1024] custom-call(p), custom_call_target="annotate_device_placement", frontend_attributes={_xla_buffer_placement="pinned_host"}
+  dev = f32[1024] custom-call(host), custom_call_target="annotate_device_placement", frontend_attributes={_xla_buffer_placement="device"}
+  ROOT other = f32[1024] custom-call(dev), custom_call_target="annotate_device_placement", frontend_attributes={_xla_buffer_placement="unpinned_host"}
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(HostMoveOf(*Named(*module, "host")), HostMove::kToHost);
+  EXPECT_EQ(HostMoveOf(*Named(*module, "dev")), HostMove::kToDevice);
+  EXPECT_EQ(HostMoveOf(*Named(*module, "other")), HostMove::kNone);
+  const HostMemory host(*module);
+  EXPECT_TRUE(host.Holds(*Named(*module, "host")));
+  EXPECT_FALSE(host.Holds(*Named(*module, "dev")));
+}
+
 TEST(KernelCost, WhatCrossesBetweenHostMemoryAndHbmGoesOverPcie) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   auto module = Parse(kOffloadLoops);
