@@ -34,8 +34,8 @@ bool RunsOnHost(const HloInstruction& start) {
 
 namespace {
 
-/// The values a layout places in host memory: (element, in host memory) for
-/// an array (element kWhole) or each element of a tuple.
+/// Calls `visit` with each leaf of `shape` whose layout places it in host
+/// memory: kWhole for an array, the element's index for a tuple's elements.
 template <typename Visit>
 void ForEachHostLeaf(const hlo::Shape& shape, Visit visit) {
   if (shape.IsArray()) {

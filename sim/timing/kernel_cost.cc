@@ -823,7 +823,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   const bool in_place = root != nullptr && root->opcode() == HloOpcode::kDynamicUpdateSlice &&
                         root->operand_count() >= 2;
   const Shape& written_shape = in_place ? root->operand(1)->shape() : inst.shape();
-  const int64_t written = on_host ? 0 : BufferBytes(written_shape);
+  const int64_t written = BufferBytes(written_shape);
   hbm = SatAdd(hbm, written);
   vmem = SatAdd(vmem, PhysicalBytes(inst.shape()));
   const std::optional<KernelCostEstimate> estimate = CustomCallCostEstimate(inst);

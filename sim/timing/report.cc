@@ -123,8 +123,6 @@ std::string FormatCollectiveTable(const TimingResult& r) {
   return out;
 }
 
-}  // namespace
-
 /// The instructions the run executed that `pick` selects, each once, in
 /// order of first execution.
 template <typename Pick>
@@ -166,6 +164,8 @@ std::string NamesNote(std::string_view what, const std::vector<const hlo::HloIns
   if (insts.size() > kNamed) out += Printf(" and %zu more", insts.size() - kNamed);
   return out + "\n";
 }
+
+}  // namespace
 
 std::string FormatOpTable(const TimingResult& r, int64_t limit) {
   struct Row {

@@ -211,7 +211,7 @@ ENTRY e {
 
 // An offload annotation (before XLA's host offloader) moves its operand over
 // PCIe under the kernels that follow; the reload that reads it back queues
-// behind it on PCIe, and its consumer waits for the reload.
+// behind it on PCIe, and the device waits for the reload.
 TEST(Engine, AnOffloadRunsUnderTheNextKernelsAndItsReloadWaitsForIt) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
   auto offload = Parse(R"(HloModule offload
