@@ -400,8 +400,6 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
   perf["after"] = MetricsJson(NamedMetrics(report.performance.after));
   perf["collective_bytes_before"] = report.performance.before.collective_bytes;
   perf["collective_bytes_after"] = report.performance.after.collective_bytes;
-  perf["pcie_bytes_before"] = report.performance.before.pcie_bytes;
-  perf["pcie_bytes_after"] = report.performance.after.pcie_bytes;
   perf["ici_routed"] = report.performance.before.ici_bytes.has_value() &&
                        report.performance.after.ici_bytes.has_value();
   perf["network_before"] =

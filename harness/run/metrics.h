@@ -18,6 +18,8 @@ struct Metrics {
   double time_us = 0;  ///< timing::TimingResult::time_us
   int64_t flops = 0;
   int64_t hbm_bytes = 0;
+  /// Bytes moved to and from host memory over PCIe (timing::TimingResult's).
+  int64_t pcie_bytes = 0;
   /// Time of the collectives. On a network, the collective timeline's: each
   /// instance from its start to its last transfer; without one, the
   /// collective instructions' own records, async `-done` waits included.
@@ -39,9 +41,6 @@ struct Metrics {
   /// deliver, not the traffic on the links. Not a checked metric (not in
   /// metrics.def): `tpusim diff` reports it.
   int64_t collective_bytes = 0;
-  /// Bytes moved to and from host memory over PCIe (timing::TimingResult's).
-  /// Not a checked metric: `tpusim diff` reports it when either side moves any.
-  int64_t pcie_bytes = 0;
 };
 
 /// The metrics of `result`.

@@ -138,7 +138,7 @@ TEST(Scenario, EveryUnknownKeyIsReportedAtOnceWithTheKeyItMisspells) {
             "tolerance, min, max); did you mean 'max'?\n"
             "u.yaml:6:3: error: key path `checks.zzzzzz`: unknown key (known: outputs, "
             "forbid_ops, forbid_new_ops, require_ops, cycles, time_us, flops, hbm_bytes, "
-            "collective_time_us, exposed_collective_time_us, utilisation, ici_bytes, "
+            "pcie_bytes, collective_time_us, exposed_collective_time_us, utilisation, ici_bytes, "
             "link_utilisation)");
   EXPECT_EQ(YamlReader::ClosestKey("tolerence", {"golden", "tolerance"}), "tolerance");
   EXPECT_EQ(YamlReader::ClosestKey("Golden", {"golden", "tolerance"}), "golden");

@@ -139,7 +139,7 @@ TEST_F(StudyTest, ResultLinesReadBackAndCsvQuotes) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->metrics, r.metrics);
   EXPECT_EQ(back->message, r.message);
-  EXPECT_THAT(ResultCsvRow(study, r), HasSubstr(",error,3.0,12.5,,,,,,,,\"bad \"\"x\"\", y\"\n"));
+  EXPECT_THAT(ResultCsvRow(study, r), HasSubstr(",error,3.0,12.5,,,,,,,,,\"bad \"\"x\"\", y\"\n"));
   // A line of another study's point is refused.
   PointResult stranger = r;
   stranger.key = "0123456789abcdef";

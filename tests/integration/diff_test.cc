@@ -99,8 +99,8 @@ TEST(DiffCli, TopologyComparesIciBytes) {
   std::vector<std::string> keys;
   for (const auto& [key, value] : before.items()) keys.push_back(key);
   EXPECT_THAT(keys, ElementsAre("collective_time_us", "cycles", "exposed_collective_time_us",
-                                "flops", "hbm_bytes", "ici_bytes", "link_utilisation", "time_us",
-                                "utilisation"));
+                                "flops", "hbm_bytes", "ici_bytes", "link_utilisation", "pcie_bytes",
+                                "time_us", "utilisation"));
   EXPECT_EQ(before["ici_bytes"], 2013265920.0);
   EXPECT_GT(before["link_utilisation"].get<double>(), 0);
   EXPECT_EQ(report["performance"]["ici_routed"], true);
@@ -366,8 +366,8 @@ ENTRY e {
   EXPECT_THAT(r.out, HasSubstr("  PCIe bytes                        0          8388608"));
   EXPECT_THAT(r.out, HasSubstr("(added) %d (custom-call)"));
   const nlohmann::json report = nlohmann::json::parse(ReadText(scratch / "diff.json"));
-  EXPECT_EQ(report["performance"]["pcie_bytes_before"], 0);
-  EXPECT_EQ(report["performance"]["pcie_bytes_after"], 8388608);
+  EXPECT_EQ(report["performance"]["before"]["pcie_bytes"], 0);
+  EXPECT_EQ(report["performance"]["after"]["pcie_bytes"], 8388608);
   // Nothing moves to the host in the relayout pair: no PCIe row.
   EXPECT_THAT(Diff("relayout_copy").out, Not(HasSubstr("PCIe bytes")));
 }

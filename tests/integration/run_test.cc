@@ -569,6 +569,24 @@ TEST(Run, ScenarioLoopLimitsAreKeys) {
   EXPECT_EQ(raised.exit_code, 0) << Describe(raised);
 }
 
+// A scenario that bounds the bytes moved to host memory fails on a module that
+// starts offloading, naming the bytes.
+TEST(Run, APcieBytesCheckCatchesAnOffload) {
+  ScratchDir scratch;
+  WriteText(scratch / "offload.hlo", R"(HloModule offload
+ENTRY e {
+  p = f32[1024,1024]{1,0} parameter(0)
+  h = f32[1024,1024]{1,0} custom-call(p), custom_call_target="MoveToHost"
+  ROOT d = f32[1024,1024]{1,0} custom-call(h), custom_call_target="MoveToDevice"
+})");
+  WriteScenario(scratch / "suite/offload.yaml", scratch / "offload.hlo",
+                "mode: timing\nchip: tpu-v5e\nchecks:\n  pcie_bytes: {max: 0}\n");
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", scratch / "golden"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("pcie_bytes: 8388608 is above the maximum 0")) << Describe(r);
+}
+
 TEST(Run, ScenarioTripCountsAndBranchesAreKeys) {
   // Timing alone: the loop runs the count the scenario gives (each iteration
   // 10 FLOPs, and the test that ends the loop one); the conditional, whose

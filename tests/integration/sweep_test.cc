@@ -140,7 +140,8 @@ TEST_F(Sweep, WritesEveryPointInOrderWithParametersAndMetrics) {
   EXPECT_EQ(rows[0],
             "index,point,topology,chip.overrides.ici.hop_latency,"
             "chip.overrides.ici.bandwidth_per_link_per_direction,status,cycles,time_us,flops,"
-            "hbm_bytes,collective_time_us,exposed_collective_time_us,utilisation,ici_bytes,"
+            "hbm_bytes,pcie_bytes,collective_time_us,exposed_collective_time_us,utilisation,"
+            "ici_bytes,"
             "link_utilisation,message");
   // The first axis varies slowest; labels are the user's (torus_4x4) or the value.
   EXPECT_THAT(rows[1], HasSubstr(",torus_4x4,1us,45GB/s,ok,"));
@@ -151,7 +152,7 @@ TEST_F(Sweep, WritesEveryPointInOrderWithParametersAndMetrics) {
 }
 
 TEST_F(Sweep, MetricsFollowTheVariedParameters) {
-  // collective_time_us is the 11th CSV column: slower links and the
+  // collective_time_us is the 12th CSV column: slower links and the
   // oversubscribed fat tree must take longer than the 4x4 torus at 45 GB/s.
   const std::vector<std::string> rows = Lines(Csv());
   const auto collective = [&](size_t row) {
@@ -165,7 +166,7 @@ TEST_F(Sweep, MetricsFollowTheVariedParameters) {
         field += c;
       }
     }
-    return std::stod(fields.at(10));
+    return std::stod(fields.at(11));
   };
   const double torus_fast = collective(1);  // torus_4x4, 1us, 45GB/s
   const double torus_slow = collective(2);  // torus_4x4, 1us, 20GB/s
