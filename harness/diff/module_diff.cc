@@ -180,7 +180,8 @@ std::string LayoutText(const hlo::Shape& shape) {
 }
 
 /// "(relayout {1,0} -> {0,1} of %p)", "(transpose dimensions={1,0} of %p)",
-/// "(of %a, %b)": what an added or removed instruction reads.
+/// "(MoveToHost of %p)" (a custom call's target), "(of %a, %b)": what an
+/// added or removed instruction reads.
 std::string OperandNote(const HloInstruction& inst) {
   if (inst.operand_count() == 0) return "";
   const HloInstruction& first = *inst.operand(0);
@@ -195,6 +196,8 @@ std::string OperandNote(const HloInstruction& inst) {
     for (const int64_t d : inst.dimensions()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     note += "transpose dimensions={" + dims + "} ";
   }
+  const std::string_view target = inst.string_attr(hlo::AttrId::kCustomCallTarget);
+  if (!target.empty()) note += std::string(target) + ' ';
   note += "of ";
   for (int64_t i = 0; i < inst.operand_count() && i < 3; ++i) {
     note += (i ? ", %" : "%") + inst.operand(i)->name();

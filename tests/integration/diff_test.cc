@@ -364,6 +364,10 @@ ENTRY e {
   ASSERT_EQ(r.exit_code, 1) << Describe(r);
   // 4 MiB out and 4 MiB back.
   EXPECT_THAT(r.out, HasSubstr("  PCIe bytes                        0          8388608"));
+  // The headline names the annotations by their targets.
+  EXPECT_THAT(r.out,
+              StartsWith("REGRESSION: +1 custom-call f32[1024,1024]{1,0} (MoveToHost of %n)"));
+  EXPECT_THAT(r.out, HasSubstr("added: custom-call f32[1024,1024]{1,0} (MoveToDevice of %h)"));
   EXPECT_THAT(r.out, HasSubstr("(added) %d (custom-call)"));
   const nlohmann::json report = nlohmann::json::parse(ReadText(scratch / "diff.json"));
   EXPECT_EQ(report["performance"]["before"]["pcie_bytes"], 0);
