@@ -251,16 +251,61 @@ class Lowerer {
     }
   }
 
+  /// Async ids through a conditional: the starts that end its branches as
+  /// element k of their results (or as their results, k = -1) share one id,
+  /// which a `*-done` of the conditional's element k waits for, whichever
+  /// branch ran; a branch's parameter (element k) carries the id of the start
+  /// that the conditional's operand for that branch holds (there).
+  void CarryStartsThrough(const HloInstruction& conditional,
+                          const std::vector<const HloComputation*>& branches) {
+    std::map<int64_t, int64_t> shared;  // element -> id
+    const auto share = [&](const HloInstruction* start, int64_t k) {
+      if (StepKindOf(*start) != StepKind::kAsyncStart) return;
+      const auto [it, fresh] = shared.emplace(k, 0);
+      if (fresh) it->second = program_.async_count++;
+      carried_start_id_[start->unique_id()] = it->second;
+    };
+    for (size_t b = 0; b < branches.size(); ++b) {
+      const HloInstruction* root = branches[b]->root();
+      if (root != nullptr && root->opcode() == HloOpcode::kTuple) {
+        for (int64_t k = 0; k < root->operand_count(); ++k) share(root->operand(k), k);
+      } else if (root != nullptr) {
+        share(root, -1);
+      }
+      const int64_t operand = static_cast<int64_t>(b) + 1;  // after the predicate or index
+      if (operand >= conditional.operand_count() || branches[b]->parameter_count() == 0 ||
+          branches[b]->parameters()[0] == nullptr) {
+        continue;
+      }
+      const HloInstruction* given = conditional.operand(operand);
+      const int64_t param = branches[b]->parameters()[0]->unique_id();
+      if (const int64_t whole = StartIdOf(given, {}); whole >= 0) carried_id_[{param, -1}] = whole;
+      for (int64_t k = 0; given->shape().IsTuple() && k < given->shape().tuple_size(); ++k) {
+        if (const int64_t id = StartIdOf(given, {k}); id >= 0) carried_id_[{param, k}] = id;
+      }
+    }
+    for (const auto& [k, id] : shared) carried_id_[{conditional.unique_id(), k}] = id;
+  }
+
   /// The async id of the start whose result `value` is, looking through
-  /// tuples, get-tuple-elements and loop states; `indices` are the elements
-  /// still to select, the first to select last. -1 when it is not a start's
-  /// result.
+  /// tuples, get-tuple-elements, loop states and conditionals; `indices` are
+  /// the elements still to select, the first to select last. -1 when it is
+  /// not a start's result.
   int64_t StartIdOf(const HloInstruction* value, std::vector<int64_t> indices) const {
     for (int64_t depth = 0; value != nullptr && depth <= hlo::kMaxCallDepth; ++depth) {
       if (value->opcode() == HloOpcode::kGetTupleElement && value->operand_count() == 1) {
         indices.push_back(value->int_attr(hlo::AttrId::kIndex).value_or(-1));
         value = value->operand(0);
         continue;
+      }
+      // What CarryStarts and CarryStartsThrough recorded for a parameter or
+      // a conditional's result.
+      if (value->opcode() == HloOpcode::kParameter || value->opcode() == HloOpcode::kConditional) {
+        if (indices.size() > 1) return -1;
+        const auto carried =
+            carried_id_.find({value->unique_id(), indices.empty() ? -1 : indices.back()});
+        if (carried != carried_id_.end()) return carried->second;
+        if (!indices.empty()) return -1;
       }
       if (indices.empty()) return last_async_[value->unique_id()];
       const int64_t k = indices.back();
@@ -271,10 +316,6 @@ class Lowerer {
       } else if (value->opcode() == HloOpcode::kWhile) {
         const HloComputation* body = value->called_computation(hlo::AttrId::kBody);
         value = body != nullptr ? body->root() : nullptr;
-      } else if (value->opcode() == HloOpcode::kParameter) {
-        if (indices.size() != 1) return -1;
-        const auto carried = carried_id_.find({value->unique_id(), k});
-        return carried != carried_id_.end() ? carried->second : -1;
       } else {
         return -1;
       }
@@ -418,6 +459,7 @@ class Lowerer {
     const size_t index = program_.conditionals.size();
     const size_t loops = program_.loop_trips.size();
     conditional.branch_begins.assign(branches.size(), SIZE_MAX);
+    CarryStartsThrough(inst, branches);
     program_.conditionals.push_back(std::move(conditional));  // before the ones inside it
     program_.steps.push_back(Step{StepRole::kBranch, &inst, nullptr, -1, index});
     std::vector<size_t> ends;
@@ -452,8 +494,9 @@ class Lowerer {
   Program& program_;
   /// Latest async id handed to each start instruction, by unique id.
   std::vector<int64_t> last_async_;
-  /// CarryStarts' ids: by start instruction until it is lowered, and by
-  /// (body parameter, element).
+  /// CarryStarts' and CarryStartsThrough's ids: by start instruction until
+  /// it is lowered, and by (loop body or branch parameter, or conditional;
+  /// element, -1 for the whole value).
   std::map<int64_t, int64_t> carried_start_id_;
   std::map<std::pair<int64_t, int64_t>, int64_t> carried_id_;
   /// Runs of the instructions being lowered: the product of the trip

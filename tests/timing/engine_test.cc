@@ -498,6 +498,46 @@ ENTRY e {
   }
 }
 
+// A copy started before a conditional and waited for in its branch, and one
+// started at the end of the branch and waited for after it: each done waits
+// for its own copy, whichever branch ran.
+TEST(Engine, ACopyDoneWaitsForTheCopyAConditionalPassesInOrOut) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  auto module = Parse(R"(HloModule branchy, is_scheduled=true
+on_true {
+  p = (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[]) parameter(0)
+  w = f32[2048,2048]{1,0} copy-done(p)
+  ROOT s = (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[]) copy-start(w)
+}
+on_false {
+  q = (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[]) parameter(0)
+  v = f32[2048,2048]{1,0} copy-done(q)
+  ROOT u = (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[]) copy-start(v)
+}
+ENTRY e {
+  big = f32[2048,2048]{1,0} parameter(0)
+  c = pred[] parameter(1)
+  first = (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[]) copy-start(big)
+  r = (f32[2048,2048]{1,0}, f32[2048,2048]{1,0}, u32[]) conditional(c, first, first), true_computation=on_true, false_computation=on_false
+  ROOT last = f32[2048,2048]{1,0} copy-done(r)
+})");
+  ASSERT_NE(module, nullptr);
+  auto r = SimulateModule(*module, v5e, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->ops.size(), 4u);  // first, the branch's done and start, last
+  for (size_t k : {0u, 2u}) {
+    const OpRecord& start = r->ops[k];
+    const OpRecord& done = r->ops[k + 1];
+    ASSERT_EQ(start.instruction->OpcodeSpelling(), "copy-start") << k;
+    ASSERT_EQ(done.instruction->OpcodeSpelling(), "copy-done") << k;
+    EXPECT_GT(done.cycles, 0) << k;
+    EXPECT_EQ(done.start_cycle + done.cycles,
+              start.start_cycle + start.unit_cycles[Unit(chip::Unit::kDma)])
+        << k;
+  }
+  EXPECT_EQ(r->cycles, r->ops[3].start_cycle + r->ops[3].cycles);
+}
+
 /// Times each of `options` on `module` on a v5e in one SystemC run.
 StatusOr<std::vector<TimingResult>> TimeEach(const hlo::HloModule& module,
                                              const std::vector<TimingOptions>& options) {
