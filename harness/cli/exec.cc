@@ -101,7 +101,8 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
   AddModelsDirOption(*exec, options.models_dir);
   exec->add_option("--json", options.json,
                    "Write the metrics as JSON to OUT (atomically): chip, cycles, time_us, flops, "
-                   "hbm_bytes, pcie_bytes, ops[] per executed instruction, and outputs[] as in the table")
+                   "hbm_bytes, pcie_bytes, ops[] per executed instruction, and outputs[] as in "
+                   "the table")
       ->option_text("OUT")
       ->check(OutputFile());
   exec->add_option("--trace", options.trace,
