@@ -1,10 +1,12 @@
 #include "sim/timing/hlo_helpers.h"
 
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "sim/timing/fused_attention.h"
+#include "sim/timing/proto_json.h"
 
 namespace tpusim::timing {
 
@@ -219,26 +221,16 @@ namespace {
 std::optional<int64_t> EstimateField(const nlohmann::json& estimate, const char* key) {
   const auto it = estimate.find(key);
   if (it == estimate.end()) return 0;  // proto3 JSON omits zero fields
-  if (it->is_number_unsigned()) {
-    const uint64_t v = it->get<uint64_t>();
-    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
-    return static_cast<int64_t>(v);
-  }
-  if (!it->is_string()) return std::nullopt;
-  const std::string& text = it->get_ref<const std::string&>();
-  if (text.empty() || text.size() > 18) return std::nullopt;  // 18 digits fit int64
-  int64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
+  return ProtoJsonCount(*it);
 }
 
 }  // namespace
 
 std::optional<KernelCostEstimate> CustomCallCostEstimate(const HloInstruction& custom_call) {
   if (custom_call.opcode() != HloOpcode::kCustomCall) return std::nullopt;
+  if (std::optional<KernelCostEstimate> attention = FusedAttentionEstimate(custom_call)) {
+    return attention;
+  }
   const auto* config = custom_call.GetAttr<hlo::BackendConfig>(hlo::AttrId::kBackendConfig);
   if (config == nullptr) return std::nullopt;
   const nlohmann::json json = nlohmann::json::parse(config->text, nullptr, /*allow_exceptions=*/false);

@@ -34,9 +34,11 @@ StepKind StepKindOf(const hlo::HloInstruction& inst);
 /// has a 32- or 64-bit counter that wraps before the loop ends.
 StatusOr<std::optional<int64_t>> KnownTripCount(const hlo::HloInstruction& while_inst);
 
-/// The cost estimate of a custom call, or nullopt when it carries none (or
-/// one whose fields are not non-negative integers: a kernel says nothing
-/// then, rather than something wrong).
+/// The cost estimate of a custom call: a fused attention's work
+/// (FusedAttentionEstimate), else what a Pallas kernel's config states; or
+/// nullopt when it has neither (or a stated one whose fields are not
+/// non-negative integers: a kernel says nothing then, rather than something
+/// wrong).
 std::optional<KernelCostEstimate> CustomCallCostEstimate(const hlo::HloInstruction& custom_call);
 
 }  // namespace tpusim::timing

@@ -41,9 +41,11 @@ struct KernelCost {
   std::vector<const hlo::HloInstruction*> ragged_dots;
 };
 
-/// What a Pallas or Mosaic kernel (a `tpu_custom_call` custom call) says it
-/// costs: `custom_call_config.cost_estimate` of its backend config, which
-/// Pallas fills from the kernel's `pl.CostEstimate` and XLA's scheduler reads.
+/// What a custom call costs when its shapes do not show it: what a Pallas or
+/// Mosaic kernel (a `tpu_custom_call`) says, `custom_call_config.cost_estimate`
+/// of its backend config, which Pallas fills from the kernel's
+/// `pl.CostEstimate` and XLA's scheduler reads; or a fused attention's work
+/// (sim/timing/fused_attention.h), counted the same way.
 struct KernelCostEstimate {
   int64_t flops = 0;
   int64_t transcendentals = 0;  ///< elementwise exp, log, tanh, ... evaluations

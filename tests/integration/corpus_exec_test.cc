@@ -21,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 /// Modules that do not run, each with the text its error must contain.
 const std::map<std::string, std::string>& Exceptions() {
@@ -185,6 +186,30 @@ TEST(CorpusHostOffload, WhatMovesNothingCostsNothingAndTheHostsComputeIsNamed) {
   EXPECT_EQ(host_ops.count("redundant-move-to-host"), 0u);
   EXPECT_THAT(out, HasSubstr("note: 1 computation run on the host, whose compute is not timed "
                              "(only what crosses PCIe): host-async-start (HostExecute)"));
+}
+
+// Transformer Engine's fused attention in a GPU-compiled MaxText step:
+// its products and exps are counted (sim/timing/fused_attention.h), not
+// only its bytes.
+TEST(CorpusAttention, TransformerEngineAttentionIsTimedByItsProducts) {
+  std::string out;
+  const nlohmann::json llama =
+      TimingJsonOf("maxtext_llama3_8b_activation_offload.hlo", "tpu-v5p", out);
+  const auto ops = OpsByName(llama);
+  // 32 query heads of 128 over 8192 causal positions: 8192 * 8193 / 2 pairs,
+  // 2 * (128 + 128) FLOPs each forward, 2 * (3 * 128 + 2 * 128) backward.
+  const int64_t pairs = int64_t{32} * 8192 * 8193 / 2;
+  ASSERT_EQ(ops.count("te_fused_attn_forward_ffi.5"), 1u);
+  ASSERT_EQ(ops.count("te_fused_attn_backward_ffi.6"), 1u);
+  EXPECT_EQ(ops.at("te_fused_attn_forward_ffi.5").size(), 32u);  // a layer each
+  for (const auto& [name, flops] : {std::pair{"te_fused_attn_forward_ffi.5", pairs * 2 * 256},
+                                    std::pair{"te_fused_attn_backward_ffi.6", pairs * 2 * 640}}) {
+    const nlohmann::json& op = ops.at(name).front();
+    EXPECT_EQ(op["flops"], flops) << name;
+    EXPECT_EQ(op["bound_by"], "MXU") << name;
+  }
+  EXPECT_FALSE(llama.contains("unestimated_custom_calls"));
+  EXPECT_THAT(out, Not(HasSubstr("without a cost estimate")));
 }
 
 }  // namespace

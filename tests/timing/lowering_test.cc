@@ -687,6 +687,128 @@ ENTRY e {
   EXPECT_EQ(opaque.hbm_bytes, 2 * 1024 * 1024 * 4);
 }
 
+/// A Transformer Engine attention call on q f32[2,256,4,64] (batch, sequence,
+/// heads, head dimension) and two K/V heads, its mask and window attributes
+/// `extra`.
+std::string TransformerEngineAttention(const std::string& target, const std::string& extra,
+                                       int64_t q_len = 256) {
+  const std::string q = "bf16[2," + std::to_string(q_len) + ",4,64]{3,2,1,0}";
+  const std::string result =
+      target == "te_fused_attn_forward_ffi"
+          ? "(" + q + ", f32[2,4," + std::to_string(q_len) +
+                ",1]{3,2,1,0}, u32[2,4]{1,0}, u8[288]{0})"
+          : "(" + q + ", bf16[2,256,2,64]{3,2,1,0}, bf16[2,256,2,64]{3,2,1,0}, u8[1024]{0})";
+  return R"(HloModule m
+ENTRY e {
+  q = )" +
+         q + R"( parameter(0)
+  k = bf16[2,256,2,64]{3,2,1,0} parameter(1)
+  v = bf16[2,256,2,64]{3,2,1,0} parameter(2)
+  ROOT a = )" +
+         result + R"( custom-call(q, k, v), custom_call_target=")" + target +
+         R"(", api_version=API_VERSION_TYPED_FFI, backend_config={attn_heads = 4 : i64, dropout_probability = 0.000000e+00 : f64, input_batch = 2 : i64, is_training = true, kv_max_seqlen = 256 : i64, num_gqa_groups = 2 : i64, q_max_seqlen = )" +
+         std::to_string(q_len) + R"( : i64, qk_head_dim = 64 : i64, v_head_dim = 64 : i64)" +
+         extra + "}\n}";
+}
+
+// A fused attention of another backend's library costs its products at the
+// MXUs and one exp per attended pair, as TPU's flash-attention kernel counts
+// its own work (sim/timing/fused_attention.h); the mask sets the pairs.
+TEST(KernelCost, FusedAttentionIsTimedByTheProductsItsMaskLeaves) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const std::string forward = "te_fused_attn_forward_ffi";
+  // Causal (top left): 256 * 257 / 2 pairs per head, 2 batches x 4 query
+  // heads, 2 * (64 + 64) FLOPs per pair.
+  const int64_t causal_pairs = 2 * 4 * (256 * 257 / 2);
+  const KernelCost causal =
+      RootCost(TransformerEngineAttention(forward, ", mask_type = 2 : i64"), v5e);
+  EXPECT_EQ(causal.flops, causal_pairs * 2 * 128);
+  EXPECT_EQ(causal.per_core.vector.medium_ops, (causal_pairs + 1023) / 1024);
+  EXPECT_FALSE(causal.per_core.matmuls.empty());
+  // q, k, v read; the output, the softmax statistics and the RNG state
+  // written; the u8 workspace is scratch.
+  EXPECT_EQ(causal.hbm_bytes, 262144 + 2 * 131072 + 262144 + 2 * 4 * 256 * 4 + 32);
+  // Padding with causal (3) counts the same pairs: the maximum lengths.
+  EXPECT_EQ(RootCost(TransformerEngineAttention(forward, ", mask_type = 3 : i64"), v5e).flops,
+            causal.flops);
+  // No mask, a padding mask: every pair.
+  for (const char* mask : {", mask_type = 0 : i64", ", mask_type = 1 : i64"}) {
+    EXPECT_EQ(RootCost(TransformerEngineAttention(forward, mask), v5e).flops,
+              2 * 4 * 256 * 256 * 2 * 128)
+        << mask;
+  }
+  // 128 queries over 256 keys: aligned to the top left, query i sees i + 1
+  // keys; to the bottom right, i + 129.
+  EXPECT_EQ(RootCost(TransformerEngineAttention(forward, ", mask_type = 2 : i64", 128), v5e).flops,
+            int64_t{2} * 4 * (128 * 129 / 2) * 2 * 128);
+  EXPECT_EQ(RootCost(TransformerEngineAttention(forward, ", mask_type = 4 : i64", 128), v5e).flops,
+            int64_t{2} * 4 * (128 * 129 + 127 * 128 / 2) * 2 * 128);
+  // A sliding window of 15 keys left of the diagonal: 16 keys from query 15 on.
+  EXPECT_EQ(
+      RootCost(TransformerEngineAttention(forward,
+                                          ", mask_type = 2 : i64, window_size_left = 15 : i64, "
+                                          "window_size_right = 0 : i64"),
+               v5e)
+          .flops,
+      int64_t{2} * 4 * (120 + 241 * 16) * 2 * 128);
+  // The gradient: five products per pair, 2.5 times the forward FLOPs.
+  const KernelCost backward = RootCost(
+      TransformerEngineAttention("te_fused_attn_backward_ffi", ", mask_type = 2 : i64"), v5e);
+  EXPECT_EQ(backward.flops, causal_pairs * 2 * (3 * 64 + 2 * 64));
+  EXPECT_EQ(backward.per_core.vector.medium_ops, causal.per_core.vector.medium_ops);
+  // Without a dimension the call says nothing: its bytes only.
+  const std::string without = TransformerEngineAttention(forward, ", mask_type = 2 : i64");
+  const KernelCost unsized =
+      RootCost(without.substr(0, without.find("qk_head_dim")) + "v_head_dim = 64 : i64}\n}", v5e);
+  EXPECT_EQ(unsized.flops, 0);
+  EXPECT_TRUE(unsized.per_core.matmuls.empty());
+}
+
+/// XLA's cuDNN attention on [batch, heads, sequence, dimension] operands:
+/// queries and keys of 64, values of 32 per head.
+std::string CudnnAttention(const std::string& target, const std::string& mask) {
+  const bool backward = target.ends_with("Backward");
+  const std::string result = backward ? "(bf16[2,4,256,64]{3,2,1,0}, bf16[2,4,256,64]{3,2,1,0}, "
+                                        "bf16[2,4,256,32]{3,2,1,0}, u8[0]{0})"
+                                      : "(bf16[2,4,256,32]{3,2,1,0}, u8[0]{0})";
+  return R"(HloModule m
+ENTRY e {
+  q = bf16[2,4,256,64]{3,2,1,0} parameter(0)
+  k = bf16[2,4,256,64]{3,2,1,0} parameter(1)
+  v = bf16[2,4,256,32]{3,2,1,0} parameter(2)
+  ROOT a = )" +
+         result + R"( custom-call(q, k, v), custom_call_target=")" + target +
+         R"(", backend_config={"operation_queue_id":"0","cudnn_fmha_backend_config":{"fmha_scale":0.125,"dropout_rate":0,"intermediate_tensor_shape":{"element_type":"BF16","dimensions":["2","4","256","256"]})" +
+         mask + "}}\n}";
+}
+
+TEST(KernelCost, CudnnAttentionTakesItsScoresShapeFromItsConfig) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const int64_t all_pairs = 2 * 4 * 256 * 256;
+  const int64_t causal_pairs = 2 * 4 * (256 * 257 / 2);
+  EXPECT_EQ(RootCost(CudnnAttention("__cudnn$fmhaSoftmax", ""), v5e).flops, all_pairs * 2 * 96);
+  EXPECT_EQ(RootCost(CudnnAttention("__cudnn$fmhaSoftmax", R"(,"mask_type":"CAUSAL")"), v5e).flops,
+            causal_pairs * 2 * 96);
+  EXPECT_EQ(RootCost(CudnnAttention("__cudnn$fmhaSoftmax", R"(,"is_causal_mask":true)"), v5e).flops,
+            causal_pairs * 2 * 96);
+  // A window of 16 keys, the query's own included.
+  EXPECT_EQ(RootCost(CudnnAttention("__cudnn$fmhaSoftmax",
+                                    R"(,"mask_type":"CAUSAL","sliding_window_length":16)"),
+                     v5e)
+                .flops,
+            int64_t{2} * 4 * (120 + 241 * 16) * 2 * 96);
+  // The gradient's value dimension comes from dV against dK.
+  EXPECT_EQ(
+      RootCost(CudnnAttention("__cudnn$fmhaSoftmaxBackward", R"(,"mask_type":"PADDING_CAUSAL")"),
+               v5e)
+          .flops,
+      causal_pairs * 2 * (3 * 64 + 2 * 32));
+  // Scores whose rows do not divide the queries are no attention tpusim knows.
+  std::string odd = CudnnAttention("__cudnn$fmhaSoftmax", "");
+  odd.replace(odd.find(R"("256","256")"), 11, R"("255","256")");
+  EXPECT_EQ(RootCost(odd, v5e).flops, 0);
+}
+
 TEST(TripCount, CountedLoopWithConstantBounds) {
   auto module = Parse(R"(HloModule m
 cond {

@@ -1,0 +1,156 @@
+#include "sim/timing/fused_attention.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "sim/base/arith.h"
+#include "sim/hlo/attribute.h"
+#include "sim/hlo/ffi_attributes.h"
+#include "sim/timing/layout_bytes.h"
+#include "sim/timing/proto_json.h"
+
+namespace tpusim::timing {
+
+using hlo::HloInstruction;
+
+int64_t AttendedPairs(const AttentionWork& work) {
+  // The right edge: the causal diagonal, or the window's right side inside it.
+  int64_t right = work.window_right;
+  if (work.causal) right = right < 0 ? 0 : std::min<int64_t>(right, 0);
+  int64_t pairs = 0;
+  for (int64_t i = 0; i < work.q_len; ++i) {
+    const int64_t diagonal = i + work.diagonal;
+    const int64_t hi = right < 0 ? work.kv_len - 1 : std::min(work.kv_len - 1, diagonal + right);
+    const int64_t lo = work.window_left < 0 ? 0 : std::max<int64_t>(0, diagonal - work.window_left);
+    if (hi >= lo) pairs = SatAdd(pairs, hi - lo + 1);
+  }
+  return pairs;
+}
+
+KernelCostEstimate AttentionEstimate(const AttentionWork& work, int64_t bytes) {
+  const int64_t pairs = SatMul(SatMul(work.batch, work.q_heads), AttendedPairs(work));
+  // Forward: S = Q Kᵀ (qk_dim) and O = P V (v_dim). Backward: S again and
+  // dQ = dS K, dK = dSᵀ Q (qk_dim); dP = dO Vᵀ and dV = Pᵀ dO (v_dim).
+  const int64_t depth = work.backward ? SatAdd(SatMul(3, work.qk_dim), SatMul(2, work.v_dim))
+                                      : SatAdd(work.qk_dim, work.v_dim);
+  return KernelCostEstimate{SatMul(SatMul(2, pairs), depth), pairs, bytes};
+}
+
+namespace {
+
+/// Operands read and results written once, less the scratch buffer both
+/// libraries return last (a `u8` array that holds no result).
+int64_t BoundaryBytes(const HloInstruction& call) {
+  int64_t bytes = 0;
+  for (const HloInstruction* operand : call.operands())
+    bytes = SatAdd(bytes, PhysicalBytes(operand->shape()));
+  const hlo::Shape& result = call.shape();
+  if (!result.IsTuple()) return SatAdd(bytes, PhysicalBytes(result));
+  for (int64_t i = 0; i < result.tuple_size(); ++i) {
+    const hlo::Shape& element = result.tuple_shapes(i);
+    const bool scratch = i == result.tuple_size() - 1 && !element.IsTuple() &&
+                         element.element_type() == hlo::PrimitiveType::kU8;
+    if (!scratch) bytes = SatAdd(bytes, PhysicalBytes(element));
+  }
+  return bytes;
+}
+
+bool AllPositive(const AttentionWork& w) {
+  return w.batch > 0 && w.q_heads > 0 && w.q_len > 0 && w.kv_len > 0 && w.qk_dim > 0 && w.v_dim > 0;
+}
+
+/// Transformer Engine's JAX calls: the dimensions are attributes
+/// (transformer_engine/jax/cpp_extensions/attention.py), the mask an
+/// NVTE_Mask_Type (transformer_engine/common/include/transformer_engine/fused_attn.h).
+std::optional<AttentionWork> TransformerEngineWork(const HloInstruction& call, bool backward) {
+  const auto* config = call.GetAttr<hlo::BackendConfig>(hlo::AttrId::kBackendConfig);
+  if (config == nullptr) return std::nullopt;
+  const std::optional<hlo::FfiAttributes> attributes = hlo::ParseFfiAttributes(config->text);
+  if (!attributes) return std::nullopt;
+  const auto get = [&](std::string_view name) { return hlo::FfiInt(*attributes, name); };
+  const auto batch = get("input_batch"), heads = get("attn_heads"), q_len = get("q_max_seqlen"),
+             kv_len = get("kv_max_seqlen"), qk_dim = get("qk_head_dim"), v_dim = get("v_head_dim"),
+             mask = get("mask_type");
+  if (!batch || !heads || !q_len || !kv_len || !qk_dim || !v_dim || !mask) return std::nullopt;
+  AttentionWork work{*batch, *heads, *q_len, *kv_len, *qk_dim, *v_dim};
+  // 2 and 3: causal, aligned to the top left; 4 and 5: to the bottom right;
+  // 0, 1 (padding) and 6 (an arbitrary mask, a value) attend every pair.
+  work.causal = *mask >= 2 && *mask <= 5;
+  const bool top_left = *mask == 2 || *mask == 3;
+  work.diagonal = top_left ? 0 : work.kv_len - work.q_len;
+  work.window_left = get("window_size_left").value_or(-1);
+  work.window_right = get("window_size_right").value_or(-1);
+  work.backward = backward;
+  if (!AllPositive(work)) return std::nullopt;
+  return work;
+}
+
+/// XLA's cuDNN calls (CudnnfMHABackendConfig in xla/service/gpu/backend_configs.proto):
+/// the scores' shape [batch, heads, q_len, kv_len] is `intermediate_tensor_shape`;
+/// the head dimensions follow from the queries (operand 0) and from the
+/// result (forward) or the key and value gradients (backward, results 1 and 2).
+std::optional<AttentionWork> CudnnWork(const HloInstruction& call, bool backward) {
+  const auto* config = call.GetAttr<hlo::BackendConfig>(hlo::AttrId::kBackendConfig);
+  if (config == nullptr || call.operand_count() < 3) return std::nullopt;
+  const nlohmann::json json =
+      nlohmann::json::parse(config->text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return std::nullopt;
+  const auto fmha = json.find("cudnn_fmha_backend_config");
+  if (fmha == json.end() || !fmha->is_object()) return std::nullopt;
+  const auto scores = fmha->find("intermediate_tensor_shape");
+  if (scores == fmha->end() || !scores->is_object()) return std::nullopt;
+  const auto dims = scores->find("dimensions");
+  if (dims == scores->end() || !dims->is_array() || dims->size() != 4) return std::nullopt;
+  int64_t d[4];
+  for (int i = 0; i < 4; ++i) {
+    const std::optional<int64_t> v = ProtoJsonCount((*dims)[i]);
+    if (!v || *v <= 0) return std::nullopt;
+    d[i] = *v;
+  }
+  const hlo::Shape& result = call.shape();
+  if (!result.IsTuple() || result.tuple_size() < (backward ? 3 : 1)) return std::nullopt;
+  const int64_t rows = SatMul(SatMul(d[0], d[1]), d[2]);  // query rows of all heads
+  const int64_t queries = call.operand(0)->shape().element_count();
+  if (queries % rows != 0) return std::nullopt;
+  AttentionWork work{d[0], d[1], d[2], d[3], queries / rows, 0};
+  if (backward) {
+    const int64_t keys = result.tuple_shapes(1).element_count();
+    const int64_t values = result.tuple_shapes(2).element_count();
+    if (keys <= 0 || SatMul(values, work.qk_dim) % keys != 0) return std::nullopt;
+    work.v_dim = SatMul(values, work.qk_dim) / keys;
+  } else {
+    const int64_t out = result.tuple_shapes(0).element_count();
+    if (out % rows != 0) return std::nullopt;
+    work.v_dim = out / rows;
+  }
+  const std::string mask = fmha->value("mask_type", std::string());
+  work.causal =
+      mask == "CAUSAL" || mask == "PADDING_CAUSAL" || fmha->value("is_causal_mask", false);
+  const int64_t window = fmha->value("sliding_window_length", int64_t{0});
+  if (window > 0) {
+    work.window_left = window - 1;  // the window holds the query's own key
+    work.window_right = 0;
+  }
+  work.backward = backward;
+  if (!AllPositive(work)) return std::nullopt;
+  return work;
+}
+
+}  // namespace
+
+std::optional<KernelCostEstimate> FusedAttentionEstimate(const HloInstruction& call) {
+  if (call.opcode() != hlo::HloOpcode::kCustomCall) return std::nullopt;
+  const std::string_view target = call.string_attr(hlo::AttrId::kCustomCallTarget);
+  std::optional<AttentionWork> work;
+  if (target == "te_fused_attn_forward_ffi" || target == "te_fused_attn_backward_ffi") {
+    work = TransformerEngineWork(call, target == "te_fused_attn_backward_ffi");
+  } else if (target.starts_with("__cudnn$fmha")) {
+    work = CudnnWork(call, target.ends_with("Backward"));
+  }
+  if (!work) return std::nullopt;
+  return AttentionEstimate(*work, BoundaryBytes(call));
+}
+
+}  // namespace tpusim::timing
