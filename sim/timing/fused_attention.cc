@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/base/arith.h"
 #include "sim/hlo/attribute.h"
@@ -15,18 +16,56 @@ namespace tpusim::timing {
 
 using hlo::HloInstruction;
 
+namespace {
+
+/// The sum over i in [from, to) of max(0, c + slope * i), slope -1, 0 or 1.
+__int128 SumOfPositive(int64_t from, int64_t to, int64_t c, int slope) {
+  if (slope > 0) from = std::max(from, 1 - c);  // c + i >= 1
+  if (slope < 0) to = std::min(to, c);          // c - i >= 1
+  if (slope == 0 && c <= 0) return 0;
+  if (from >= to) return 0;
+  const __int128 n = to - from;
+  return n * c + slope * (static_cast<__int128>(from) + to - 1) * n / 2;
+}
+
+}  // namespace
+
 int64_t AttendedPairs(const AttentionWork& work) {
-  // The right edge: the causal diagonal, or the window's right side inside it.
-  int64_t right = work.window_right;
+  // Query i sees keys lo(i)..hi(i): hi is the last key, or the diagonal plus
+  // the right side (the causal diagonal, or the window's right side inside
+  // it); lo is key 0, or the diagonal less the left side. A side wider than
+  // every key is open.
+  const int64_t span = work.q_len + work.kv_len;
+  int64_t right = work.window_right >= span ? -1 : work.window_right;
   if (work.causal) right = right < 0 ? 0 : std::min<int64_t>(right, 0);
-  int64_t pairs = 0;
-  for (int64_t i = 0; i < work.q_len; ++i) {
-    const int64_t diagonal = i + work.diagonal;
-    const int64_t hi = right < 0 ? work.kv_len - 1 : std::min(work.kv_len - 1, diagonal + right);
-    const int64_t lo = work.window_left < 0 ? 0 : std::max<int64_t>(0, diagonal - work.window_left);
-    if (hi >= lo) pairs = SatAdd(pairs, hi - lo + 1);
+  const int64_t left = work.window_left >= span ? -1 : work.window_left;
+  // Where hi stops following the diagonal, and where lo starts to.
+  const int64_t hi_flat_from = right < 0 ? 0 : work.kv_len - 1 - work.diagonal - right;
+  const int64_t lo_rises_from = left < 0 ? work.q_len : left - work.diagonal;
+  std::vector<int64_t> edges = {0, work.q_len};
+  for (int64_t edge : {hi_flat_from, lo_rises_from}) {
+    if (edge > 0 && edge < work.q_len) edges.push_back(edge);
   }
-  return pairs;
+  std::sort(edges.begin(), edges.end());
+  __int128 pairs = 0;
+  for (size_t e = 0; e + 1 < edges.size(); ++e) {
+    const int64_t from = edges[e];
+    // On [from, next edge), hi - lo + 1 = c + slope * i.
+    int64_t c = 1;
+    int slope = 0;
+    if (from >= hi_flat_from) {
+      c += work.kv_len - 1;
+    } else {
+      c += work.diagonal + right;
+      ++slope;
+    }
+    if (from >= lo_rises_from) {
+      c -= work.diagonal - left;
+      --slope;
+    }
+    pairs += SumOfPositive(from, edges[e + 1], c, slope);
+  }
+  return pairs > INT64_MAX ? INT64_MAX : static_cast<int64_t>(pairs);
 }
 
 KernelCostEstimate AttentionEstimate(const AttentionWork& work, int64_t bytes) {
@@ -57,8 +96,12 @@ int64_t BoundaryBytes(const HloInstruction& call) {
   return bytes;
 }
 
-bool AllPositive(const AttentionWork& w) {
-  return w.batch > 0 && w.q_heads > 0 && w.q_len > 0 && w.kv_len > 0 && w.qk_dim > 0 && w.v_dim > 0;
+/// Every dimension positive, and sequences no longer than 2^31 positions (the
+/// libraries' lengths are int32), which keeps the pair arithmetic in range.
+bool Plausible(const AttentionWork& w) {
+  constexpr int64_t kLongest = int64_t{1} << 31;
+  return w.batch > 0 && w.q_heads > 0 && w.q_len > 0 && w.kv_len > 0 && w.qk_dim > 0 &&
+         w.v_dim > 0 && w.q_len <= kLongest && w.kv_len <= kLongest;
 }
 
 /// Transformer Engine's JAX calls: the dimensions are attributes
@@ -83,7 +126,7 @@ std::optional<AttentionWork> TransformerEngineWork(const HloInstruction& call, b
   work.window_left = get("window_size_left").value_or(-1);
   work.window_right = get("window_size_right").value_or(-1);
   work.backward = backward;
-  if (!AllPositive(work)) return std::nullopt;
+  if (!Plausible(work)) return std::nullopt;
   return work;
 }
 
@@ -134,7 +177,7 @@ std::optional<AttentionWork> CudnnWork(const HloInstruction& call, bool backward
     work.window_right = 0;
   }
   work.backward = backward;
-  if (!AllPositive(work)) return std::nullopt;
+  if (!Plausible(work)) return std::nullopt;
   return work;
 }
 

@@ -39,9 +39,9 @@ struct AttentionWork {
   bool backward = false;
 };
 
-/// The (query, key) pairs one head of one batch element attends. A padding
-/// mask's true lengths are values, not shapes: its maximum lengths count, an
-/// upper bound.
+/// The (query, key) pairs one head of one batch element attends, in closed
+/// form (lengths up to 2^31). A padding mask's true lengths are values, not
+/// shapes: its maximum lengths count, an upper bound.
 int64_t AttendedPairs(const AttentionWork& work);
 
 /// FLOPs, exps and bytes of `work`; `bytes` is what the call reads and writes.

@@ -11,6 +11,7 @@
 #include "sim/chip/mxu.h"
 #include "sim/hlo/computation.h"
 #include "sim/hlo/parser.h"
+#include "sim/timing/fused_attention.h"
 #include "sim/timing/hlo_helpers.h"
 #include "sim/timing/host_memory.h"
 #include "sim/timing/kernel_cost.h"
@@ -762,6 +763,45 @@ TEST(KernelCost, FusedAttentionIsTimedByTheProductsItsMaskLeaves) {
       RootCost(without.substr(0, without.find("qk_head_dim")) + "v_head_dim = 64 : i64}\n}", v5e);
   EXPECT_EQ(unsized.flops, 0);
   EXPECT_TRUE(unsized.per_core.matmuls.empty());
+}
+
+// The closed form against counting query by query, over lengths, alignments
+// and windows that cross every edge; and a length no loop could count.
+TEST(FusedAttention, AttendedPairsCountsEveryQuerysKeys) {
+  for (int64_t q_len : {1, 5, 16, 37}) {
+    for (int64_t kv_len : {1, 7, 16, 50}) {
+      for (bool causal : {false, true}) {
+        for (int64_t diagonal : {int64_t{0}, kv_len - q_len}) {
+          for (int64_t left : {-1, 0, 3, 20, 1000}) {
+            for (int64_t right : {-1, 0, 2, 40}) {
+              AttentionWork w;
+              w.q_len = q_len;
+              w.kv_len = kv_len;
+              w.causal = causal;
+              w.diagonal = diagonal;
+              w.window_left = left;
+              w.window_right = right;
+              int64_t counted = 0;
+              for (int64_t i = 0; i < q_len; ++i) {
+                for (int64_t j = 0; j < kv_len; ++j) {
+                  const int64_t offset = j - (i + diagonal);  // keys right of the diagonal
+                  const bool seen = (!causal || offset <= 0) && (right < 0 || offset <= right) &&
+                                    (left < 0 || -offset <= left);
+                  counted += seen ? 1 : 0;
+                }
+              }
+              EXPECT_EQ(AttendedPairs(w), counted) << q_len << " " << kv_len << " " << causal << " "
+                                                   << diagonal << " " << left << " " << right;
+            }
+          }
+        }
+      }
+    }
+  }
+  AttentionWork longest;
+  longest.q_len = longest.kv_len = int64_t{1} << 31;
+  longest.causal = true;
+  EXPECT_EQ(AttendedPairs(longest), (int64_t{1} << 31) * ((int64_t{1} << 31) + 1) / 2);
 }
 
 /// XLA's cuDNN attention on [batch, heads, sequence, dimension] operands:
