@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "sim/hlo/ffi_attributes.h"
 #include "sim/hlo/printer.h"
 
 namespace tpusim::harness {
@@ -19,7 +20,9 @@ using hlo::HloModule;
 
 /// Attributes that say nothing about what an instruction computes: compiler
 /// bookkeeping that changes between releases for the same program. Their
-/// effect on time, if any, shows in the performance comparison.
+/// effect on time, if any, shows in the performance comparison. (A typed-FFI
+/// custom call's backend_config is the exception: SignatureTable::Attributes
+/// compares its arguments.)
 bool IgnoredAttribute(AttrId id) {
   return id == AttrId::kMetadata || id == AttrId::kBackendConfig || id == AttrId::kChannelId ||
          id == AttrId::kFrontendAttributes;
@@ -70,6 +73,7 @@ class ModuleSignatures {
   std::map<std::string, std::string> Attributes(const HloInstruction& inst) {
     std::map<std::string, std::string> attributes;
     for (const hlo::Attribute& attribute : inst.attributes()) {
+      if (attribute.id == AttrId::kBackendConfig) AddFfiArguments(inst, attributes);
       if (IgnoredAttribute(attribute.id)) continue;
       std::string value;
       if (IsComputationAttribute(attribute)) {
@@ -85,6 +89,20 @@ class ModuleSignatures {
   }
 
  private:
+  /// A typed-FFI custom call's backend_config holds its arguments, not the
+  /// compiler's notes (an attention's mask and lengths, say): each one is an
+  /// attribute `backend_config.NAME`.
+  static void AddFfiArguments(const HloInstruction& inst,
+                              std::map<std::string, std::string>& attributes) {
+    if (inst.opcode() != hlo::HloOpcode::kCustomCall) return;
+    const auto* config = inst.GetAttr<hlo::BackendConfig>(AttrId::kBackendConfig);
+    if (config == nullptr || config->is_string) return;
+    const std::optional<hlo::FfiAttributes> arguments = hlo::ParseFfiAttributes(config->text);
+    if (!arguments) return;
+    for (const auto& [name, value] : *arguments)
+      attributes.emplace("backend_config." + name, value);
+  }
+
   static std::vector<const HloComputation*> CalledBy(const hlo::Attribute& attribute) {
     if (const auto* one = std::get_if<HloComputation*>(&attribute.value)) return {*one};
     if (const auto* list = std::get_if<hlo::ComputationList>(&attribute.value)) {
@@ -427,7 +445,9 @@ class Matcher {
   void ComparePair(const HloInstruction& x, const HloInstruction& y, const Context& context) {
     const bool collective = hlo::IsCollective(x.opcode()) || hlo::IsCollective(y.opcode());
     if (sig_a_.local(x) != sig_b_.local(y)) {
-      const std::string head = "%" + x.name() + " -> %" + y.name() + " (" + y.OpcodeSpelling() + ") ";
+      const std::string_view target = y.string_attr(hlo::AttrId::kCustomCallTarget);
+      const std::string head = "%" + x.name() + " -> %" + y.name() + " (" + y.OpcodeSpelling() +
+                               (target.empty() ? "" : " " + std::string(target)) + ") ";
       const std::string at = " at " + Location(y) + context.where;
       if (x.OpcodeSpelling() != y.OpcodeSpelling()) {
         const ChangeKind kind = collective ? ChangeKind::kCollective : ChangeKind::kOpcode;

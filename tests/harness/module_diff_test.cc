@@ -122,6 +122,36 @@ TEST(ModuleDiff, ChangedPrecisionIsReported) {
       << Describe(diff);
 }
 
+// A typed-FFI custom call's backend_config is its arguments (here an
+// attention's mask): each is compared. Any other backend_config holds the
+// compiler's notes, which change between compiles of the same program.
+TEST(ModuleDiff, AnFfiCallsArgumentsAreAttributesAndOtherConfigsAreNot) {
+  const auto module = [](const std::string& ffi_config, const std::string& json_config) {
+    return R"(HloModule m
+ENTRY e {
+  q = bf16[1,128,2,64]{3,2,1,0} parameter(0)
+  a = (bf16[1,128,2,64]{3,2,1,0}, u8[8]{0}) custom-call(q, q, q), custom_call_target="te_fused_attn_forward_ffi", api_version=API_VERSION_TYPED_FFI, backend_config=)" +
+           ffi_config + R"(
+  o = bf16[1,128,2,64]{3,2,1,0} get-tuple-element(a), index=0
+  ROOT n = bf16[1,128,2,64]{3,2,1,0} negate(o), backend_config=)" +
+           json_config + "\n}\n";
+  };
+  const std::string before =
+      module("{attn_heads = 2 : i64, mask_type = 2 : i64}", R"({"operation_queue_id":"0"})");
+  // Reordered arguments, another queue: nothing.
+  const Compared same = Diff(before, module("{mask_type = 2 : i64, attn_heads = 2 : i64}",
+                                            R"({"operation_queue_id":"7"})"));
+  EXPECT_TRUE(same.diff.changes.empty()) << Describe(same.diff);
+  const Compared masked = Diff(before, module("{attn_heads = 2 : i64, mask_type = 0 : i64}",
+                                              R"({"operation_queue_id":"0"})"));
+  ASSERT_EQ(masked.diff.changes.size(), 1u) << Describe(masked.diff);
+  EXPECT_EQ(masked.diff.changes[0].kind, ChangeKind::kAttribute);
+  EXPECT_NE(masked.diff.changes[0].description.find(
+                "%a -> %a (custom-call te_fused_attn_forward_ffi) backend_config.mask_type=2 -> 0"),
+            std::string::npos)
+      << Describe(masked.diff);
+}
+
 TEST(ModuleDiff, ChangedLayoutIsReported) {
   std::string after = kBase;
   after.replace(after.find("%exp = f32[16,4]{1,0}"), 21, "%exp = f32[16,4]{0,1}");
