@@ -168,12 +168,25 @@ std::optional<AttentionWork> CudnnWork(const HloInstruction& call, bool backward
     if (out % rows != 0) return std::nullopt;
     work.v_dim = out / rows;
   }
-  const std::string mask = fmha->value("mask_type", std::string());
-  work.causal =
-      mask == "CAUSAL" || mask == "PADDING_CAUSAL" || fmha->value("is_causal_mask", false);
-  const int64_t window = fmha->value("sliding_window_length", int64_t{0});
-  if (window > 0) {
-    work.window_left = window - 1;  // the window holds the query's own key
+  // Fields of another type than the proto's say nothing (nlohmann's value()
+  // would throw on them).
+  const auto field = [&](const char* key) -> const nlohmann::json* {
+    const auto it = fmha->find(key);
+    return it == fmha->end() ? nullptr : &*it;
+  };
+  // MaskType CAUSAL (2) and PADDING_CAUSAL (3), by name or number; or the
+  // older `is_causal_mask`.
+  const nlohmann::json* mask = field("mask_type");
+  const int64_t mask_number = mask ? ProtoJsonCount(*mask).value_or(-1) : -1;
+  const bool causal_name =
+      mask && mask->is_string() && (*mask == "CAUSAL" || *mask == "PADDING_CAUSAL");
+  const nlohmann::json* legacy = field("is_causal_mask");
+  work.causal = causal_name || mask_number == 2 || mask_number == 3 ||
+                (legacy && legacy->is_boolean() && legacy->get<bool>());
+  const nlohmann::json* window = field("sliding_window_length");
+  const std::optional<int64_t> length = window ? ProtoJsonCount(*window) : std::nullopt;
+  if (length && *length > 0) {
+    work.window_left = *length - 1;  // the window holds the query's own key
     work.window_right = 0;
   }
   work.backward = backward;

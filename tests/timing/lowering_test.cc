@@ -843,6 +843,15 @@ TEST(KernelCost, CudnnAttentionTakesItsScoresShapeFromItsConfig) {
                v5e)
           .flops,
       causal_pairs * 2 * (3 * 64 + 2 * 32));
+  // The mask by its number; fields of another type say nothing.
+  EXPECT_EQ(RootCost(CudnnAttention("__cudnn$fmhaSoftmax", R"(,"mask_type":2)"), v5e).flops,
+            causal_pairs * 2 * 96);
+  EXPECT_EQ(RootCost(CudnnAttention(
+                         "__cudnn$fmhaSoftmax",
+                         R"(,"mask_type":[2],"is_causal_mask":"yes","sliding_window_length":"x")"),
+                     v5e)
+                .flops,
+            all_pairs * 2 * 96);
   // Scores whose rows do not divide the queries are no attention tpusim knows.
   std::string odd = CudnnAttention("__cudnn$fmhaSoftmax", "");
   odd.replace(odd.find(R"("256","256")"), 11, R"("255","256")");
