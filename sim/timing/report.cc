@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/hlo/computation.h"
+#include "sim/timing/fused_attention.h"
 #include "sim/timing/hlo_helpers.h"
 #include "sim/timing/host_memory.h"
 
@@ -152,6 +153,13 @@ std::vector<const hlo::HloInstruction*> HostComputations(const TimingResult& r) 
   return ExecutedWhere(r, [](const hlo::HloInstruction& inst) { return RunsOnHost(inst); });
 }
 
+/// The custom calls the run executed that a library of another backend runs
+/// as a fused attention: timed as TPU's flash attention of the same shape.
+std::vector<const hlo::HloInstruction*> FusedAttentionCalls(const TimingResult& r) {
+  return ExecutedWhere(
+      r, [](const hlo::HloInstruction& inst) { return FusedAttentionEstimate(inst).has_value(); });
+}
+
 /// `note: <what>: a, b (target), ...`, the first five named.
 std::string NamesNote(std::string_view what, const std::vector<const hlo::HloInstruction*>& insts) {
   std::string out = Printf("note: %s:", std::string(what).c_str());
@@ -233,6 +241,13 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
                             unestimated.size(), unestimated.size() == 1 ? "" : "s"),
                      unestimated);
   }
+  const std::vector<const hlo::HloInstruction*> attention = FusedAttentionCalls(r);
+  if (!attention.empty()) {
+    out += NamesNote(Printf("%zu fused attention call%s of another backend's library, timed as "
+                            "TPU's flash-attention kernel of the same shape",
+                            attention.size(), attention.size() == 1 ? "" : "s"),
+                     attention);
+  }
   const std::vector<const hlo::HloInstruction*> on_host = HostComputations(r);
   if (!on_host.empty()) {
     out += NamesNote(Printf("%zu computation%s run on the host, whose compute is not timed (only "
@@ -269,18 +284,16 @@ std::string TimingJson(const TimingResult& r) {
     if (op.runs > 1) ops.back()["runs"] = op.runs;
   }
   j["ops"] = std::move(ops);
-  const std::vector<const hlo::HloInstruction*> unestimated = UnestimatedCustomCalls(r);
-  if (!unestimated.empty()) {
-    ordered_json names = ordered_json::array();
-    for (const hlo::HloInstruction* call : unestimated) names.push_back(call->name());
-    j["unestimated_custom_calls"] = std::move(names);
-  }
-  const std::vector<const hlo::HloInstruction*> on_host = HostComputations(r);
-  if (!on_host.empty()) {
-    ordered_json names = ordered_json::array();
-    for (const hlo::HloInstruction* start : on_host) names.push_back(start->name());
-    j["host_computations"] = std::move(names);
-  }
+  // The calls each note names, when there are any.
+  const auto names = [&](const char* key, const std::vector<const hlo::HloInstruction*>& insts) {
+    if (insts.empty()) return;
+    ordered_json list = ordered_json::array();
+    for (const hlo::HloInstruction* inst : insts) list.push_back(inst->name());
+    j[key] = std::move(list);
+  };
+  names("unestimated_custom_calls", UnestimatedCustomCalls(r));
+  names("fused_attention_calls", FusedAttentionCalls(r));
+  names("host_computations", HostComputations(r));
   j["device_count"] = r.device_count;
   j["symmetry"] = r.symmetry;
   j["interconnect"] = r.interconnect;

@@ -15,8 +15,9 @@ namespace tpusim::timing {
 /// executions, cycles, µs, FLOPs, HBM bytes, achieved fraction of peak FLOP/s
 /// and of HBM bandwidth, and what bound it (the most frequent binding unit
 /// over its executions). Ends with a totals line, then notes naming the
-/// custom calls that carry no cost estimate (timed by their bytes only) and
-/// the computations the host ran (compute not timed). With an interconnect, a
+/// custom calls that carry no cost estimate (timed by their bytes only), the
+/// fused attentions of other backends' libraries (timed as TPU's flash
+/// attention) and the computations the host ran (compute not timed). With an interconnect, a
 /// collective table follows: the device count and symmetry, then per
 /// collective instruction its kind, executions, participants, bytes, total
 /// time and algorithm.
@@ -25,7 +26,8 @@ std::string FormatOpTable(const TimingResult& result, int64_t limit = 20);
 /// JSON: chip, module, clock_hz, tensorcores, cycles, time_us, flops,
 /// hbm_bytes, pcie_bytes, ops[] with name, opcode, start_cycle, cycles,
 /// flops, hbm_bytes, bound_by (device 0's; pcie_bytes and runs when not 0 and 1);
-/// unestimated_custom_calls[] and host_computations[] (names, when there are any); device_count,
+/// unestimated_custom_calls[], fused_attention_calls[] and host_computations[]
+/// (names, when there are any); device_count,
 /// symmetry, interconnect, devices[] (device, end_cycle, collective_wait_cycles, slowdown),
 /// collectives[] (name, kind, execution, start_cycle, cycles, time_us, bytes,
 /// ici_bytes, algorithm, participants as a list of groups, explanation) and

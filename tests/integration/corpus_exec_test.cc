@@ -210,6 +210,13 @@ TEST(CorpusAttention, TransformerEngineAttentionIsTimedByItsProducts) {
   }
   EXPECT_FALSE(llama.contains("unestimated_custom_calls"));
   EXPECT_THAT(out, Not(HasSubstr("without a cost estimate")));
+  // Each is named as what it is.
+  EXPECT_EQ(llama["fused_attention_calls"],
+            nlohmann::json({"te_fused_attn_forward_ffi.5", "te_fused_attn_backward_ffi.6"}));
+  EXPECT_THAT(out, HasSubstr("note: 2 fused attention calls of another backend's library, timed "
+                             "as TPU's flash-attention kernel of the same shape: "
+                             "te_fused_attn_forward_ffi.5 (te_fused_attn_forward_ffi), "
+                             "te_fused_attn_backward_ffi.6 (te_fused_attn_backward_ffi)"));
 }
 
 }  // namespace
