@@ -113,8 +113,9 @@ class ClockedCore : public sc_core::sc_module {
           // HBM, behind the copies already on PCIe.
           if (u == dma) {
             if (cost_.dma().OverPcie(c.per_core.host_bytes)) {
-              pcie_free_at_ = std::max(now_, pcie_free_at_) + busy;
-              longest = std::max(longest, pcie_free_at_ - now_);
+              const int64_t end = pcie_.EndOf(now_, busy, c.pcie_to_host);
+              pcie_.Take(end, c.pcie_to_host);
+              longest = std::max(longest, end - now_);
             } else {
               longest = std::max(longest, busy);
             }
@@ -131,17 +132,23 @@ class ClockedCore : public sc_core::sc_module {
           if (!over_pcie_[id]) done_at_[id] = sharing.CopyEnd(done_at_[id]);
         }
         dma_free_at_ = sharing.CopyEnd(dma_free_at_);
-        units_[dma]->remaining = std::max<int64_t>(0, std::max(dma_free_at_, pcie_free_at_) - now_);
+        units_[dma]->remaining = std::max<int64_t>(0, DmaFreeAt() - now_);
         const int64_t end = now_ + sharing.KernelCycles();
         while (now_ < end) Tick();
       } else if (c.kind == timing::StepKind::kAsyncStart) {
         // The DMA queue (host memory copies: its PCIe side): this copy
         // starts when the previous one drains.
         const bool over_pcie = cost_.dma().OverPcie(c.per_core.host_bytes);
-        int64_t& free_at = over_pcie ? pcie_free_at_ : dma_free_at_;
-        free_at = std::max(now_, free_at) + cost_.UnitBusy(chip::Unit::kDma, c.per_core);
-        units_[dma]->remaining = std::max(dma_free_at_, pcie_free_at_) - now_;
-        done_at_[step.async_id] = free_at;
+        const int64_t busy = cost_.UnitBusy(chip::Unit::kDma, c.per_core);
+        int64_t done = 0;
+        if (over_pcie) {
+          done = pcie_.EndOf(now_, busy, c.pcie_to_host);
+          pcie_.Take(done, c.pcie_to_host);
+        } else {
+          done = dma_free_at_ = std::max(now_, dma_free_at_) + busy;
+        }
+        units_[dma]->remaining = DmaFreeAt() - now_;
+        done_at_[step.async_id] = done;
         over_pcie_[step.async_id] = over_pcie;
       } else if (c.kind == timing::StepKind::kAsyncDone && step.async_id >= 0) {
         while (now_ < done_at_[step.async_id]) Tick();
@@ -154,6 +161,11 @@ class ClockedCore : public sc_core::sc_module {
     if (--*running_ == 0) sc_core::sc_stop();  // the clock would tick forever
   }
 
+  /// When the DMA engine's last queued copy ends, over HBM or PCIe.
+  int64_t DmaFreeAt() const {
+    return std::max({dma_free_at_, pcie_.to_host_idle_at(), pcie_.from_host_idle_at()});
+  }
+
   const timing::Program& program_;
   const chip::CoreCost& cost_;
   int64_t* end_;
@@ -162,7 +174,7 @@ class ClockedCore : public sc_core::sc_module {
   std::vector<int64_t> done_at_;
   int64_t now_ = 0;
   int64_t dma_free_at_ = 0;
-  int64_t pcie_free_at_ = 0;
+  chip::PcieQueues pcie_;
   std::vector<bool> over_pcie_;  ///< by async id: its last copy went over PCIe
 };
 

@@ -88,4 +88,15 @@ int64_t HbmSharing::CopyEnd(int64_t end) const {
   return SatAdd(end, hbm_cycles_);
 }
 
+int64_t PcieQueues::EndOf(int64_t now, int64_t cycles, bool to_host) const {
+  const int64_t after = to_host ? to_host_idle_at_ : std::max(from_host_idle_at_, to_host_idle_at_);
+  return SatAdd(std::max(now, after), cycles);
+}
+
+void PcieQueues::Delay(int64_t now, int64_t cycles) {
+  for (int64_t* idle_at : {&to_host_idle_at_, &from_host_idle_at_}) {
+    if (*idle_at > now) *idle_at = SatAdd(*idle_at, cycles);
+  }
+}
+
 }  // namespace tpusim::chip

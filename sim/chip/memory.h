@@ -81,6 +81,29 @@ class Dma {
   int64_t pcie_bytes_per_second_;  ///< this core's share of the chip's; 0: not modelled
 };
 
+/// The PCIe link between a chip and its host, which is full duplex: lanes
+/// each way, each at `pcie.bandwidth` (16 GB/s each way on v4 [SB]).
+/// Transfers queue per direction, so offloads do not wait behind reloads;
+/// a transfer from the host also waits for those still going to it, which may
+/// carry what it reads back (an offload ahead of its reload).
+class PcieQueues {
+ public:
+  /// The cycle a transfer of `cycles` issued at cycle `now` would end.
+  int64_t EndOf(int64_t now, int64_t cycles, bool to_host) const;
+  /// Queues it: its direction is busy until `end` (from EndOf).
+  void Take(int64_t end, bool to_host) { (to_host ? to_host_idle_at_ : from_host_idle_at_) = end; }
+  /// The cycle the last queued transfer ends, each way.
+  int64_t to_host_idle_at() const { return to_host_idle_at_; }
+  int64_t from_host_idle_at() const { return from_host_idle_at_; }
+  /// Moves what is still queued after cycle `now` `cycles` later (the
+  /// iterations of a loop skipped over).
+  void Delay(int64_t now, int64_t cycles);
+
+ private:
+  int64_t to_host_idle_at_ = 0;
+  int64_t from_host_idle_at_ = 0;
+};
+
 /// One TensorCore's HBM shared by a kernel and the copies queued on its DMA
 /// engine, as a fluid model with max-min fair rates (the rule the
 /// interconnect's flow model applies to links). The kernel asks for

@@ -212,7 +212,8 @@ class TensorCore : public sc_core::sc_module {
   void CopiesInFlight(int64_t now, std::vector<int64_t>& ends) const {
     ends.clear();
     for (const int64_t done : async_done_at_) ends.push_back(std::max<int64_t>(0, done - now));
-    for (const int64_t idle_at : {dma_idle_at_, pcie_idle_at_}) {
+    for (const int64_t idle_at :
+         {dma_idle_at_, pcie_.to_host_idle_at(), pcie_.from_host_idle_at()}) {
       ends.push_back(std::max<int64_t>(0, idle_at - now));
     }
   }
@@ -266,9 +267,8 @@ class TensorCore : public sc_core::sc_module {
     for (int64_t& done : async_done_at_) {
       if (done > now) done = SatAdd(done, skipped);
     }
-    for (int64_t* idle_at : {&dma_idle_at_, &pcie_idle_at_}) {
-      if (*idle_at > now) *idle_at = SatAdd(*idle_at, skipped);
-    }
+    if (dma_idle_at_ > now) dma_idle_at_ = SatAdd(dma_idle_at_, skipped);
+    pcie_.Delay(now, skipped);
     Advance(keeper, skipped);
     loop.iteration = loop.trips;
     return true;
@@ -356,10 +356,10 @@ class TensorCore : public sc_core::sc_module {
           const Unit unit = static_cast<Unit>(u);
           int64_t busy = Ask(unit, cost.per_core, keeper.get_local_time());
           if (unit == Unit::kDma && cost_.dma().OverPcie(cost.per_core.host_bytes)) {
-            // Its transfer queues behind the copies already on PCIe (an
-            // offload ahead of the reload that reads it back).
-            busy = SatAdd(std::max(start, pcie_idle_at_), busy) - start;
-            pcie_idle_at_ = start + busy;
+            // Its transfer queues on PCIe (chip::PcieQueues).
+            const int64_t end = pcie_.EndOf(start, busy, cost.pcie_to_host);
+            pcie_.Take(end, cost.pcie_to_host);
+            busy = end - start;
           }
           record.unit_cycles[u] = busy;
           longest_busy = std::max(longest_busy, busy);
@@ -397,19 +397,24 @@ class TensorCore : public sc_core::sc_module {
       }
       case StepKind::kAsyncStart: {
         // Copies queue on the DMA engine, those to or from host memory on
-        // its PCIe side: this one starts when the last one queued there has
-        // finished.
+        // PCIe (chip::PcieQueues): this one starts when the last one queued
+        // there has finished.
         const int64_t busy = Ask(Unit::kDma, cost.per_core, keeper.get_local_time());
         const bool over_pcie = cost_.dma().OverPcie(cost.per_core.host_bytes);
-        int64_t& queue_idle_at = over_pcie ? pcie_idle_at_ : dma_idle_at_;
-        const int64_t until_done = SatAdd(std::max(start, queue_idle_at), busy) - start;
+        const int64_t until_done = (over_pcie ? pcie_.EndOf(start, busy, cost.pcie_to_host)
+                                              : SatAdd(std::max(start, dma_idle_at_), busy)) -
+                                   start;
         record.unit_cycles[static_cast<int>(Unit::kDma)] = until_done;
         if (!WithinHorizon(step, start, until_done)) return false;
         async_done_at_[step.async_id] = start + until_done;
         async_over_pcie_[step.async_id] = over_pcie;
         async_start_record_[step.async_id] =
             role_.records != nullptr ? role_.records->size() : kNoRecord;
-        queue_idle_at = start + until_done;
+        if (over_pcie) {
+          pcie_.Take(start + until_done, cost.pcie_to_host);
+        } else {
+          dma_idle_at_ = start + until_done;
+        }
         // A start of an earlier iteration that no done awaited: its
         // transfers still end the run.
         std::vector<Rendezvous*>& joined = async_rendezvous_[step.async_id];
@@ -513,7 +518,8 @@ class TensorCore : public sc_core::sc_module {
       }
     }
     int64_t end = TimeToCycles(keeper.get_current_time());
-    end = std::max({end, dma_idle_at_, pcie_idle_at_});  // outstanding copies
+    end = std::max({end, dma_idle_at_, pcie_.to_host_idle_at(),
+                    pcie_.from_host_idle_at()});  // outstanding copies
     keeper.sync();
     // A *-start whose done never ran: its transfer's end is final once passed.
     for (const auto& started : async_rendezvous_) {
@@ -548,10 +554,10 @@ class TensorCore : public sc_core::sc_module {
   /// Executions so far by (rendezvous key, is a recv): a send/recv channel
   /// counts its sends and its recvs apart.
   std::map<std::pair<int64_t, bool>, int64_t> executions_;
-  /// Completion cycle of the last copy queued on the DMA engine: over HBM,
-  /// and to or from host memory over PCIe.
+  /// Completion cycle of the last copy queued on the DMA engine over HBM,
+  /// and the transfers queued each way on PCIe.
   int64_t dma_idle_at_ = 0;
-  int64_t pcie_idle_at_ = 0;
+  chip::PcieQueues pcie_;
   /// Rendezvous of starts whose id a later start reused before a done
   /// awaited them (a start without a done, in a loop).
   std::vector<Rendezvous*> unawaited_;

@@ -653,6 +653,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
           if (!host_memory_.Holds(*o)) bytes = SatAdd(bytes, BufferBytes(o->shape()));
         }
         whole.host_bytes = bytes;
+        result.pcie_to_host = true;
       } else if (op == HloOpcode::kCopyStart && inst.operand_count() > 0) {
         // A side in host memory crosses PCIe, not HBM.
         int64_t host = 0;
@@ -662,8 +663,10 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
           total = SatAdd(total, BufferBytes(side));
         };
         add_side(inst.operand(0)->shape(), host_memory_.Holds(*inst.operand(0)));
-        if (s.IsTuple() && s.tuple_size() > 0)
+        if (s.IsTuple() && s.tuple_size() > 0) {
           add_side(s.tuple_shapes(0), host_memory_.Holds(inst, 0));
+          result.pcie_to_host = host_memory_.Holds(inst, 0);
+        }
         whole.host_bytes = host;
       } else if (s.IsTuple()) {
         if (s.tuple_size() >= 2) bytes = SatAdd(bytes, BufferBytes(s.tuple_shapes(1)));
@@ -806,6 +809,7 @@ StatusOr<KernelCost> KernelCoster::Cost(const HloInstruction& inst) const {
   }
   whole.host_bytes = crossing;
   result.pcie_bytes = crossing;
+  result.pcie_to_host = on_host;
   if (on_host) {
     // Nothing on the device waits for what it sends to the host: the copy
     // runs on under the kernels that follow, as XLA schedules its offloads,

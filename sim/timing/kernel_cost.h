@@ -37,6 +37,7 @@ struct KernelCost {
       0;  ///< whole instruction: 2 x MACs of its matmuls, plus one per vector element op
   int64_t hbm_bytes = 0;  ///< whole instruction, after granularity rounding and streaming re-reads
   int64_t pcie_bytes = 0;  ///< whole instruction: bytes to or from host memory
+  bool pcie_to_host = false;  ///< its PCIe bytes go from HBM to host memory, not back
   /// The ragged-dots the kernel runs, whose group shares its cost depends on.
   std::vector<const hlo::HloInstruction*> ragged_dots;
 };

@@ -252,6 +252,45 @@ ENTRY e {
   EXPECT_EQ((*r)[0].cycles, to_device.start_cycle + to_device.cycles);
 }
 
+// PCIe is full duplex: a prefetch from host memory and an offload issued
+// while it is in flight move at once, each at the full bandwidth; a transfer
+// from the host issued while an offload is still going out waits for it (it
+// may read back what the offload carries).
+TEST(Engine, PcieCarriesAnOffloadAndAPrefetchAtOnceButAReadBackWaits) {
+  const arch::ChipConfig v5e = Preset("tpu-v5e");
+  const auto module = [](bool prefetch_first) {
+    const std::string prefetch =
+        "  cs = (f32[4096,4096]{1,0}, f32[4096,4096]{1,0:S(5)}, u32[]) copy-start(held)\n";
+    const std::string offload =
+        "  h = f32[4096,4096]{1,0} custom-call(act), custom_call_target=\"MoveToHost\"\n";
+    return std::string(
+               R"(HloModule duplex, is_scheduled=true, entry_computation_layout={(f32[4096,4096]{1,0:S(5)}, f32[4096,4096]{1,0})->(f32[4096,4096]{1,0}, f32[4096,4096]{1,0})}
+ENTRY e {
+  held = f32[4096,4096]{1,0:S(5)} parameter(0)
+  act = f32[4096,4096]{1,0} parameter(1)
+)") + (prefetch_first ? prefetch + offload : offload + prefetch) +
+           R"(  cd = f32[4096,4096]{1,0} copy-done(cs)
+  ROOT t = (f32[4096,4096]{1,0}, f32[4096,4096]{1,0}) tuple(cd, h)
+})";
+  };
+  auto both_ways = Parse(module(true));
+  auto read_back = Parse(module(false));
+  ASSERT_NE(both_ways, nullptr);
+  ASSERT_NE(read_back, nullptr);
+  const std::vector<SimulationJob> jobs = {{both_ways.get(), &v5e, {}},
+                                           {read_back.get(), &v5e, {}}};
+  auto r = AllTimed(SimulateBatch(jobs));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const int64_t bytes = 4096LL * 4096 * 4;
+  const int64_t pcie =
+      v5e.overhead.dma_start.value() +
+      (bytes * v5e.clock.value() + v5e.pcie.bandwidth.value() - 1) / v5e.pcie.bandwidth.value();
+  const int64_t launch = v5e.overhead.program_launch.value();
+  EXPECT_EQ((*r)[0].cycles, launch + pcie);
+  EXPECT_EQ((*r)[0].pcie_bytes, 2 * bytes);
+  EXPECT_EQ((*r)[1].cycles, launch + 2 * pcie);
+}
+
 // The offload that nothing reads back still ends the run.
 TEST(Engine, TheRunEndsWhenItsLastOffloadDoes) {
   const arch::ChipConfig v5e = Preset("tpu-v5e");
