@@ -688,7 +688,7 @@ ENTRY e {
   EXPECT_EQ(opaque.hbm_bytes, 2 * 1024 * 1024 * 4);
 }
 
-/// A Transformer Engine attention call on q f32[2,256,4,64] (batch, sequence,
+/// A Transformer Engine attention call on q bf16[2,256,4,64] (batch, sequence,
 /// heads, head dimension) and two K/V heads, its mask and window attributes
 /// `extra`.
 std::string TransformerEngineAttention(const std::string& target, const std::string& extra,
