@@ -160,9 +160,13 @@ std::vector<const hlo::HloInstruction*> FusedAttentionCalls(const TimingResult& 
       r, [](const hlo::HloInstruction& inst) { return FusedAttentionEstimate(inst).has_value(); });
 }
 
-/// `note: <what>: a, b (target), ...`, the first five named.
-std::string NamesNote(std::string_view what, const std::vector<const hlo::HloInstruction*>& insts) {
-  std::string out = Printf("note: %s:", std::string(what).c_str());
+/// `note: N <noun>s <what>: a, b (target), ...`, the first five named; empty
+/// when there are none.
+std::string NamesNote(const std::vector<const hlo::HloInstruction*>& insts, std::string_view noun,
+                      std::string_view what) {
+  if (insts.empty()) return "";
+  std::string out = Printf("note: %zu %s%s %s:", insts.size(), std::string(noun).c_str(),
+                           insts.size() == 1 ? "" : "s", std::string(what).c_str());
   constexpr size_t kNamed = 5;
   for (size_t i = 0; i < std::min(kNamed, insts.size()); ++i) {
     const std::string_view target = insts[i]->string_attr(hlo::AttrId::kCustomCallTarget);
@@ -234,27 +238,13 @@ std::string FormatOpTable(const TimingResult& r, int64_t limit) {
                                  : 0.0,
                   std::string(BoundByName(bound)).c_str());
   }
-  const std::vector<const hlo::HloInstruction*> unestimated = UnestimatedCustomCalls(r);
-  if (!unestimated.empty()) {
-    out += NamesNote(Printf("%zu custom call%s without a cost estimate, timed by the bytes read "
-                            "and written only",
-                            unestimated.size(), unestimated.size() == 1 ? "" : "s"),
-                     unestimated);
-  }
-  const std::vector<const hlo::HloInstruction*> attention = FusedAttentionCalls(r);
-  if (!attention.empty()) {
-    out += NamesNote(Printf("%zu fused attention call%s of another backend's library, timed as "
-                            "TPU's flash-attention kernel of the same shape",
-                            attention.size(), attention.size() == 1 ? "" : "s"),
-                     attention);
-  }
-  const std::vector<const hlo::HloInstruction*> on_host = HostComputations(r);
-  if (!on_host.empty()) {
-    out += NamesNote(Printf("%zu computation%s run on the host, whose compute is not timed (only "
-                            "what crosses PCIe)",
-                            on_host.size(), on_host.size() == 1 ? "" : "s"),
-                     on_host);
-  }
+  out += NamesNote(UnestimatedCustomCalls(r), "custom call",
+                   "without a cost estimate, timed by the bytes read and written only");
+  out += NamesNote(FusedAttentionCalls(r), "fused attention call",
+                   "of another backend's library, timed as TPU's flash-attention kernel of the "
+                   "same shape");
+  out += NamesNote(HostComputations(r), "computation",
+                   "run on the host, whose compute is not timed (only what crosses PCIe)");
   if (!r.interconnect.empty()) out += FormatCollectiveTable(r);
   return out;
 }
