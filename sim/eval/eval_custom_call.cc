@@ -244,6 +244,8 @@ StatusOr<Literal> EvalCustomCall(EvalContext& ctx, const HloInstruction& inst, O
   }
   if (target == "DynamicGte") return DynamicGetTupleElement(ctx, inst, ops);
   if (target == "TopK") return EvalTopKCustomCall(ctx, inst, ops);
+  if (target == "PadToStatic") return EvalPadToStatic(ctx, inst, ops);
+  if (target == "SliceToDynamic") return EvalSliceToDynamic(ctx, inst, ops);
   if (target == "AwsNeuronGelu") return NeuronGelu(ctx, inst, ops, /*derivative=*/false);
   if (target == "AwsNeuronGeluBackward") return NeuronGelu(ctx, inst, ops, /*derivative=*/true);
   if (target == "AllocateBuffer") {

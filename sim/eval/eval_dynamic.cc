@@ -248,6 +248,68 @@ StatusOr<Literal> EvalDynamicReshape(EvalContext& ctx, const HloInstruction& ins
   return result;
 }
 
+StatusOr<Literal> EvalPadToStatic(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  const hlo::Shape& shape = inst.shape();
+  const Literal* operand = ops.size() == 1 ? ops[0] : nullptr;
+  const int64_t rank =
+      operand != nullptr && operand->shape().IsArray() ? operand->shape().rank() : -1;
+  bool well_formed = rank >= 0 && shape.IsTuple() && shape.tuple_size() == rank + 1 &&
+                     shape.tuple_shapes(0).IsArray() && shape.tuple_shapes(0).is_static() &&
+                     shape.tuple_shapes(0).element_type() == operand->element_type() &&
+                     shape.tuple_shapes(0).dimensions() == operand->shape().dimensions();
+  for (int64_t d = 1; well_formed && d <= rank; ++d) {
+    well_formed = shape.tuple_shapes(d).IsArray() && shape.tuple_shapes(d).rank() == 0 &&
+                  shape.tuple_shapes(d).element_type() == hlo::PrimitiveType::kS32;
+  }
+  if (!well_formed) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "custom-call target \"PadToStatic\" takes one array and gives (the array at "
+                     "its bounds, one s32[] size per dimension)");
+  }
+  // The padding is already zero (what XLA leaves undefined), so the data is
+  // the operand's bytes.
+  TPUSIM_ASSIGN_OR_RETURN(Literal data, ctx.NewValue(inst, shape.tuple_shapes(0)));
+  std::copy(operand->bytes().begin(), operand->bytes().end(), data.mutable_bytes().begin());
+  std::vector<Literal> elements;
+  elements.reserve(static_cast<size_t>(rank + 1));
+  elements.push_back(std::move(data));
+  for (int64_t d = 0; d < rank; ++d) {
+    elements.push_back(Literal::CreateR0<int32_t>(static_cast<int32_t>(operand->dynamic_size(d))));
+  }
+  return Literal::CreateTuple(std::move(elements));
+}
+
+StatusOr<Literal> EvalSliceToDynamic(EvalContext& ctx, const HloInstruction& inst, Operands ops) {
+  const hlo::Shape& shape = inst.shape();
+  const int64_t rank = shape.IsArray() ? shape.rank() : -1;
+  bool well_formed = rank >= 0 && static_cast<int64_t>(ops.size()) == rank + 1 &&
+                     ops[0]->shape().IsArray() && ops[0]->element_type() == shape.element_type() &&
+                     ops[0]->shape().dimensions() == shape.dimensions();
+  for (int64_t d = 1; well_formed && d <= rank; ++d) {
+    well_formed = ops[d]->shape().IsArray() && ops[d]->shape().rank() == 0 &&
+                  hlo::IsInteger(ops[d]->element_type());
+  }
+  if (!well_formed) {
+    return ctx.Error(inst, StatusCode::kInvalidArgument,
+                     "custom-call target \"SliceToDynamic\" takes an array of the result's type at "
+                     "its bounds and one integer size per dimension");
+  }
+  std::vector<int64_t> sizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t size = ScalarAsInt64(*ops[d + 1]);
+    if (size < 0 || size > shape.dimensions(d)) {
+      return ctx.Error(inst, StatusCode::kInvalidArgument,
+                       "size " + std::to_string(size) + " of dimension " + std::to_string(d) +
+                           " is outside [0, " + std::to_string(shape.dimensions(d)) + "]");
+    }
+    sizes.push_back(size);
+  }
+  TPUSIM_ASSIGN_OR_RETURN(Literal result, ctx.NewValue(inst, shape));
+  std::copy(ops[0]->bytes().begin(), ops[0]->bytes().end(), result.mutable_bytes().begin());
+  TPUSIM_RETURN_IF_ERROR(SetSizes(ctx, inst, result, sizes));
+  return result;
+}
+
 StatusOr<Literal> EvalOnPaddedOperands(EvalContext& ctx, const HloInstruction& inst, Operands ops,
                                        Kernel kernel) {
   const HloOpcode opcode = inst.opcode();

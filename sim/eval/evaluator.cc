@@ -13,6 +13,7 @@
 #include "sim/base/arith.h"
 #include "sim/eval/collective_hub.h"
 #include "sim/eval/kernels.h"
+#include "sim/hlo/annotations.h"
 #include "sim/value/element_type.h"
 
 namespace tpusim::eval {
@@ -178,8 +179,13 @@ Kernel KernelFor(HloOpcode opcode) {
   return nullptr;  // unreachable: every HloOpcode returns above
 }
 
-/// True for the ops whose kernels read their operands' dynamic sizes themselves.
-bool ReadsDynamicSizes(HloOpcode opcode) {
+/// True for the instructions whose kernels read their operands' dynamic sizes
+/// themselves.
+bool ReadsDynamicSizes(const HloInstruction& inst) {
+  const HloOpcode opcode = inst.opcode();
+  if (opcode == HloOpcode::kCustomCall) {
+    return hlo::IsDynamicPadderEdge(inst.string_attr(hlo::AttrId::kCustomCallTarget));
+  }
   return opcode == HloOpcode::kGetDimensionSize || opcode == HloOpcode::kSetDimensionSize ||
          opcode == HloOpcode::kDynamicReshape;
 }
@@ -351,10 +357,10 @@ StatusOr<Literal> EvalContext::CallNested(const HloComputation& computation, Ope
     } else {
       const Kernel kernel = KernelFor(inst.opcode());
       if (kernel == nullptr) return Unsupported(inst, "opcode not implemented by the evaluator");
-      TPUSIM_ASSIGN_OR_RETURN(Literal result, ReadsDynamicSizes(inst.opcode()) ||
-                                                      !AnyPadded(operands)
-                                                  ? kernel(*this, inst, operands)
-                                                  : EvalOnPaddedOperands(*this, inst, operands, kernel));
+      TPUSIM_ASSIGN_OR_RETURN(Literal result,
+                              ReadsDynamicSizes(inst) || !AnyPadded(operands)
+                                  ? kernel(*this, inst, operands)
+                                  : EvalOnPaddedOperands(*this, inst, operands, kernel));
       work_ += kInstructionWork + (result.shape().IsArray() ? result.element_count() : 0);
       value[plan.order[pos]] = &owned[plan.order[pos]].emplace(std::move(result));
       if (options_.progress != nullptr && is_device_zero()) {

@@ -155,6 +155,11 @@ StatusOr<value::Literal> EvalPartitionId(EvalContext&, const hlo::HloInstruction
 StatusOr<value::Literal> EvalGetDimensionSize(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalSetDimensionSize(EvalContext&, const hlo::HloInstruction&, Operands);
 StatusOr<value::Literal> EvalDynamicReshape(EvalContext&, const hlo::HloInstruction&, Operands);
+/// XLA's dynamic padder's boundary calls: PadToStatic gives (the array at its
+/// bounds, one s32[] size per dimension); SliceToDynamic takes the array and
+/// one size per dimension and gives the array with those sizes.
+StatusOr<value::Literal> EvalPadToStatic(EvalContext&, const hlo::HloInstruction&, Operands);
+StatusOr<value::Literal> EvalSliceToDynamic(EvalContext&, const hlo::HloInstruction&, Operands);
 /// Runs `kernel`, the kernel of `inst`, on operands of which some dimension is
 /// smaller than its bound: elementwise ops and copy keep the sizes, reduce
 /// reduces only the valid elements, dynamic-update-slice writes within the

@@ -8,4 +8,8 @@ bool IsCompilerAnnotation(std::string_view target) {
          target == "ShardBarrierFrom" || target == "LayoutConstraint" || target == "SetBound";
 }
 
+bool IsDynamicPadderEdge(std::string_view target) {
+  return target == "PadToStatic" || target == "SliceToDynamic";
+}
+
 }  // namespace tpusim::hlo

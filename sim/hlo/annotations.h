@@ -4,7 +4,8 @@
 // assignment and the dynamic padder read. Those passes remove them before
 // code generation, so a compiled program runs no kernel for them, and the
 // value passes through (the SPMD shape conversions take the partition's view
-// of it).
+// of it). Beside them, the calls that the dynamic padder leaves in their
+// place at the edges of a dynamic shape, which do run.
 #ifndef TPUSIM_SIM_HLO_ANNOTATIONS_H_
 #define TPUSIM_SIM_HLO_ANNOTATIONS_H_
 
@@ -15,6 +16,11 @@ namespace tpusim::hlo {
 /// True for Sharding, SPMDFullToShardShape, SPMDShardToFullShape,
 /// ShardBarrierTo, ShardBarrierFrom, LayoutConstraint and SetBound.
 bool IsCompilerAnnotation(std::string_view custom_call_target);
+
+/// True for PadToStatic (a dynamic array to the array at its bounds and one
+/// s32[] size per dimension) and SliceToDynamic (back): data movement whose
+/// meaning XLA defines, timed as any kernel that reads and writes its arrays.
+bool IsDynamicPadderEdge(std::string_view custom_call_target);
 
 }  // namespace tpusim::hlo
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/hlo/annotations.h"
 #include "sim/hlo/computation.h"
 #include "sim/timing/fused_attention.h"
 #include "sim/timing/hlo_helpers.h"
@@ -139,10 +140,12 @@ std::vector<const hlo::HloInstruction*> ExecutedWhere(const TimingResult& r, Pic
 
 /// The custom calls the run executed that carry no cost estimate: opaque to
 /// tpusim, they are timed by the bytes they read and write only. (A host
-/// offload annotation is a transfer, timed as one.)
+/// offload annotation is a transfer, timed as one; the dynamic padder's
+/// edges are data movement, which those bytes time.)
 std::vector<const hlo::HloInstruction*> UnestimatedCustomCalls(const TimingResult& r) {
   return ExecutedWhere(r, [](const hlo::HloInstruction& inst) {
     return inst.opcode() == hlo::HloOpcode::kCustomCall && HostMoveOf(inst) == HostMove::kNone &&
+           !hlo::IsDynamicPadderEdge(inst.string_attr(hlo::AttrId::kCustomCallTarget)) &&
            !CustomCallCostEstimate(inst).has_value();
   });
 }

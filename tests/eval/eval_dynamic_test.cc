@@ -199,5 +199,61 @@ TEST(EvalDynamic, ComparisonSeesOnlyTheValidElementsAndTheSizes) {
   EXPECT_FALSE(value::CompareLiterals(a.tuple_element(2), c.tuple_element(2), exact).compared);
 }
 
+/// The form XLA's dynamic padder leaves at the edges of a dynamic shape: a
+/// dynamic array padded to its bounds with its sizes beside it
+/// (PadToStatic), static ops on it, and the result made dynamic again with
+/// those sizes (SliceToDynamic).
+constexpr char kPadderEdges[] = R"(HloModule padder_edges
+ENTRY e {
+  flat = f32[8] parameter(0)
+  x = f32[2,4] reshape(flat)
+  n = s32[] parameter(1)
+  d = f32[2,<=4] set-dimension-size(x, n), dimensions={1}
+  p = (f32[2,4], s32[], s32[]) custom-call(d), custom_call_target="PadToStatic"
+  data = f32[2,4] get-tuple-element(p), index=0
+  rows = s32[] get-tuple-element(p), index=1
+  cols = s32[] get-tuple-element(p), index=2
+  twice = f32[2,4] add(data, data)
+  ROOT back = f32[2,<=4] custom-call(twice, rows, cols), custom_call_target="SliceToDynamic"
+})";
+
+TEST(EvalDynamic, PadToStaticGivesThePaddedArrayAndItsSizesAndSliceToDynamicTakesThemBack) {
+  const Literal r =
+      Eval(kPadderEdges, {R1<float>({1, 2, 3, 4, 5, 6, 7, 8}), Literal::CreateR0<int32_t>(3)});
+  // The padding (column 3) is zero in the static array, so twice it is zero;
+  // the sizes come back as PadToStatic gave them: 2 rows, 3 columns.
+  EXPECT_EQ(r.ShapeString(), "f32[2,<=4] sizes=2,3");
+  EXPECT_EQ(std::vector<float>(r.data<float>().begin(), r.data<float>().end()),
+            (std::vector<float>{2, 4, 6, 0, 10, 12, 14, 0}));
+}
+
+TEST(EvalDynamic, PadToStaticAndSliceToDynamicCheckTheirForms) {
+  const auto wrong_sizes = TryEval(R"(HloModule m
+ENTRY e {
+  flat = f32[8] parameter(0)
+  x = f32[2,4] reshape(flat)
+  ROOT p = (f32[2,4], s32[]) custom-call(x), custom_call_target="PadToStatic"
+})",
+                                   {R1<float>({1, 2, 3, 4, 5, 6, 7, 8})});
+  ASSERT_FALSE(wrong_sizes.ok());
+  EXPECT_EQ(wrong_sizes.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(wrong_sizes.status().message(), HasSubstr("custom-call p:"));
+  EXPECT_THAT(wrong_sizes.status().message(), HasSubstr("one s32[] size per dimension"));
+
+  for (int32_t bad : {5, -1}) {
+    const auto beyond = TryEval(R"(HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  n = s32[] parameter(1)
+  ROOT d = f32[<=4] custom-call(x, n), custom_call_target="SliceToDynamic"
+})",
+                                {R1<float>({1, 2, 3, 4}), Literal::CreateR0<int32_t>(bad)});
+    ASSERT_FALSE(beyond.ok());
+    EXPECT_EQ(beyond.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(beyond.status().message(),
+                HasSubstr("size " + std::to_string(bad) + " of dimension 0 is outside [0, 4]"));
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::eval

@@ -955,6 +955,32 @@ ENTRY e {
   EXPECT_EQ(j["ops"][0]["hbm_bytes"], 8192);
 }
 
+TEST(Report, TheDynamicPaddersCallsAreKernelsOverTheirArraysNotOpaqueCalls) {
+  // PadToStatic and SliceToDynamic move a 4 KiB array between its dynamic
+  // form and its bounds: read once and written once, the sizes beside it, as
+  // any kernel's arrays (each s32[] size one 512-byte HBM access on v5e).
+  auto module = Parse(R"(HloModule padder
+ENTRY e {
+  x = f32[8,128]{1,0} parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=8,128]{1,0} set-dimension-size(x, n), dimensions={0}
+  p = (f32[8,128]{1,0}, s32[], s32[]) custom-call(d), custom_call_target="PadToStatic"
+  data = f32[8,128]{1,0} get-tuple-element(p), index=0
+  rows = s32[] get-tuple-element(p), index=1
+  cols = s32[] get-tuple-element(p), index=2
+  ROOT back = f32[<=8,128]{1,0} custom-call(data, rows, cols), custom_call_target="SliceToDynamic"
+})");
+  ASSERT_NE(module, nullptr);
+  auto r = SimulateModule(*module, Preset("tpu-v5e"), {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const nlohmann::json j = nlohmann::json::parse(TimingJson(*r));
+  EXPECT_FALSE(j.contains("unestimated_custom_calls")) << j.dump();
+  std::map<std::string, int64_t> hbm_bytes;
+  for (const nlohmann::json& op : j["ops"]) hbm_bytes[op["name"]] = op["hbm_bytes"];
+  EXPECT_EQ(hbm_bytes["p"], 4096 + 4096 + 2 * 512);
+  EXPECT_EQ(hbm_bytes["back"], 4096 + 2 * 512 + 4096);
+}
+
 /// The types an elementwise op is built with in ElementwiseModule when they
 /// are not f32 throughout: integer ops, ops with a pred, complex or converted
 /// result, select's predicate and stochastic-convert's random bits.
