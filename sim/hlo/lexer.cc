@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 namespace tpusim::hlo {
 namespace {
@@ -244,6 +246,19 @@ StatusOr<double> Lexer::ReadReal(std::string_view what) {
   return negative ? -value : value;
 }
 
+namespace {
+
+/// The byte a one-letter C escape (`\n`, `\'`, ...) stands for, or nullopt.
+std::optional<char> OneLetterEscape(char letter) {
+  constexpr std::string_view kLetters = "ntr\"'\\abfv?";
+  constexpr std::string_view kBytes = "\n\t\r\"'\\\a\b\f\v?";
+  const size_t i = kLetters.find(letter);
+  if (i == std::string_view::npos) return std::nullopt;
+  return kBytes[i];
+}
+
+}  // namespace
+
 StatusOr<std::string> Lexer::ReadString(std::string_view what) {
   SkipTrivia();
   if (PeekRaw() != '"') return Expected(what);
@@ -263,13 +278,33 @@ StatusOr<std::string> Lexer::ReadString(std::string_view what) {
     if (p + 1 >= text_.size()) return ErrorAt(open, "unterminated string, expected a closing '\"'");
     const char e = text_[p + 1];
     p += 2;
+    if (const std::optional<char> byte = OneLetterEscape(e)) {
+      out += *byte;
+      continue;
+    }
     switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case '"': out += '"'; break;
-      case '\'': out += '\''; break;
-      case '\\': out += '\\'; break;
+      case '0':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7': {
+        // One to three octal digits: XLA prints metadata with absl::CEscape,
+        // which writes every byte outside printable ASCII so (UTF-8 too).
+        unsigned value = static_cast<unsigned>(e - '0');
+        for (int digits = 1; digits < 3 && p < text_.size() && text_[p] >= '0' && text_[p] <= '7';
+             ++digits, ++p) {
+          value = value * 8 + static_cast<unsigned>(text_[p] - '0');
+        }
+        if (value > 0xff) {
+          pos_ = p - 4;
+          return ErrorAt(Location(), "octal escape in string is over \\377");
+        }
+        out += static_cast<char>(value);
+        break;
+      }
       case 'x': {
         unsigned value = 0;
         auto [end, ec] = std::from_chars(text_.data() + p,

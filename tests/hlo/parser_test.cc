@@ -1379,6 +1379,24 @@ ENTRY e {
   EXPECT_EQ((*fe)[2].key, "composite.name");
 }
 
+TEST(ParseAttributes, StringsTakeTheEscapesXlasCEscapeWrites) {
+  // XLA prints metadata through absl::CEscape: every byte outside printable
+  // ASCII as three octal digits, so a source path with "é" reads \303\251.
+  auto m = Parse(R"(HloModule m
+ENTRY e {
+  ROOT c = f32[] constant(1), metadata={op_name="caf\303\251" source_file="\1\12\177\a\b\f\v\?"}
+}
+)");
+  ASSERT_NE(m, nullptr);
+  const HloInstruction* c = test::FindInstruction(*m, "c");
+  EXPECT_EQ(c->metadata_field("op_name"), "caf\xc3\xa9");
+  EXPECT_EQ(c->metadata_field("source_file"), std::string("\x01\n\x7f\a\b\f\v?"));
+  // (Parse checks that the printed text reads back to the same module.)
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT c = f32[] constant(1), "
+                         "metadata={op_name=\"a\\400\"}\n}\n"),
+              HasSubstr("3:51: error: octal escape in string is over \\377"));
+}
+
 TEST(ParseAttributes, BackendConfigStringAndJsonAreKeptVerbatim) {
   auto m = Parse(R"(HloModule m
 ENTRY e {
