@@ -1,13 +1,12 @@
 #include "harness/collective/collective_bench.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 
@@ -16,6 +15,7 @@
 #include "sim/arch/preset_loader.h"
 #include "sim/arch/topology_config.h"
 #include "sim/base/file.h"
+#include "sim/base/json_text.h"
 #include "sim/base/units.h"
 #include "sim/ici/collectives.h"
 #include "sim/ici/topology.h"
@@ -420,7 +420,7 @@ Status TimeCollectiveBench(const CollectiveBench& bench, std::ostream& out) {
     json["groups"] = groups.size();
     json["bus_factor"] = BusFactor(bench.kind, n);
     json["rows"] = std::move(rows);
-    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(bench.json, json.dump(2) + "\n"));
+    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(bench.json, JsonText(json, 2) + "\n"));
   }
   return Status();
 }

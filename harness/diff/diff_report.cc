@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/run/metrics.h"
+#include "sim/base/json_text.h"
 #include "sim/base/units.h"
 
 namespace tpusim::harness {
@@ -391,7 +392,7 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
   if (report.values_subset.has_value()) j["values_subset"] = report.values_subset->Note();
   if (!report.timing_run) {
     j["performance"] = nullptr;
-    return j.dump(2) + "\n";
+    return JsonText(j, 2) + "\n";
   }
   Json& perf = j["performance"];
   // The metrics goldens, scenario results and sweeps store, by their one
@@ -428,7 +429,7 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
     top.push_back(std::move(e));
   }
   perf["top_instructions"] = std::move(top);
-  return j.dump(2) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 }  // namespace tpusim::harness

@@ -1,9 +1,8 @@
 #include "harness/diff/dump_diff.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string_view>
 #include <utility>
@@ -14,6 +13,7 @@
 #include "harness/report/exit.h"
 #include "harness/run/dump_dir.h"
 #include "sim/base/file.h"
+#include "sim/base/json_text.h"
 
 namespace tpusim::harness {
 namespace {
@@ -157,7 +157,7 @@ StatusOr<int> DiffDumpDirectories(const DiffSpec& spec, const std::string& json,
   const Json report = {{"exit_code", exit_code}, {"summary", summary},
                        {"before", spec.before},  {"after", spec.after},
                        {"notes", pairing.notes}, {"modules", std::move(modules)}};
-  TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(json, report.dump(2) + "\n"));
+  TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(json, JsonText(report, 2) + "\n"));
   return exit_code;
 }
 

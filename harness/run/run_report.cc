@@ -1,8 +1,7 @@
 #include "harness/run/run_report.h"
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -12,6 +11,7 @@
 #include "harness/run/program_io.h"
 #include "sim/base/file.h"
 #include "sim/base/fingerprint.h"
+#include "sim/base/json_text.h"
 #include "sim/timing/report.h"
 
 namespace tpusim::harness {
@@ -85,7 +85,7 @@ Status WriteRunReport(const ModuleRun& run, RunMode mode, const RunReportOptions
   }
   if (run.evaluated.subset.has_value()) json["values_subset"] = run.evaluated.subset->Note();
   if (!options.json.empty()) {
-    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.json, json.dump(2) + "\n"));
+    TPUSIM_RETURN_IF_ERROR(WriteFileAtomically(options.json, JsonText(json, 2) + "\n"));
   }
   return Status();
 }

@@ -13,6 +13,7 @@
 #include "sim/arch/preset_loader.h"
 #include "sim/base/file.h"
 #include "sim/base/fingerprint.h"
+#include "sim/base/json_text.h"
 #include "sim/value/npy.h"
 
 namespace tpusim::harness {
@@ -114,7 +115,7 @@ Status WriteGolden(const std::string& dir, const Golden& golden) {
                       {"checksum", Hex16(Fnv1a(golden.module_text))}};
   }
   TPUSIM_RETURN_IF_ERROR(
-      WriteFileAtomically((fs::path(dir) / kManifest).string(), json.dump(2) + "\n"));
+      WriteFileAtomically((fs::path(dir) / kManifest).string(), JsonText(json, 2) + "\n"));
   // Outputs the module no longer has would otherwise linger beside the
   // manifest, and so would the temporary files of an update that was killed.
   std::vector<fs::path> stale;

@@ -16,6 +16,7 @@
 #include "harness/suite/golden.h"
 #include "harness/suite/scenario.h"
 #include "sim/base/file.h"
+#include "sim/base/json_text.h"
 #include "sim/hlo/parser.h"
 #include "sim/hlo/printer.h"
 #include "sim/ici/interconnect.h"
@@ -374,7 +375,7 @@ std::string ResultToJson(const ScenarioResult& result) {
     json["network"]["links"].push_back({link.from, link.to, link.utilisation});
   }
   json["seconds"] = result.seconds;
-  return json.dump(2) + "\n";
+  return JsonText(json, 2) + "\n";
 }
 
 std::string_view ScenarioStatusName(ScenarioStatus status) {

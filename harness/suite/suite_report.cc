@@ -6,14 +6,15 @@
 #include <cstdio>
 #include <iterator>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <system_error>
 
 #include "harness/report/svg_chart.h"
 #include "harness/version.h"
+#include "sim/base/json_text.h"
 #include "sim/base/units.h"
 
 namespace tpusim::harness {
@@ -90,7 +91,7 @@ std::string SuiteJson(const std::vector<ScenarioResult>& results) {
   for (const ScenarioResult& r : results) {
     json["scenarios"].push_back(nlohmann::ordered_json::parse(ResultToJson(r)));
   }
-  return json.dump(2) + "\n";
+  return JsonText(json, 2) + "\n";
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include "harness/suite/scenario.h"
 #include "harness/version.h"
 #include "sim/base/file.h"
+#include "sim/base/json_text.h"
 
 namespace tpusim::harness {
 namespace {
@@ -41,7 +42,7 @@ std::string CsvField(const std::string& text) {
 
 /// A metric as JSON writes it (shortest text that reads back the same double),
 /// so that the CSV and the journal agree digit for digit.
-std::string Number(double value) { return ordered_json(value).dump(); }
+std::string Number(double value) { return JsonText(ordered_json(value)); }
 
 std::string StampJson(const Study& study) {
   ordered_json json;
@@ -50,7 +51,7 @@ std::string StampJson(const Study& study) {
   json["tpusim_version"] = std::string(kVersion);
   json["points"] = study.points.size();
   json["axes"] = study.axes;
-  return json.dump(2) + "\n";
+  return JsonText(json, 2) + "\n";
 }
 
 Status WriteAll(int fd, const std::string& text, const std::string& path) {
@@ -79,7 +80,7 @@ std::string ResultJsonLine(const Study& study, const PointResult& result) {
   json["status"] = result.status;
   json["metrics"] = MetricsJson(result.metrics);
   json["message"] = result.message;
-  return json.dump();
+  return JsonText(json);
 }
 
 StatusOr<PointResult> ResultFromJsonLine(const Study& study, const std::string& line,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/report/svg_chart.h"
+#include "sim/base/json_text.h"
 #include "sim/base/units.h"
 
 namespace tpusim::harness {
@@ -149,7 +150,7 @@ std::string ValidationJson(const ValidationResult& result) {
     }
     doc["rows"].push_back(std::move(j));
   }
-  return doc.dump(1) + "\n";
+  return JsonText(doc, 1) + "\n";
 }
 
 std::string ValidationHtml(const ValidationResult& result, int worst) {

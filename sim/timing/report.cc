@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/base/json_text.h"
 #include "sim/hlo/annotations.h"
 #include "sim/hlo/computation.h"
 #include "sim/timing/fused_attention.h"
@@ -322,7 +323,7 @@ std::string TimingJson(const TimingResult& r) {
                      {"utilisation", l.utilisation}});
   }
   j["links"] = std::move(links);
-  return j.dump(1) + "\n";
+  return JsonText(j, 1) + "\n";
 }
 
 namespace {
@@ -461,7 +462,7 @@ std::string TimingTraceJson(const TimingResult& r) {
   ordered_json j;
   j["traceEvents"] = std::move(events);
   j["displayTimeUnit"] = "ns";
-  return j.dump() + "\n";
+  return JsonText(j) + "\n";
 }
 
 }  // namespace tpusim::timing

@@ -240,6 +240,22 @@ TEST_F(ExecTest, FullModeTimesWhatItCannotEvaluateAndSaysWhyFirst) {
   EXPECT_THAT(values.err, HasSubstr("sub-byte integer result"));
 }
 
+TEST_F(ExecTest, AStringAttributeThatIsNotUtf8ReachesEveryJsonAsAReplacementCharacter) {
+  // An HLO string may hold any byte: an escape (`\377`) or the byte itself.
+  const std::string module = Module("not_utf8.hlo",
+                                    "HloModule m\nENTRY e {\n"
+                                    "  a = f32[8]{0} parameter(0)\n"
+                                    "  ROOT c = f32[8]{0} negate(a), "
+                                    "metadata={op_name=\"bad\\377\" source_file=\"x\xfe\"}\n}\n");
+  const std::string json = dir_ / "out.json";
+  const std::string trace = dir_ / "trace.json";
+  const RunResult r =
+      Tpusim({"exec", module, "--chip", "tpu-v5e", "--json", json, "--trace", trace});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(ReadText(trace), HasSubstr("bad\xEF\xBF\xBD"));  // U+FFFD in UTF-8
+  EXPECT_EQ(nlohmann::json::parse(ReadText(json))["ops"][0]["name"], "c");
+}
+
 // Two independent replica groups, {0,2} and {1,3}: device 0's result needs
 // only devices 0 and 2.
 const std::string kTwoGroups =
