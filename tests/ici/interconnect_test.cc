@@ -606,6 +606,23 @@ TEST(InterconnectAlgorithmTest, EveryAlgorithmRunsAnAllReduce) {
   }
 }
 
+// A ring states groups; a permute states pairs and no groups, so a ring
+// asked to run one is an error, not a collective that moves nothing.
+TEST(InterconnectAlgorithmTest, ARingCannotRunAPermute) {
+  auto ic = Make(Grid(arch::TopologyKind::kTorus, {4, 4}));
+  for (const CollectiveKind kind :
+       {CollectiveKind::kCollectivePermute, CollectiveKind::kSendRecv}) {
+    for (const Algorithm a : {Algorithm::kRing, Algorithm::kBidirectionalRing}) {
+      Collective permute = Over(kind, {}, 1 << 20, a);
+      permute.pairs = {{0, 1}, {1, 0}};
+      const StatusOr<CollectiveTiming> t = ic->Time(permute);
+      ASSERT_FALSE(t.ok()) << AlgorithmName(a);
+      EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_THAT(t.status().message(), HasSubstr("cannot run"));
+    }
+  }
+}
+
 // The up-front size estimate of a direct collective: n(n-1) transfers per
 // group of n (an all-to-all on two groups of 4: 2 x 12), twice for all-reduce;
 // nothing for collectives that do not run every pair directly.

@@ -10,6 +10,13 @@ namespace {
 /// Ring (unidirectional or bidirectional) over each group in group order.
 /// collective-broadcast: a pipelined chain from the group's first chip.
 Status Rings(FlowBuilder& builder, const ChipCollective& c, bool bidirectional) {
+  // Checked before the groups: a permute states pairs, not groups, and would
+  // otherwise pass as a collective that moves nothing.
+  Stage stage = Stage::kAllReduce;
+  if (c.kind != CollectiveKind::kCollectiveBroadcast) {
+    TPUSIM_ASSIGN_OR_RETURN(
+        stage, StageOf(c.kind, bidirectional ? Algorithm::kBidirectionalRing : Algorithm::kRing));
+  }
   for (const std::vector<NodeId>& group : c.groups) {
     if (group.size() < 2) continue;
     const std::vector<std::vector<NodeId>> rings = {group};
@@ -24,9 +31,6 @@ Status Rings(FlowBuilder& builder, const ChipCollective& c, bool bidirectional) 
       builder.Marker(group[0], {}, edge_latency.Times(n - 1));
       continue;
     }
-    TPUSIM_ASSIGN_OR_RETURN(
-        const Stage stage,
-        StageOf(c.kind, bidirectional ? Algorithm::kBidirectionalRing : Algorithm::kRing));
     int32_t last = -1;
     if (stage != Stage::kAllGather) {
       TPUSIM_ASSIGN_OR_RETURN(last, ShardRingPhase(builder, rings, c.bytes, bidirectional, last));
