@@ -3,8 +3,10 @@
 // parse_shape.cc, parse_attributes.cc and parse_literal.cc.
 #include "sim/hlo/parser.h"
 
+#include <optional>
 #include <string>
 #include <unordered_set>
+#include <utility>
 
 #include "sim/hlo/parser_impl.h"
 #include "sim/hlo/shape_inference.h"
@@ -25,6 +27,20 @@ StatusOr<Shape> ParseShape(std::string_view text) {
   internal::Parser parser(text, "<shape>");
   return parser.ParseShapeOnly();
 }
+
+namespace {
+
+/// `shape` with every dimension static, recursively: a computation's stated
+/// result shape is compared with its root's ignoring dynamism, as XLA does.
+Shape WithoutDynamism(Shape shape) {
+  if (shape.IsArray()) {
+    for (int64_t d = 0; d < shape.rank(); ++d) shape.set_dynamic_dimension(d, false);
+  }
+  for (Shape& element : shape.mutable_tuple_shapes()) element = WithoutDynamism(std::move(element));
+  return shape;
+}
+
+}  // namespace
 
 namespace internal {
 
@@ -309,8 +325,12 @@ Status Parser::ParseComputation() {
     module_->set_entry(computation);
     module_->set_entry_keyword(true);
   }
-  // Optional signature `(p: shape, ...) -> shape`; the parameters themselves
-  // define the computation's signature, so it is only checked for syntax.
+  // Optional signature `(p: shape, ...) -> shape`. As in XLA's parser, the
+  // parameter instructions define the parameters, so the list is checked for
+  // syntax only, and the result shape must be the root's (layouts and
+  // dynamism aside).
+  std::optional<Shape> declared_result;
+  SourceLocation declared_result_loc;
   if (lexer_.TryConsume('(')) {
     if (!lexer_.TryConsume(')')) {
       do {
@@ -321,10 +341,21 @@ Status Parser::ParseComputation() {
       TPUSIM_RETURN_IF_ERROR(lexer_.Expect(')', "to close the parameter list"));
     }
     if (!lexer_.TryConsume("->")) return lexer_.Expected("'->' before the result shape");
-    TPUSIM_RETURN_IF_ERROR(ParseDiscardedShape());
+    declared_result_loc = lexer_.NextLocation();
+    TPUSIM_ASSIGN_OR_RETURN(declared_result, ParseShape());
   }
   last_top_level_ = computation;
   TPUSIM_RETURN_IF_ERROR(ParseComputationBody(*computation));
+  if (declared_result.has_value()) {
+    const Shape& root = computation->root()->shape();
+    if (!WithoutDynamism(root).Compatible(WithoutDynamism(*declared_result))) {
+      return lexer_.ErrorAt(declared_result_loc,
+                            "result shape " + declared_result->ToString(false) +
+                                " of computation " + Quote(name) +
+                                " is not that of its root instruction " +
+                                Quote(computation->root()->name()) + ", " + root.ToString(false));
+    }
+  }
   if (lexer_.Peek() == ',') {
     // `, execution_thread="host"` after the closing brace.
     lexer_.Advance(1);

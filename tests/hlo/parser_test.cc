@@ -2125,6 +2125,20 @@ TEST(ParseErrors, MessageNamesFileLineColumnAndShowsACaret) {
   EXPECT_THAT(error, HasSubstr("\n  p = f32[2 parameter(0)\n            ^"));
 }
 
+TEST(ParseErrors, AComputationsStatedResultMustBeItsRoots) {
+  EXPECT_THAT(ParseError("HloModule m\nENTRY %main (a: f32[4]) -> s32[4] {\n"
+                         "  %a = f32[4]{0} parameter(0)\n  ROOT %r = f32[4]{0} negate(%a)\n}\n"),
+              HasSubstr("bad.hlo:2:28: error: result shape s32[4] of computation 'main' is not "
+                        "that of its root instruction 'r', f32[4]"));
+  // As in XLA's parser: layouts and dynamism aside, and the parameter list
+  // (which the parameter instructions define) read for its syntax only.
+  auto m = Parse(
+      "HloModule m\nENTRY %main (a: f32[4], b: s32[9]) -> (f32[<=4]{0}) {\n"
+      "  %a = f32[4] parameter(0)\n  ROOT %t = (f32[4]) tuple(%a)\n}\n");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->entry()->root()->name(), "t");
+}
+
 TEST(ParseErrors, UnknownElementTypeIsNamedAsSuch) {
   EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT p = f33[2] parameter(0)\n}\n"),
               HasSubstr("bad.hlo:3:12: error: unknown element type 'f33'"));
