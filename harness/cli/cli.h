@@ -212,6 +212,15 @@ void AddModelsDirOption(CLI::App& command, std::string& models_dir,
 /// else the source checkout's scenarios/validation/.
 std::string DefaultValidationSuite();
 
+/// The --algorithm choices, for help: every ici::Algorithm's spelling, auto
+/// first with what it means.
+std::string CollectiveAlgorithmChoices();
+
+/// Makes `app`'s help, and that of the subcommands added after, end each
+/// option's description with its default (from capture_default_str) unless
+/// the description states it.
+void StateDefaultsInHelp(CLI::App& app);
+
 /// Checks for options that must be above zero (--jobs, --top, --timeout) or
 /// not below it (--branch, --rtol): "must be positive, got '0'", "must be at
 /// least 0, got '-1'". CLI11's PositiveNumber and NonNegativeNumber name their

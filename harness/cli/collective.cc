@@ -97,9 +97,7 @@ CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
                   "to override the chip) or a YAML file (docs/interconnect.md)")
       ->required()
       ->option_text("SHORTFORM|FILE.yaml");
-  cmd->add_option("--algorithm", options.algorithm,
-                  "auto (what a TPU runtime would use; docs/interconnect.md), ring, "
-                  "bidirectional-ring, torus, hamiltonian-rings, tree, halving-doubling, direct")
+  cmd->add_option("--algorithm", options.algorithm, CollectiveAlgorithmChoices())
       ->option_text("NAME")
       ->capture_default_str();
   cmd->add_option(

@@ -4,11 +4,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <ostream>
+#include <string>
 #include <system_error>
 
 #include "harness/cli/cli.h"
 #include "harness/suite/process_pool.h"
+#include "sim/ici/interconnect.h"
 
 namespace tpusim::harness {
 
@@ -67,6 +70,41 @@ CLI::Validator NumberCheck(bool (*accept)(double), const char* what, const char*
 }
 
 }  // namespace
+
+namespace {
+
+/// States each option's default after its description. CLI11 prints a
+/// captured default beside the option's type, which option_text replaces,
+/// so without this no default reached the help.
+class DefaultsFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_desc(const CLI::Option* option) const override {
+    std::string description = CLI::Formatter::make_option_desc(option);
+    const std::string& value = option->get_default_str();
+    // Flags, repeatable options (captured as "[]") and descriptions that
+    // already say their default keep their text.
+    if (value.empty() || value == "[]" || option->get_type_size() == 0 ||
+        description.find("efault") != std::string::npos) {
+      return description;
+    }
+    return description + " (default: " + value + ")";
+  }
+};
+
+}  // namespace
+
+std::string CollectiveAlgorithmChoices() {
+  std::string choices;
+  for (const auto& [algorithm, name] : ici::kAlgorithmNames) {
+    choices += (choices.empty() ? "" : ", ") + std::string(name);
+    if (algorithm == ici::Algorithm::kAuto) {
+      choices += " (what a TPU runtime would use; docs/interconnect.md)";
+    }
+  }
+  return choices;
+}
+
+void StateDefaultsInHelp(CLI::App& app) { app.formatter(std::make_shared<DefaultsFormatter>()); }
 
 const CLI::Validator& PositiveNumber() {
   static const CLI::Validator positive =

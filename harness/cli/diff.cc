@@ -241,8 +241,7 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
                    "headline then names the network change")
       ->option_text("SHORTFORM|FILE");
   diff->add_option("--algorithm", options.algorithm,
-                   "Collective algorithm with --topology (auto, ring, bidirectional-ring, torus, "
-                   "hamiltonian-rings, tree, halving-doubling, direct)")
+                   "Collective algorithm with --topology: " + CollectiveAlgorithmChoices())
       ->option_text("NAME")
       ->capture_default_str();
   diff->add_option("--numerics", options.numerics,

@@ -171,8 +171,7 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
                    "without it collectives cost only their local work")
       ->option_text("SHORTFORM|FILE.yaml");
   exec->add_option("--algorithm", options.algorithm,
-                   "Collective algorithm with --topology: auto, ring, bidirectional-ring, torus, "
-                   "tree, halving-doubling, direct")
+                   "Collective algorithm with --topology: " + CollectiveAlgorithmChoices())
       ->option_text("NAME")
       ->capture_default_str();
   exec->footer(R"(Inputs:

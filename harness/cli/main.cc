@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
       "tpusim: a cycle-approximate simulator of Google TPU pods that runs the HLO "
       "modules XLA compiled.",
       "tpusim");
+  harness::StateDefaultsInHelp(app);
   app.set_help_flag("-h,--help", "Print this help and exit");
   app.set_version_flag("--version",
                        "tpusim " + std::string(tpusim::kVersion) + " (commit " +

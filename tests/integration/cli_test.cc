@@ -98,6 +98,23 @@ TEST(Cli, SubcommandHelpDescribesEveryOption) {
   EXPECT_THAT(fmt.out, HasSubstr("--check"));
 }
 
+TEST(Cli, HelpStatesEachDefaultAndEveryCollectiveAlgorithm) {
+  const RunResult exec = Tpusim({"exec", "--help"});
+  EXPECT_EQ(exec.exit_code, 0) << Describe(exec);
+  EXPECT_THAT(exec.out, HasSubstr("Rows of the op profile table (default: 20)"));
+  const RunResult diff = Tpusim({"diff", "--help"});
+  EXPECT_THAT(diff.out, HasSubstr("rtol * |before| (default: 0.001)"));
+  // A description that states its default keeps its own words only.
+  EXPECT_THAT(diff.out, Not(HasSubstr("Default: device 0 alone (default:")));
+  for (const char* command : {"exec", "diff", "collective"}) {
+    const RunResult help = Tpusim({command, "--help"});
+    for (const char* algorithm : {"auto (", "ring,", "bidirectional-ring,", "torus,",
+                                  "hamiltonian-rings,", "tree,", "halving-doubling,", "direct"}) {
+      EXPECT_THAT(help.out, HasSubstr(algorithm)) << command;
+    }
+  }
+}
+
 TEST(Cli, NoSubcommandIsUsageError) {
   RunResult r = Tpusim({});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
