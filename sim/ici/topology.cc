@@ -67,8 +67,11 @@ class TopologyBuilder {
 
   StatusOr<Topology> Build() {
     if (bandwidth_.value() <= 0) {
+      // What the user gave, and what the efficiency made of it.
       return Error("link_bandwidth",
-                   "must be positive, got " + std::to_string(bandwidth_.value()) + "B/s");
+                   std::to_string(raw_bandwidth_.value()) + "B/s at the chip's " +
+                       std::to_string(efficiency_percent_) + "% ICI efficiency leaves " +
+                       std::to_string(bandwidth_.value()) + "B/s; it must leave at least 1B/s");
     }
     t_.config_ = config_;
     t_.kind_ = config_.kind;

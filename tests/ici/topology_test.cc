@@ -141,6 +141,16 @@ TEST(Topology, InjectionBandwidthBeyondInt64IsAnErrorOfSwitchedKinds) {
   EXPECT_TRUE(Topology::Build(*arch::ParseTopologyShortForm("torus:4x4"), ici).ok());
 }
 
+TEST(Topology, ALinkBandwidthTheEfficiencyRoundsToZeroSaysWhatWasGiven) {
+  const arch::IciConfig ici{4, BytesPerSecond(45'000'000'000), Picoseconds(1), 96, {}};
+  StatusOr<Topology> t =
+      Topology::Build(*arch::ParseTopologyShortForm("torus:2x2,link_bandwidth=1B/s"), ici);
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(),
+              HasSubstr("link_bandwidth: 1B/s at the chip's 96% ICI efficiency leaves 0B/s; it "
+                        "must leave at least 1B/s"));
+}
+
 TEST(Topology, MultiSliceJoinsSlicesThroughDcn) {
   const Topology t = Must("multislice:slices=2,dcn_bandwidth=5GB/s,slice=torus:2x2");
   EXPECT_EQ(t.chip_count(), 8);
