@@ -228,6 +228,10 @@ void StateDefaultsInHelp(CLI::App& app);
 const CLI::Validator& PositiveNumber();
 const CLI::Validator& NonNegativeNumber();
 
+/// A check for options whose empty value would read as the option left out
+/// (--topology ""): "must not be empty".
+const CLI::Validator& NonEmpty();
+
 /// A check for options naming a file to write (-o, --json, --trace): "-"
 /// would otherwise create a file named "-" where a user expects standard
 /// output, which /dev/stdout writes instead.

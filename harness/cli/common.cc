@@ -128,6 +128,15 @@ const CLI::Validator& OutputFile() {
   return output;
 }
 
+const CLI::Validator& NonEmpty() {
+  static const CLI::Validator non_empty(
+      [](const std::string& text) -> std::string {
+        return text.empty() ? "must not be empty" : "";
+      },
+      "");
+  return non_empty;
+}
+
 void CheckIntegerOptions(CLI::App& app) {
   // CLI11 2.1 reads an integer with strtoll's base 0: `--top 010` ran as 8 (octal)
   // and `--top 08` was refused. A value of decimal digits is decimal, leading zeros

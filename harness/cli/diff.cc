@@ -234,12 +234,14 @@ CLI::App* AddDiffCommand(CLI::App& app, DiffOptions& options) {
                    "The network both modules run on (a short form such as torus:4x4, or a YAML "
                    "file; docs/interconnect.md): every device is timed and collectives are "
                    "routed over its links, so ICI bytes are compared. Default: device 0 alone")
-      ->option_text("SHORTFORM|FILE");
+      ->option_text("SHORTFORM|FILE")
+      ->check(NonEmpty());
   diff->add_option("--topology-after", options.topology_after,
                    "The network AFTER runs on, when it is not BEFORE's (--topology): the same "
                    "program (BEFORE and AFTER may be one file) on a re-cabled or resized pod. The "
                    "headline then names the network change")
-      ->option_text("SHORTFORM|FILE");
+      ->option_text("SHORTFORM|FILE")
+      ->check(NonEmpty());
   diff->add_option("--algorithm", options.algorithm,
                    "Collective algorithm with --topology: " + CollectiveAlgorithmChoices())
       ->option_text("NAME")

@@ -169,7 +169,8 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
                    "Time every device with collectives on this network: a short form "
                    "(torus:4x4, twisted:4x4x8, ...) or a YAML file (docs/interconnect.md); "
                    "without it collectives cost only their local work")
-      ->option_text("SHORTFORM|FILE.yaml");
+      ->option_text("SHORTFORM|FILE.yaml")
+      ->check(NonEmpty());
   exec->add_option("--algorithm", options.algorithm,
                    "Collective algorithm with --topology: " + CollectiveAlgorithmChoices())
       ->option_text("NAME")

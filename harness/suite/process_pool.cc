@@ -71,7 +71,7 @@ std::string ProcessOutcome::Describe(double timeout_seconds) const {
     return "killed by signal " + std::to_string(signal) +
            (name != nullptr ? " (SIG" + std::string(name) + ")" : "");
   }
-  return "exit code " + std::to_string(exit_code);
+  return "exited with code " + std::to_string(exit_code);
 }
 
 std::vector<ProcessOutcome> RunProcesses(

@@ -23,7 +23,8 @@ struct ProcessOutcome {
   int signal = 0;      ///< when a signal ended it (SIGKILL after a timeout)
   double seconds = 0;  ///< wall time
   std::string error;
-  /// "exit code 2", "killed by signal 11 (SIGSEGV)", "timed out after 5 s".
+  /// "exited with code 2", "killed by signal 11 (SIGSEGV)", "timed out after 5 s":
+  /// what the process did, after "the simulator".
   std::string Describe(double timeout_seconds) const;
 };
 

@@ -39,10 +39,17 @@ bool IsScenarioFile(const fs::path& path) {
 /// Every scenario file under `paths`, sorted within each directory.
 StatusOr<std::vector<std::string>> Discover(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
+  // A file reached twice (a path given twice, or a file inside a directory
+  // also given) runs once, not as two scenarios of one name.
+  std::set<fs::path> seen;
+  const auto add = [&](const std::string& file) {
+    std::error_code ec;
+    if (seen.insert(fs::weakly_canonical(file, ec)).second) files.push_back(file);
+  };
   for (const std::string& path : paths) {
     std::error_code ec;
     if (fs::is_regular_file(path, ec)) {
-      files.push_back(path);
+      add(path);
     } else if (fs::is_directory(path, ec)) {
       std::vector<std::string> found;
       for (auto it = fs::recursive_directory_iterator(path, ec);
@@ -52,7 +59,7 @@ StatusOr<std::vector<std::string>> Discover(const std::vector<std::string>& path
       }
       if (ec) return InvalidArgument(path + ": error: cannot list directory: " + ec.message());
       std::sort(found.begin(), found.end());
-      files.insert(files.end(), found.begin(), found.end());
+      for (const std::string& file : found) add(file);
     } else {
       return InvalidArgument(path + ": error: no such file or directory");
     }

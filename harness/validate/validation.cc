@@ -291,8 +291,12 @@ StatusOr<ValidationResult> RunValidation(const ValidationSuite& suite,
     for (const ValidationFamily& f : suite.families) known.insert(f.*key);
     for (const std::string& name : *filter) {
       if (known.contains(name)) continue;
+      // In the suite's order, each once (families share chips).
       std::string list;
-      for (const ValidationFamily& f : suite.families) list += (list.empty() ? "" : ", ") + f.*key;
+      std::set<std::string> listed;
+      for (const ValidationFamily& f : suite.families) {
+        if (listed.insert(f.*key).second) list += (list.empty() ? "" : ", ") + f.*key;
+      }
       return InvalidArgument(suite.path + ": error: no " + what + " " + Quote(name) +
                              " in the suite (it has: " + list + ")");
     }

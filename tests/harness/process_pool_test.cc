@@ -31,7 +31,7 @@ TEST(ProcessPool, ReportsExitCodes) {
   ASSERT_EQ(outcomes.size(), 2u);
   EXPECT_EQ(outcomes[0].exit_code, 0);
   EXPECT_EQ(outcomes[1].exit_code, 3);
-  EXPECT_EQ(outcomes[1].Describe(0), "exit code 3");
+  EXPECT_EQ(outcomes[1].Describe(0), "exited with code 3");
 }
 
 TEST(ProcessPool, ReportsAChildKilledByASignal) {

@@ -115,6 +115,20 @@ TEST(Cli, HelpStatesEachDefaultAndEveryCollectiveAlgorithm) {
   }
 }
 
+// An empty --topology once read as no topology: exec timed device 0 alone.
+TEST(Cli, AnEmptyTopologyIsAUsageError) {
+  const std::string hlo = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"exec", hlo, "--chip", "tpu-v5e", "--topology", ""},
+        std::vector<std::string>{"diff", hlo, hlo, "--chip", "tpu-v5e", "--topology", ""},
+        std::vector<std::string>{"diff", hlo, hlo, "--chip", "tpu-v5e", "--topology", "torus:2x2",
+                                 "--topology-after", ""}}) {
+    const RunResult r = Tpusim(args);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("must not be empty")) << args[0];
+  }
+}
+
 TEST(Cli, NoSubcommandIsUsageError) {
   RunResult r = Tpusim({});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);

@@ -764,6 +764,16 @@ TEST(Run, UsageErrors) {
   EXPECT_THAT(r.err, HasSubstr("tpusim run: error: --jobs: must be positive, got '0'\n"));
 }
 
+TEST(Run, AScenarioReachedTwiceRunsOnce) {
+  // The same directory twice, and a file inside it: each scenario once, not
+  // two scenarios of one name that conflict.
+  const std::string smoke = TPUSIM_SOURCE_DIR "/scenarios/smoke";
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"run", smoke, smoke, smoke + "/add_f32_values.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("4 scenario(s): 4 passed"));
+}
+
 TEST(Run, NoScenarioToRunIsAnErrorNotAPass) {
   ScratchDir empty;
   RunResult r = RunBinary(TPUSIM_BINARY, {"run", empty.path().string()});

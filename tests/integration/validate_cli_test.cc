@@ -178,6 +178,12 @@ TEST(ValidateCli, BadInputExitsTwoWithItsLocation) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no family 'no-such' in the suite (it has: matmul-v4,"), std::string::npos)
       << r.err;
+  // Chips are listed once each, though families share them.
+  r = RunBinary(TPUSIM_BINARY, {"validate", kSuite, "--chip", "tpu-v9"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no chip 'tpu-v9' in the suite (it has: tpu-v4, tpu-v7x, tpu-v5p, tpu-v6e)"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace
