@@ -367,7 +367,7 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
   if (root["mode"]) {
     TPUSIM_ASSIGN_OR_RETURN(s.mode, r.Parsed(root["mode"], "mode", ParseRunMode));
   }
-  if (s.mode != RunMode::kValues && s.chip.empty()) {
+  if (s.mode != RunMode::kValues && s.chip.empty() && !r.HasUnknownKeys()) {
     return r.Error(root["mode"] ? root["mode"] : root, "chip",
                    "mode " + std::string(RunModeName(s.mode)) +
                        " times the module: give chip: PRESET (or mode: values)");

@@ -70,6 +70,10 @@ class YamlReader {
     return Status::Ok();
   }
 
+  /// True once Keys has met an unknown key: a check across keys (mode needs
+  /// chip) may then only echo a misspelling, so it waits for the fix.
+  bool HasUnknownKeys() const { return !unknown_keys_.empty(); }
+
   /// `parsed` when every key was known; else every unknown key's error, one
   /// per line in file order, then `parsed`'s own error if it failed too.
   template <typename T>
@@ -97,22 +101,28 @@ class YamlReader {
     return best;
   }
 
-  /// Levenshtein distance (insertions, deletions, substitutions), ASCII case-blind.
+  /// Edit distance counting insertions, deletions, substitutions and swaps
+  /// of two neighbouring letters (`mdoe` is one from `mode`), ASCII
+  /// case-blind: the optimal string alignment distance.
   static size_t EditDistance(std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    const auto same = [&](size_t i, size_t j) {
+      return std::tolower(static_cast<unsigned char>(a[i])) ==
+             std::tolower(static_cast<unsigned char>(b[j]));
+    };
+    // d[i][j]: the distance between a's first i letters and b's first j.
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
     for (size_t i = 1; i <= a.size(); ++i) {
-      size_t diagonal = row[0];
-      row[0] = i;
       for (size_t j = 1; j <= b.size(); ++j) {
-        const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                          std::tolower(static_cast<unsigned char>(b[j - 1]));
-        const size_t next = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-        diagonal = row[j];
-        row[j] = next;
+        d[i][j] = std::min(
+            {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (same(i - 1, j - 1) ? 0 : 1)});
+        if (i > 1 && j > 1 && same(i - 1, j - 2) && same(i - 2, j - 1)) {
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
       }
     }
-    return row[b.size()];
+    return d[a.size()][b.size()];
   }
 
   static std::string Join(const std::string& path, const std::string& key) {

@@ -17,6 +17,7 @@ namespace tpusim::harness {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(Scenario, ReadsEveryKey) {
   const char* text = R"(name: mlp
@@ -143,6 +144,24 @@ TEST(Scenario, EveryUnknownKeyIsReportedAtOnceWithTheKeyItMisspells) {
   EXPECT_EQ(YamlReader::ClosestKey("tolerence", {"golden", "tolerance"}), "tolerance");
   EXPECT_EQ(YamlReader::ClosestKey("Golden", {"golden", "tolerance"}), "golden");
   EXPECT_EQ(YamlReader::ClosestKey("gold", {"golden", "tolerance"}), "");  // 2 of 4 differ
+  // Two neighbouring letters swapped are one slip.
+  EXPECT_EQ(YamlReader::ClosestKey("mdoe", {"mode", "name"}), "mode");
+  EXPECT_EQ(YamlReader::EditDistance("mdoe", "mode"), 1u);
+  EXPECT_EQ(YamlReader::EditDistance("kitten", "sitting"), 3u);
+}
+
+// A misspelt mode leaves the default (full) in force; its need of a chip would
+// only echo the misspelling, and stopping there once hid the unknown keys
+// further down.
+TEST(Scenario, AMisspeltModeIsNamedAlongWithTheUnknownKeysAfterIt) {
+  StatusOr<Scenario> s = ParseScenario(
+      "module: m.hlo\nmdoe: values\nchecks:\n  outputs: {golden: true, rtoll: 1e-3}\n", "m.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("m.yaml:2:1: error: key path `mdoe`: unknown key"));
+  EXPECT_THAT(s.status().message(), HasSubstr("did you mean 'mode'?"));
+  EXPECT_THAT(s.status().message(),
+              HasSubstr("m.yaml:4:27: error: key path `checks.outputs.rtoll`: unknown key"));
+  EXPECT_THAT(s.status().message(), Not(HasSubstr("give chip")));
 }
 
 TEST(Scenario, ALoopLimitBelowOneIsAnErrorAtItsKey) {
