@@ -79,16 +79,25 @@ int64_t NonNegative(std::string_view text) {
   return ec == std::errc() && ptr == text.data() + text.size() && !text.empty() && n >= 0 ? n : -1;
 }
 
-/// `text` as NAME=N (N a non-negative integer) into `counts`, false when it
-/// is not of that form; `flag` starts an error about the name.
-bool ReadNamedCount(const std::string& text, const std::string& flag,
-                    std::map<std::string, NamedCount>& counts) {
+/// `text` as NAME=N (N a non-negative integer) into `counts`; an error
+/// naming `flag` and `text` when it is not of that `form` or names a NAME
+/// given before (which would silently win otherwise). The error kept with
+/// the count is for a name the module does not have.
+Status ReadNamedCount(const std::string& text, const std::string& flag, std::string_view form,
+                      std::map<std::string, NamedCount>& counts) {
+  const std::string where = "tpusim exec: error: " + flag + " " + Quote(text);
   const size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) return false;
-  const int64_t n = NonNegative(std::string_view(text).substr(eq + 1));
-  if (n < 0) return false;
-  counts[text.substr(0, eq)] = {n, "tpusim exec: error: " + flag + " " + Quote(text)};
-  return true;
+  const int64_t n =
+      eq == std::string::npos || eq == 0 ? -1 : NonNegative(std::string_view(text).substr(eq + 1));
+  if (n < 0) {
+    return InvalidArgument(where + ": expected " + std::string(form) +
+                           " with N a non-negative integer");
+  }
+  const std::string name = text.substr(0, eq);
+  if (!counts.emplace(name, NamedCount{n, where}).second) {
+    return InvalidArgument(where + ": " + Quote(name) + " is given a count twice");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -96,10 +105,7 @@ bool ReadNamedCount(const std::string& text, const std::string& flag,
 StatusOr<std::map<std::string, NamedCount>> ParseTripCounts(const std::vector<std::string>& texts) {
   std::map<std::string, NamedCount> counts;
   for (const std::string& text : texts) {
-    if (!ReadNamedCount(text, "--trip-count", counts)) {
-      return InvalidArgument("tpusim exec: error: --trip-count " + Quote(text) +
-                             ": expected WHILE_NAME=N with N a non-negative integer");
-    }
+    TPUSIM_RETURN_IF_ERROR(ReadNamedCount(text, "--trip-count", "WHILE_NAME=N", counts));
   }
   return counts;
 }
@@ -114,9 +120,9 @@ Status ParseBranches(const std::vector<std::string>& texts, RunSpec& spec) {
       return InvalidArgument("tpusim exec: error: --branch: " + Quote(text) +
                              " is out of range: at most " +
                              std::to_string(std::numeric_limits<int64_t>::max()));
-    } else if (!ReadNamedCount(text, "--branch", spec.branches)) {
-      return InvalidArgument("tpusim exec: error: --branch " + Quote(text) +
-                             ": expected N or CONDITIONAL_NAME=N with N a non-negative integer");
+    } else {
+      TPUSIM_RETURN_IF_ERROR(
+          ReadNamedCount(text, "--branch", "N or CONDITIONAL_NAME=N", spec.branches));
     }
   }
   return Status::Ok();

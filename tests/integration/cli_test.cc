@@ -149,6 +149,18 @@ TEST(Cli, UnknownFlagIsUsageError) {
   EXPECT_THAT(sub.err, HasSubstr("--frobnicate"));
 }
 
+// A loop or conditional given two counts once ran with the last, silently.
+TEST(Cli, ANameGivenTwoCountsIsAnError) {
+  const std::string hlo = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo";
+  RunResult r = Tpusim({"exec", hlo, "--trip-count", "w=5", "--trip-count", "w=7"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err,
+              HasSubstr("tpusim exec: error: --trip-count 'w=7': 'w' is given a count twice"));
+  r = Tpusim({"exec", hlo, "--branch", "c=0", "--branch", "c=1"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("tpusim exec: error: --branch 'c=1': 'c' is given a count twice"));
+}
+
 // CLI11's PositiveNumber and NonNegativeNumber once answered with their range,
 // "Value 0 not in range 0.000000 to 17976931348623157...", 309 digits of the
 // largest double; every number check says what the value must be instead.
