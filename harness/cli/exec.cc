@@ -29,8 +29,28 @@ StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
     return InvalidArgument("tpusim exec: error: --mode " + std::string(RunModeName(spec.mode)) +
                            " times the module on a chip: give --chip NAME (see tpusim presets)");
   }
-  if (!options.trace.empty() && spec.mode == RunMode::kValues) {
-    return InvalidArgument("tpusim exec: error: --trace needs timing: give --chip NAME");
+  // An option the run would not use is an error, not silently dropped.
+  const auto unused = [](const std::string& flag, const std::string& what) {
+    return InvalidArgument("tpusim exec: error: " + flag + " " + what);
+  };
+  if (spec.mode == RunMode::kValues) {
+    // Without --mode, values mode means no --chip was given.
+    const std::string fix = options.mode.empty() ? "give --chip NAME" : "give --mode full";
+    if (!options.chip.empty()) {
+      return unused("--chip", "times the module, which --mode values does not: " + fix);
+    }
+    if (!options.overrides.empty()) return unused("-p", "changes the timing chip: " + fix);
+    if (!options.trace.empty()) return unused("--trace", "needs timing: " + fix);
+    if (!options.mode.empty() && !options.topology.empty()) {
+      return unused("--topology", "times collectives, which --mode values does not: " + fix);
+    }
+  }
+  if (spec.mode == RunMode::kTiming) {
+    const std::string why =
+        "is about values, which --mode timing does not compute: give --mode full";
+    if (!options.out.empty()) return unused("--out", why);
+    if (options.numerics != "tpu") return unused("--numerics", why);
+    if (options.mxu != "analytic") return unused("--mxu", why);
   }
   TPUSIM_ASSIGN_OR_RETURN(
       spec.evaluation,

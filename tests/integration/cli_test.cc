@@ -149,6 +149,33 @@ TEST(Cli, UnknownFlagIsUsageError) {
   EXPECT_THAT(sub.err, HasSubstr("--frobnicate"));
 }
 
+// An option the asked mode would not use was once accepted and dropped.
+TEST(Cli, ExecRefusesOptionsItsModeWouldIgnore) {
+  const std::string hlo = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo";
+  const struct {
+    std::vector<std::string> args;
+    std::string error;
+  } cases[] = {
+      {{"--mode", "timing", "--chip", "tpu-v5e", "--out", "o"},
+       "--out is about values, which --mode timing does not compute: give --mode full"},
+      {{"--mode", "timing", "--chip", "tpu-v5e", "--numerics", "ieee"},
+       "--numerics is about values"},
+      {{"--mode", "timing", "--chip", "tpu-v5e", "--mxu", "rtl"}, "--mxu is about values"},
+      {{"--mode", "values", "--chip", "tpu-v5e"},
+       "--chip times the module, which --mode values does not: give --mode full"},
+      {{"-p", "hbm.bandwidth=1TB/s"}, "-p changes the timing chip: give --chip NAME"},
+      {{"--mode", "values", "--topology", "torus:2x2"},
+       "--topology times collectives, which --mode values does not"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"exec", hlo};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const RunResult r = Tpusim(args);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("tpusim exec: error: " + c.error)) << Describe(r);
+  }
+}
+
 // A loop or conditional given two counts once ran with the last, silently.
 TEST(Cli, ANameGivenTwoCountsIsAnError) {
   const std::string hlo = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo";
