@@ -72,8 +72,10 @@ int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
       for (const auto& computation : (*module)->computations()) {
         instructions += computation->instruction_count();
       }
-      out << file << ": ok (" << (*module)->computations().size() << " computations, "
-          << instructions << " instructions)\n";
+      const size_t computations = (*module)->computations().size();
+      out << file << ": ok (" << computations
+          << (computations == 1 ? " computation, " : " computations, ") << instructions
+          << (instructions == 1 ? " instruction)\n" : " instructions)\n");
     }
   }
   out.flush();

@@ -7,6 +7,7 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "harness/cli/cli.h"
 #include "harness/commit.h"
@@ -29,8 +30,18 @@ Run 'tpusim SUBCOMMAND --help' for the options of a subcommand.)";
 std::string FailureMessage(const CLI::App* app, const CLI::Error& e) {
   std::string command = "tpusim";
   for (const CLI::App* sub : app->get_subcommands()) command += " " + sub->get_name();
-  return command + ": error: " + e.what() + "\nRun '" + command +
-         " --help' for more information.\n";
+  std::string what = e.what();
+  // A word where the subcommand goes is one misspelt, not an extra argument.
+  const std::vector<std::string> extras = app->remaining();
+  if (app->get_subcommands().empty() && !extras.empty() && !extras.front().starts_with('-')) {
+    std::string known;
+    for (const CLI::App* sub : app->get_subcommands({})) {
+      if (sub->get_group().empty()) continue;  // the internal scenario-exec
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    what = "unknown subcommand '" + extras.front() + "' (known: " + known + ")";
+  }
+  return command + ": error: " + what + "\nRun '" + command + " --help' for more information.\n";
 }
 
 /// `code`, or kExitInputError when standard output could not take what was

@@ -520,7 +520,11 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
     const fs::path path(scenario.module);
     const std::string dir = path.parent_path().string();
     if (!fs::is_directory(dir, ec) || !ListDumpModules(dir).ok()) {
-      return InvalidArgument(arch::Printable(where + scenario.module + ": no such file"));
+      // A directory where the module goes is named as one.
+      return InvalidArgument(arch::Printable(
+          where + scenario.module +
+          (fs::is_directory(status) ? ": a directory, not an HLO file (or DUMP_DIR/NAME)"
+                                    : ": no such file")));
     }
     StatusOr<std::string> found = FindDumpModule(dir, path.filename().string());
     if (!found.ok()) {

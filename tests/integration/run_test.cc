@@ -774,6 +774,16 @@ TEST(Run, AScenarioReachedTwiceRunsOnce) {
   EXPECT_THAT(r.out, HasSubstr("4 scenario(s): 4 passed"));
 }
 
+TEST(Run, AModuleThatIsADirectoryIsNamedAsOne) {
+  ScratchDir dir;
+  fs::create_directories(dir / "sub");
+  WriteText(dir / "d.yaml", "module: sub\nmode: values\n");
+  const RunResult r = RunBinary(TPUSIM_BINARY, {"run", dir / "d.yaml"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("d.yaml:1:9: error: key path `module`: "));
+  EXPECT_THAT(r.err, HasSubstr("sub: a directory, not an HLO file (or DUMP_DIR/NAME)"));
+}
+
 TEST(Run, NoScenarioToRunIsAnErrorNotAPass) {
   ScratchDir empty;
   RunResult r = RunBinary(TPUSIM_BINARY, {"run", empty.path().string()});
