@@ -148,7 +148,9 @@ StatusOr<DiffSpec> ParseDiffSpec(const DiffOptions& options) {
   }
   spec.topology = options.topology;
   spec.topology_after = options.topology_after;
-  TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(options.algorithm));
+  StatusOr<ici::Algorithm> algorithm = ici::ParseAlgorithm(options.algorithm);
+  if (!algorithm.ok()) return algorithm.status().WithContext("tpusim diff: error: --algorithm");
+  spec.algorithm = *algorithm;
   spec.top = options.top;
   return spec;
 }

@@ -63,7 +63,9 @@ StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
   spec.default_trip_count = options.default_trip_count;
   TPUSIM_RETURN_IF_ERROR(ParseBranches(options.branches, spec));
   spec.limits = options.limits;
-  TPUSIM_ASSIGN_OR_RETURN(spec.algorithm, ici::ParseAlgorithm(options.algorithm));
+  StatusOr<ici::Algorithm> algorithm = ici::ParseAlgorithm(options.algorithm);
+  if (!algorithm.ok()) return algorithm.status().WithContext("tpusim exec: error: --algorithm");
+  spec.algorithm = *algorithm;
   return spec;
 }
 

@@ -46,6 +46,7 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options) {
       ->capture_default_str();
   validate->add_option("-j,--jobs", options.jobs, "Timing processes run at once")
       ->option_text("N")
+      ->check(PositiveNumber())
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   validate

@@ -213,6 +213,7 @@ TEST(Cli, NumbersOutOfTheirRangeSayWhatTheyMustBe) {
       {{"diff", hlo, hlo, "--atol", "1e999"}, "--atol: '1e999' is out of range\n"},
       {{"diff", hlo, hlo, "--max-ulp", "-1"}, "--max-ulp: must be at least 0, got '-1'\n"},
       {{"validate", "--worst", "-1"}, "--worst: must be at least 0, got '-1'\n"},
+      {{"validate", "-j", "0"}, "tpusim validate: error: --jobs: must be positive, got '0'\n"},
   };
   for (const auto& c : cases) {
     const RunResult r = Tpusim(c.args);

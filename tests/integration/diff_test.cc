@@ -663,7 +663,8 @@ TEST(DiffCli, AnUnknownAlgorithmIsAnInputErrorBeforeAnythingRuns) {
                                                 kScenarios + "precision_default/after.hlo",
                                                 "--mode", "values", "--algorithm", "spiral"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
-  EXPECT_THAT(r.err, HasSubstr("unknown collective algorithm 'spiral' (expected auto, ring,"));
+  EXPECT_THAT(r.err, HasSubstr("tpusim diff: error: --algorithm: unknown collective algorithm "
+                               "'spiral' (expected auto, ring,"));
   EXPECT_EQ(r.out, "") << Describe(r);
 }
 
