@@ -487,14 +487,15 @@ Status Lexer::ErrorAt(SourceLocation loc, std::string_view message) const {
   size_t from = caret > kWindow / 2 ? caret - kWindow / 2 : 0;
   if (from > line.size()) from = line.size();
   std::string_view shown = line.substr(from, kWindow);
-  bool printable = !shown.empty();
-  for (char c : shown) {
-    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') printable = false;
-    if (static_cast<unsigned char>(c) >= 0x7f) printable = false;
-  }
-  if (printable) {
+  if (!shown.empty()) {
+    // A byte the terminal would act on, or one of a character it would draw
+    // in fewer columns, shows as '?': one column per byte keeps the caret
+    // under the column, which counts bytes.
     out += '\n';
-    out += shown;
+    for (char c : shown) {
+      const unsigned char byte = static_cast<unsigned char>(c);
+      out += (byte < 0x20 && c != '\t') || byte >= 0x7f ? '?' : c;
+    }
     out += '\n';
     out.append(caret - from, ' ');
     out += '^';

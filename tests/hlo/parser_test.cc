@@ -2125,6 +2125,15 @@ TEST(ParseErrors, MessageNamesFileLineColumnAndShowsACaret) {
   EXPECT_THAT(error, HasSubstr("\n  p = f32[2 parameter(0)\n            ^"));
 }
 
+// A line with bytes outside printable ASCII once lost its excerpt; each such
+// byte shows as '?', one column per byte, so the caret still points.
+TEST(ParseErrors, ALineWithUnprintableBytesIsShownWithThemAsQuestionMarks) {
+  const std::string error =
+      ParseError("HloModule m\nENTRY e {\n  %a\xff\xfe = f32[] constant(1) \x1b[31m\n}\n");
+  EXPECT_THAT(error, HasSubstr("bad.hlo:3:5: error: expected '=' after the instruction name, got "
+                               "byte 0xff\n  %a?? = f32[] constant(1) ?[31m\n    ^"));
+}
+
 TEST(ParseErrors, AComputationsStatedResultMustBeItsRoots) {
   EXPECT_THAT(ParseError("HloModule m\nENTRY %main (a: f32[4]) -> s32[4] {\n"
                          "  %a = f32[4]{0} parameter(0)\n  ROOT %r = f32[4]{0} negate(%a)\n}\n"),
