@@ -49,10 +49,16 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& options) {
       ->check(PositiveNumber())
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  validate
-      ->add_option("--hlo", options.hlo,
-                   "Print the HLO module generated for the row with this id, and stop")
-      ->option_text("ID");
+  CLI::Option* hlo =
+      validate
+          ->add_option("--hlo", options.hlo,
+                       "Print the HLO module generated for the row with this id, and stop")
+          ->option_text("ID");
+  // It runs nothing: an option about the run beside it would be ignored.
+  for (const char* run_only :
+       {"--family", "--chip", "--param", "--json", "--report", "--worst", "--jobs"}) {
+    hlo->excludes(validate->get_option(run_only));
+  }
   AddModelsDirOption(*validate, options.models_dir);
   validate->footer(R"(Exit codes:
   0  every family's mean absolute error is within the bound its suite file states

@@ -159,6 +159,11 @@ TEST(ValidateCli, ThePrintedModuleOfARowIsValidHlo) {
   const RunResult missing = RunBinary(TPUSIM_BINARY, {"validate", kSuite, "--hlo", "no-such-row"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no row with id 'no-such-row'"), std::string::npos) << missing.err;
+  // It runs nothing, so an option about the run beside it is refused, not dropped.
+  const RunResult beside =
+      RunBinary(TPUSIM_BINARY, {"validate", kSuite, "--hlo", "v4-mm-0001", "--family", "nosuch"});
+  EXPECT_EQ(beside.exit_code, 2);
+  EXPECT_NE(beside.err.find("--family excludes --hlo"), std::string::npos) << beside.err;
 }
 
 TEST(ValidateCli, BadInputExitsTwoWithItsLocation) {
