@@ -140,6 +140,9 @@ std::vector<OutputLeaf> OutputLeaves(const Literal& result) {
 
 Status WriteOutputs(const Literal& result, const std::string& dir) {
   std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    return InvalidArgument(dir + ": error: exists and is not a directory, where the outputs go");
+  }
   std::filesystem::create_directories(dir, ec);
   if (ec) return InvalidArgument(dir + ": error: cannot create directory: " + ec.message());
   for (const OutputLeaf& leaf : OutputLeaves(result)) {

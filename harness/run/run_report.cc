@@ -42,8 +42,11 @@ StatusOr<std::vector<OutputSummary>> ReportValues(const RunReportOptions& option
     const std::string prefix =
         DeviceOutputPrefix(run.evaluated.device_count, run.evaluated.devices[i]);
     if (!options.out_dir.empty()) {
-      TPUSIM_RETURN_IF_ERROR(
-          WriteOutputs(run.results[i], (std::filesystem::path(options.out_dir) / prefix).string()));
+      // One device writes into the directory itself (no trailing '/').
+      const std::string dir = prefix.empty()
+                                  ? options.out_dir
+                                  : (std::filesystem::path(options.out_dir) / prefix).string();
+      TPUSIM_RETURN_IF_ERROR(WriteOutputs(run.results[i], dir));
     }
     for (const OutputLeaf& leaf : OutputLeaves(run.results[i])) {
       outputs.push_back(Summarize(prefix + leaf.name, *leaf.value));

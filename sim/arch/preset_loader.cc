@@ -438,7 +438,9 @@ StatusOr<ChipConfig> LoadChipPreset(std::string_view name_or_path, const std::st
     const auto it = merged.find(std::string(field.path));
     if (it == merged.end()) {
       if (field.required) {
-        return ErrorAt(file, "missing required key " + Quote(field.path));
+        // No line holds a key that is missing: the preset's start stands for it.
+        return ErrorAt(file + ":1:1", "missing required key " + Quote(field.path) +
+                                          " (in this preset or one it inherits)");
       }
       continue;
     }

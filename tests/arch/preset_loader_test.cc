@@ -405,12 +405,14 @@ TEST_F(MalformedPreset, DuplicateKey) {
 
 TEST_F(MalformedPreset, MissingRequiredFieldNamesTheKeyPath) {
   EXPECT_EQ(ErrorOf("bad", "clock: 1GHz\n"),
-            "DIR/bad.yaml: error: missing required key 'tensorcores_per_chip'");
+            "DIR/bad.yaml:1:1: error: missing required key 'tensorcores_per_chip' (in this "
+            "preset or one it inherits)");
   std::string without_granularity = kBase;
   without_granularity.replace(without_granularity.find(", access_granularity: 32B"),
                               std::string(", access_granularity: 32B").size(), "");
   EXPECT_EQ(ErrorOf("bad", without_granularity),
-            "DIR/bad.yaml: error: missing required key 'hbm.access_granularity'");
+            "DIR/bad.yaml:1:1: error: missing required key 'hbm.access_granularity' (in this "
+            "preset or one it inherits)");
 }
 
 TEST_F(MalformedPreset, InheritanceCycle) {

@@ -240,6 +240,16 @@ TEST_F(ExecTest, FullModeTimesWhatItCannotEvaluateAndSaysWhyFirst) {
   EXPECT_THAT(values.err, HasSubstr("sub-byte integer result"));
 }
 
+TEST_F(ExecTest, OutNamingAFileSaysItIsNotADirectory) {
+  const std::string file = dir_ / "a_file";
+  WriteText(file, "");
+  const RunResult r = Tpusim(
+      {"exec", std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo", "--out", file});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err,
+              HasSubstr(file + ": error: exists and is not a directory, where the outputs go"));
+}
+
 TEST_F(ExecTest, AStringAttributeThatIsNotUtf8ReachesEveryJsonAsAReplacementCharacter) {
   // An HLO string may hold any byte: an escape (`\377`) or the byte itself.
   const std::string module = Module("not_utf8.hlo",
