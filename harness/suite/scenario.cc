@@ -17,6 +17,7 @@
 #include "sim/arch/topology_config.h"
 #include "sim/arch/yaml_position.h"
 #include "sim/base/file.h"
+#include "sim/base/printable.h"
 #include "sim/base/units.h"
 #include "sim/hlo/opcode.h"
 #include "sim/hlo/primitive_type.h"
@@ -515,27 +516,26 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
     // A device or a FIFO is there, only not a file: "no such file" would mislead.
     const fs::file_status status = fs::status(scenario.module, ec);
     if (fs::exists(status) && !fs::is_directory(status)) {
-      return InvalidArgument(arch::Printable(where + scenario.module + ": not a regular file"));
+      return InvalidArgument(Printable(where + scenario.module + ": not a regular file"));
     }
     const fs::path path(scenario.module);
     const std::string dir = path.parent_path().string();
     if (!fs::is_directory(dir, ec) || !ListDumpModules(dir).ok()) {
       // A directory where the module goes is named as one.
-      return InvalidArgument(arch::Printable(
-          where + scenario.module +
-          (fs::is_directory(status) ? ": a directory, not an HLO file (or DUMP_DIR/NAME)"
-                                    : ": no such file")));
+      return InvalidArgument(
+          Printable(where + scenario.module +
+                    (fs::is_directory(status) ? ": a directory, not an HLO file (or DUMP_DIR/NAME)"
+                                              : ": no such file")));
     }
     StatusOr<std::string> found = FindDumpModule(dir, path.filename().string());
     if (!found.ok()) {
-      return InvalidArgument(arch::Printable(where + std::string(found.status().message())));
+      return InvalidArgument(Printable(where + std::string(found.status().message())));
     }
     scenario.module = *std::move(found);
   }
   if (!scenario.inputs_dir.empty() && !fs::is_directory(scenario.inputs_dir, ec)) {
-    return InvalidArgument(arch::Printable(scenario.inputs_where +
-                                           ": error: key path `inputs.dir`: " +
-                                           scenario.inputs_dir + ": no such directory"));
+    return InvalidArgument(Printable(scenario.inputs_where + ": error: key path `inputs.dir`: " +
+                                     scenario.inputs_dir + ": no such directory"));
   }
   if (scenario.chip.empty()) return Status::Ok();
   std::string chip = scenario.chip;
@@ -547,15 +547,13 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
     const std::string& message = config.status().message();
     for (size_t i = 0; i < scenario.overrides.size(); ++i) {
       // The preset loader's messages are Printable, and so is what they quote.
-      const std::string prefix =
-          arch::Printable("override '" + scenario.overrides[i] + "': error: ");
+      const std::string prefix = Printable("override '" + scenario.overrides[i] + "': error: ");
       if (message.rfind(prefix, 0) == 0) {
         return InvalidArgument(
-            arch::Printable(scenario.override_where[i] + ": " + message.substr(prefix.size())));
+            Printable(scenario.override_where[i] + ": " + message.substr(prefix.size())));
       }
     }
-    return InvalidArgument(
-        arch::Printable(scenario.chip_where + ": error: key path `chip`: " + message));
+    return InvalidArgument(Printable(scenario.chip_where + ": error: key path `chip`: " + message));
   }
   scenario.resolved_chip = std::move(*config);
   if (scenario.topology_config.has_value()) {

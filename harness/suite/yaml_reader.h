@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/arch/yaml_position.h"
+#include "sim/base/printable.h"
 #include "sim/base/status.h"
 
 namespace tpusim::harness {
@@ -32,8 +33,7 @@ class YamlReader {
   std::string Where(const YAML::Node& node) const { return Where(node.Mark()); }
   std::string Where(const YAML::Mark& mark) const { return arch::Where(file_, mark); }
   Status Error(const YAML::Node& node, const std::string& path, const std::string& message) const {
-    return InvalidArgument(
-        arch::Printable(Where(node) + ": error: key path `" + path + "`: " + message));
+    return InvalidArgument(Printable(Where(node) + ": error: key path `" + path + "`: " + message));
   }
 
   /// What a node is, for "expected X, got Y": a scalar Quote()d (a whole

@@ -19,6 +19,7 @@
 #include "sim/arch/yaml_position.h"
 #include "sim/base/file.h"
 #include "sim/base/fingerprint.h"
+#include "sim/base/printable.h"
 #include "sim/base/units.h"
 
 namespace tpusim::arch {

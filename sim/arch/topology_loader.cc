@@ -18,6 +18,7 @@
 #include "sim/arch/topology_config.h"
 #include "sim/arch/yaml_position.h"
 #include "sim/base/arith.h"
+#include "sim/base/printable.h"
 
 namespace tpusim::arch {
 namespace {

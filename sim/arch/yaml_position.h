@@ -18,12 +18,6 @@ inline std::string Where(std::string_view file, const YAML::Mark& mark) {
          std::to_string(mark.column + 1);
 }
 
-/// `text` safe to print in an error message: control characters (C0 but
-/// newline, DEL, C1) and bytes that are no UTF-8 become "\xNN" escapes, so a
-/// key or value quoted from a file cannot drive the terminal. Every loader's
-/// located error goes through it; escaping twice changes nothing.
-std::string Printable(std::string_view text);
-
 /// What a node is, for "expected a mapping, got a sequence".
 inline std::string_view NodeKind(const YAML::Node& node) {
   switch (node.Type()) {

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "sim/base/printable.h"
+
 namespace tpusim {
 namespace {
 
@@ -32,12 +34,12 @@ class FdCloser {
 };
 
 Status ReadError(const std::string& path, int err) {
-  std::string message = path + ": error: cannot open file: " + std::strerror(err);
+  std::string message = Printable(path) + ": error: cannot open file: " + std::strerror(err);
   return err == ENOENT ? NotFound(std::move(message)) : InvalidArgument(std::move(message));
 }
 
 Status WriteError(const std::string& path, int err) {
-  return InvalidArgument(path + ": error: cannot write file: " + std::strerror(err));
+  return InvalidArgument(Printable(path) + ": error: cannot write file: " + std::strerror(err));
 }
 
 /// Writes all of `data`, retrying short writes and EINTR; returns errno or 0.
@@ -148,7 +150,8 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   if (S_ISDIR(st.st_mode)) return ReadError(path, EISDIR);
   // A device such as /dev/zero never ends: no input of tpusim's is one.
   if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-    return InvalidArgument(path + ": error: cannot read file: it is a device, not a file");
+    return InvalidArgument(Printable(path) +
+                           ": error: cannot read file: it is a device, not a file");
   }
 
   std::string contents;
@@ -169,7 +172,7 @@ StatusOr<std::string> ReadFile(const std::string& path) {
     if (n == 0) break;
     // A pipe may not end either; a regular file's size is what it is.
     if (!S_ISREG(st.st_mode) && contents.size() + static_cast<size_t>(n) > kMaxStreamBytes) {
-      return InvalidArgument(path + ": error: cannot read file: more than " +
+      return InvalidArgument(Printable(path) + ": error: cannot read file: more than " +
                              std::to_string(kMaxStreamBytes >> 30) +
                              " GiB from a pipe; write it to a file first");
     }
@@ -178,7 +181,7 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   // A pipe ends at once when no process has it open for writing: what a FIFO
   // nothing writes gives, rather than an empty module.
   if (S_ISFIFO(st.st_mode) && contents.empty()) {
-    return InvalidArgument(path +
+    return InvalidArgument(Printable(path) +
                            ": error: cannot read file: not a regular file, and no process "
                            "wrote to the pipe");
   }

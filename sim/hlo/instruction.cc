@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <bit>
 
+#include "sim/base/printable.h"
 #include "sim/hlo/computation.h"
 
 namespace tpusim::hlo {
 
 std::string FormatError(std::string_view filename, SourceLocation loc, std::string_view message) {
-  std::string out(filename);
+  std::string out = Printable(filename);  // a file name may hold any byte
   out += ':';
   out += std::to_string(loc.line);
   out += ':';

@@ -129,6 +129,20 @@ TEST(Cli, AnEmptyTopologyIsAUsageError) {
   }
 }
 
+// A file name reaches the terminal in every message about the file: its
+// control bytes are escaped, as a YAML key's are.
+TEST(Cli, AFileNameCannotDriveTheTerminal) {
+  ScratchDir dir;
+  const std::string name = dir / "evil\x1b[31m.hlo";
+  WriteText(name, "HloModule m\nENTRY e {\n  ROOT c = f32[] constant(\n}\n");
+  for (const std::string& file : {name, name + ".missing"}) {
+    const RunResult r = Tpusim({"check", file});
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("evil\\x1b[31m.hlo")) << Describe(r);
+    EXPECT_THAT(r.err, Not(HasSubstr("\x1b"))) << Describe(r);
+  }
+}
+
 TEST(Cli, NoSubcommandIsUsageError) {
   RunResult r = Tpusim({});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
