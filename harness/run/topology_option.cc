@@ -21,6 +21,9 @@ StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
     const Status applied = arch::ResolveChipDefaults(*parsed, *chip);
     if (!applied.ok()) return applied.WithContext(option + ": " + Quote(text));
   }
+  // Errors found later, when the network is built (arch::TopologyError),
+  // name the option and what it said, as a YAML file's name its line.
+  parsed->where[""] = option + ": " + Quote(text) + ": topology";
   return parsed;
 }
 

@@ -77,6 +77,17 @@ TEST(CollectiveCliTest, AllReduceOnARingMatchesTheFormula) {
 
 // --algorithm ring forces a unidirectional ring over a 4-chip torus: each
 // chip sends 3V/4 to its neighbour: 3V/(4 x 45 GB/s), its 3 hops hidden.
+// An error found when a short form's network is built names the option and
+// what it said, as one of a YAML file names its line.
+TEST(CollectiveCliTest, AShortFormsBuildErrorNamesTheOption) {
+  const RunResult r = Tpusim({"collective", "--op", "all-reduce", "--bytes", "1MiB", "--chip",
+                              "tpu-v5e", "--topology", "torus:2x2,link_bandwidth=1B/s"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("tpusim collective: error: --topology: "
+                               "'torus:2x2,link_bandwidth=1B/s': topology.link_bandwidth: 1B/s at "
+                               "the chip's 96% ICI efficiency leaves 0B/s"));
+}
+
 TEST(CollectiveCliTest, ForcedRingAllGather) {
   const RunResult r = Formula({"collective", "--op", "all-gather", "--bytes", "45000000", "--chip",
                               "tpu-v5e", "--topology", "torus:4", "--algorithm", "ring"});
