@@ -53,16 +53,16 @@ std::string DefaultValidationSuite() {
 namespace {
 
 /// A validator of numbers that `accept` holds to, refusing otherwise with
-/// "must be WHAT, got 'TEXT'" (or "out of range" for text no double holds).
+/// "must be WHAT, got 'TEXT'" ("expected a number" for text that is none, "out
+/// of range" for text no double holds).
 CLI::Validator NumberCheck(bool (*accept)(double), const char* what, const char* name) {
   return CLI::Validator(
       [accept, what](const std::string& text) -> std::string {
         char* end = nullptr;
         errno = 0;
         const double value = std::strtod(text.c_str(), &end);
-        if (end == text.c_str() || *end != '\0' || !accept(value)) {
-          return std::string("must be ") + what + ", got " + Quote(text);
-        }
+        if (end == text.c_str() || *end != '\0') return "expected a number, got " + Quote(text);
+        if (!accept(value)) return std::string("must be ") + what + ", got " + Quote(text);
         if (errno == ERANGE) return Quote(text) + " is out of range";
         return "";
       },
@@ -155,11 +155,14 @@ void CheckIntegerOptions(CLI::App& app) {
       },
       "");
   // CLI11 2.1 converts with strtoll and never looks at errno, so a count past
-  // INT64_MAX (--top 99999999999999999999) became INT64_MAX without a word.
+  // INT64_MAX (--top 99999999999999999999) became INT64_MAX without a word;
+  // and text that is no integer (--top 1.5) got "Could not convert".
   static const CLI::Validator in_range(
       [](const std::string& text) -> std::string {
         errno = 0;
-        const int64_t value = std::strtoll(text.c_str(), nullptr, 0);  // CLI11's own parse
+        char* end = nullptr;
+        const int64_t value = std::strtoll(text.c_str(), &end, 0);  // CLI11's own parse
+        if (end == text.c_str() || *end != '\0') return "expected an integer, got " + Quote(text);
         if (errno != ERANGE) return "";
         return Quote(text) + " is out of range: " +
                (value < 0 ? "at least " + std::to_string(INT64_MIN)

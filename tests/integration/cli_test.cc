@@ -228,6 +228,12 @@ TEST(Cli, NumbersOutOfTheirRangeSayWhatTheyMustBe) {
       {{"diff", hlo, hlo, "--max-ulp", "-1"}, "--max-ulp: must be at least 0, got '-1'\n"},
       {{"validate", "--worst", "-1"}, "--worst: must be at least 0, got '-1'\n"},
       {{"validate", "-j", "0"}, "tpusim validate: error: --jobs: must be positive, got '0'\n"},
+      // Text that is no number, or no integer, says so rather than "must be
+      // at least 0" or CLI11's "Could not convert: --top = 1.5".
+      {{"diff", hlo, hlo, "--rtol", "abc"}, "--rtol: expected a number, got 'abc'\n"},
+      {{"exec", hlo, "--top", "1.5"},
+       "tpusim exec: error: --top: expected an integer, got '1.5'\n"},
+      {{"exec", hlo, "--replicas", "x"}, "--replicas: expected an integer, got 'x'\n"},
   };
   for (const auto& c : cases) {
     const RunResult r = Tpusim(c.args);
