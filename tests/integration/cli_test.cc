@@ -164,31 +164,39 @@ TEST(Cli, UnknownFlagIsUsageError) {
   EXPECT_THAT(sub.err, HasSubstr("--frobnicate"));
 }
 
+/// A command line that must be refused (exit 2) with `error` on stderr.
+struct UsageErrorCase {
+  std::vector<std::string> args;
+  std::string error;
+};
+
+/// Runs `c` and checks its exit code and message; returns its stderr.
+std::string ExpectUsageError(const UsageErrorCase& c) {
+  const RunResult r = Tpusim(c.args);
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr(c.error)) << Describe(r);
+  return r.err;
+}
+
 // An option the asked mode would not use was once accepted and dropped.
 TEST(Cli, ExecRefusesOptionsItsModeWouldIgnore) {
   const std::string hlo = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo";
-  const struct {
-    std::vector<std::string> args;
-    std::string error;
-  } cases[] = {
-      {{"--mode", "timing", "--chip", "tpu-v5e", "--out", "o"},
-       "--out is about values, which --mode timing does not compute: give --mode full"},
-      {{"--mode", "timing", "--chip", "tpu-v5e", "--numerics", "ieee"},
-       "--numerics is about values"},
-      {{"--mode", "timing", "--chip", "tpu-v5e", "--mxu", "rtl"}, "--mxu is about values"},
-      {{"--mode", "values", "--chip", "tpu-v5e"},
-       "--chip times the module, which --mode values does not: give --mode full"},
-      {{"-p", "hbm.bandwidth=1TB/s"}, "-p changes the timing chip: give --chip NAME"},
-      {{"--mode", "values", "--topology", "torus:2x2"},
-       "--topology times collectives, which --mode values does not"},
+  const std::string prefix = "tpusim exec: error: ";
+  const UsageErrorCase cases[] = {
+      {{"exec", hlo, "--mode", "timing", "--chip", "tpu-v5e", "--out", "o"},
+       prefix + "--out is about values, which --mode timing does not compute: give --mode full"},
+      {{"exec", hlo, "--mode", "timing", "--chip", "tpu-v5e", "--numerics", "ieee"},
+       prefix + "--numerics is about values"},
+      {{"exec", hlo, "--mode", "timing", "--chip", "tpu-v5e", "--mxu", "rtl"},
+       prefix + "--mxu is about values"},
+      {{"exec", hlo, "--mode", "values", "--chip", "tpu-v5e"},
+       prefix + "--chip times the module, which --mode values does not: give --mode full"},
+      {{"exec", hlo, "-p", "hbm.bandwidth=1TB/s"},
+       prefix + "-p changes the timing chip: give --chip NAME"},
+      {{"exec", hlo, "--mode", "values", "--topology", "torus:2x2"},
+       prefix + "--topology times collectives, which --mode values does not"},
   };
-  for (const auto& c : cases) {
-    std::vector<std::string> args = {"exec", hlo};
-    args.insert(args.end(), c.args.begin(), c.args.end());
-    const RunResult r = Tpusim(args);
-    EXPECT_EQ(r.exit_code, 2) << Describe(r);
-    EXPECT_THAT(r.err, HasSubstr("tpusim exec: error: " + c.error)) << Describe(r);
-  }
+  for (const UsageErrorCase& c : cases) ExpectUsageError(c);
 }
 
 // A loop or conditional given two counts once ran with the last, silently.
@@ -208,10 +216,7 @@ TEST(Cli, ANameGivenTwoCountsIsAnError) {
 // largest double; every number check says what the value must be instead.
 TEST(Cli, NumbersOutOfTheirRangeSayWhatTheyMustBe) {
   const std::string hlo = std::string(TPUSIM_SOURCE_DIR) + "/scenarios/hlo/add_f32.hlo";
-  const struct {
-    std::vector<std::string> args;
-    std::string error;
-  } cases[] = {
+  const UsageErrorCase cases[] = {
       {{"collective", "--op", "all-reduce", "--bytes", "1KiB", "--chip", "tpu-v5e", "--topology",
         "torus:4", "-g", "0"},
        "tpusim collective: error: --ngpus: must be positive, got '0'\n"},
@@ -235,11 +240,8 @@ TEST(Cli, NumbersOutOfTheirRangeSayWhatTheyMustBe) {
        "tpusim exec: error: --top: expected an integer, got '1.5'\n"},
       {{"exec", hlo, "--replicas", "x"}, "--replicas: expected an integer, got 'x'\n"},
   };
-  for (const auto& c : cases) {
-    const RunResult r = Tpusim(c.args);
-    EXPECT_EQ(r.exit_code, 2) << Describe(r);
-    EXPECT_THAT(r.err, HasSubstr(c.error)) << Describe(r);
-    EXPECT_THAT(r.err, Not(HasSubstr("not in range"))) << Describe(r);
+  for (const UsageErrorCase& c : cases) {
+    EXPECT_THAT(ExpectUsageError(c), Not(HasSubstr("not in range"))) << c.error;
   }
 }
 
