@@ -86,7 +86,10 @@ struct ExecOptions {
   /// collectives cost only their local work.
   std::string topology;
   std::string algorithm = "auto";  ///< ici::AlgorithmName spellings
-  LoopLimits limits;               ///< --max-while-iterations, --max-loop-work, ...
+  std::string placement;  ///< the network devices the module runs on ("0-7"); empty: 0, 1, ...
+  /// FILE[@DEVICES]: modules timed on the network at the same time, sharing its links.
+  std::vector<std::string> other_jobs;
+  LoopLimits limits;  ///< --max-while-iterations, --max-loop-work, ...
 };
 /// Adds the `exec` subcommand to `app`; parsing fills `options`.
 CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options);

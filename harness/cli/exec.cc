@@ -19,6 +19,24 @@
 namespace tpusim::harness {
 namespace {
 
+/// `--other-job FILE[@DEVICES]`, its module parsed and verified: DEVICES is
+/// what follows the last '@' when that reads as a placement (digits, ',' and
+/// '-'), else part of the file name.
+StatusOr<OtherJob> LoadOtherJob(const std::string& text) {
+  OtherJob job;
+  job.given_at = "tpusim exec: error: --other-job " + Quote(text);
+  std::string file = text;
+  const size_t at = text.rfind('@');
+  if (at != std::string::npos && at + 1 < text.size() &&
+      text.find_first_not_of("0123456789,-", at + 1) == std::string::npos) {
+    file = text.substr(0, at);
+    TPUSIM_ASSIGN_OR_RETURN(job.placement, ParsePlacement(text.substr(at + 1), job.given_at));
+  }
+  TPUSIM_ASSIGN_OR_RETURN(const std::string module_text, ReadFile(file));
+  TPUSIM_ASSIGN_OR_RETURN(job.module, ParseAndVerifyModule(module_text, file));
+  return job;
+}
+
 /// The run the command line asks for; --mode defaults to full with --chip, else values.
 StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
   RunSpec spec;
@@ -44,6 +62,8 @@ StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
     if (!options.mode.empty() && !options.topology.empty()) {
       return unused("--topology", "times collectives, which --mode values does not: " + fix);
     }
+    if (!options.placement.empty()) return unused("--placement", "needs timing: " + fix);
+    if (!options.other_jobs.empty()) return unused("--other-job", "needs timing: " + fix);
   }
   if (spec.mode == RunMode::kTiming) {
     const std::string why =
@@ -66,6 +86,14 @@ StatusOr<RunSpec> ExecRunSpec(const ExecOptions& options) {
   StatusOr<ici::Algorithm> algorithm = ici::ParseAlgorithm(options.algorithm);
   if (!algorithm.ok()) return algorithm.status().WithContext("tpusim exec: error: --algorithm");
   spec.algorithm = *algorithm;
+  if (!options.placement.empty()) {
+    spec.placement_given_at = "tpusim exec: error: --placement " + Quote(options.placement);
+    TPUSIM_ASSIGN_OR_RETURN(spec.placement,
+                            ParsePlacement(options.placement, "tpusim exec: error: --placement"));
+  }
+  for (const std::string& text : options.other_jobs) {
+    TPUSIM_ASSIGN_OR_RETURN(spec.other_jobs.emplace_back(), LoadOtherJob(text));
+  }
   return spec;
 }
 
@@ -197,6 +225,18 @@ CLI::App* AddExecCommand(CLI::App& app, ExecOptions& options) {
                    "Collective algorithm with --topology: " + CollectiveAlgorithmChoices())
       ->option_text("NAME")
       ->capture_default_str();
+  exec->add_option("--placement", options.placement,
+                   "With --topology: the network devices the module's devices run on, in "
+                   "order (0-7, 8-15, 0,2,4,6); default 0, 1, 2, ...")
+      ->option_text("DEVICES")
+      ->check(NonEmpty());
+  exec->add_option("--other-job", options.other_jobs,
+                   "With --topology: another HLO module running on the same network at the same "
+                   "time, timed (not evaluated) beside this one, its collectives sharing links "
+                   "with this module's; on DEVICES, else on the lowest network devices left "
+                   "free. Repeat for several")
+      ->option_text("FILE[@DEVICES]")
+      ->check(NonEmpty());
   exec->footer(R"(Inputs:
   seed:N   every parameter drawn deterministically from seed N: floats standard
            normal, signed integers in [-8, 8], unsigned in [0, 16], pred a coin,
@@ -220,6 +260,8 @@ HBM, VMEM, DMA, latency, ICI). docs/models.md explains every effect modelled.
 With --topology every device is timed, collectives meeting on the network (one device
 stands for all when their timelines are provably identical: "symmetry: used"), and a
 collective table follows: kind, executions, participants, bytes, time, algorithm.
+With --other-job a table of the jobs that shared the network follows: each job's
+network devices, time, collective time and the part of it lost to sharing links.
 Full mode times what the values run did, execution by execution and device by
 device: the trip count of each loop and the branch of each conditional (a
 pipeline stage's own branch), the rows each ragged-dot group held (the busiest

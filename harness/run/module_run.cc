@@ -330,6 +330,65 @@ bool ValuesCannotBeComputed(const Status& status) {
          status.code() == StatusCode::kUnimplemented;
 }
 
+namespace {
+
+/// The network devices of the module (`devices` of them) and of each of
+/// `spec.other_jobs`, in that order: as given, or for an other job without a
+/// placement the lowest-numbered devices left free. Errors, at the job: a
+/// placement that does not fit the network, or a device two jobs take.
+StatusOr<std::vector<std::vector<int64_t>>> PlaceJobs(const RunSpec& spec, int64_t devices,
+                                                      const ici::CollectiveTimer& network) {
+  std::vector<std::vector<int64_t>> placements = {spec.placement};
+  if (placements[0].empty()) {
+    for (int64_t d = 0; d < devices; ++d) placements[0].push_back(d);
+  }
+  std::map<int64_t, std::string> taken;  // network device -> the job on it
+  for (const int64_t d : placements[0]) taken[d] = "the module";
+  for (size_t j = 0; j < spec.other_jobs.size(); ++j) {
+    const OtherJob& other = spec.other_jobs[j];
+    const int64_t count = hlo::SpmdConfig::CoveringModule(*other.module).device_count();
+    std::vector<int64_t> placement = other.placement;
+    if (placement.empty()) {
+      for (int64_t d = 0; static_cast<int64_t>(placement.size()) < count; ++d) {
+        if (network.device_count() > 0 && d >= network.device_count()) {
+          return InvalidArgument(other.given_at + ": its " + std::to_string(count) +
+                                 " devices do not fit in the " + std::to_string(placement.size()) +
+                                 " devices that the jobs before it left free on the network");
+        }
+        if (taken.count(d) == 0) placement.push_back(d);
+      }
+    }
+    if (Status fits = timing::CheckDevicesFitNetwork(count, network, placement); !fits.ok()) {
+      return InvalidArgument(other.given_at + ": " + fits.message());
+    }
+    for (size_t d = 0; d < placement.size(); ++d) {
+      const auto [it, added] =
+          taken.try_emplace(placement[d], "other job " + std::to_string(j + 1));
+      if (!added) {
+        return InvalidArgument(other.given_at + ": its device " + std::to_string(d) +
+                               " would run on network device " + std::to_string(placement[d]) +
+                               ", which " + it->second + " runs on");
+      }
+    }
+    placements.push_back(std::move(placement));
+  }
+  return placements;
+}
+
+/// The stragglers among a job's devices: the topology's slow devices
+/// (network devices) that its `placement` runs it on.
+std::map<int64_t, double> SlowdownsOf(const arch::TopologyConfig& topology,
+                                      const std::vector<int64_t>& placement) {
+  std::map<int64_t, double> slowdowns;
+  for (const arch::SlowDevice& slow : topology.slow_devices) {
+    const auto it = std::find(placement.begin(), placement.end(), slow.device);
+    if (it != placement.end()) slowdowns[it - placement.begin()] = slow.factor;
+  }
+  return slowdowns;
+}
+
+}  // namespace
+
 StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
                               const eval::SpmdConfig& spmd,
                               const std::optional<arch::ChipConfig>& chip,
@@ -348,29 +407,35 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
         << " instruction(s) of that backend), so its times say little about a TPU; compile "
            "it for a TPU topology (docs/ci.md)\n";
   }
-  // The network that times collectives, with the topology's per-device slowdowns.
+  // The network that times collectives, and where each job runs on it.
   std::unique_ptr<ici::Interconnect> interconnect;
-  std::map<int64_t, double> slowdowns;
-  if (topology.has_value() || spec.algorithm != ici::Algorithm::kAuto) {
+  std::vector<std::vector<int64_t>> placements;  // the module's, then each other job's
+  const bool shared = !spec.other_jobs.empty();
+  if (topology.has_value() || spec.algorithm != ici::Algorithm::kAuto || shared ||
+      !spec.placement.empty()) {
     if (!chip.has_value() || !topology.has_value()) {
       return InvalidArgument(
-          "tpusim exec: error: --topology and --algorithm time collectives on "
-          "a network: give --chip NAME and --topology SHORTFORM|FILE");
+          "tpusim exec: error: --topology, --algorithm, --placement and --other-job time "
+          "collectives on a network: give --chip NAME and --topology SHORTFORM|FILE");
     }
-    for (const arch::SlowDevice& slow : topology->slow_devices)
-      slowdowns[slow.device] = slow.factor;
     TPUSIM_ASSIGN_OR_RETURN(interconnect, ici::Interconnect::Create(*topology, *chip));
     // Before any values are computed, and at the topology the user wrote.
-    if (Status fits = timing::CheckDevicesFitNetwork(spmd.device_count(), *interconnect);
+    if (Status fits =
+            timing::CheckDevicesFitNetwork(spmd.device_count(), *interconnect, spec.placement);
         !fits.ok()) {
-      return arch::TopologyError(*topology, "", fits.message());
+      return spec.placement.empty()
+                 ? arch::TopologyError(*topology, "", fits.message())
+                 : InvalidArgument(spec.placement_given_at + ": " + fits.message());
     }
+    TPUSIM_ASSIGN_OR_RETURN(placements, PlaceJobs(spec, spmd.device_count(), *interconnect));
+    int64_t devices = 0;
+    for (const std::vector<int64_t>& placement : placements) devices += placement.size();
     const int64_t chips = interconnect->device_count() / interconnect->devices_per_chip();
-    const int64_t used = spmd.device_count() / interconnect->devices_per_chip();
+    const int64_t used = CeilDiv(devices, interconnect->devices_per_chip());
     if (used < chips) {
-      err << "warning: the module's " << spmd.device_count() << " devices use " << used << " of "
-          << arch::CanonicalTopologyText(*topology) << "'s " << chips << " chips; the other "
-          << chips - used << " stay idle\n";
+      err << "warning: " << (shared ? "the jobs' " : "the module's ") << devices << " devices use "
+          << used << " of " << arch::CanonicalTopologyText(*topology) << "'s " << chips
+          << " chips; the other " << chips - used << " stay idle\n";
     }
   }
   ModuleRun run;
@@ -404,10 +469,28 @@ StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
     timing_options.branches = std::move(branches);
     TimeAsRun(run.record, timing_options);
     timing_options.spmd = spmd;
-    timing_options.interconnect = interconnect.get();
-    timing_options.algorithm = spec.algorithm;
-    timing_options.device_slowdown = std::move(slowdowns);
-    TPUSIM_ASSIGN_OR_RETURN(run.timing, timing::SimulateModule(module, *chip, timing_options));
+    std::vector<timing::SimulationJob> jobs = {{&module, &*chip, std::move(timing_options)}};
+    for (const OtherJob& other : spec.other_jobs) {
+      timing::TimingOptions options;
+      ApplyLoopLimits(spec.limits, options);
+      jobs.push_back({other.module.get(), &*chip, std::move(options)});
+    }
+    for (size_t j = 0; j < jobs.size() && interconnect != nullptr; ++j) {
+      timing::TimingOptions& options = jobs[j].options;
+      options.interconnect = interconnect.get();
+      options.algorithm = spec.algorithm;
+      options.placement = j == 0 ? spec.placement : placements[j];
+      options.device_slowdown = SlowdownsOf(*topology, placements[j]);
+      if (shared) jobs[j].shared_network = 0;
+    }
+    std::vector<StatusOr<timing::TimingResult>> timed = timing::SimulateBatch(jobs);
+    TPUSIM_ASSIGN_OR_RETURN(run.timing, std::move(timed[0]));
+    for (size_t j = 1; j < jobs.size(); ++j) {
+      const OtherJob& other = spec.other_jobs[j - 1];
+      if (!timed[j].ok()) return timed[j].status().WithContext(other.given_at);
+      run.other_jobs.push_back({other.module->filename(), placements[j], std::move(*timed[j])});
+    }
+    if (shared) run.placement = placements[0];
   }
   return run;
 }

@@ -103,6 +103,13 @@ StatusOr<Evaluation> EvaluateModule(const hlo::HloModule& module, const eval::Sp
 /// operation the evaluator lacks (kUnimplemented). Bad inputs are not.
 bool ValuesCannotBeComputed(const Status& status);
 
+/// How one of RunSpec::other_jobs ran beside the module.
+struct OtherJobRun {
+  std::string file;                ///< its module's file
+  std::vector<int64_t> placement;  ///< the network devices it ran on, by its device
+  timing::TimingResult timing;
+};
+
 /// What one run of a module produced.
 struct ModuleRun {
   /// One result per device of `evaluated`; empty in timing mode or when
@@ -115,6 +122,10 @@ struct ModuleRun {
   /// What the values run did on device 0 that timing needs (eval::RunRecord).
   eval::RunRecord record;
   std::optional<timing::TimingResult> timing;  ///< set unless the mode is values
+  /// The network devices the module ran on, when it shared the network
+  /// with other jobs (RunSpec::placement resolved); else empty.
+  std::vector<int64_t> placement;
+  std::vector<OtherJobRun> other_jobs;  ///< RunSpec::other_jobs, timed with it
 };
 
 /// Runs `module` as `spec` says (mode, inputs, numerics, memory limit,
@@ -125,8 +136,10 @@ struct ModuleRun {
 /// `chip` already (LoadTopologyOption, ResolveScenario).
 /// Warnings go to `err`. Errors are input errors (bad inputs, an impossible
 /// topology; in values mode also unsupported operations and the memory
-/// limit, which full mode records in values_skipped and times on). Times at
-/// most once per process (SystemC).
+/// limit, which full mode records in values_skipped and times on). With
+/// `spec.other_jobs`, they run on the network at the same time as the module
+/// (each on its placement), timed in the same run. Times at most once per
+/// process (SystemC).
 StatusOr<ModuleRun> RunModule(const RunSpec& spec, const hlo::HloModule& module,
                               const eval::SpmdConfig& spmd,
                               const std::optional<arch::ChipConfig>& chip,

@@ -1,5 +1,6 @@
 #include "harness/run/run_report.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -9,6 +10,7 @@
 
 #include "harness/run/metrics.h"
 #include "harness/run/program_io.h"
+#include "sim/base/arith.h"
 #include "sim/base/file.h"
 #include "sim/base/fingerprint.h"
 #include "sim/base/json_text.h"
@@ -55,6 +57,53 @@ StatusOr<std::vector<OutputSummary>> ReportValues(const RunReportOptions& option
   return outputs;
 }
 
+/// The microseconds the collectives of `r` lost to others in flight with
+/// them on shared links (their jobs' own, or other jobs').
+double ContentionMicros(const timing::TimingResult& r) {
+  int64_t cycles = 0;
+  for (const timing::CollectiveRecord& c : r.collectives)
+    cycles = SatAdd(cycles, c.contention_cycles);
+  return static_cast<double>(cycles) * 1e6 / static_cast<double>(r.clock_hz);
+}
+
+/// The jobs that shared the network, the module first: a table for people
+/// and a list for --json.
+void ReportSharedNetwork(const ModuleRun& run, std::ostream& out, nlohmann::ordered_json& json) {
+  struct Job {
+    std::string name;
+    const std::vector<int64_t>* placement;
+    const timing::TimingResult* timing;
+  };
+  std::vector<Job> jobs = {{"this module", &run.placement, &*run.timing}};
+  for (const OtherJobRun& other : run.other_jobs) {
+    jobs.push_back({other.file, &other.placement, &other.timing});
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "%-16s %12s %16s %14s  %s\n", "network devices", "time (us)",
+                "collectives (us)", "lost (us)", "job");
+  out << "\nJobs sharing the network (collective time lost to sharing links):\n" << line;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Job& job : jobs) {
+    const Metrics metrics = MetricsOf(*job.timing);
+    const std::string devices = PlacementText(*job.placement);
+    const double lost = ContentionMicros(*job.timing);
+    std::snprintf(line, sizeof line, "%-16s %12.3f %16.3f %14.3f  ", devices.c_str(),
+                  metrics.time_us, metrics.collective_time_us, lost);
+    out << line << job.name << '\n';
+    if (&job == &jobs.front()) {
+      json["placement"] = devices;
+      json["collective_time_lost_us"] = lost;
+      continue;
+    }
+    list.push_back({{"module", job.name},
+                    {"placement", devices},
+                    {"time_us", metrics.time_us},
+                    {"collective_time_us", metrics.collective_time_us},
+                    {"collective_time_lost_us", lost}});
+  }
+  json["other_jobs"] = std::move(list);
+}
+
 }  // namespace
 
 Status WriteRunReport(const ModuleRun& run, RunMode mode, const RunReportOptions& options,
@@ -81,6 +130,7 @@ Status WriteRunReport(const ModuleRun& run, RunMode mode, const RunReportOptions
     if (json.contains("outputs")) metrics["outputs"] = std::move(json["outputs"]);
     if (!run.values_skipped.empty()) metrics["values_skipped"] = run.values_skipped;
     json = std::move(metrics);
+    if (!run.other_jobs.empty()) ReportSharedNetwork(run, out, json);
     if (!options.trace.empty()) {
       TPUSIM_RETURN_IF_ERROR(
           WriteFileAtomically(options.trace, timing::TimingTraceJson(*run.timing)));

@@ -72,13 +72,6 @@ StatusOr<EvaluationSpec> ParseEvaluationSpec(const std::string& command, const s
 
 namespace {
 
-/// The non-negative integer `text` is, or -1.
-int64_t NonNegative(std::string_view text) {
-  int64_t n = -1;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  return ec == std::errc() && ptr == text.data() + text.size() && !text.empty() && n >= 0 ? n : -1;
-}
-
 /// `text` as NAME=N (N a non-negative integer) into `counts`; an error
 /// naming `flag` and `text` when it is not of that `form` or names a NAME
 /// given before (which would silently win otherwise). The error kept with
@@ -87,8 +80,9 @@ Status ReadNamedCount(const std::string& text, const std::string& flag, std::str
                       std::map<std::string, NamedCount>& counts) {
   const std::string where = "tpusim exec: error: " + flag + " " + Quote(text);
   const size_t eq = text.find('=');
-  const int64_t n =
-      eq == std::string::npos || eq == 0 ? -1 : NonNegative(std::string_view(text).substr(eq + 1));
+  const int64_t n = eq == std::string::npos || eq == 0
+                        ? -1
+                        : NonNegativeInteger(std::string_view(text).substr(eq + 1));
   if (n < 0) {
     return InvalidArgument(where + ": expected " + std::string(form) +
                            " with N a non-negative integer");
@@ -112,7 +106,7 @@ StatusOr<std::map<std::string, NamedCount>> ParseTripCounts(const std::vector<st
 
 Status ParseBranches(const std::vector<std::string>& texts, RunSpec& spec) {
   for (const std::string& text : texts) {
-    if (const int64_t every = NonNegative(text); every >= 0) {
+    if (const int64_t every = NonNegativeInteger(text); every >= 0) {
       spec.branch = every;
     } else if (!text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
                  return std::isdigit(static_cast<unsigned char>(c)) != 0;

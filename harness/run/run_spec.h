@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -14,6 +15,7 @@
 #include "harness/run/run_names.h"
 #include "sim/base/status.h"
 #include "sim/eval/evaluator.h"
+#include "sim/hlo/module.h"
 #include "sim/ici/interconnect.h"
 #include "sim/timing/timing.h"
 
@@ -84,6 +86,19 @@ struct NamedCount {
   std::string given_at;
 };
 
+/// Another program on the run's network at the same time (a scenario's
+/// `other_jobs`, exec's --other-job): timed beside the run's module, never
+/// evaluated, its collectives sharing links with the module's
+/// (timing::SimulationJob::shared_network). Its loops of unknown trip count
+/// run once, its conditionals take branch 0.
+struct OtherJob {
+  std::shared_ptr<const hlo::HloModule> module;
+  /// The network devices its devices run on; empty: the lowest-numbered
+  /// ones that the module and the jobs before it left free.
+  std::vector<int64_t> placement;
+  std::string given_at;  ///< the start of an error about it: its flag, or its key's position
+};
+
 /// Everything a run of one module needs besides the module, its devices, the
 /// chip and the network.
 struct RunSpec {
@@ -100,6 +115,12 @@ struct RunSpec {
   LoopLimits limits;
   /// The collective algorithm on the network; anything but kAuto needs one.
   ici::Algorithm algorithm = ici::Algorithm::kAuto;
+  /// The network devices the module's devices run on (timing::TimingOptions::
+  /// placement); empty: device d is the network's device d. Needs a network.
+  std::vector<int64_t> placement;
+  std::string placement_given_at;  ///< the start of an error about it, as OtherJob::given_at
+  /// Programs sharing the network with the module, in order. Need a network.
+  std::vector<OtherJob> other_jobs;
 };
 
 /// `--inputs`: "seed:N" or an existing directory. `command` prefixes errors.

@@ -255,6 +255,58 @@ Status ReadInputs(const Reader& r, const YAML::Node& node, Scenario& s) {
   return Status::Ok();
 }
 
+/// `placement` at `path`: "0-7" and "0,2,4,6" (tpusim exec --placement), or
+/// a list of network device numbers.
+StatusOr<std::vector<int64_t>> ReadPlacement(const Reader& r, const YAML::Node& node,
+                                             const std::string& path) {
+  if (node.IsScalar()) {
+    StatusOr<std::vector<int64_t>> placement = ParsePlacement(node.Scalar(), "got");
+    if (!placement.ok()) return r.Error(node, path, std::string(placement.status().message()));
+    return placement;
+  }
+  if (!node.IsSequence() || node.size() == 0) {
+    return r.Error(node, path,
+                   "expected network devices such as 0-7, 0,2,4,6 or a list of device numbers, "
+                   "got " +
+                       Reader::Got(node));
+  }
+  std::vector<int64_t> placement;
+  for (size_t i = 0; i < node.size(); ++i) {
+    TPUSIM_ASSIGN_OR_RETURN(placement.emplace_back(),
+                            r.Integer(node[i], path + "[" + std::to_string(i) + "]", 0));
+  }
+  return placement;
+}
+
+/// `other_jobs`: a list of {module, placement}.
+Status ReadOtherJobs(const Reader& r, const YAML::Node& node, Scenario& s) {
+  if (!node.IsSequence() || node.size() == 0) {
+    return r.Error(
+        node, "other_jobs",
+        "expected a list of {module: PATH, placement: DEVICES}, got " + Reader::Got(node));
+  }
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string path = "other_jobs[" + std::to_string(i) + "]";
+    const YAML::Node entry = node[i];
+    if (!entry.IsMap()) {
+      return r.Error(entry, path,
+                     "expected {module: PATH, placement: DEVICES}, got " + Reader::Got(entry));
+    }
+    TPUSIM_RETURN_IF_ERROR(r.Keys(entry, path, {"module", "placement"}));
+    if (!entry["module"]) return r.Error(entry, path + ".module", "missing required key");
+    ScenarioOtherJob& job = s.other_jobs.emplace_back();
+    TPUSIM_ASSIGN_OR_RETURN(job.module, r.String(entry["module"], path + ".module"));
+    job.module = Resolve(r.file(), job.module);
+    job.module_where = r.Where(entry["module"]) + ": error: key path `" + path + ".module`";
+    job.where = r.Where(entry) + ": error: key path `" + path + "`";
+    if (entry["placement"]) {
+      TPUSIM_ASSIGN_OR_RETURN(job.placement,
+                              ReadPlacement(r, entry["placement"], path + ".placement"));
+    }
+  }
+  return Status::Ok();
+}
+
 Status ReadChip(const Reader& r, const YAML::Node& node, Scenario& s) {
   if (node.IsScalar()) {
     TPUSIM_ASSIGN_OR_RETURN(s.chip, r.String(node, "chip"));
@@ -287,12 +339,31 @@ Status ReadChip(const Reader& r, const YAML::Node& node, Scenario& s) {
 }
 
 StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
-  TPUSIM_RETURN_IF_ERROR(
-      r.Keys(root, "",
-             {"name", "module", "chip", "topology", "device_assignment", "algorithm", "golden",
-              "inputs", "mode", "numerics", "max_while_iterations", "max_loop_work",
-              "max_executed_instructions", "trip_counts", "default_trip_count", "branch",
-              "branches", "max_memory", "timeout", "require", "checks", "expect"}));
+  TPUSIM_RETURN_IF_ERROR(r.Keys(root, "",
+                                {"name",
+                                 "module",
+                                 "chip",
+                                 "topology",
+                                 "device_assignment",
+                                 "algorithm",
+                                 "placement",
+                                 "other_jobs",
+                                 "golden",
+                                 "inputs",
+                                 "mode",
+                                 "numerics",
+                                 "max_while_iterations",
+                                 "max_loop_work",
+                                 "max_executed_instructions",
+                                 "trip_counts",
+                                 "default_trip_count",
+                                 "branch",
+                                 "branches",
+                                 "max_memory",
+                                 "timeout",
+                                 "require",
+                                 "checks",
+                                 "expect"}));
   Scenario s;
   s.file = r.file();
   s.name = fs::path(r.file()).stem().string();
@@ -365,6 +436,16 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
       return r.Error(root["algorithm"], "algorithm", "needs a topology to run collectives on");
     }
   }
+  for (const char* key : {"placement", "other_jobs"}) {
+    if (root[key] && !s.topology_config.has_value()) {
+      return r.Error(root[key], key, "needs a topology to place jobs on");
+    }
+  }
+  if (const YAML::Node placement = root["placement"]) {
+    TPUSIM_ASSIGN_OR_RETURN(s.placement, ReadPlacement(r, placement, "placement"));
+    s.placement_where = r.Where(placement) + ": error: key path `placement`";
+  }
+  if (root["other_jobs"]) TPUSIM_RETURN_IF_ERROR(ReadOtherJobs(r, root["other_jobs"], s));
   if (root["mode"]) {
     TPUSIM_ASSIGN_OR_RETURN(s.mode, r.Parsed(root["mode"], "mode", ParseRunMode));
   }
@@ -384,7 +465,8 @@ StatusOr<Scenario> ParseRoot(const Reader& r, const YAML::Node& root) {
       TPUSIM_ASSIGN_OR_RETURN(*limit, r.Integer(node, key, 1));
     }
   }
-  for (const char* key : {"trip_counts", "default_trip_count", "branch", "branches"}) {
+  for (const char* key :
+       {"trip_counts", "default_trip_count", "branch", "branches", "placement", "other_jobs"}) {
     if (root[key] && s.mode == RunMode::kValues) {
       return r.Error(root[key], key, "mode values does not time the module");
     }
@@ -507,31 +589,57 @@ StatusOr<Scenario> ParseScenario(std::string_view text, const std::string& file)
   }
 }
 
+namespace {
+
+/// `module` a module file, or DIR/NAME with DIR an XLA dump directory: its
+/// after-optimizations module named NAME (a shell pattern), whatever its
+/// module_NNNN number, which replaces it. `where` starts errors.
+Status ResolveModule(std::string& module, const std::string& where) {
+  std::error_code ec;
+  if (fs::is_regular_file(module, ec)) return Status::Ok();
+  // A device or a FIFO is there, only not a file: "no such file" would mislead.
+  const fs::file_status status = fs::status(module, ec);
+  if (fs::exists(status) && !fs::is_directory(status)) {
+    return InvalidArgument(Printable(where + module + ": not a regular file"));
+  }
+  const fs::path path(module);
+  const std::string dir = path.parent_path().string();
+  if (!fs::is_directory(dir, ec) || !ListDumpModules(dir).ok()) {
+    // A directory where the module goes is named as one.
+    return InvalidArgument(
+        Printable(where + module +
+                  (fs::is_directory(status) ? ": a directory, not an HLO file (or DUMP_DIR/NAME)"
+                                            : ": no such file")));
+  }
+  StatusOr<std::string> found = FindDumpModule(dir, path.filename().string());
+  if (!found.ok()) return InvalidArgument(Printable(where + std::string(found.status().message())));
+  module = *std::move(found);
+  return Status::Ok();
+}
+
+/// What the golden stamp adds to the topology for a module that shares its
+/// network: " placement 0-7, other job b.hlo on 8-15" (the file names as
+/// written, the placements as given); "" when it has it alone.
+std::string SharingText(const Scenario& scenario) {
+  std::string text;
+  if (!scenario.placement.empty()) text += " placement " + PlacementText(scenario.placement);
+  for (const ScenarioOtherJob& job : scenario.other_jobs) {
+    text += (text.empty() ? " " : ", ") + std::string("other job ") +
+            fs::path(job.module).filename().string();
+    if (!job.placement.empty()) text += " on " + PlacementText(job.placement);
+  }
+  return text;
+}
+
+}  // namespace
+
 Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
   std::error_code ec;
-  if (!fs::is_regular_file(scenario.module, ec)) {
-    // DIR/NAME, DIR an XLA dump directory: its after-optimizations module
-    // named NAME (a shell pattern), whatever its module_NNNN number.
-    const std::string where = scenario.module_where + ": error: key path `module`: ";
-    // A device or a FIFO is there, only not a file: "no such file" would mislead.
-    const fs::file_status status = fs::status(scenario.module, ec);
-    if (fs::exists(status) && !fs::is_directory(status)) {
-      return InvalidArgument(Printable(where + scenario.module + ": not a regular file"));
-    }
-    const fs::path path(scenario.module);
-    const std::string dir = path.parent_path().string();
-    if (!fs::is_directory(dir, ec) || !ListDumpModules(dir).ok()) {
-      // A directory where the module goes is named as one.
-      return InvalidArgument(
-          Printable(where + scenario.module +
-                    (fs::is_directory(status) ? ": a directory, not an HLO file (or DUMP_DIR/NAME)"
-                                              : ": no such file")));
-    }
-    StatusOr<std::string> found = FindDumpModule(dir, path.filename().string());
-    if (!found.ok()) {
-      return InvalidArgument(Printable(where + std::string(found.status().message())));
-    }
-    scenario.module = *std::move(found);
+  const std::string sharing = SharingText(scenario);  // the paths as the scenario wrote them
+  TPUSIM_RETURN_IF_ERROR(
+      ResolveModule(scenario.module, scenario.module_where + ": error: key path `module`: "));
+  for (ScenarioOtherJob& job : scenario.other_jobs) {
+    TPUSIM_RETURN_IF_ERROR(ResolveModule(job.module, job.module_where + ": "));
   }
   if (!scenario.inputs_dir.empty() && !fs::is_directory(scenario.inputs_dir, ec)) {
     return InvalidArgument(Printable(scenario.inputs_where + ": error: key path `inputs.dir`: " +
@@ -566,7 +674,7 @@ Status ResolveScenario(Scenario& scenario, const std::string& models_dir) {
       checked = ici::Topology::Build(topology, scenario.resolved_chip->ici).status();
     // Both point into the scenario where the topology wrote what they refuse.
     TPUSIM_RETURN_IF_ERROR(checked);
-    scenario.topology = arch::CanonicalTopologyText(topology);
+    scenario.topology = arch::CanonicalTopologyText(topology) + sharing;
   }
   return Status::Ok();
 }

@@ -57,6 +57,15 @@ struct OpMatcher {
 /// The metric names checks may bound, in report order.
 const std::vector<std::string>& MetricNames();
 
+/// One of a scenario's `other_jobs`: a module on the same network at the
+/// same time (RunSpec::other_jobs).
+struct ScenarioOtherJob {
+  std::string module;              ///< its path, resolved as `module`'s (DUMP/NAME too)
+  std::string module_where;        ///< "FILE:LINE:COL" of its `module` key
+  std::vector<int64_t> placement;  ///< `placement`; empty: the lowest network devices left free
+  std::string where;               ///< "FILE:LINE:COL" of the entry, for its errors
+};
+
 struct Scenario {
   std::string file;    ///< the scenario file as given
   std::string name;    ///< `name`, default the file stem
@@ -75,6 +84,10 @@ struct Scenario {
   /// wraparound rule), stamped into goldens; "" without a topology.
   std::string topology;
   ici::Algorithm algorithm = ici::Algorithm::kAuto;  ///< `algorithm`, for collectives
+  /// `placement`: the network devices the module's devices run on; empty: 0, 1, ...
+  std::vector<int64_t> placement;
+  std::string placement_where;                       ///< "FILE:LINE:COL" of `placement`
+  std::vector<ScenarioOtherJob> other_jobs;          ///< `other_jobs`, in order
   std::optional<uint64_t> seed;                      ///< seeded inputs; unset with `inputs_dir`
   std::string inputs_dir;                            ///< a directory of param_<N>.npy, resolved
   RunMode mode = RunMode::kFull;                     ///< `mode`

@@ -273,6 +273,14 @@ StatusOr<RunSpec> ScenarioRunSpec(const Scenario& scenario) {
   TPUSIM_ASSIGN_OR_RETURN(spec.evaluation.max_memory, ParseMaxMemory("", spec.evaluation.command));
   spec.evaluation.max_memory = scenario.max_memory.value_or(spec.evaluation.max_memory);
   spec.algorithm = scenario.algorithm;
+  spec.placement = scenario.placement;
+  spec.placement_given_at = scenario.placement_where;
+  for (const ScenarioOtherJob& job : scenario.other_jobs) {
+    TPUSIM_ASSIGN_OR_RETURN(const std::string text, ReadFile(job.module));
+    TPUSIM_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module,
+                            ParseAndVerifyModule(text, job.module));
+    spec.other_jobs.push_back({std::move(module), job.placement, job.where});
+  }
   spec.trip_counts = scenario.trip_counts;
   spec.default_trip_count = scenario.default_trip_count;
   spec.branch = scenario.branch;

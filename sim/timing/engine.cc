@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <systemc>
 #include <tuple>
@@ -587,6 +588,8 @@ struct JobModel {
   std::vector<std::unique_ptr<CoreBarrier>> barriers;  ///< one per simulated device
   std::vector<std::unique_ptr<TensorCore>> cores;
   std::vector<std::unique_ptr<UnitTarget>> units;
+  /// The network of a job that has it to itself (else its group's, in SimulateBatch).
+  std::unique_ptr<SharedNetwork> own_network;
   std::unique_ptr<SpmdRendezvous> spmd;
   const hlo::HloModule* module = nullptr;
   const SimulationJob* job = nullptr;
@@ -637,8 +640,10 @@ std::string SymmetryOf(const SimulationJob& job, const Program& program,
 }
 
 /// Sets up the SPMD part of a job with an interconnect: devices, plans,
-/// symmetry. Errors: bad device counts or slowdowns, unresolvable groups.
-Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
+/// symmetry, its collectives on `shared` (its group's network) or a network
+/// of its own (nullptr). Errors: bad device counts, placements or slowdowns,
+/// unresolvable groups.
+Status PrepareSpmd(const SimulationJob& job, SharedNetwork* shared, JobModel& m) {
   m.config = job.options.spmd.value_or(hlo::SpmdConfig::CoveringModule(*job.module));
   const int64_t devices = m.config.device_count();
   if (m.config.replica_count < 1 || m.config.partition_count < 1 ||
@@ -660,7 +665,9 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
     m.simulated = {0};
     return Status::Ok();
   }
-  if (Status fits = CheckDevicesFitNetwork(devices, *job.options.interconnect); !fits.ok()) {
+  if (Status fits =
+          CheckDevicesFitNetwork(devices, *job.options.interconnect, job.options.placement);
+      !fits.ok()) {
     return InvalidArgument(job.module->filename() + ": error: " + fits.message());
   }
   TPUSIM_ASSIGN_OR_RETURN(CollectivePlans plans,
@@ -673,9 +680,12 @@ Status PrepareSpmd(const SimulationJob& job, JobModel& m) {
     m.simulated.push_back(d);
     simulated[d] = true;
   }
-  m.spmd = std::make_unique<SpmdRendezvous>(*job.options.interconnect, job.options.algorithm,
-                                            m.result.clock_hz, std::move(plans),
-                                            std::move(simulated), m.result);
+  if (shared == nullptr) {
+    m.own_network = std::make_unique<SharedNetwork>(*job.options.interconnect, m.result.clock_hz);
+    shared = m.own_network.get();
+  }
+  m.spmd = std::make_unique<SpmdRendezvous>(*shared, job.options.algorithm, std::move(plans),
+                                            std::move(simulated), job.options.placement, m.result);
   return Status::Ok();
 }
 
@@ -722,8 +732,9 @@ Status OverExecutedLimit(const hlo::HloModule& module, const TimingOptions& opti
 
 bool g_simulated = false;  ///< the SystemC kernel has been started in this process
 
-/// `job` lowered, with its SPMD run planned: everything before SystemC starts.
-StatusOr<std::unique_ptr<JobModel>> PrepareJob(const SimulationJob& job) {
+/// `job` lowered, with its SPMD run planned on `shared` (see PrepareSpmd):
+/// everything before SystemC starts.
+StatusOr<std::unique_ptr<JobModel>> PrepareJob(const SimulationJob& job, SharedNetwork* shared) {
   if (job.module == nullptr || job.chip == nullptr)
     return InvalidArgument("simulation job without module or chip");
   auto model = std::make_unique<JobModel>();
@@ -741,7 +752,7 @@ StatusOr<std::unique_ptr<JobModel>> PrepareJob(const SimulationJob& job) {
   r.hbm_bandwidth = static_cast<double>(job.chip->hbm.bandwidth.value()) * r.tensorcores /
                     job.chip->tensorcores_per_chip;
   r.ops.reserve(model->program.steps.size());
-  TPUSIM_RETURN_IF_ERROR(PrepareSpmd(job, *model));
+  TPUSIM_RETURN_IF_ERROR(PrepareSpmd(job, shared, *model));
   return model;
 }
 
@@ -783,6 +794,50 @@ StatusOr<TimingResult> Finish(JobModel& m) {
   return std::move(r);
 }
 
+/// The network of one SimulationJob::shared_network group, and which job
+/// runs on each of its devices.
+struct SharedNetworkGroup {
+  std::unique_ptr<SharedNetwork> network;
+  std::map<int64_t, size_t> job_of_device;  ///< network device -> job index
+};
+
+/// The network `job` (index `j` in its batch) shares, made by the group's
+/// first job; nullptr when it has one of its own. Errors: a group whose jobs
+/// name other interconnects or chip clocks.
+StatusOr<SharedNetwork*> JoinGroup(const SimulationJob& job, size_t j,
+                                   std::map<int32_t, SharedNetworkGroup>& groups) {
+  if (job.shared_network < 0 || job.options.interconnect == nullptr || job.chip == nullptr) {
+    return nullptr;
+  }
+  SharedNetworkGroup& group = groups[job.shared_network];
+  if (group.network == nullptr) {
+    group.network =
+        std::make_unique<SharedNetwork>(*job.options.interconnect, job.chip->clock.value());
+  } else if (&group.network->timer() != job.options.interconnect ||
+             group.network->clock_hz() != job.chip->clock.value()) {
+    return InvalidArgument("job " + std::to_string(j) + " shares network " +
+                           std::to_string(job.shared_network) +
+                           " with jobs on another interconnect or chip clock");
+  }
+  return group.network.get();
+}
+
+/// Records the network devices of `job` (index `j`, `devices` devices) in
+/// its group. Errors: a device another job of the group runs on.
+Status TakeDevices(const SimulationJob& job, size_t j, int64_t devices, SharedNetworkGroup& group) {
+  for (int64_t d = 0; d < devices; ++d) {
+    const int64_t on_network = job.options.placement.empty() ? d : job.options.placement[d];
+    const auto [it, added] = group.job_of_device.try_emplace(on_network, j);
+    if (!added) {
+      return InvalidArgument(job.module->filename() + ": error: device " + std::to_string(d) +
+                             " runs on the network's device " + std::to_string(on_network) +
+                             ", which job " + std::to_string(it->second) +
+                             " sharing the network runs on already");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<StatusOr<TimingResult>> SimulateBatch(std::span<const SimulationJob> jobs) {
@@ -797,8 +852,19 @@ std::vector<StatusOr<TimingResult>> SimulateBatch(std::span<const SimulationJob>
   // left out of the one run, which starts only if some job is left.
   std::vector<StatusOr<TimingResult>> results;
   std::vector<std::unique_ptr<JobModel>> models;  // null where results holds the error
-  for (const SimulationJob& job : jobs) {
-    StatusOr<std::unique_ptr<JobModel>> model = PrepareJob(job);
+  std::map<int32_t, SharedNetworkGroup> groups;   // by SimulationJob::shared_network
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const SimulationJob& job = jobs[j];
+    StatusOr<SharedNetwork*> shared = JoinGroup(job, j, groups);
+    StatusOr<std::unique_ptr<JobModel>> model =
+        shared.ok() ? PrepareJob(job, *shared) : shared.status();
+    if (model.ok() && *shared != nullptr) {
+      if (Status taken =
+              TakeDevices(job, j, (*model)->config.device_count(), groups.at(job.shared_network));
+          !taken.ok()) {
+        model = taken;
+      }
+    }
     results.push_back(model.ok() ? StatusOr<TimingResult>(TimingResult{}) : model.status());
     models.push_back(model.ok() ? std::move(*model) : nullptr);
   }
@@ -859,7 +925,30 @@ std::vector<StatusOr<TimingResult>> SimulateBatch(std::span<const SimulationJob>
   return results;
 }
 
-Status CheckDevicesFitNetwork(int64_t devices, const ici::CollectiveTimer& network) {
+Status CheckDevicesFitNetwork(int64_t devices, const ici::CollectiveTimer& network,
+                              std::span<const int64_t> placement) {
+  if (!placement.empty()) {
+    if (static_cast<int64_t>(placement.size()) != devices) {
+      return InvalidArgument("the placement names " + std::to_string(placement.size()) +
+                             " network devices for the module's " + std::to_string(devices));
+    }
+    std::set<int64_t> taken;
+    for (size_t d = 0; d < placement.size(); ++d) {
+      const int64_t on_network = placement[d];
+      if (on_network < 0 || (network.device_count() > 0 && on_network >= network.device_count())) {
+        return InvalidArgument(
+            "the placement puts device " + std::to_string(d) + " on network device " +
+            std::to_string(on_network) + "; the network's devices are numbered from 0" +
+            (network.device_count() > 0 ? " to " + std::to_string(network.device_count() - 1)
+                                        : std::string()));
+      }
+      if (!taken.insert(on_network).second) {
+        return InvalidArgument("the placement puts two devices on network device " +
+                               std::to_string(on_network));
+      }
+    }
+    return Status::Ok();
+  }
   const int64_t per_chip = network.devices_per_chip();
   if (devices % per_chip != 0) {
     return InvalidArgument(std::to_string(devices) + " devices do not fill whole chips of " +

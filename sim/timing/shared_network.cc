@@ -20,7 +20,8 @@ int64_t SharedNetwork::CyclesOf(Picoseconds duration) const {
                           kPicosecondsPerSecond);
 }
 
-StatusOr<size_t> SharedNetwork::Join(ici::Collective collective, int64_t now) {
+StatusOr<size_t> SharedNetwork::Join(ici::Collective collective, int64_t now,
+                                     NetworkMember& member) {
   collective.start = Picoseconds(MulDivCeil(now, kPicosecondsPerSecond, clock_hz_));
   StatusOr<ici::NetworkSession::Joined> joined = session_->Join(collective);
   if (!joined.ok() && joined.status().code() == StatusCode::kInvalidArgument &&
@@ -34,6 +35,7 @@ StatusOr<size_t> SharedNetwork::Join(ici::Collective collective, int64_t now) {
 
   const size_t index = instances_.size();
   NetworkInstance& added = instances_.emplace_back();
+  added.member = &member;
   added.start_cycle = now;
   added.start = collective.start;
   added.cycles = CyclesOf(joined->timing.duration);

@@ -11,13 +11,14 @@
 
 namespace tpusim::timing {
 
-SpmdRendezvous::SpmdRendezvous(const ici::CollectiveTimer& timer, ici::Algorithm algorithm,
-                               int64_t clock_hz, CollectivePlans plans, std::vector<bool> simulated,
-                               TimingResult& result)
-    : network_(timer, clock_hz),
+SpmdRendezvous::SpmdRendezvous(SharedNetwork& network, ici::Algorithm algorithm,
+                               CollectivePlans plans, std::vector<bool> simulated,
+                               std::vector<int64_t> placement, TimingResult& result)
+    : network_(network),
       algorithm_(algorithm),
       plans_(std::move(plans)),
       simulated_(std::move(simulated)),
+      placement_(std::move(placement)),
       result_(result) {}
 
 Rendezvous& SpmdRendezvous::Arrive(const CollectivePlan& plan, int64_t execution, int32_t group,
@@ -92,7 +93,8 @@ void SpmdRendezvous::Transfer(const CollectivePlan& plan, int64_t execution, int
     return;
   }
   if (!added) return Refresh(record, now);
-  for (const size_t index : network_.in_flight()) Refresh(record_of_[index], now);
+  for (const size_t index : network_.in_flight())
+    network_.instance(index).member->Moved(index, now);
 }
 
 void SpmdRendezvous::Join(const CollectivePlan& plan, int64_t execution, int64_t now,
@@ -110,6 +112,13 @@ void SpmdRendezvous::Join(const CollectivePlan& plan, int64_t execution, int64_t
   collective.kind = plan.kind;
   collective.groups = plan.participants.groups;
   collective.pairs = plan.participants.pairs;
+  for (std::vector<int64_t>& group : collective.groups) {
+    for (int64_t& device : group) device = OnNetwork(device);
+  }
+  for (auto& [source, target] : collective.pairs) {
+    source = OnNetwork(source);
+    target = OnNetwork(target);
+  }
   collective.bytes = plan.bytes;
   if (!plan.ragged_traffic.empty()) {
     const RaggedTraffic& traffic = plan.ragged_traffic.At(execution);
@@ -117,7 +126,7 @@ void SpmdRendezvous::Join(const CollectivePlan& plan, int64_t execution, int64_t
     collective.sent_bytes = traffic.sent_bytes;
   }
   collective.algorithm = algorithm_;
-  const StatusOr<size_t> joined = network_.Join(std::move(collective), now);
+  const StatusOr<size_t> joined = network_.Join(std::move(collective), now, *this);
   if (!joined.ok()) {
     // Recorded for SimulateBatch; the run ends without the SystemC stop banner.
     if (error_.ok()) {
@@ -129,7 +138,7 @@ void SpmdRendezvous::Join(const CollectivePlan& plan, int64_t execution, int64_t
     return;
   }
   network_index_.back() = *joined;
-  record_of_.push_back(result_.collectives.size() - 1);  // network indices follow joins
+  record_of_[*joined] = result_.collectives.size() - 1;
 }
 
 void SpmdRendezvous::Refresh(size_t record, int64_t now) {

@@ -52,11 +52,13 @@ struct Rendezvous {
 /// The collectives of one job's SPMD run: rendezvous, the collective
 /// timeline and the link totals. SystemC runs its processes one at a time,
 /// so no locking.
-class SpmdRendezvous {
+class SpmdRendezvous : public NetworkMember {
  public:
-  /// `timer` and `result` outlive this; `simulated` is by device number.
-  SpmdRendezvous(const ici::CollectiveTimer& timer, ici::Algorithm algorithm, int64_t clock_hz,
-                 CollectivePlans plans, std::vector<bool> simulated, TimingResult& result);
+  /// `network` (which other jobs may share) and `result` outlive this;
+  /// `simulated` is by device number; the job's device d is the network's
+  /// device `placement[d]` (empty: d).
+  SpmdRendezvous(SharedNetwork& network, ici::Algorithm algorithm, CollectivePlans plans,
+                 std::vector<bool> simulated, std::vector<int64_t> placement, TimingResult& result);
 
   /// The plan of `inst` when `device` takes part in it, else nullptr.
   const CollectivePlan* PlanFor(const hlo::HloInstruction& inst, int64_t device) const {
@@ -95,16 +97,27 @@ class SpmdRendezvous {
   /// ends of its rendezvous (and their events) to match.
   void Refresh(size_t record, int64_t now);
 
-  SharedNetwork network_;
+  /// NetworkMember: one of this job's instances moved.
+  void Moved(size_t index, int64_t now) override { Refresh(record_of_.at(index), now); }
+
+  /// The job's device `device` as the network numbers it.
+  int64_t OnNetwork(int64_t device) const {
+    return placement_.empty() ? device : placement_[device];
+  }
+
+  SharedNetwork& network_;
   ici::Algorithm algorithm_;
   CollectivePlans plans_;
   std::vector<bool> simulated_;  ///< by device number
+  std::vector<int64_t> placement_;
   TimingResult& result_;
   std::map<std::tuple<int64_t, int64_t, int32_t>, std::unique_ptr<Rendezvous>> rendezvous_;
   std::map<std::pair<int64_t, int64_t>, size_t> instances_;  ///< (key, execution) -> record
   static constexpr size_t kUntimed = SIZE_MAX;               ///< the interconnect could not time it
   std::vector<size_t> network_index_;  ///< by record: its SharedNetwork index, or kUntimed
-  std::vector<size_t> record_of_;      ///< by SharedNetwork index: its record
+  /// SharedNetwork index -> its record, for this job's instances (the
+  /// network's others belong to the jobs sharing it).
+  std::map<size_t, size_t> record_of_;
   /// By record: its completed rendezvous, whose ends follow its network time.
   std::vector<std::vector<Rendezvous*>> instance_rendezvous_;
   Status error_;

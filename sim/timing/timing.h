@@ -102,6 +102,12 @@ struct TimingOptions {
   /// Algorithm asked of the interconnect for every collective that can run
   /// it; a collective it cannot run (kInvalidArgument) takes kAuto.
   ici::Algorithm algorithm = ici::Algorithm::kAuto;
+  /// Where the program runs on the network: its device d is the network's
+  /// device placement[d], one distinct device each. Empty: device d is the
+  /// network's device d, and the devices fill whole chips from chip 0. Jobs
+  /// sharing a network (SimulationJob::shared_network) run on disjoint
+  /// devices.
+  std::vector<int64_t> placement;
   /// Stragglers: device number -> factor (>= 1) on the cycles of each of its
   /// kernels. Devices not listed run at 1.
   std::map<int64_t, double> device_slowdown;
@@ -248,25 +254,34 @@ struct TimingResult {
 StatusOr<TimingResult> SimulateModule(const hlo::HloModule& module, const arch::ChipConfig& chip,
                                       const TimingOptions& options);
 
-/// Whether `devices` devices fit `network`: whole chips of its
-/// devices_per_chip, no more than it has. The message (without a location)
-/// says what is missing; SimulateModule checks it, and a caller can check it
-/// before other work and place the error where the topology was written.
-Status CheckDevicesFitNetwork(int64_t devices, const ici::CollectiveTimer& network);
+/// Whether `devices` devices fit `network`: without a `placement`, whole
+/// chips of its devices_per_chip, no more than it has; with one (see
+/// TimingOptions::placement), one distinct network device per program device.
+/// The message (without a location) says what is missing; SimulateModule
+/// checks it, and a caller can check it before other work and place the
+/// error where the topology was written.
+Status CheckDevicesFitNetwork(int64_t devices, const ici::CollectiveTimer& network,
+                              std::span<const int64_t> placement = {});
 
 /// One module on one chip, for SimulateBatch.
 struct SimulationJob {
   const hlo::HloModule* module = nullptr;
   const arch::ChipConfig* chip = nullptr;
   TimingOptions options;
+  /// -1: the job has the network to itself. Jobs of one batch with the same
+  /// group number >= 0 run at the same time on one network (the same
+  /// options.interconnect, the same chip clock, disjoint placements): their
+  /// collectives in flight together share links (docs/models.md, "Jobs
+  /// sharing a network").
+  int32_t shared_network = -1;
 };
 
-/// Times independent jobs in one SystemC run (each from cycle 0, sharing
-/// nothing): the way to time several modules or chips in one process. One
-/// result per job, in order: a job with an error (SimulateModule's) has it,
-/// and the other jobs are timed all the same. Jobs that all fail before the
-/// run leave it unused; after a run, a second call gives every job
-/// kFailedPrecondition.
+/// Times jobs in one SystemC run, each from cycle 0 and sharing nothing but
+/// the network of its shared_network group: the way to time several modules
+/// or chips in one process. One result per job, in order: a job with an error
+/// (SimulateModule's) has it, and the other jobs are timed all the same
+/// (though not with its traffic). Jobs that all fail before the run leave it
+/// unused; after a run, a second call gives every job kFailedPrecondition.
 std::vector<StatusOr<TimingResult>> SimulateBatch(std::span<const SimulationJob> jobs);
 
 }  // namespace tpusim::timing

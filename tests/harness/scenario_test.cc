@@ -131,7 +131,8 @@ TEST(Scenario, EveryUnknownKeyIsReportedAtOnceWithTheKeyItMisspells) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().message(),
             "u.yaml:2:1: error: key path `numeric`: unknown key (known: name, module, chip, "
-            "topology, device_assignment, algorithm, golden, inputs, mode, numerics, "
+            "topology, device_assignment, algorithm, placement, other_jobs, golden, inputs, mode, "
+            "numerics, "
             "max_while_iterations, max_loop_work, max_executed_instructions, trip_counts, "
             "default_trip_count, branch, branches, max_memory, timeout, require, "
             "checks, expect); did you mean 'numerics'?\n"

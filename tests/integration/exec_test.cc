@@ -1175,6 +1175,119 @@ ENTRY e {
                         "torus:4x4,devices_per_chip=2's 16 chips; the other 12 stay idle"));
 }
 
+// Two 8-device jobs on a 4x4 torus, each an all-reduce of 16 MB (a ring).
+// Interleaved on the network (this one on even devices, the other on odd
+// ones) each ring's hops cross the other's links: both take about twice
+// their time alone. Side by side (0-7 and 8-15, the other job's default) they
+// share no link and each takes its time alone. In a scenario, the same
+// sharing fails a bound on the exposed collective time that the module
+// alone meets, and the golden stamp names the other job.
+TEST_F(ExecTest, OtherJobsShareTheNetworkWhereTheirRoutesMeet) {
+  const std::string module = Module("ar8.hlo", R"(HloModule ar8, replica_count=8
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[4194304]{0} parameter(0)
+  ROOT r = f32[4194304]{0} all-reduce(p), replica_groups={{0,1,2,3,4,5,6,7}}, to_apply=add
+})");
+  const std::vector<std::string> timed = {"exec",   module,   "--chip",     "tpu-v5e",
+                                          "--mode", "timing", "--topology", "torus:4x4"};
+  const auto run = [&](const std::vector<std::string>& more, const std::string& name) {
+    std::vector<std::string> args = timed;
+    args.insert(args.end(), more.begin(), more.end());
+    const std::string json = dir_ / (name + ".json");
+    args.insert(args.end(), {"--json", json});
+    const RunResult r = Tpusim(args);
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    return r.exit_code == 0 ? nlohmann::json::parse(ReadText(json)) : nlohmann::json();
+  };
+  const nlohmann::json alone = run({}, "alone");
+  const nlohmann::json interleaved =
+      run({"--placement", "0,2,4,6,8,10,12,14", "--other-job", module + "@1,3,5,7,9,11,13,15"},
+          "interleaved");
+  const nlohmann::json apart = run({"--other-job", module}, "apart");
+  ASSERT_FALSE(alone.is_null() || interleaved.is_null() || apart.is_null());
+  EXPECT_FALSE(alone.contains("other_jobs"));
+  const double t = alone["time_us"].get<double>();
+  EXPECT_GT(interleaved["time_us"].get<double>(), 1.9 * t);
+  EXPECT_EQ(interleaved["placement"], "0,2,4,6,8,10,12,14");
+  EXPECT_GT(interleaved["collective_time_lost_us"].get<double>(), 0.45 * t);
+  ASSERT_EQ(interleaved["other_jobs"].size(), 1u);
+  EXPECT_EQ(interleaved["other_jobs"][0]["placement"], "1,3,5,7,9,11,13,15");
+  EXPECT_GT(interleaved["other_jobs"][0]["time_us"].get<double>(), 1.9 * t);
+  EXPECT_EQ(apart["time_us"], alone["time_us"]);
+  EXPECT_EQ(apart["collective_time_lost_us"], 0);
+  EXPECT_EQ(apart["other_jobs"][0]["placement"], "8-15");
+
+  const RunResult table = Tpusim({"exec", module, "--chip", "tpu-v5e", "--mode", "timing",
+                                  "--topology", "torus:4x4", "--other-job", module});
+  EXPECT_THAT(table.out, HasSubstr("Jobs sharing the network"));
+  EXPECT_THAT(table.out, HasSubstr("this module"));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"--other-job", module + "@7-14"},
+       "--other-job '" + module +
+           "@7-14': its device 0 would run on network device 7, which the "
+           "module runs on"},
+      {{"--placement", "0-3"},
+       "--placement '0-3': the placement names 4 network devices for the "
+       "module's 8"},
+      {{"--placement", "9-16"},
+       "the placement puts device 7 on network device 16; the network's devices are numbered "
+       "from 0 to 15"},
+      {{"--other-job", module + "@8-15", "--other-job", module},
+       "its 8 devices do not fit in the 0 devices that the jobs before it left free"}};
+  for (const auto& [more, message] : refused) {
+    std::vector<std::string> args = timed;
+    args.insert(args.end(), more.begin(), more.end());
+    const RunResult r = Tpusim(args);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr(message));
+  }
+  const RunResult values = Tpusim({"exec", module, "--placement", "0-7"});
+  EXPECT_EQ(values.exit_code, 2) << Describe(values);
+  EXPECT_THAT(values.err, HasSubstr("--placement needs timing"));
+
+  const std::string scenario = dir_ / "shared.yaml";
+  const std::string bound = std::to_string(1.5 * t);
+  const std::string base = "module: " + module +
+                           "\nchip: tpu-v5e\nmode: timing\ntopology: torus:4x4\n"
+                           "checks: {exposed_collective_time_us: {max: " +
+                           bound + "}}\n";
+  WriteText(scenario, base);
+  const RunResult fits = Tpusim({"run", scenario, "--golden-dir", dir_ / "golden"});
+  EXPECT_EQ(fits.exit_code, 0) << Describe(fits);
+  WriteText(scenario, base +
+                          "placement: [0, 2, 4, 6, 8, 10, 12, 14]\n"
+                          "other_jobs:\n  - {module: " +
+                          module + ", placement: 1-15}\n");
+  const RunResult odd = Tpusim({"run", scenario, "--golden-dir", dir_ / "golden"});
+  EXPECT_EQ(odd.exit_code, 2) << Describe(odd);
+  EXPECT_THAT(odd.out, HasSubstr("shared.yaml:8:5: error: key path `other_jobs[0]`: the "
+                                 "placement names 15 network devices for the module's 8"));
+  const std::string sharing =
+      "placement: [0, 2, 4, 6, 8, 10, 12, 14]\n"
+      "other_jobs:\n  - {module: " +
+      module + ", placement: '1,3,5,7,9,11,13,15'}\n";
+  WriteText(scenario, base + sharing);
+  const RunResult slowed = Tpusim({"run", scenario, "--golden-dir", dir_ / "golden"});
+  EXPECT_EQ(slowed.exit_code, 1) << Describe(slowed);
+  EXPECT_THAT(slowed.out, HasSubstr("exposed_collective_time_us"));
+  WriteText(scenario, "module: " + module +
+                          "\nchip: tpu-v5e\nmode: timing\ntopology: torus:4x4\n"
+                          "checks: {time_us: {golden: true, tolerance: 1%}}\n" +
+                          sharing);
+  const RunResult written =
+      Tpusim({"run", scenario, "--golden-dir", dir_ / "golden", "--update-golden"});
+  EXPECT_EQ(written.exit_code, 0) << Describe(written);
+  const std::string manifest =
+      ReadText((fs::path(dir_ / "golden") / "shared" / "metrics.json").string());
+  EXPECT_THAT(manifest, HasSubstr("torus:4x4 placement 0,2,4,6,8,10,12,14, other job ar8.hlo on "
+                                  "1,3,5,7,9,11,13,15"));
+}
+
 TEST_F(ExecTest, TopologyErrorsExitTwo) {
   const std::string module = Module("mul_add.hlo", kMulAddModule);
   const RunResult no_chip = Tpusim({"exec", module, "--topology", "torus:2x2"});

@@ -301,5 +301,94 @@ TEST(SharedLinks, ABatchTimesTheJobsBesideAMisfit) {
   EXPECT_EQ(r[1]->device_count, 8);
 }
 
+// Jobs sharing one network (SimulationJob::shared_network): each job is a
+// two-device all-gather of a 5 MB shard, placed on two of the ring's four
+// devices. Placed on {0,2} and {1,3}, each job's flows go half-way round
+// (0->1->2, 2->3->0; 1->2->3, 3->0->1), one flow of each job on every x+
+// link: alone 500 us, together 1000 us each, whichever job's all-gather
+// joined first. Placed on {0,1} and {2,3} they share no link (x+ L01 and
+// x- 1->0; x+ L23 and x- 3->2): 500 us each, as alone. The same job with
+// a network of its own, in the same run, takes its 500 us.
+constexpr char kPairGather[] = R"(HloModule pair, replica_count=2
+ENTRY e {
+  p = f32[1250000]{0} parameter(0)
+  ROOT a = f32[2500000]{0} all-gather(p), replica_groups={{0,1}}, dimensions={0}
+})";
+
+TimingOptions Placed(const ici::Interconnect& network, std::vector<int64_t> placement) {
+  TimingOptions options = On(network);
+  options.placement = std::move(placement);
+  return options;
+}
+
+TEST(SharedLinks, JobsSharingANetworkSlowEachOtherWhereTheirRoutesMeet) {
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"clock=1GHz"});
+  auto ring = Network("torus:4", v5e);
+  auto m = Parse(kPairGather);
+  ASSERT_NE(ring, nullptr);
+  ASSERT_NE(m, nullptr);
+  const std::vector<SimulationJob> jobs = {{m.get(), &v5e, Placed(*ring, {0, 2}), 0},
+                                           {m.get(), &v5e, Placed(*ring, {1, 3}), 0},
+                                           {m.get(), &v5e, Placed(*ring, {0, 1}), 1},
+                                           {m.get(), &v5e, Placed(*ring, {2, 3}), 1},
+                                           {m.get(), &v5e, Placed(*ring, {0, 2})}};
+  auto r = AllTimed(SimulateBatch(jobs));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::vector<std::pair<int64_t, int64_t>> cycles_and_contention = {
+      {1'000'000, 500'000}, {1'000'000, 500'000}, {500'000, 0}, {500'000, 0}, {500'000, 0}};
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    SCOPED_TRACE("job " + std::to_string(j));
+    ASSERT_EQ((*r)[j].collectives.size(), 1u);
+    const CollectiveRecord& gather = (*r)[j].collectives[0];
+    EXPECT_EQ(gather.cycles, cycles_and_contention[j].first);
+    EXPECT_EQ(gather.contention_cycles, cycles_and_contention[j].second);
+    EXPECT_EQ(gather.groups, (std::vector<std::vector<int64_t>>{{0, 1}}));  // the job's numbers
+  }
+  // The busiest link is that of a flow of each job: busy all of job 0's run.
+  ASSERT_FALSE((*r)[0].links.empty());
+  for (const LinkUse& link : (*r)[0].links) EXPECT_EQ(link.bytes, 5'000'000) << link.name;
+}
+
+// What a group of jobs cannot share, each refused in the job that breaks
+// it while the others run: a network device another job took, another
+// interconnect in the same group, and placements that do not fit.
+TEST(SharedLinks, ASharedNetworkRefusesOverlapsAndMisfits) {
+  const arch::ChipConfig v5e = IdealPreset("tpu-v5e", {"clock=1GHz"});
+  auto ring = Network("torus:4", v5e);
+  auto other = Network("torus:4", v5e);
+  auto m = Parse(kPairGather);
+  ASSERT_NE(ring, nullptr);
+  ASSERT_NE(other, nullptr);
+  ASSERT_NE(m, nullptr);
+  const std::vector<SimulationJob> jobs = {
+      {m.get(), &v5e, Placed(*ring, {0, 2}), 0},  {m.get(), &v5e, Placed(*ring, {2, 3}), 0},
+      {m.get(), &v5e, Placed(*other, {1, 3}), 0}, {m.get(), &v5e, Placed(*ring, {1, 1})},
+      {m.get(), &v5e, Placed(*ring, {3, 4})},     {m.get(), &v5e, Placed(*ring, {1})},
+      {m.get(), &v5e, Placed(*ring, {1, 3}), 0}};
+  const std::vector<StatusOr<TimingResult>> r = SimulateBatch(jobs);
+  ASSERT_EQ(r.size(), jobs.size());
+  const std::vector<std::string> errors = {
+      "",
+      "test.hlo: error: device 0 runs on the network's device 2, which job 0 sharing the network "
+      "runs on already",
+      "job 2 shares network 0 with jobs on another interconnect or chip clock",
+      "test.hlo: error: the placement puts two devices on network device 1",
+      "test.hlo: error: the placement puts device 1 on network device 4; the network's devices "
+      "are numbered from 0 to 3",
+      "test.hlo: error: the placement names 1 network devices for the module's 2",
+      ""};
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    SCOPED_TRACE("job " + std::to_string(j));
+    if (errors[j].empty()) {
+      ASSERT_TRUE(r[j].ok()) << r[j].status().message();
+      ASSERT_EQ(r[j]->collectives.size(), 1u);
+      EXPECT_EQ(r[j]->collectives[0].cycles, 1'000'000);  // jobs 0 and 6 share the x+ links
+    } else {
+      ASSERT_FALSE(r[j].ok());
+      EXPECT_EQ(r[j].status().message(), errors[j]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tpusim::timing
