@@ -235,7 +235,8 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
                       std::make_move_iterator(causes.end()));
       if (since_golden->changes.empty()) {
         failures.push_back(
-            "the module is the golden's: the change is in the chip, the topology, "
+            "the module is the golden's: the change is in the chip, the topology (or the jobs "
+            "sharing it), "
             "the inputs or tpusim");
       }
     }

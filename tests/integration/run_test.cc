@@ -195,7 +195,7 @@ TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("output: 32 of 32 elements differ (exact)"));
   EXPECT_THAT(r.out, HasSubstr("the module is the golden's: the change is in the chip, the "
-                               "topology, the inputs or tpusim"));
+                               "topology (or the jobs sharing it), the inputs or tpusim"));
   EXPECT_THAT(ReadText(junit), HasSubstr("<failure message=\"output: 32 of 32 elements differ"));
 
   // The same failure as a GitHub Actions annotation on the scenario file.
