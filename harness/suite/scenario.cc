@@ -278,9 +278,10 @@ StatusOr<std::vector<int64_t>> ReadPlacement(const Reader& r, const YAML::Node& 
   return placement;
 }
 
-/// `other_jobs`: a list of {module, placement}.
+/// `other_jobs`: a list of {module, placement}; empty (a study's point
+/// without them) is none.
 Status ReadOtherJobs(const Reader& r, const YAML::Node& node, Scenario& s) {
-  if (!node.IsSequence() || node.size() == 0) {
+  if (!node.IsSequence()) {
     return r.Error(
         node, "other_jobs",
         "expected a list of {module: PATH, placement: DEVICES}, got " + Reader::Got(node));

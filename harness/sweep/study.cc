@@ -29,10 +29,19 @@ constexpr size_t kMaxPoints = 100000;
 /// The scenario keys an axis may vary, besides `chip.overrides.FIELD` (any
 /// preset field) and `topology.KEY` (a key of a topology mapping).
 const std::vector<std::string_view>& PlainAxes() {
-  static const std::vector<std::string_view> kAxes = {
-      "module",      "chip",          "topology",      "device_assignment",        "algorithm",
-      "mode",        "numerics",      "inputs.seed",   "max_while_iterations",     "max_loop_work",
-      "max_executed_instructions"};
+  static const std::vector<std::string_view> kAxes = {"module",
+                                                      "chip",
+                                                      "topology",
+                                                      "device_assignment",
+                                                      "algorithm",
+                                                      "placement",
+                                                      "other_jobs",
+                                                      "mode",
+                                                      "numerics",
+                                                      "inputs.seed",
+                                                      "max_while_iterations",
+                                                      "max_loop_work",
+                                                      "max_executed_instructions"};
   return kAxes;
 }
 
@@ -70,12 +79,24 @@ std::string Absolute(const std::string& anchor_file, const std::string& path) {
   return fs::absolute(fs::path(anchor_file).parent_path() / path).lexically_normal().string();
 }
 
+/// Makes the module paths of `other_jobs` (a scenario's list) absolute
+/// against `anchor_file`.
+void AbsoluteOtherJobs(YAML::Node other_jobs, const std::string& anchor_file) {
+  if (!other_jobs.IsSequence()) return;
+  for (YAML::Node job : other_jobs) {
+    if (job.IsMap() && job["module"] && job["module"].IsScalar()) {
+      job["module"] = Absolute(anchor_file, job["module"].Scalar());
+    }
+  }
+}
+
 /// Makes the paths of scenario `root` absolute against `anchor_file`, so the
 /// point's scenario runs from anywhere.
 void AbsolutePaths(YAML::Node root, const std::string& anchor_file) {
   if (root["module"] && root["module"].IsScalar()) {
     root["module"] = Absolute(anchor_file, root["module"].Scalar());
   }
+  if (root["other_jobs"]) AbsoluteOtherJobs(root["other_jobs"], anchor_file);
   if (root["inputs"] && root["inputs"].IsMap() && root["inputs"]["dir"] &&
       root["inputs"]["dir"].IsScalar()) {
     root["inputs"]["dir"] = Absolute(anchor_file, root["inputs"]["dir"].Scalar());
@@ -121,6 +142,7 @@ void SetAxis(YAML::Node root, const std::string& name, const YAML::Node& value,
              const std::string& study_file) {
   YAML::Node v = YAML::Clone(value);
   if (name == "module" && v.IsScalar()) v = Absolute(study_file, v.Scalar());
+  if (name == "other_jobs") AbsoluteOtherJobs(v, study_file);
   if (name == "chip" && v.IsScalar() && IsPathLike(v.Scalar())) {
     v = Absolute(study_file, v.Scalar());
   }

@@ -115,6 +115,30 @@ TEST_F(StudyTest, LoopLimitsAreAxes) {
   EXPECT_THAT(text, HasSubstr("max_loop_work: 100"));
 }
 
+// A study of where a job runs beside another: placement and other_jobs are
+// axes, and the other jobs' modules, in the base and in axis values, are
+// made absolute so that each point's scenario runs from its own directory.
+TEST_F(StudyTest, PlacementAndOtherJobsAreAxes) {
+  fs::copy_file(std::string(TPUSIM_SOURCE_DIR) + "/scenarios/allreduce_topology/allreduce_16.hlo",
+                dir_ / "ar.hlo");
+  Write("base.yaml",
+        "module: ar.hlo\nchip: tpu-v5e\ntopology: torus:4x8\nmode: timing\n"
+        "other_jobs: [{module: ar.hlo}]\n");
+  const Study study = Load(
+      "grid:\n  placement: [0-15, '0-7,16-23']\n"
+      "  other_jobs: {beside: [{module: ar.hlo}], "
+      "interleaved: [{module: ar.hlo, placement: '8-15,24-31'}]}\n");
+  ASSERT_EQ(study.points.size(), 4u);
+  EXPECT_EQ(study.axes, (std::vector<std::string>{"placement", "other_jobs"}));
+  EXPECT_EQ(study.points[3].labels, (std::vector<std::string>{"0-7,16-23", "interleaved"}));
+  const std::string absolute = "module: " + (dir_ / "ar.hlo").string();
+  const std::string& text = study.points[3].scenario_text;
+  EXPECT_THAT(text, HasSubstr("placement: 0-7,16-23"));
+  EXPECT_THAT(text, HasSubstr("placement: \"8-15,24-31\""));
+  EXPECT_THAT(text, HasSubstr(absolute));
+  EXPECT_THAT(text, Not(HasSubstr("module: ar.hlo")));
+}
+
 PointResult Result(const Study& study, size_t index, const std::string& message) {
   PointResult r;
   r.index = static_cast<int64_t>(index);
