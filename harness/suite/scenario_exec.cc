@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 
 #include "harness/run/metrics.h"
 #include "harness/run/module_run.h"
@@ -188,10 +189,18 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       result.status = ScenarioStatus::kStale;
       std::string message = "stale golden in " + dir + ": made by tpusim " + made.version;
       if (own) {
-        message += ", chip hash " + Quote(made.chip_hash) + ", topology " + Quote(made.topology) +
-                   "; this run is tpusim " + stamp.version + ", chip hash " +
-                   Quote(stamp.chip_hash) + ", topology " + Quote(stamp.topology) +
-                   "; check and run --update-golden";
+        // Only what differs, whole: two long topology texts differ in their tails.
+        std::string was, now;
+        for (const auto& [field, a, b] :
+             {std::tuple{"tpusim ", &made.version, &stamp.version},
+              std::tuple{"chip hash ", &made.chip_hash, &stamp.chip_hash},
+              std::tuple{"topology ", &made.topology, &stamp.topology}}) {
+          if (*a == *b) continue;
+          was += std::string(was.empty() ? "" : ", ") + field + "'" + *a + "'";
+          now += std::string(now.empty() ? "" : ", ") + field + "'" + *b + "'";
+        }
+        message = "stale golden in " + dir + ": made with " + was + "; this run has " + now +
+                  "; check and run --update-golden";
       } else {
         message += "; this run is tpusim " + stamp.version + "; it is the golden of scenario " +
                    Quote(scenario.golden) + ": check and run --update-golden, which rewrites it";

@@ -300,7 +300,8 @@ TEST(Run, StaleGoldenIsReportedAsStale) {
   r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("STALE"));
-  EXPECT_THAT(r.out, HasSubstr("topology 'torus:2x2'; this run is tpusim " TPUSIM_VERSION));
+  EXPECT_THAT(r.out, HasSubstr("made with topology 'torus:2x2'; this run has topology "
+                               "'torus:4x4'; check and run --update-golden"));
   // And with another chip preset override: a different preset hash.
   WriteScenario(scratch / "suite/mlp.yaml", kMlpModule,
                 "chip: {preset: tpu-v5e, overrides: {hbm.bandwidth: 1TB/s}}\nmode: timing\n"
@@ -308,6 +309,8 @@ TEST(Run, StaleGoldenIsReportedAsStale) {
   r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("stale golden"));
+  EXPECT_THAT(r.out, HasSubstr(": made with chip hash '"));
+  EXPECT_THAT(r.out, Not(HasSubstr("topology 'torus:2x2'")));  // the same topology
 }
 
 TEST(Run, AGoldenOfAnotherScenarioIsComparedAcrossChipAndTopology) {
