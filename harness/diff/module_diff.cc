@@ -276,7 +276,12 @@ class Side {
 /// Where a computation pair sits, for descriptions: "" for the entries.
 struct Context {
   std::string where;  ///< e.g. " in fusion %fusion.2", " in %body.3"
-  bool fused = false;  ///< a fusion's body
+  /// The fusions whose bodies these are (nullptr outside fusion bodies): a
+  /// body's parameter N reads its fusion's operand N.
+  const HloInstruction* fusion_before = nullptr;
+  const HloInstruction* fusion_after = nullptr;
+
+  bool fused() const { return fusion_after != nullptr; }
 };
 
 class Matcher {
@@ -415,6 +420,13 @@ class Matcher {
     // Parameters of called computations mirror their callers' operands,
     // where any change is reported already.
     const bool report_parameters = a.IsEntry();
+    // All pairs first: comparing a pair's operands looks up the pairs of
+    // instructions later in the text.
+    for (size_t j = 0; j < bs.size(); ++j) {
+      if (match_b[j] < 0) continue;
+      diff_.matched.emplace(as[match_b[j]], bs[j]);
+      matched_after_.emplace(bs[j], as[match_b[j]]);
+    }
     for (size_t j = 0; j < bs.size(); ++j) {
       const HloInstruction& y = *bs[j];
       const bool hidden = !report_parameters && y.opcode() == hlo::HloOpcode::kParameter;
@@ -427,7 +439,6 @@ class Matcher {
         continue;
       }
       const HloInstruction& x = *as[match_b[j]];
-      diff_.matched.emplace(&x, &y);
       if (!hidden) ComparePair(x, y, context);
     }
     for (size_t i = 0; i < as.size(); ++i) {
@@ -470,6 +481,7 @@ class Matcher {
       }
       CompareAttributes(x, y, collective, head, at, context);
     }
+    CompareOperands(x, y, context);
     // Bodies of fusions, loops, branches and reductions: paired by position.
     const std::vector<HloComputation*> ca = x.called_computations();
     const std::vector<HloComputation*> cb = y.called_computations();
@@ -477,9 +489,12 @@ class Matcher {
     for (size_t k = 0; k < ca.size(); ++k) {
       if (!visited_.insert({ca[k], cb[k]}).second) continue;
       Context inner;
-      inner.fused = x.opcode() == hlo::HloOpcode::kFusion;
-      inner.where = (inner.fused ? " in fusion %" : " in %") +
-                    (inner.fused ? y.name() : cb[k]->name()) + context.where;
+      if (x.opcode() == hlo::HloOpcode::kFusion) {
+        inner.fusion_before = &x;
+        inner.fusion_after = &y;
+      }
+      inner.where = (inner.fused() ? " in fusion %" : " in %") +
+                    (inner.fused() ? y.name() : cb[k]->name()) + context.where;
       work_.push_back({ca[k], cb[k], inner});
     }
   }
@@ -518,6 +533,66 @@ class Matcher {
     }
   }
 
+  /// Reports a data-flow change: an operand of `y` that is not the pair of
+  /// `x`'s operand in that place (an edge rewired, operands swapped, a
+  /// parameter renumbered under its readers).
+  void CompareOperands(const HloInstruction& x, const HloInstruction& y, const Context& context) {
+    // A fusion's operands are compared where its body reads them (Source):
+    // operands permuted along with the body's parameter numbers are the same
+    // computation.
+    if (x.opcode() == hlo::HloOpcode::kFusion && y.opcode() == hlo::HloOpcode::kFusion) return;
+    std::string what;
+    for (int64_t k = 0; k < std::max(x.operand_count(), y.operand_count()); ++k) {
+      const HloInstruction* a = k < x.operand_count() ? x.operand(k) : nullptr;
+      const HloInstruction* b = k < y.operand_count() ? y.operand(k) : nullptr;
+      const HloInstruction* source_a = a ? &Source(*a, context.fusion_before) : nullptr;
+      const HloInstruction* source_b = b ? &Source(*b, context.fusion_after) : nullptr;
+      if (!Rewired(source_a, source_b)) continue;
+      what += (what.empty() ? "operand " : "; operand ") + std::to_string(k) + " was " +
+              OperandText(a, source_a) + ", now " + OperandText(b, source_b);
+    }
+    if (what.empty()) return;
+    Add(ChangeKind::kOperands, &x, &y,
+        std::string(ChangeKindName(ChangeKind::kOperands)) + ": " + y.OpcodeSpelling() + " %" +
+            y.name() + ": " + what + " at " + Location(y) + context.where,
+        context);
+  }
+
+  /// What `operand` reads: in a fusion body, a parameter stands for the
+  /// fusion's operand of its number.
+  static const HloInstruction& Source(const HloInstruction& operand, const HloInstruction* fusion) {
+    if (fusion == nullptr || operand.opcode() != hlo::HloOpcode::kParameter ||
+        operand.parameter_number() >= fusion->operand_count()) {
+      return operand;
+    }
+    return *fusion->operand(operand.parameter_number());
+  }
+
+  /// Whether before's operand source `a` and after's `b` (either nullptr
+  /// past the end of a shorter operand list) are different values. An
+  /// operand added or removed with its instruction is reported as that;
+  /// two instructions of one full signature compute the same value, so
+  /// the matcher pairing such twins crosswise changes nothing.
+  bool Rewired(const HloInstruction* a, const HloInstruction* b) const {
+    const auto pair_a = a ? diff_.matched.find(a) : diff_.matched.end();
+    const bool kept_a = pair_a != diff_.matched.end();
+    const bool kept_b = b != nullptr && matched_after_.count(b) > 0;
+    if (a == nullptr || b == nullptr) return kept_a || kept_b;
+    if (!kept_a || !kept_b) return false;
+    return pair_a->second != b && sig_a_.full(*a) != sig_b_.full(*b);
+  }
+
+  /// "%mul.3", "%q.1 (parameter 0)", "%a (parameter 1, %exp.2)" (a fusion
+  /// body's, with the operand it reads), or "(none)".
+  static std::string OperandText(const HloInstruction* operand, const HloInstruction* source) {
+    if (operand == nullptr) return "(none)";
+    std::string text = "%" + operand->name();
+    if (operand->opcode() != hlo::HloOpcode::kParameter) return text;
+    text += " (parameter " + std::to_string(operand->parameter_number());
+    if (source != operand) text += ", %" + source->name();
+    return text + ")";
+  }
+
   static std::string RootOpcode(const HloComputation* c) {
     return c && c->root() ? c->root()->OpcodeSpelling() : std::string("(none)");
   }
@@ -525,7 +600,7 @@ class Matcher {
   void Add(ChangeKind kind, const HloInstruction* a, const HloInstruction* b, std::string text,
            const Context& context) {
     diff_.changes.push_back({kind, std::move(text), a, b});
-    fused_.push_back(context.fused);
+    fused_.push_back(context.fused());
   }
 
   /// An instruction removed outside fusions and added inside one (or the
@@ -586,6 +661,8 @@ class Matcher {
   /// Computation pairs already queued; membership only, never iterated.
   std::set<std::pair<const HloComputation*, const HloComputation*>> visited_;
   ModuleDiff diff_;
+  /// diff_.matched reversed, after's -> before's; looked up only, never iterated.
+  std::map<const HloInstruction*, const HloInstruction*> matched_after_;
   std::vector<bool> fused_;  ///< per change: found inside a fusion body
 };
 
@@ -613,6 +690,7 @@ int Rank(const StructuralChange& c) {
     case ChangeKind::kFusion:
       return 5;
     case ChangeKind::kOpcode:
+    case ChangeKind::kOperands:
     case ChangeKind::kAttribute:
       return 7;
   }
@@ -633,6 +711,8 @@ std::string_view ChangeKindName(ChangeKind kind) {
     case ChangeKind::kCollective: return "collective";
     case ChangeKind::kFusion: return "fusion";
     case ChangeKind::kOpcode: return "opcode";
+    case ChangeKind::kOperands:
+      return "operands changed";
     case ChangeKind::kAttribute: return "attribute";
   }
   return "change";

@@ -1,6 +1,6 @@
 // Structural differences between two compilations of the same program, for
 // `tpusim diff`: which instructions were added or removed, and which changed
-// layout, precision, collective groups or fusion boundaries.
+// layout, precision, collective groups, fusion boundaries or operands.
 //
 // Instruction names change freely between compiler releases, so nothing here
 // matches by name. Instructions are matched first by a name-free signature of
@@ -36,6 +36,7 @@ enum class ChangeKind : uint8_t {
   kCollective,        ///< collective kind, replica groups, source-target pairs, reduction
   kFusion,            ///< fusion kind, or the instructions inside a fusion
   kOpcode,            ///< a matched instruction with another opcode (not a collective)
+  kOperands,          ///< operands that are not the pairs of before's, in order: data flow
   kAttribute,         ///< any other attribute, or a constant's values
 };
 

@@ -365,6 +365,114 @@ ENTRY %main (p: f32[64]) -> f32[64] {
       << Describe(diff);
 }
 
+constexpr char kDataFlow[] = R"(HloModule m
+
+ENTRY %main (p0: f32[8], p1: f32[8]) -> f32[8] {
+  %p0 = f32[8]{0} parameter(0)
+  %p1 = f32[8]{0} parameter(1)
+  %e = f32[8]{0} exponential(%p0)
+  %n = f32[8]{0} negate(%p1)
+  %s = f32[8]{0} subtract(%e, %n)
+  ROOT %d = f32[8]{0} divide(%s, %e)
+}
+)";
+
+/// kDataFlow with `from` replaced by `to`.
+std::string Edited(std::string_view from, std::string_view to) {
+  std::string text = kDataFlow;
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+// Every instruction keeps its opcode, shape and attributes; only which
+// instruction feeds which changed. That changes what is computed.
+TEST(ModuleDiff, SwappedOrRewiredOperandsAreADataFlowChange) {
+  const Compared swapped = Diff(kDataFlow, Edited("subtract(%e, %n)", "subtract(%n, %e)"));
+  ASSERT_EQ(swapped.diff.changes.size(), 1u) << Describe(swapped.diff);
+  EXPECT_EQ(swapped.diff.changes[0].kind, ChangeKind::kOperands);
+  EXPECT_EQ(swapped.diff.changes[0].description,
+            "operands changed: subtract %s: operand 0 was %e, now %n; operand 1 was %n, now %e "
+            "at after.hlo:8:3");
+
+  const Compared rewired = Diff(kDataFlow, Edited("divide(%s, %e)", "divide(%s, %n)"));
+  ASSERT_EQ(rewired.diff.changes.size(), 1u) << Describe(rewired.diff);
+  EXPECT_EQ(rewired.diff.changes[0].description,
+            "operands changed: divide %d: operand 1 was %e, now %n at after.hlo:9:3");
+
+  // The inputs trade places: each reader now reads the other input.
+  const Compared renumbered =
+      Diff(kDataFlow, Edited("%p0 = f32[8]{0} parameter(0)\n  %p1 = f32[8]{0} parameter(1)",
+                             "%p0 = f32[8]{0} parameter(1)\n  %p1 = f32[8]{0} parameter(0)"));
+  ASSERT_EQ(renumbered.diff.changes.size(), 2u) << Describe(renumbered.diff);
+  EXPECT_EQ(renumbered.diff.changes[0].description,
+            "operands changed: exponential %e: operand 0 was %p0 (parameter 0), now %p0 "
+            "(parameter 1) at after.hlo:6:3");
+}
+
+// Two identical constants compute the same value: which of them an
+// instruction reads is no change, whichever way the matcher paired them.
+TEST(ModuleDiff, ReorderedTwinsAreNoDataFlowChange) {
+  const std::string before = R"(HloModule m
+
+ENTRY %main (p: f32[]) -> f32[] {
+  %p = f32[] parameter(0)
+  %one = f32[] constant(1)
+  %one.2 = f32[] constant(1)
+  %lo = f32[] maximum(%p, %one)
+  ROOT %hi = f32[] minimum(%lo, %one.2)
+}
+)";
+  const std::string after = R"(HloModule m
+
+ENTRY %main (p: f32[]) -> f32[] {
+  %p = f32[] parameter(0)
+  %c.7 = f32[] constant(1)
+  %c.3 = f32[] constant(1)
+  %lo = f32[] maximum(%p, %c.3)
+  ROOT %hi = f32[] minimum(%lo, %c.7)
+}
+)";
+  const Compared compared = Diff(before, after);
+  EXPECT_TRUE(compared.diff.changes.empty()) << Describe(compared.diff);
+}
+
+constexpr char kFusedSubtract[] = R"(HloModule m
+
+%fused (a: f32[64], b: f32[64]) -> f32[64] {
+  %a = f32[64]{0} parameter(0)
+  %b = f32[64]{0} parameter(1)
+  ROOT %m = f32[64]{0} subtract(%a, %b)
+}
+
+ENTRY %e (p0: f32[64], p1: f32[64]) -> f32[64] {
+  %p0 = f32[64]{0} parameter(0)
+  %p1 = f32[64]{0} parameter(1)
+  %e0 = f32[64]{0} exponential(%p0)
+  ROOT %f = f32[64]{0} fusion(%e0, %p1), kind=kLoop, calls=%fused
+}
+)";
+
+// A fusion's body reads its operands through its parameters: swapped
+// operands change what the body computes, unless the parameter numbers were
+// swapped alike.
+TEST(ModuleDiff, SwappedFusionOperandsAreReportedWhereTheBodyReadsThem) {
+  std::string swapped = kFusedSubtract;
+  swapped.replace(swapped.find("fusion(%e0, %p1)"), 16, "fusion(%p1, %e0)");
+  const Compared compared = Diff(kFusedSubtract, swapped);
+  ASSERT_EQ(compared.diff.changes.size(), 1u) << Describe(compared.diff);
+  EXPECT_EQ(compared.diff.changes[0].kind, ChangeKind::kOperands);
+  EXPECT_EQ(compared.diff.changes[0].description,
+            "operands changed: subtract %m: operand 0 was %a (parameter 0, %e0), now %a "
+            "(parameter 0, %p1); operand 1 was %b (parameter 1, %p1), now %b (parameter 1, %e0) "
+            "at after.hlo:6:3 in fusion %f");
+
+  std::string renumbered = swapped;
+  renumbered.replace(renumbered.find("parameter(0)"), 12, "parameter(1)");
+  renumbered.replace(renumbered.find("parameter(1)\n  ROOT %m"), 12, "parameter(0)");
+  const Compared same = Diff(kFusedSubtract, renumbered);
+  EXPECT_TRUE(same.diff.changes.empty()) << Describe(same.diff);
+}
+
 /// `text` with every `%name` (instructions and computations) renamed.
 std::string RenameAll(const std::string& text) {
   static const std::regex kName("%([A-Za-z0-9_.\\-]+)");
