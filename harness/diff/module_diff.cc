@@ -290,6 +290,7 @@ class Matcher {
       : before_(before), after_(after), sig_a_(table_, before), sig_b_(table_, after) {}
 
   ModuleDiff Run() {
+    CompareDeviceCounts();
     if (before_.entry() != nullptr && after_.entry() != nullptr) {
       work_.push_back({before_.entry(), after_.entry(), Context{}});
     }
@@ -449,6 +450,21 @@ class Matcher {
           "removed: " + OpAndShape(x) + OperandNote(x) + " at " + Location(x) + context.where,
           context);
     }
+  }
+
+  /// The devices a program runs on are part of what it computes: every
+  /// collective's groups are read against them. An absent count is 1.
+  void CompareDeviceCounts() {
+    const auto compare = [&](std::string_view name, int64_t before, int64_t after) {
+      if (before == after) return;
+      Add(ChangeKind::kCollective, nullptr, nullptr,
+          std::string(ChangeKindName(ChangeKind::kCollective)) + ": " + std::string(name) + "=" +
+              std::to_string(before) + " -> " + std::to_string(after) + " at " + after_.filename() +
+              " (module header)",
+          Context{});
+    };
+    compare("replica_count", before_.replica_count(), after_.replica_count());
+    compare("num_partitions", before_.num_partitions(), after_.num_partitions());
   }
 
   /// Reports what differs between two matched instructions, and queues the

@@ -50,7 +50,8 @@ struct StructuralChange {
   /// %p.1) at after.hlo:12:3" or "precision: %dot.3 operand_precision={default,
   /// default} -> {highest,highest} at after.hlo:9:5".
   std::string description;
-  /// The instruction in each module; nullptr on the side where it is absent.
+  /// The instruction in each module; nullptr on the side where it is absent,
+  /// and on both for a change of the module header (its device counts).
   const hlo::HloInstruction* before = nullptr;
   const hlo::HloInstruction* after = nullptr;
 };

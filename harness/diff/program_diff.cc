@@ -13,6 +13,7 @@
 #include "harness/run/program_io.h"
 #include "harness/run/topology_option.h"
 #include "sim/base/file.h"
+#include "sim/hlo/collective_groups.h"
 #include "sim/ici/interconnect.h"
 #include "sim/timing/timing.h"
 
@@ -45,6 +46,14 @@ Status CheckSameParameters(const hlo::HloModule& before, const hlo::HloModule& a
   return Status();
 }
 
+/// Resolves every collective of `module` on its own devices (`spmd`): an
+/// error there is the module's own, and names its file.
+Status CheckCollectivesOnOwnDevices(const hlo::HloModule& module, const eval::SpmdConfig& spmd) {
+  return hlo::ForEachCollectiveGroup(
+      module, spmd,
+      [](const hlo::CollectiveSite&, const std::vector<int64_t>&) { return Status(); });
+}
+
 /// Evaluates both modules on the same inputs and compares every output
 /// leaf; records what each run did that timing needs.
 Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
@@ -53,6 +62,13 @@ Status CompareValues(const DiffSpec& spec, const hlo::HloModule& before,
   // Same devices and the same inputs (drawn for `before`) for both.
   eval::SpmdConfig spmd = eval::SpmdConfig::CoveringModule(before);
   const eval::SpmdConfig spmd_after = eval::SpmdConfig::CoveringModule(after);
+  if (spmd.replica_count != spmd_after.replica_count ||
+      spmd.partition_count != spmd_after.partition_count) {
+    // Both run on the larger count below, where a module's own mistake (a
+    // replica in no group) would surface in whichever ran first.
+    TPUSIM_RETURN_IF_ERROR(CheckCollectivesOnOwnDevices(before, spmd));
+    TPUSIM_RETURN_IF_ERROR(CheckCollectivesOnOwnDevices(after, spmd_after));
+  }
   spmd.replica_count = std::max(spmd.replica_count, spmd_after.replica_count);
   spmd.partition_count = std::max(spmd.partition_count, spmd_after.partition_count);
   const hlo::HloModule* modules[] = {&before, &after};

@@ -45,6 +45,13 @@ Compared Diff(const std::string& before, const std::string& after) {
   return c;
 }
 
+/// `compared` found exactly one change, of this kind and description.
+void ExpectOneChange(const Compared& compared, ChangeKind kind, std::string_view description) {
+  ASSERT_EQ(compared.diff.changes.size(), 1u) << Describe(compared.diff);
+  EXPECT_EQ(compared.diff.changes[0].kind, kind);
+  EXPECT_EQ(compared.diff.changes[0].description, description);
+}
+
 /// The name of the instruction of `compared.after` matched with `before`'s
 /// instruction `name`; empty when it has no match.
 std::string MatchOf(const Compared& compared, std::string_view name) {
@@ -206,6 +213,20 @@ TEST(ModuleDiff, ChangedReplicaGroupsAreReportedButChannelIdsAreNot) {
   std::string renumbered = kAllReduce;
   renumbered.replace(renumbered.find("channel_id=1"), 12, "channel_id=7");
   EXPECT_TRUE(Diff(kAllReduce, renumbered).diff.changes.empty());
+}
+
+// The devices are part of the program: every collective's groups are read
+// against them. An absent count means 1.
+TEST(ModuleDiff, AChangedDeviceCountIsACollectiveChange) {
+  std::string after = kAllReduce;
+  after.replace(after.find("replica_count=4"), 15, "replica_count=4, num_partitions=2");
+  ExpectOneChange(Diff(kAllReduce, after), ChangeKind::kCollective,
+                  "collective: num_partitions=1 -> 2 at after.hlo (module header)");
+
+  std::string one = kAllReduce;
+  one.replace(one.find("replica_count=4"), 15, "replica_count=4, num_partitions=1");
+  const Compared same = Diff(kAllReduce, one);
+  EXPECT_TRUE(same.diff.changes.empty()) << Describe(same.diff);
 }
 
 /// `layers` identical add + all-reduce layers, chained (each reads the one
@@ -387,17 +408,14 @@ std::string Edited(std::string_view from, std::string_view to) {
 // Every instruction keeps its opcode, shape and attributes; only which
 // instruction feeds which changed. That changes what is computed.
 TEST(ModuleDiff, SwappedOrRewiredOperandsAreADataFlowChange) {
-  const Compared swapped = Diff(kDataFlow, Edited("subtract(%e, %n)", "subtract(%n, %e)"));
-  ASSERT_EQ(swapped.diff.changes.size(), 1u) << Describe(swapped.diff);
-  EXPECT_EQ(swapped.diff.changes[0].kind, ChangeKind::kOperands);
-  EXPECT_EQ(swapped.diff.changes[0].description,
-            "operands changed: subtract %s: operand 0 was %e, now %n; operand 1 was %n, now %e "
-            "at after.hlo:8:3");
+  ExpectOneChange(
+      Diff(kDataFlow, Edited("subtract(%e, %n)", "subtract(%n, %e)")), ChangeKind::kOperands,
+      "operands changed: subtract %s: operand 0 was %e, now %n; operand 1 was %n, now %e "
+      "at after.hlo:8:3");
 
-  const Compared rewired = Diff(kDataFlow, Edited("divide(%s, %e)", "divide(%s, %n)"));
-  ASSERT_EQ(rewired.diff.changes.size(), 1u) << Describe(rewired.diff);
-  EXPECT_EQ(rewired.diff.changes[0].description,
-            "operands changed: divide %d: operand 1 was %e, now %n at after.hlo:9:3");
+  ExpectOneChange(Diff(kDataFlow, Edited("divide(%s, %e)", "divide(%s, %n)")),
+                  ChangeKind::kOperands,
+                  "operands changed: divide %d: operand 1 was %e, now %n at after.hlo:9:3");
 
   // The inputs trade places: each reader now reads the other input.
   const Compared renumbered =
@@ -458,13 +476,11 @@ ENTRY %e (p0: f32[64], p1: f32[64]) -> f32[64] {
 TEST(ModuleDiff, SwappedFusionOperandsAreReportedWhereTheBodyReadsThem) {
   std::string swapped = kFusedSubtract;
   swapped.replace(swapped.find("fusion(%e0, %p1)"), 16, "fusion(%p1, %e0)");
-  const Compared compared = Diff(kFusedSubtract, swapped);
-  ASSERT_EQ(compared.diff.changes.size(), 1u) << Describe(compared.diff);
-  EXPECT_EQ(compared.diff.changes[0].kind, ChangeKind::kOperands);
-  EXPECT_EQ(compared.diff.changes[0].description,
-            "operands changed: subtract %m: operand 0 was %a (parameter 0, %e0), now %a "
-            "(parameter 0, %p1); operand 1 was %b (parameter 1, %p1), now %b (parameter 1, %e0) "
-            "at after.hlo:6:3 in fusion %f");
+  ExpectOneChange(
+      Diff(kFusedSubtract, swapped), ChangeKind::kOperands,
+      "operands changed: subtract %m: operand 0 was %a (parameter 0, %e0), now %a "
+      "(parameter 0, %p1); operand 1 was %b (parameter 1, %p1), now %b (parameter 1, %e0) "
+      "at after.hlo:6:3 in fusion %f");
 
   std::string renumbered = swapped;
   renumbered.replace(renumbered.find("parameter(0)"), 12, "parameter(1)");

@@ -617,6 +617,32 @@ TEST(DiffCli, MalformedModuleIsAnInputErrorWithItsLocation) {
   EXPECT_THAT(r.err, HasSubstr("bad.hlo:5:"));
 }
 
+// AFTER alone runs on 4 replicas, where its all-reduce leaves replicas 2
+// and 3 in no group: its own mistake, named in its own file. Timed only, the
+// changed device count is a structural change.
+TEST(DiffCli, AChangedDeviceCountIsAStructuralChangeAndAfterSErrorsNameAfter) {
+  const ScratchDir scratch;
+  const auto module = [](int replicas) {
+    return "HloModule m, replica_count=" + std::to_string(replicas) +
+           "\n\nadd {\n  x = u32[] parameter(0)\n  y = u32[] parameter(1)\n"
+           "  ROOT s = u32[] add(x, y)\n}\n\nENTRY main {\n  id = u32[] replica-id()\n"
+           "  ROOT ar = u32[] all-reduce(id), replica_groups={{0,1}}, to_apply=add\n}\n";
+  };
+  WriteText(scratch / "before.hlo", module(2));
+  WriteText(scratch / "after.hlo", module(4));
+  const std::vector<std::string> args = {"diff", scratch / "before.hlo", scratch / "after.hlo",
+                                         "--chip", "tpu-v5e"};
+  const RunResult full = RunBinary(TPUSIM_BINARY, args);
+  EXPECT_EQ(full.exit_code, 2) << Describe(full);
+  EXPECT_THAT(full.err, HasSubstr("/after.hlo:11:3: error: all-reduce ar: replica 2 is in no "
+                                  "replica group"));
+  std::vector<std::string> timed = args;
+  timed.insert(timed.end(), {"--mode", "timing"});
+  const RunResult timing = RunBinary(TPUSIM_BINARY, timed);
+  EXPECT_EQ(timing.exit_code, 1) << Describe(timing);
+  EXPECT_THAT(Head(timing.out, 1), HasSubstr("REGRESSION: collective: replica_count=2 -> 4"));
+}
+
 TEST(DiffCli, MismatchedParameterCountsAreAnInputError) {
   const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "relayout_copy/before.hlo",
                                                 kScenarios + "precision_default/after.hlo",
