@@ -81,7 +81,9 @@ class ModuleSignatures {
           value += 'c' + std::to_string(Computation(*callee)) + ' ';
         }
       } else {
-        value = hlo::PrintAttributeValue(attribute);
+        std::optional<std::string> meaning = Meaning(attribute);
+        if (!meaning) continue;
+        value = std::move(*meaning);
       }
       attributes.emplace(std::string(attribute.spelling()), std::move(value));
     }
@@ -101,6 +103,43 @@ class ModuleSignatures {
     if (!arguments) return;
     for (const auto& [name, value] : *arguments)
       attributes.emplace("backend_config." + name, value);
+  }
+
+  /// `attribute`'s value as it means rather than as it is written: replica
+  /// groups as lists (the iota form expanded), source-target pairs as a set
+  /// (XLA reads a collective-permute's pairs as one), and nullopt for a
+  /// value that means what its absence does: every operand_precision
+  /// default, a feature or batch group count of 1, no replica groups (every
+  /// replica in one).
+  static std::optional<std::string> Meaning(const hlo::Attribute& attribute) {
+    if (const auto* precisions = std::get_if<std::vector<std::string>>(&attribute.value);
+        precisions && attribute.id == AttrId::kOperandPrecision &&
+        std::all_of(precisions->begin(), precisions->end(),
+                    [](const std::string& p) { return p == "default"; })) {
+      return std::nullopt;
+    }
+    if (const auto* count = std::get_if<int64_t>(&attribute.value);
+        count && *count == 1 &&
+        (attribute.id == AttrId::kFeatureGroupCount || attribute.id == AttrId::kBatchGroupCount)) {
+      return std::nullopt;
+    }
+    if (const auto* groups = std::get_if<hlo::Box<hlo::ReplicaGroups>>(&attribute.value)) {
+      const hlo::ReplicaGroups& g = **groups;
+      if (g.groups.empty() && !g.iota && g.mesh_text.empty()) return std::nullopt;
+      // An iota form that did not expand (groups empty) stays as written.
+      if (!g.iota || g.groups.empty()) return hlo::PrintAttributeValue(attribute);
+      hlo::Attribute listed = attribute;
+      (*std::get<hlo::Box<hlo::ReplicaGroups>>(listed.value)).iota.reset();
+      return hlo::PrintAttributeValue(listed);
+    }
+    if (attribute.id == AttrId::kSourceTargetPairs) {
+      hlo::Attribute sorted = attribute;
+      if (auto* pairs = std::get_if<std::vector<std::pair<int64_t, int64_t>>>(&sorted.value)) {
+        std::sort(pairs->begin(), pairs->end());
+      }
+      return hlo::PrintAttributeValue(sorted);
+    }
+    return hlo::PrintAttributeValue(attribute);
   }
 
   static std::vector<const HloComputation*> CalledBy(const hlo::Attribute& attribute) {

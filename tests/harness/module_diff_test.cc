@@ -59,6 +59,12 @@ std::string MatchOf(const Compared& compared, std::string_view name) {
   return match != compared.diff.matched.end() ? match->second->name() : std::string();
 }
 
+/// `text` with `from` replaced by `to`.
+std::string Replaced(std::string text, std::string_view from, std::string_view to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
 constexpr char kBase[] = R"(HloModule m
 
 ENTRY %main (p0: f32[8,16], p1: f32[16,4]) -> f32[8,4] {
@@ -227,6 +233,47 @@ TEST(ModuleDiff, AChangedDeviceCountIsACollectiveChange) {
   one.replace(one.find("replica_count=4"), 15, "replica_count=4, num_partitions=1");
   const Compared same = Diff(kAllReduce, one);
   EXPECT_TRUE(same.diff.changes.empty()) << Describe(same.diff);
+}
+
+// XLA reads these pairs of spellings alike: a default filled in, replica
+// groups in the iota form, a collective-permute's pairs in another order.
+TEST(ModuleDiff, SpellingsOfOneMeaningAreNoChange) {
+  const std::string convolution = R"(HloModule c
+
+ENTRY %main (x: f32[1,4,4,2], w: f32[1,1,2,3]) -> f32[1,4,4,3] {
+  %x = f32[1,4,4,2]{3,2,1,0} parameter(0)
+  %w = f32[1,1,2,3]{3,2,1,0} parameter(1)
+  ROOT %c = f32[1,4,4,3]{3,2,1,0} convolution(%x, %w), window={size=1x1}, dim_labels=b01f_01io->b01f
+}
+)";
+  const std::string permute = R"(HloModule p, replica_count=2
+
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  ROOT %cp = f32[8]{0} collective-permute(%p), source_target_pairs={{0,1},{1,0}}
+}
+)";
+  const std::string groups = "replica_groups={{0,1},{2,3}}";
+  const struct {
+    std::string before, after;
+  } same[] = {
+      {kBase, Replaced(kBase, "rhs_contracting_dims={0},",
+                       "rhs_contracting_dims={0}, operand_precision={default,default},")},
+      {convolution, Replaced(convolution, "b01f_01io->b01f",
+                             "b01f_01io->b01f, feature_group_count=1, batch_group_count=1")},
+      {kAllReduce, Replaced(kAllReduce, groups, "replica_groups=[2,2]<=[4]")},
+      {permute, Replaced(permute, "{{0,1},{1,0}}", "{{1,0},{0,1}}")},
+  };
+  for (const auto& [before, after] : same) {
+    const Compared compared = Diff(before, after);
+    EXPECT_TRUE(compared.diff.changes.empty()) << after << Describe(compared.diff);
+  }
+  // The iota form of other groups is still a change.
+  ExpectOneChange(
+      Diff(kAllReduce, Replaced(kAllReduce, groups, "replica_groups=[2,2]<=[2,2]T(1,0)")),
+      ChangeKind::kCollective,
+      "collective: %ar -> %ar (all-reduce) replica_groups={{0,1},{2,3}} -> "
+      "{{0,2},{1,3}} at after.hlo:11:3");
 }
 
 /// `layers` identical add + all-reduce layers, chained (each reads the one
@@ -398,29 +445,23 @@ ENTRY %main (p0: f32[8], p1: f32[8]) -> f32[8] {
 }
 )";
 
-/// kDataFlow with `from` replaced by `to`.
-std::string Edited(std::string_view from, std::string_view to) {
-  std::string text = kDataFlow;
-  text.replace(text.find(from), from.size(), to);
-  return text;
-}
-
 // Every instruction keeps its opcode, shape and attributes; only which
 // instruction feeds which changed. That changes what is computed.
 TEST(ModuleDiff, SwappedOrRewiredOperandsAreADataFlowChange) {
   ExpectOneChange(
-      Diff(kDataFlow, Edited("subtract(%e, %n)", "subtract(%n, %e)")), ChangeKind::kOperands,
+      Diff(kDataFlow, Replaced(kDataFlow, "subtract(%e, %n)", "subtract(%n, %e)")),
+      ChangeKind::kOperands,
       "operands changed: subtract %s: operand 0 was %e, now %n; operand 1 was %n, now %e "
       "at after.hlo:8:3");
 
-  ExpectOneChange(Diff(kDataFlow, Edited("divide(%s, %e)", "divide(%s, %n)")),
+  ExpectOneChange(Diff(kDataFlow, Replaced(kDataFlow, "divide(%s, %e)", "divide(%s, %n)")),
                   ChangeKind::kOperands,
                   "operands changed: divide %d: operand 1 was %e, now %n at after.hlo:9:3");
 
   // The inputs trade places: each reader now reads the other input.
-  const Compared renumbered =
-      Diff(kDataFlow, Edited("%p0 = f32[8]{0} parameter(0)\n  %p1 = f32[8]{0} parameter(1)",
-                             "%p0 = f32[8]{0} parameter(1)\n  %p1 = f32[8]{0} parameter(0)"));
+  const Compared renumbered = Diff(
+      kDataFlow, Replaced(kDataFlow, "%p0 = f32[8]{0} parameter(0)\n  %p1 = f32[8]{0} parameter(1)",
+                          "%p0 = f32[8]{0} parameter(1)\n  %p1 = f32[8]{0} parameter(0)"));
   ASSERT_EQ(renumbered.diff.changes.size(), 2u) << Describe(renumbered.diff);
   EXPECT_EQ(renumbered.diff.changes[0].description,
             "operands changed: exponential %e: operand 0 was %p0 (parameter 0), now %p0 "
