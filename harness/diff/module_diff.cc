@@ -314,7 +314,8 @@ class Side {
 
 /// Where a computation pair sits, for descriptions: "" for the entries.
 struct Context {
-  std::string where;  ///< e.g. " in fusion %fusion.2", " in %body.3"
+  std::string where;         ///< e.g. " in fusion %fusion.2", " in %body.3"; AFTER's names
+  std::string where_before;  ///< the same place by BEFORE's names, for removals
   /// The fusions whose bodies these are (nullptr outside fusion bodies): a
   /// body's parameter N reads its fusion's operand N.
   const HloInstruction* fusion_before = nullptr;
@@ -486,7 +487,8 @@ class Matcher {
       if (match_a[i] >= 0) continue;
       if (!report_parameters && x.opcode() == hlo::HloOpcode::kParameter) continue;
       Add(ChangeKind::kRemoved, &x, nullptr,
-          "removed: " + OpAndShape(x) + OperandNote(x) + " at " + Location(x) + context.where,
+          "removed: " + OpAndShape(x) + OperandNote(x) + " at " + Location(x) +
+              context.where_before,
           context);
     }
   }
@@ -548,8 +550,9 @@ class Matcher {
         inner.fusion_before = &x;
         inner.fusion_after = &y;
       }
-      inner.where = (inner.fused() ? " in fusion %" : " in %") +
-                    (inner.fused() ? y.name() : cb[k]->name()) + context.where;
+      const std::string in = inner.fused() ? " in fusion %" : " in %";
+      inner.where = in + (inner.fused() ? y.name() : cb[k]->name()) + context.where;
+      inner.where_before = in + (inner.fused() ? x.name() : ca[k]->name()) + context.where_before;
       work_.push_back({ca[k], cb[k], inner});
     }
   }

@@ -408,6 +408,31 @@ ENTRY %main (p0: f32[8,16], p1: f32[16,4]) -> f32[8,4] {
             "removed: negate f32[8,16]{1,0} (of %p0) at before.hlo:6:3");
 }
 
+// A computation may be renamed: a removal is in BEFORE's, named by BEFORE's
+// name, an addition in AFTER's.
+TEST(ModuleDiff, ARemovalIsPlacedInBeforesComputation) {
+  const auto module = [](const std::string& branch, const std::string& op) {
+    return R"(HloModule b
+
+%)" + branch +
+           R"( (a: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  ROOT %r = f32[8]{0} )" +
+           op + R"((%a)
+}
+
+ENTRY %main (c: pred[], p: f32[8]) -> f32[8] {
+  %c = pred[] parameter(0)
+  %p = f32[8]{0} parameter(1)
+  ROOT %k = f32[8]{0} conditional(%c, %p, %p), true_computation=%)" +
+           branch + ", false_computation=%" + branch + "\n}\n";
+  };
+  const Compared compared = Diff(module("tb", "exponential"), module("yes", "negate"));
+  EXPECT_EQ(Describe(compared.diff),
+            "added: negate f32[8]{0} (of %a) at after.hlo:5:3 in %yes\n"
+            "removed: exponential f32[8]{0} (of %a) at before.hlo:5:3 in %tb\n");
+}
+
 TEST(ModuleDiff, CollectiveKindChangePairsBySourceOp) {
   const std::string before = R"(HloModule k, replica_count=2
 
