@@ -124,17 +124,18 @@ struct UntimedDiff {
 /// its links. Names the networks in the report when they differ.
 Status BuildNetworks(const DiffSpec& spec, UntimedDiff& diff) {
   const arch::ChipConfig& chip = *spec.chip;
-  const auto network =
-      [&](const std::string& option) -> StatusOr<std::unique_ptr<ici::Interconnect>> {
+  const auto network = [&](const std::string& option,
+                           std::string_view flag) -> StatusOr<std::unique_ptr<ici::Interconnect>> {
     if (option.empty()) return std::unique_ptr<ici::Interconnect>();
     TPUSIM_ASSIGN_OR_RETURN(const arch::TopologyConfig topology,
-                            LoadTopologyOption(option, "tpusim diff: error: ", &chip));
+                            LoadTopologyOption(option, "tpusim diff: error: ", &chip, flag));
     return ici::Interconnect::Create(topology, chip);
   };
-  TPUSIM_ASSIGN_OR_RETURN(diff.interconnects[0], network(spec.topology));
-  TPUSIM_ASSIGN_OR_RETURN(
-      diff.interconnects[1],
-      network(spec.topology_after.empty() ? spec.topology : spec.topology_after));
+  TPUSIM_ASSIGN_OR_RETURN(diff.interconnects[0], network(spec.topology, "--topology"));
+  TPUSIM_ASSIGN_OR_RETURN(diff.interconnects[1],
+                          spec.topology_after.empty()
+                              ? network(spec.topology, "--topology")
+                              : network(spec.topology_after, "--topology-after"));
   if (!spec.topology_after.empty() &&
       diff.interconnects[0]->Describe() != diff.interconnects[1]->Describe()) {
     diff.report.network_before = diff.interconnects[0]->Describe();

@@ -4,9 +4,9 @@
 
 namespace tpusim::harness {
 
-StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
-                                                  std::string_view command,
-                                                  const arch::ChipConfig* chip) {
+StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text, std::string_view command,
+                                                  const arch::ChipConfig* chip,
+                                                  std::string_view flag) {
   const bool is_file = text.ends_with(".yaml") || text.ends_with(".yml");
   if (is_file) {
     TPUSIM_ASSIGN_OR_RETURN(const std::string contents, ReadFile(text));
@@ -14,7 +14,7 @@ StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
     if (chip != nullptr) TPUSIM_RETURN_IF_ERROR(arch::ResolveChipDefaults(config, *chip));
     return config;
   }
-  const std::string option = std::string(command) + "--topology";
+  const std::string option = std::string(command) + std::string(flag);
   StatusOr<arch::TopologyConfig> parsed = arch::ParseTopologyShortForm(text);
   if (!parsed.ok()) return parsed.status().WithContext(option);
   if (chip != nullptr) {

@@ -15,11 +15,12 @@ namespace tpusim::harness {
 /// Reads `text`: a short form (arch::ParseTopologyShortForm), or a file
 /// ending in .yaml/.yml (arch::ParseTopologyFile), and with a `chip` resolves
 /// what it leaves to the chip (arch::ResolveChipDefaults). A short form's
-/// errors start with `command` (e.g. "tpusim exec: error: ") and
-/// "--topology", as the other option errors do; a file's are located in it.
-StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text,
-                                                  std::string_view command,
-                                                  const arch::ChipConfig* chip);
+/// errors start with `command` (e.g. "tpusim exec: error: ") and `flag`,
+/// the option as the user gave it, as the other option errors do; a file's
+/// are located in it.
+StatusOr<arch::TopologyConfig> LoadTopologyOption(const std::string& text, std::string_view command,
+                                                  const arch::ChipConfig* chip,
+                                                  std::string_view flag = "--topology");
 
 }  // namespace tpusim::harness
 

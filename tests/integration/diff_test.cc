@@ -139,6 +139,13 @@ TEST(DiffCli, TorusToFatTreeIsARegressionNamingTheNetwork) {
                                                     "--topology-after", "torus:4x4"});
   EXPECT_EQ(alone.exit_code, 2) << Describe(alone);
   EXPECT_THAT(alone.err, HasSubstr("--topology-after compares two networks"));
+  // A network that cannot be read is named by the option that gave it.
+  const RunResult invalid =
+      RunBinary(TPUSIM_BINARY, {"diff", module, module, "--chip", "tpu-v5e", "--mode", "timing",
+                                "--topology", "torus:4x4", "--topology-after", "ring:4"});
+  EXPECT_EQ(invalid.exit_code, 2) << Describe(invalid);
+  EXPECT_THAT(invalid.err,
+              StartsWith("tpusim diff: error: --topology-after: invalid topology 'ring:4'"));
 }
 
 // A schedule moved to a fat tree without oversubscription is no slower, but
