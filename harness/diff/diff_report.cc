@@ -113,6 +113,22 @@ std::vector<std::string> OutputEffects(const std::vector<OutputComparison>& outp
   return effects;
 }
 
+/// The first `top` instructions whose cycles or HBM bytes changed, largest
+/// change first: the text and the JSON list the same ones.
+std::vector<const InstructionDelta*> TopInstructions(const PerformanceDiff& performance,
+                                                     int64_t top) {
+  std::vector<const InstructionDelta*> shown;
+  for (const InstructionDelta& d : performance.instructions) {
+    // Sorted by change: the first unchanged one ends the changed ones.
+    if (static_cast<int64_t>(shown.size()) >= top ||
+        (d.delta_cycles() == 0 && d.delta_hbm_bytes() == 0)) {
+      break;
+    }
+    shown.push_back(&d);
+  }
+  return shown;
+}
+
 }  // namespace
 
 Verdict Judge(const DiffReport& report, const DiffSpec& spec) {
@@ -275,10 +291,9 @@ void PrintPerformance(const DiffReport& report, int64_t top, const std::string& 
     out << "  ICI bytes          not routed (no --topology: device 0 timed alone)\n";
   }
   out << "  top instructions by time change:\n";
-  int64_t shown = 0;
-  for (const InstructionDelta& d : p.instructions) {
-    if (shown >= top || (d.delta_cycles() == 0 && d.delta_hbm_bytes() == 0)) break;
-    ++shown;
+  const std::vector<const InstructionDelta*> shown = TopInstructions(p, top);
+  for (const InstructionDelta* delta : shown) {
+    const InstructionDelta& d = *delta;
     const std::string who = d.before == nullptr ? "(added) %" + d.after->name()
                             : d.after == nullptr ? "%" + d.before->name() + " (removed)"
                             : d.before->name() == d.after->name()
@@ -290,7 +305,7 @@ void PrintPerformance(const DiffReport& report, int64_t top, const std::string& 
                   d.instruction().OpcodeSpelling().c_str());
     out << line;
   }
-  if (shown == 0) out << "    (none: every instruction costs the same)\n";
+  if (shown.empty()) out << "    (none: every instruction costs the same)\n";
 }
 
 }  // namespace
@@ -415,9 +430,8 @@ std::string DiffReportJson(const DiffReport& report, const Verdict& verdict, con
       perf["ici_routed"].get<bool>() ? Json(report.ici_bytes_change) : Json(nullptr);
   perf["busiest_link_bytes_change_percent"] = report.link_bytes_change;
   Json top = Json::array();
-  int64_t shown = 0;
-  for (const InstructionDelta& d : report.performance.instructions) {
-    if (shown++ >= spec.top) break;
+  for (const InstructionDelta* delta : TopInstructions(report.performance, spec.top)) {
+    const InstructionDelta& d = *delta;
     Json e;
     e["before"] = d.before != nullptr ? Json(d.before->name()) : Json(nullptr);
     e["after"] = d.after != nullptr ? Json(d.after->name()) : Json(nullptr);

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/hlo/parser.h"
+
 namespace tpusim::harness {
 namespace {
 
@@ -134,6 +136,30 @@ TEST(DiffReport, DeviceSubsetHeadlineNamesTheDevicesAndTheReportWhy) {
   EXPECT_NE(out.str().find("numerics: values on 2 of 4 devices (0, 2): too big: 192 KiB\n"),
             std::string::npos)
       << out.str();
+}
+
+// An instruction whose cost did not change is no "top instruction by time
+// change", in the text or the JSON.
+TEST(DiffReport, TopInstructionsAreTheChangedOnesInTextAndJson) {
+  auto module = hlo::ParseHloModule(
+      "HloModule m\nENTRY e {\n  p = f32[8] parameter(0)\n  n = f32[8] negate(p)\n"
+      "  ROOT x = f32[8] exponential(n)\n}\n",
+      "m.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const hlo::HloComputation& entry = *(*module)->entry();
+  DiffReport report;
+  report.timing_run = true;
+  const hlo::HloInstruction* x = entry.root();
+  const hlo::HloInstruction* n = x->operand(0);
+  report.performance.instructions = {{x, x, 100, 140, 0, 0}, {n, n, 50, 50, 64, 64}};
+  const Verdict verdict = Judge(report, DiffSpec{});
+  std::ostringstream out;
+  PrintDiffReport(report, verdict, DiffSpec{}, out);
+  EXPECT_NE(out.str().find("%x (exponential)"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("%n (negate)"), std::string::npos) << out.str();
+  const std::string json = DiffReportJson(report, verdict, DiffSpec{}, 0);
+  EXPECT_NE(json.find("\"opcode\": \"exponential\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"opcode\": \"negate\""), std::string::npos) << json;
 }
 
 }  // namespace
