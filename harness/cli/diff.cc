@@ -90,12 +90,53 @@ StatusOr<std::pair<hlo::PrimitiveType, value::ErrorSpec>> ParseTypeTolerance(
   return std::make_pair(*type, base);
 }
 
+/// An option `mode` would not use is a usage error, not silently dropped: a
+/// gate written with `--mode values --time-tolerance 5%` would seem to check
+/// time. Options left at their defaults are not used.
+Status RefuseUnusedOptions(const DiffOptions& options, RunMode mode) {
+  const DiffOptions defaults;
+  const auto unused = [](const std::string& flag, const std::string& why) {
+    return InvalidArgument(std::string(kCommand) + ": error: " + flag + " " + why);
+  };
+  if (mode == RunMode::kValues) {
+    const std::string why = "is about timing, which --mode values does not do: give --mode full";
+    for (const auto& [flag, given] :
+         {std::pair{"--chip", !options.chip.empty()},
+          {"-p", !options.overrides.empty()},
+          {"--topology", !options.topology.empty()},
+          {"--topology-after", !options.topology_after.empty()},
+          {"--algorithm", options.algorithm != defaults.algorithm},
+          {"--time-tolerance", options.time_tolerance != defaults.time_tolerance},
+          {"--bytes-tolerance", options.bytes_tolerance != defaults.bytes_tolerance},
+          {"--collective-tolerance", options.collective_tolerance != defaults.collective_tolerance},
+          {"--ici-tolerance", !options.ici_tolerance.empty()},
+          {"--link-tolerance", !options.link_tolerance.empty()}}) {
+      if (given) return unused(flag, why);
+    }
+  }
+  if (mode == RunMode::kTiming) {
+    const std::string why =
+        "is about values, which --mode timing does not compute: give --mode full";
+    for (const auto& [flag, given] : {std::pair{"--inputs", options.inputs != defaults.inputs},
+                                      {"--numerics", options.numerics != defaults.numerics},
+                                      {"--max-memory", !options.max_memory.empty()},
+                                      {"--rtol", options.rtol != defaults.rtol},
+                                      {"--atol", options.atol != defaults.atol},
+                                      {"--max-ulp", options.max_ulp.has_value()},
+                                      {"--type-tolerance", !options.type_tolerances.empty()}}) {
+      if (given) return unused(flag, why);
+    }
+  }
+  return Status::Ok();
+}
+
 /// The comparison the command line asks for, parsed once.
 StatusOr<DiffSpec> ParseDiffSpec(const DiffOptions& options) {
   DiffSpec spec;
   spec.before = options.before;
   spec.after = options.after;
   TPUSIM_ASSIGN_OR_RETURN(spec.mode, ParseRunMode(options.mode));
+  TPUSIM_RETURN_IF_ERROR(RefuseUnusedOptions(options, spec.mode));
   DiffThresholds& thresholds = spec.thresholds;
   thresholds.rtol = options.rtol;
   thresholds.atol = options.atol;

@@ -692,13 +692,42 @@ TEST(DiffCli, TypeToleranceAppliesToOutputsOfThatType) {
 // The algorithm is parsed with the command line, as exec's is: a misspelt
 // one is refused before anything runs, without a network or a chip too.
 TEST(DiffCli, AnUnknownAlgorithmIsAnInputErrorBeforeAnythingRuns) {
-  const RunResult r = RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "precision_default/before.hlo",
-                                                kScenarios + "precision_default/after.hlo",
-                                                "--mode", "values", "--algorithm", "spiral"});
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"diff", kScenarios + "precision_default/before.hlo",
+                                kScenarios + "precision_default/after.hlo", "--mode", "timing",
+                                "--chip", "tpu-v5e", "--algorithm", "spiral"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("tpusim diff: error: --algorithm: unknown collective algorithm "
                                "'spiral' (expected auto, ring,"));
   EXPECT_EQ(r.out, "") << Describe(r);
+}
+
+// An option the mode would not use is refused, not dropped: a gate that
+// gives --time-tolerance in values mode would seem to check time.
+TEST(DiffCli, OptionsTheModeWouldNotUseAreUsageErrors) {
+  const std::string before = kScenarios + "precision_default/before.hlo";
+  const std::string after = kScenarios + "precision_default/after.hlo";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"--mode", "values", "--time-tolerance", "5%"},
+       "--time-tolerance is about timing, which --mode values does not do: give --mode full"},
+      {{"--mode", "values", "--chip", "tpu-v5e"}, "--chip is about timing"},
+      {{"--mode", "values", "-p", "clock=1GHz"}, "-p is about timing"},
+      {{"--mode", "timing", "--chip", "tpu-v5e", "--numerics", "ieee"},
+       "--numerics is about values, which --mode timing does not compute: give --mode full"},
+      {{"--mode", "timing", "--chip", "tpu-v5e", "--rtol", "0.5"}, "--rtol is about values"},
+      {{"--mode", "timing", "--chip", "tpu-v5e", "--type-tolerance", "bf16:rtol=0.1"},
+       "--type-tolerance is about values"}};
+  for (const auto& [flags, message] : refused) {
+    std::vector<std::string> args = {"diff", before, after};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const RunResult r = RunBinary(TPUSIM_BINARY, args);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("tpusim diff: error: " + message));
+  }
+  // At their defaults they are not refused.
+  const RunResult values =
+      RunBinary(TPUSIM_BINARY, {"diff", before, before, "--mode", "values", "--algorithm", "auto"});
+  EXPECT_EQ(values.exit_code, 0) << Describe(values);
 }
 
 }  // namespace
