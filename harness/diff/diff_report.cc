@@ -86,6 +86,7 @@ std::vector<std::string> OutputEffects(const std::vector<OutputComparison>& outp
       OutputComparison& w = leaf.worst;
       w.elements += o.elements;
       w.beyond_tolerance += o.beyond_tolerance;
+      w.nan_mismatches += o.nan_mismatches;
       w.max_abs_error = std::max(w.max_abs_error, o.max_abs_error);
       w.max_rel_error = std::max(w.max_rel_error, o.max_rel_error);
       if (o.max_ulp.has_value()) w.max_ulp = std::max(w.max_ulp.value_or(0), *o.max_ulp);
@@ -104,11 +105,16 @@ std::vector<std::string> OutputEffects(const std::vector<OutputComparison>& outp
     }
     if (leaf.failing_devices == 0) continue;
     const OutputComparison& w = leaf.worst;
-    const std::optional<std::string> ulp = UlpWords(w.max_ulp);
+    // NaN against a number has no error size: the errors describe the others.
+    std::string why;
+    if (w.nan_mismatches > 0) why = FormatGrouped(w.nan_mismatches) + " NaN against a number";
+    if (w.nan_mismatches < w.beyond_tolerance) {
+      const std::optional<std::string> ulp = UlpWords(w.max_ulp);
+      why += (why.empty() ? "max abs " : "; the others max abs ") + Number(w.max_abs_error) +
+             ", max rel " + Number(w.max_rel_error) + (ulp ? ", " + *ulp : "");
+    }
     effects.push_back(on(leaf.failing_devices) + ": " + FormatGrouped(w.beyond_tolerance) + " of " +
-                      FormatGrouped(w.elements) + " elements beyond tolerance (max abs " +
-                      Number(w.max_abs_error) + ", max rel " + Number(w.max_rel_error) +
-                      (ulp ? ", " + *ulp : "") + ")");
+                      FormatGrouped(w.elements) + " elements beyond tolerance (" + why + ")");
   }
   return effects;
 }

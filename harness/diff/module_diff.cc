@@ -8,9 +8,29 @@
 
 #include "sim/hlo/ffi_attributes.h"
 #include "sim/hlo/printer.h"
+#include "sim/value/literal.h"
 
 namespace tpusim::harness {
 namespace {
+
+/// A constant's values as its element type holds them, printed: real numbers
+/// written with more digits than the type keeps (1.00000001 for an f32 1)
+/// round as the evaluator rounds them, so two spellings of one value are one
+/// value. Other constants print as written.
+std::string ConstantValues(const hlo::HloInstruction& constant) {
+  const hlo::ConstantLiteral& literal = constant.literal();
+  const hlo::Shape& shape = constant.shape();
+  if (!shape.IsArray() || !hlo::IsFloatingPoint(shape.element_type()) || literal.elided ||
+      static_cast<int64_t>(literal.reals.size()) != shape.element_count()) {
+    return hlo::PrintConstantLiteral(literal, shape);
+  }
+  const value::Literal typed = value::Literal::CreateR1(shape.element_type(), literal.reals);
+  hlo::ConstantLiteral held = literal;
+  for (size_t i = 0; i < held.reals.size(); ++i) {
+    held.reals[i] = typed.GetAsDouble(static_cast<int64_t>(i));
+  }
+  return hlo::PrintConstantLiteral(held, shape);
+}
 
 using hlo::AttrId;
 using hlo::AttrKind;
@@ -161,7 +181,7 @@ class ModuleSignatures {
       if (inst->opcode() == hlo::HloOpcode::kParameter) {
         key += " param=" + std::to_string(inst->parameter_number());
       }
-      if (inst->has_literal()) key += " value=" + hlo::PrintConstantLiteral(inst->literal(), inst->shape());
+      if (inst->has_literal()) key += " value=" + ConstantValues(*inst);
       for (const auto& [name, value] : Attributes(*inst)) key += ' ' + name + '=' + value;
       local_[inst->unique_id()] = table_.Intern(std::move(key));
     }
@@ -532,9 +552,15 @@ class Matcher {
                 y.shape().ToString(true) + at,
             context);
       }
-      if (x.has_literal() && y.has_literal() && !(x.literal() == y.literal())) {
-        Add(ChangeKind::kAttribute, &x, &y, "attribute: " + head + "constant values changed" + at,
-            context);
+      if (const std::string was = x.has_literal() ? ConstantValues(x) : "",
+          now = y.has_literal() ? ConstantValues(y) : "";
+          x.has_literal() && y.has_literal() && was != now) {
+        // Short values are shown; a large array's would drown the report.
+        constexpr size_t kShown = 40;
+        const std::string values =
+            was.size() <= kShown && now.size() <= kShown ? " (" + was + " -> " + now + ")" : "";
+        Add(ChangeKind::kAttribute, &x, &y,
+            "attribute: " + head + "constant values changed" + values + at, context);
       }
       CompareAttributes(x, y, collective, head, at, context);
     }

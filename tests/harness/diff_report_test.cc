@@ -124,6 +124,27 @@ TEST(DiffReport, UlpsAreInWordsAndOnlyWhereTheyMeanSomething) {
 }
 
 // The headline names the devices compared; the numerics section gives why.
+// NaN on one side only has no size of error: the headline counts those
+// elements and gives the errors of the others, if any.
+TEST(DiffReport, NanMismatchesAreNamedInTheHeadline) {
+  OutputComparison nan = Output("output_0", 127, 0, 0);
+  nan.nan_mismatches = 127;
+  nan.max_ulp.reset();
+  const Verdict all_nan = Judge(Values({nan}), DiffSpec{});
+  EXPECT_TRUE(all_nan.failed);
+  EXPECT_NE(all_nan.headline.find(
+                "output_0: 127 of 3,141 elements beyond tolerance (127 NaN against a number)"),
+            std::string::npos)
+      << all_nan.headline;
+  OutputComparison some = Output("output_0", 130, 0.5, 2'080'527'360);
+  some.nan_mismatches = 127;
+  const Verdict mixed = Judge(Values({some}), DiffSpec{});
+  EXPECT_NE(mixed.headline.find("130 of 3,141 elements beyond tolerance (127 NaN against a "
+                                "number; the others max abs 0.5, max rel 0.25)"),
+            std::string::npos)
+      << mixed.headline;
+}
+
 TEST(DiffReport, DeviceSubsetHeadlineNamesTheDevicesAndTheReportWhy) {
   DiffReport report = Values({Output("device_0/output_0", 0, 0, 0)});
   report.values_subset = DeviceSubset{"values on 2 of 4 devices (0, 2)", "too big: 192 KiB"};

@@ -308,6 +308,31 @@ ENTRY %main (p: f32[64]) -> )" +
          result + " {\n  %p = f32[64]{0} parameter(0)\n" + body + "}\n";
 }
 
+// A constant is compared in its element type: digits the type does not keep
+// are no change, and a changed value is shown when it is short.
+TEST(ModuleDiff, ConstantsAreComparedAsTheirTypeHoldsThem) {
+  const std::string module = R"(HloModule c
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  one = f32[] constant(1)
+  eighth = bf16[] constant(0.125)
+  wide = bf16[4]{0} convert(p)
+  b = bf16[4]{0} broadcast(eighth), dimensions={}
+  m = bf16[4]{0} multiply(wide, b)
+  o = f32[4]{0} broadcast(one), dimensions={}
+  f = f32[4]{0} convert(m)
+  ROOT s = f32[4]{0} add(f, o)
+}
+)";
+  const std::string digits = Replaced(Replaced(module, "constant(1)", "constant(1.00000001)"),
+                                      "constant(0.125)", "constant(0.1251)");
+  EXPECT_TRUE(Diff(module, digits).diff.changes.empty()) << Describe(Diff(module, digits).diff);
+  ExpectOneChange(Diff(module, Replaced(module, "constant(0.125)", "constant(0.25)")),
+                  ChangeKind::kAttribute,
+                  "attribute: %eighth -> %eighth (constant) constant values changed (0.125 -> "
+                  "0.25) at after.hlo:5:3");
+}
+
 TEST(ModuleDiff, OneEditedLayerAmongIdenticalOnesIsPairedWithItself) {
   // Four layers share every signature; only the third changed. Text order
   // alone paired the unchanged fourth with the edited third ("%all-reduce.4
