@@ -140,7 +140,9 @@ std::vector<const InstructionDelta*> TopInstructions(const PerformanceDiff& perf
 Verdict Judge(const DiffReport& report, const DiffSpec& spec) {
   Verdict v;
   const bool structural = !report.structure.changes.empty();
-  if (structural && spec.thresholds.structure_fails) v.failed = v.worse = true;
+  // A structural change fails the gate for review; whether it made things
+  // worse is for the outputs and the costs to say (a removed copy is CHANGED).
+  if (structural && spec.thresholds.structure_fails) v.failed = true;
   v.effects = OutputEffects(report.outputs);
   if (!v.effects.empty()) v.failed = v.worse = true;
   // Every device of an SPMD program returns as many leaves: one note for all

@@ -145,6 +145,23 @@ TEST(DiffReport, NanMismatchesAreNamedInTheHeadline) {
       << mixed.headline;
 }
 
+// A structural change fails the gate (--structure fail) and is CHANGED
+// unless the outputs or the costs got worse: removing a relayout copy that
+// made the program faster is a change to review, not a regression.
+TEST(DiffReport, AStructuralChangeAloneIsChangedNotARegression) {
+  DiffReport report = Values({Output("output_0", 0, 0, 0)});
+  report.structure.changes.push_back(
+      {ChangeKind::kRemoved, "removed: copy f32[8]{0} at before.hlo:3:3", nullptr, nullptr});
+  const Verdict changed = Judge(report, DiffSpec{});
+  EXPECT_TRUE(changed.failed);
+  EXPECT_EQ(changed.headline.rfind("CHANGED: -1 copy f32[8]{0} -- outputs within tolerance", 0), 0u)
+      << changed.headline;
+  report.outputs = {Output("output_0", 3, 0.5, 9)};
+  const Verdict worse = Judge(report, DiffSpec{});
+  EXPECT_EQ(worse.headline.rfind("REGRESSION: -1 copy f32[8]{0} -- output_0: 3 of", 0), 0u)
+      << worse.headline;
+}
+
 TEST(DiffReport, DeviceSubsetHeadlineNamesTheDevicesAndTheReportWhy) {
   DiffReport report = Values({Output("device_0/output_0", 0, 0, 0)});
   report.values_subset = DeviceSubset{"values on 2 of 4 devices (0, 2)", "too big: 192 KiB"};
