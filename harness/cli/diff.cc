@@ -230,6 +230,14 @@ Status Execute(const DiffOptions& options, std::ostream& out, std::ostream& err,
                            " is a directory but " + (before_dir ? options.after : options.before) +
                            " is not: give two HLO modules or two XLA dump directories");
   }
+  for (const std::string& input : {options.before, options.after}) {
+    // --json naming a module would replace the program under comparison.
+    std::error_code ec;
+    if (!options.json.empty() && std::filesystem::equivalent(options.json, input, ec)) {
+      return InvalidArgument(std::string(kCommand) + ": error: --json " + Quote(options.json) +
+                             " is " + Quote(input) + ", which it compares; name another file");
+    }
+  }
   TPUSIM_ASSIGN_OR_RETURN(const DiffSpec spec, ParseDiffSpec(options));
   if (before_dir) {
     TPUSIM_ASSIGN_OR_RETURN(exit_code, DiffDumpDirectories(spec, options.json, out, err));

@@ -703,6 +703,22 @@ TEST(DiffCli, AnUnknownAlgorithmIsAnInputErrorBeforeAnythingRuns) {
   EXPECT_EQ(r.out, "") << Describe(r);
 }
 
+// --json naming one of the modules would replace it with the report: refused
+// before anything runs, the module left as it was.
+TEST(DiffCli, JsonNamingAModuleIsRefused) {
+  ScratchDir scratch;
+  const std::string before = scratch / "before.hlo";
+  const std::string text = ReadText(kScenarios + "precision_default/before.hlo");
+  WriteText(before, text);
+  const RunResult r =
+      RunBinary(TPUSIM_BINARY, {"diff", before, kScenarios + "precision_default/after.hlo",
+                                "--mode", "values", "--json", before});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--json '" + before + "' is '" + before +
+                               "', which it compares; name another file"));
+  EXPECT_EQ(ReadText(before), text);
+}
+
 // An option the mode would not use is refused, not dropped: a gate that
 // gives --time-tolerance in values mode would seem to check time.
 TEST(DiffCli, OptionsTheModeWouldNotUseAreUsageErrors) {
