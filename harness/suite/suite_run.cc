@@ -58,6 +58,11 @@ StatusOr<std::vector<std::string>> Discover(const std::vector<std::string>& path
           found.push_back(it->path().string());
       }
       if (ec) return InvalidArgument(path + ": error: cannot list directory: " + ec.message());
+      // Among other paths, an empty one would pass unnoticed (a suite
+      // directory misspelled, or moved).
+      if (found.empty() && paths.size() > 1) {
+        return InvalidArgument(path + ": error: no scenario (*.yaml) file in this directory");
+      }
       std::sort(found.begin(), found.end());
       for (const std::string& file : found) add(file);
     } else {
@@ -126,9 +131,11 @@ int RunSuite(const RunOptions& options, std::ostream& out, std::ostream& err) {
   std::map<std::string, std::string> names;  // name -> file, to refuse duplicates
   for (const std::string& file : *files) {
     StatusOr<Scenario> scenario = LoadScenario(file, options.models_dir);
-    // One that does not load is filtered by its file stem, the default name.
-    const std::string name = scenario.ok() ? scenario->name : fs::path(file).stem().string();
-    if (!options.filter.empty() && fnmatch(options.filter.c_str(), name.c_str(), 0) != 0) {
+    // One that does not load is reported whatever the filter: its name is
+    // unknown, and a gate must not lose a scenario whose module a release
+    // renamed.
+    if (scenario.ok() && !options.filter.empty() &&
+        fnmatch(options.filter.c_str(), scenario->name.c_str(), 0) != 0) {
       continue;
     }
     if (scenario.ok()) {
