@@ -173,8 +173,14 @@ void ApplyChecks(const Scenario& scenario, const ScenarioExecOptions& options,
       return;
     }
     if (!golden->has_value()) {
-      result.status = ScenarioStatus::kFail;
-      failures.push_back("no golden in " + dir + "; run tpusim run --update-golden");
+      // A negative scenario must not pass for want of its golden (a typo in
+      // `golden:` would pass forever): that is an error, not its failure.
+      result.status = scenario.expect_fail ? ScenarioStatus::kError : ScenarioStatus::kFail;
+      failures.push_back("no golden in " + dir + "; " +
+                         (scenario.golden != scenario.name
+                              ? "it is the golden of scenario " + Quote(scenario.golden) +
+                                    " (golden:), which --update-golden of that scenario writes"
+                              : std::string("run tpusim run --update-golden")));
       return;
     }
     // A scenario's own golden must have been made under the same stamp. One
@@ -349,7 +355,11 @@ void Execute(const ScenarioExecOptions& options, ScenarioResult& result, std::os
     }
   }
   ApplyChecks(scenario, options, **module, *run, result);
-  if (!scenario.expect_fail || result.status == ScenarioStatus::kError) return;
+  // A stale golden is stale for a negative scenario too: no check ran.
+  if (!scenario.expect_fail || result.status == ScenarioStatus::kError ||
+      result.status == ScenarioStatus::kStale) {
+    return;
+  }
   // A negative scenario: a regression its checks must catch, for its reason.
   const auto caught =
       result.status != ScenarioStatus::kFail

@@ -142,6 +142,16 @@ TEST(Run, ANegativeScenarioWhoseChecksPassFails) {
                                "everything passed"));
   // A scenario reading another's golden never writes it.
   EXPECT_FALSE(fs::exists(fs::path(golden) / "add_again"));
+  // Nor does a negative scenario pass for want of its golden: a typo in
+  // `golden:` is an error (exit 2), which would otherwise pass forever.
+  WriteScenario(scratch / "suite/add_again.yaml", kAddModule,
+                "golden: ad\nmode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, "
+                "exact: true}\nexpect: {fail: true}\n");
+  const RunResult typo =
+      RunBinary(TPUSIM_BINARY, {"run", scratch / "suite/add_again.yaml", "--golden-dir", golden});
+  EXPECT_EQ(typo.exit_code, 2) << Describe(typo);
+  EXPECT_THAT(typo.out, HasSubstr("it is the golden of scenario 'ad' (golden:), which "
+                                  "--update-golden of that scenario writes"));
 }
 
 // Without --golden-dir, a suite reads and writes the nearest golden/ in or
