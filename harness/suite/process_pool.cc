@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,44 @@
 extern char** environ;
 
 namespace tpusim::harness {
+
+namespace {
+
+std::atomic<int> g_interrupts{0};
+std::atomic<int> g_signal{0};
+
+void OnInterrupt(int signo) {
+  g_signal.store(signo);
+  g_interrupts.fetch_add(1);
+}
+
+}  // namespace
+
+InterruptWatch::InterruptWatch() {
+  g_interrupts = 0;
+  g_signal = 0;
+  struct sigaction action = {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &old_int_);
+  sigaction(SIGTERM, &action, &old_term_);
+}
+
+InterruptWatch::~InterruptWatch() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+int InterruptWatch::count() const { return g_interrupts.load(); }
+
+int InterruptWatch::signal() const { return g_signal.load(); }
+
+PoolAction InterruptWatch::Patient() const {
+  const int n = count();
+  return n == 0   ? PoolAction::kContinue
+         : n == 1 ? PoolAction::kStopLaunching
+                  : PoolAction::kAbandon;
+}
 
 std::string SelfPath() {
   std::error_code ec;

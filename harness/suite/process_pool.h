@@ -4,6 +4,8 @@
 #ifndef TPUSIM_HARNESS_SUITE_PROCESS_POOL_H_
 #define TPUSIM_HARNESS_SUITE_PROCESS_POOL_H_
 
+#include <signal.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -34,6 +36,27 @@ enum class PoolAction {
   kContinue,       ///< go on starting jobs
   kStopLaunching,  ///< start no more jobs; wait for the running ones
   kAbandon,        ///< start no more; SIGTERM the running ones and wait for them
+};
+
+/// SIGINT and SIGTERM counted while alive (the handlers it replaced come back
+/// after): how a runner of child processes learns it was asked to stop.
+/// One alive at a time.
+class InterruptWatch {
+ public:
+  InterruptWatch();
+  ~InterruptWatch();
+  InterruptWatch(const InterruptWatch&) = delete;
+  InterruptWatch& operator=(const InterruptWatch&) = delete;
+
+  int count() const;   ///< signals seen
+  int signal() const;  ///< the last one seen, 0 before any
+  /// A runner whose jobs are worth finishing: the first signal stops
+  /// launching, the second abandons the running jobs.
+  PoolAction Patient() const;
+
+ private:
+  struct sigaction old_int_ = {};
+  struct sigaction old_term_ = {};
 };
 
 /// The path of the running `tpusim` binary, for starting its child processes.

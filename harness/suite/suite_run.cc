@@ -1,6 +1,7 @@
 #include "harness/suite/suite_run.h"
 
 #include <fnmatch.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -116,6 +117,17 @@ ScenarioResult CrashedResult(const Scenario& scenario, const ProcessOutcome& out
   return result;
 }
 
+/// The result of a scenario the run stopped, or never started, on `signo`.
+ScenarioResult Interrupted(const Scenario& scenario, int signo) {
+  ScenarioResult result;
+  result.name = scenario.name;
+  result.file = scenario.file;
+  result.status = ScenarioStatus::kError;
+  result.messages.push_back(std::string("not run to the end: tpusim run was interrupted (") +
+                            (signo == SIGINT ? "SIGINT" : "SIGTERM") + ")");
+  return result;
+}
+
 }  // namespace
 
 int RunSuite(const RunOptions& options, std::ostream& out, std::ostream& err) {
@@ -219,6 +231,11 @@ int RunSuite(const RunOptions& options, std::ostream& out, std::ostream& err) {
     err << "\r\033[K" << line << std::flush;
   };
   std::vector<ScenarioResult> ran(scenarios.size());
+  std::vector<bool> reported(scenarios.size(), false);
+  // A CI job cancelled (SIGINT, SIGTERM) stops its scenarios at once: a
+  // scenario takes seconds to run again, and one left running would write
+  // goldens after the job ended.
+  const InterruptWatch interrupts;
   const auto on_start = [&](size_t i) {
     active.insert(i);
     draw();
@@ -230,9 +247,12 @@ int RunSuite(const RunOptions& options, std::ostream& out, std::ostream& err) {
     StatusOr<ScenarioResult> result = outcome.spawned && outcome.exit_code == 0 && text.ok()
                                           ? ResultFromJson(*text, jobs[i].argv[4])
                                           : StatusOr<ScenarioResult>(InvalidArgument("no result"));
+    reported[i] = true;
     if (result.ok()) {
       result->seconds = outcome.seconds;
       ran[i] = std::move(*result);
+    } else if (interrupts.count() > 0 && outcome.signal != 0 && !outcome.timed_out) {
+      ran[i] = Interrupted(scenarios[i], interrupts.signal());
     } else {
       ran[i] = CrashedResult(scenarios[i], outcome, jobs[i].timeout_seconds, jobs[i].log_file);
     }
@@ -254,7 +274,11 @@ int RunSuite(const RunOptions& options, std::ostream& out, std::ostream& err) {
     for (size_t i : phase) batch.push_back(jobs[i]);
     RunProcesses(
         batch, static_cast<int>(options.jobs), [&](size_t k) { on_start(phase[k]); },
-        [&](size_t k, const ProcessOutcome& outcome) { on_finish(phase[k], outcome); });
+        [&](size_t k, const ProcessOutcome& outcome) { on_finish(phase[k], outcome); },
+        [&] { return interrupts.count() > 0 ? PoolAction::kAbandon : PoolAction::kContinue; });
+  }
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    if (!reported[i]) ran[i] = Interrupted(scenarios[i], interrupts.signal());
   }
   if (tty) err << "\r\033[K" << std::flush;
   std::error_code ec;
@@ -268,6 +292,9 @@ int RunSuite(const RunOptions& options, std::ostream& out, std::ostream& err) {
     if (r.status == ScenarioStatus::kError) code = kExitInputError;
     if (r.status != ScenarioStatus::kPass && code == kExitOk) code = kExitCheckFailed;
   }
+  // The shell's code for a run a signal ended (130, 143); the reports below
+  // still say what ran.
+  if (interrupts.count() > 0) code = 128 + interrupts.signal();
   if (!options.json.empty()) {
     if (Status s = WriteFileAtomically(options.json, SuiteJson(results)); !s.ok()) {
       PrintError(s, err);

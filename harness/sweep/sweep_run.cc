@@ -1,9 +1,7 @@
 #include "harness/sweep/sweep_run.h"
 
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,47 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-/// SIGINT/SIGTERM seen: the first stops launching points, the second
-/// abandons the running ones.
-std::atomic<int> g_interrupts{0};
-std::atomic<int> g_signal{0};
-
-void OnInterrupt(int signo) {
-  g_signal.store(signo);
-  g_interrupts.fetch_add(1);
-}
-
-/// Installs OnInterrupt for SIGINT and SIGTERM while alive.
-class InterruptHandlers {
- public:
-  InterruptHandlers() {
-    g_interrupts = 0;
-    g_signal = 0;
-    struct sigaction action = {};
-    action.sa_handler = OnInterrupt;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~InterruptHandlers() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  InterruptHandlers(const InterruptHandlers&) = delete;
-  InterruptHandlers& operator=(const InterruptHandlers&) = delete;
-
- private:
-  struct sigaction old_int_ = {};
-  struct sigaction old_term_ = {};
-};
-
-PoolAction InterruptAction() {
-  const int n = g_interrupts.load();
-  return n == 0   ? PoolAction::kContinue
-         : n == 1 ? PoolAction::kStopLaunching
-                  : PoolAction::kAbandon;
-}
 
 /// "1h02m", "3m05s", "12s".
 std::string Duration(double seconds) {
@@ -140,10 +97,11 @@ class SweepProgress {
 };
 
 /// The result of a point whose child finished; nullopt when the sweep was
-/// interrupted and the child died of it (the point runs again on --resume).
+/// interrupted (`interrupted`) and the child died of it (the point runs again
+/// on --resume).
 std::optional<PointResult> ResultOf(const StudyPoint& point, const ProcessJob& job,
                                     const std::string& result_file, const ProcessOutcome& outcome,
-                                    const std::string& points_dir) {
+                                    const std::string& points_dir, bool interrupted) {
   PointResult result;
   result.index = point.index;
   result.key = point.key;
@@ -157,7 +115,7 @@ std::optional<PointResult> ResultOf(const StudyPoint& point, const ProcessJob& j
     for (const std::string& m : child->messages) {
       result.message += (result.message.empty() ? "" : "; ") + m;
     }
-  } else if (g_interrupts.load() > 0 && outcome.signal != 0 && !outcome.timed_out) {
+  } else if (interrupted && outcome.signal != 0 && !outcome.timed_out) {
     return std::nullopt;
   } else if (!outcome.spawned) {
     if (outcome.error == "not started") return std::nullopt;
@@ -260,7 +218,7 @@ StatusOr<SweepOutcome> RunStudy(const SweepOptions& options, std::ostream& err) 
     result_files.push_back(stem + ".json");
   }
 
-  InterruptHandlers handlers;
+  const InterruptWatch interrupts;
   const size_t already = leader ? results->done().size() : 0;
   SweepProgress progress(err, study.points.size(), already);
   Status write_error = Status::Ok();
@@ -284,7 +242,7 @@ StatusOr<SweepOutcome> RunStudy(const SweepOptions& options, std::ostream& err) 
   };
   const auto on_finish = [&](size_t i, const ProcessOutcome& finished) {
     std::optional<PointResult> result =
-        ResultOf(*mine[i], jobs[i], result_files[i], finished, points_dir);
+        ResultOf(*mine[i], jobs[i], result_files[i], finished, points_dir, interrupts.count() > 0);
     if (!result.has_value()) return;
     if (leader) {
       record(*result);
@@ -299,17 +257,17 @@ StatusOr<SweepOutcome> RunStudy(const SweepOptions& options, std::ostream& err) 
       progress.Draw();
     }
     // A results file that cannot be written stops the sweep like a signal.
-    return write_error.ok() ? InterruptAction() : PoolAction::kAbandon;
+    return write_error.ok() ? interrupts.Patient() : PoolAction::kAbandon;
   };
   if (leader) progress.Draw();
   RunProcesses(jobs, static_cast<int>(options.jobs), nullptr, on_finish, poll);
-  outcome.signal = g_signal.load();
+  outcome.signal = interrupts.signal();
   if (!leader) {
     ranks.SendDone();
     fs::remove_all(points_dir, ec);
-    outcome.end = g_interrupts.load() > 0 ? SweepOutcome::End::kInterrupted
-                  : failed                ? SweepOutcome::End::kPointFailed
-                                          : SweepOutcome::End::kEveryPointRan;
+    outcome.end = interrupts.count() > 0 ? SweepOutcome::End::kInterrupted
+                  : failed               ? SweepOutcome::End::kPointFailed
+                                         : SweepOutcome::End::kEveryPointRan;
     return outcome;
   }
   while (!ranks.OthersDone()) {

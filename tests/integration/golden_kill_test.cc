@@ -136,5 +136,74 @@ TEST(GoldenKill, EveryFileIsOldOrNewAfterSigkill) {
   EXPECT_GE(interrupted, 1) << "no kill landed before the update finished";
 }
 
+// A CI job cancelled sends SIGTERM (or SIGINT) to the runner alone: it must
+// stop its scenarios at once, leave no process behind (one would write
+// goldens after the job ended), and still write its reports, every scenario
+// that did not finish an error that says why; exit 128 + the signal.
+TEST(GoldenKill, ASignalToTheRunnerStopsItsScenariosAndStillWritesTheReports) {
+  ScratchDir scratch;
+  // About 10^8 iterations: minutes, far longer than the test waits.
+  WriteText(scratch / "slow.hlo", R"(HloModule slow
+cond {
+  c = s32[] parameter(0)
+  n = s32[] constant(100000000)
+  ROOT lt = pred[] compare(c, n), direction=LT
+}
+body {
+  c = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT next = s32[] add(c, one)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  ROOT w = s32[] while(zero), condition=cond, body=body
+}
+)");
+  fs::create_directories(scratch.path() / "suite");
+  for (int i = 0; i < 3; ++i) {
+    WriteText(scratch / ("suite/slow" + std::to_string(i) + ".yaml"),
+              "module: ../slow.hlo\nmode: values\nmax_while_iterations: 1000000000\n"
+              "max_loop_work: 1000000000000000\n");
+  }
+  const std::string json = scratch / "report.json";
+  const std::string junit = scratch / "junit.xml";
+  const std::vector<std::string> a = {
+      "run",          scratch / "suite", "-j", "2", "--json", json, "--junit", junit,
+      "--golden-dir", scratch / "golden"};
+  std::vector<char*> argv = {const_cast<char*>(TPUSIM_BINARY)};
+  for (const std::string& s : a) argv.push_back(const_cast<char*>(s.c_str()));
+  argv.push_back(nullptr);
+  std::cout.flush();
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);  // its own group: the test can see whether any child outlives it
+    freopen("/dev/null", "w", stdout);
+    freopen("/dev/null", "w", stderr);
+    execv(TPUSIM_BINARY, argv.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(pid, SIGTERM);  // the runner only, as a CI cancel does
+  int status = 0;
+  pid_t done = 0;
+  for (int waited = 0; waited < 300 && done == 0; ++waited) {
+    done = waitpid(pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (done == 0) kill(-pid, SIGKILL);
+  ASSERT_EQ(done, pid) << "the runner did not stop within 30 s of SIGTERM";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(kill(-pid, 0), -1) << "a scenario process outlived the runner";
+  const std::string report = ReadText(json);
+  EXPECT_THAT(report, ::testing::HasSubstr("\"errors\": 3"));
+  EXPECT_THAT(report, ::testing::HasSubstr("tpusim run was interrupted (SIGTERM)"));
+  EXPECT_THAT(ReadText(junit), ::testing::HasSubstr("errors=\"3\""));
+}
+
 }  // namespace
 }  // namespace tpusim::test
