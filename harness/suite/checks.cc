@@ -18,10 +18,27 @@ namespace {
 /// A value in a message, to 9 significant digits.
 std::string Num(double value) { return FormatSignificant(value, 9); }
 
+/// Whether `inst` is `opcode`, or starts it asynchronously when `opcode` is
+/// a collective: TPU modules run their collectives as `all-reduce-start`
+/// and `-done` pairs (or `async-start` around one), which a check naming
+/// `all-reduce` must see. The start alone, so a pair counts once.
+bool IsOpcode(const hlo::HloInstruction& inst, std::string_view opcode) {
+  if (hlo::HloOpcodeName(inst.opcode()) == opcode) return true;
+  const std::optional<hlo::HloOpcode> named = hlo::HloOpcodeFromName(opcode);
+  if (!named.has_value() || !hlo::IsCollective(*named) ||
+      hlo::OpRoleOf(inst.opcode()) != hlo::OpRole::kAsyncStart) {
+    return false;
+  }
+  if (inst.OpcodeSpelling() == std::string(opcode) + "-start") return true;
+  const std::vector<hlo::HloComputation*> wrapped = inst.called_computations();
+  return inst.opcode() == hlo::HloOpcode::kAsyncStart && wrapped.size() == 1 &&
+         wrapped[0]->root() != nullptr && wrapped[0]->root()->opcode() == *named;
+}
+
 /// Whether `inst`, an instruction of `module`, is one `m` names.
 bool Matches(const OpMatcher& m, const hlo::HloInstruction& inst, const hlo::HloModule& module) {
   if (m.entry_only && inst.parent() != module.entry()) return false;
-  if (hlo::HloOpcodeName(inst.opcode()) != m.opcode) return false;
+  if (!IsOpcode(inst, m.opcode)) return false;
   const std::span<const int64_t> permutation = inst.dimensions();
   const bool moves_minor = !permutation.empty() &&
                            permutation.back() != static_cast<int64_t>(permutation.size()) - 1;

@@ -128,6 +128,53 @@ TEST(CheckOps, ScopeAndMinorDimensionTransposes) {
               ::testing::ElementsAre("required op copy not found in the entry computation"));
 }
 
+// TPU modules run collectives as start/done pairs: a check naming the
+// collective sees its start (once per pair), whether the start has an opcode
+// of its own, is spelled `X-start` over async-start, or is an async-start
+// around a computation that runs it. An async copy is no `copy`.
+TEST(CheckOps, ACollectiveMatchesItsAsynchronousStart) {
+  constexpr char kAsync[] = R"(HloModule async, replica_count=2
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+gather {
+  q = f32[4]{0} parameter(0)
+  ROOT g = f32[8]{0} all-gather(q), replica_groups={{0,1}}, dimensions={0}
+}
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  ars = f32[4]{0} all-reduce-start(p), replica_groups={{0,1}}, to_apply=add
+  ard = f32[4]{0} all-reduce-done(ars)
+  rss = ((f32[4]{0}), f32[2]{0}) reduce-scatter-start(ard), replica_groups={{0,1}}, dimensions={0}, to_apply=add
+  rsd = f32[2]{0} reduce-scatter-done(rss)
+  ags = ((f32[4]{0}), f32[8]{0}) async-start(p), calls=gather
+  agd = f32[8]{0} async-done(ags), calls=gather
+  cs = (f32[4]{0}, f32[4]{0}, u32[]) copy-start(p)
+  cd = f32[4]{0} copy-done(cs)
+  ROOT t = (f32[2]{0}, f32[8]{0}, f32[4]{0}) tuple(rsd, agd, cd)
+}
+)";
+  const auto failures = [&](const std::string& yaml) {
+    StatusOr<Scenario> s = ParseScenario("module: m.hlo\nmode: values\nchecks:\n" + yaml, "t.yaml");
+    StatusOr<std::unique_ptr<hlo::HloModule>> module = hlo::ParseHloModule(kAsync, "m.hlo");
+    EXPECT_TRUE(s.ok() && module.ok()) << (module.ok() ? "" : module.status().message());
+    return s.ok() && module.ok() ? CheckOps(*s, **module) : std::vector<std::string>{"setup"};
+  };
+  EXPECT_THAT(failures("  forbid_ops: [all-reduce]\n"),
+              ::testing::ElementsAre("forbidden op all-reduce found: ars at m.hlo:13:3"));
+  EXPECT_THAT(failures("  forbid_ops: [reduce-scatter]\n"),
+              ::testing::ElementsAre("forbidden op reduce-scatter found: rss at m.hlo:15:3"));
+  EXPECT_THAT(failures("  forbid_ops: [all-gather]\n"),
+              ::testing::ElementsAre("forbidden op all-gather found: g at m.hlo:9:3"));
+  EXPECT_THAT(failures("  forbid_ops: [{op: all-gather, scope: entry}]\n"),
+              ::testing::ElementsAre("forbidden op all-gather (entry) found: ags at m.hlo:17:3"));
+  EXPECT_THAT(failures("  require_ops: [all-reduce, reduce-scatter, all-gather]\n"),
+              ::testing::IsEmpty());
+  EXPECT_THAT(failures("  forbid_ops: [copy]\n"), ::testing::IsEmpty());
+}
+
 TEST(CheckOps, MinorDimsIsForTransposeOnly) {
   StatusOr<Scenario> s = ParseScenario(
       "module: m.hlo\nmode: values\nchecks:\n  forbid_ops: [{op: copy, minor_dims: true}]\n",
