@@ -131,6 +131,11 @@ ScenarioResult Interrupted(const Scenario& scenario, int signo) {
 }  // namespace
 
 int RunSuite(const RunOptions& options, std::ostream& out, std::ostream& err) {
+  // A CI job cancelled (SIGINT, SIGTERM) stops its scenarios at once: a
+  // scenario takes seconds to run again, and one left running would write
+  // goldens after the job ended. Watched from the start, so that a signal
+  // while the scenarios load still ends in the reports.
+  const InterruptWatch interrupts;
   StatusOr<std::vector<std::string>> files = Discover(options.paths);
   if (!files.ok()) {
     PrintError(files.status(), err);
@@ -232,10 +237,6 @@ int RunSuite(const RunOptions& options, std::ostream& out, std::ostream& err) {
   };
   std::vector<ScenarioResult> ran(scenarios.size());
   std::vector<bool> reported(scenarios.size(), false);
-  // A CI job cancelled (SIGINT, SIGTERM) stops its scenarios at once: a
-  // scenario takes seconds to run again, and one left running would write
-  // goldens after the job ended.
-  const InterruptWatch interrupts;
   const auto on_start = [&](size_t i) {
     active.insert(i);
     draw();

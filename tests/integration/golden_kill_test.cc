@@ -88,21 +88,9 @@ TEST(GoldenKill, EveryFileIsOldOrNewAfterSigkill) {
     fs::remove_all(golden);
     fs::copy(scratch.path() / "old", golden, fs::copy_options::recursive);
     const std::vector<std::string> a = args(golden.string());
-    std::vector<char*> argv = {const_cast<char*>(TPUSIM_BINARY)};
-    for (const std::string& s : a) argv.push_back(const_cast<char*>(s.c_str()));
-    argv.push_back(nullptr);
-    std::cout.flush();  // the child must not inherit (and flush) buffered output
-    std::fflush(stdout);
-    const pid_t pid = fork();
+    // Its own group, so one kill reaches the runner and its children.
+    const pid_t pid = StartInOwnGroup(TPUSIM_BINARY, a);
     ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      setpgid(0, 0);  // its own group, so one kill reaches the runner and its children
-      freopen("/dev/null", "w", stdout);
-      freopen("/dev/null", "w", stderr);
-      execv(TPUSIM_BINARY, argv.data());
-      _exit(127);
-    }
-    setpgid(pid, pid);
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     kill(-pid, SIGKILL);
     int status = 0;
@@ -170,21 +158,9 @@ ENTRY e {
   const std::vector<std::string> a = {
       "run",          scratch / "suite", "-j", "2", "--json", json, "--junit", junit,
       "--golden-dir", scratch / "golden"};
-  std::vector<char*> argv = {const_cast<char*>(TPUSIM_BINARY)};
-  for (const std::string& s : a) argv.push_back(const_cast<char*>(s.c_str()));
-  argv.push_back(nullptr);
-  std::cout.flush();
-  std::fflush(stdout);
-  const pid_t pid = fork();
+  // Its own group: the test can see whether any child outlives the runner.
+  const pid_t pid = StartInOwnGroup(TPUSIM_BINARY, a);
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    setpgid(0, 0);  // its own group: the test can see whether any child outlives it
-    freopen("/dev/null", "w", stdout);
-    freopen("/dev/null", "w", stderr);
-    execv(TPUSIM_BINARY, argv.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   kill(pid, SIGTERM);  // the runner only, as a CI cancel does
   int status = 0;

@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 
 extern char** environ;
 
@@ -103,6 +105,24 @@ RunResult RunBinary(const std::string& program, const std::vector<std::string>& 
     result.exit_code = 128 + WTERMSIG(status);
   }
   return result;
+}
+
+pid_t StartInOwnGroup(const std::string& program, const std::vector<std::string>& args) {
+  std::vector<char*> argv = {const_cast<char*>(program.c_str())};
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::cout.flush();  // the child must not inherit (and flush) buffered output
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (std::freopen("/dev/null", "w", stdout) == nullptr) _exit(126);
+    if (std::freopen("/dev/null", "w", stderr) == nullptr) _exit(126);
+    execv(program.c_str(), argv.data());
+    _exit(127);
+  }
+  if (pid > 0) setpgid(pid, pid);  // either side may run first
+  return pid;
 }
 
 void AddSanitizerOption(const std::string& option) {

@@ -3,6 +3,8 @@
 #ifndef TPUSIM_TESTS_INTEGRATION_RUN_BINARY_H_
 #define TPUSIM_TESTS_INTEGRATION_RUN_BINARY_H_
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -21,6 +23,12 @@ struct RunResult {
 /// for it. Both output streams are drained concurrently, so a child that fills
 /// one pipe cannot deadlock.
 RunResult RunBinary(const std::string& program, const std::vector<std::string>& args);
+
+/// Starts `program` with `args` (argv[1...]) in a process group of its own,
+/// its output to /dev/null, and returns at once: for tests that signal a
+/// running program (kill(pid, ...)) or all it started (kill(-pid, ...)).
+/// -1 when fork fails.
+pid_t StartInOwnGroup(const std::string& program, const std::vector<std::string>& args);
 
 /// Appends `option` ("name=value") to ASAN_OPTIONS in this process's
 /// environment, which children inherit. A no-op for what a build without

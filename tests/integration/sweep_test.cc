@@ -78,25 +78,6 @@ void ExpectEveryPointOnce(const std::string& journal) {
   }
 }
 
-/// Starts `tpusim args...` in its own process group, output to /dev/null.
-pid_t Start(const std::vector<std::string>& args) {
-  std::vector<char*> argv = {const_cast<char*>(TPUSIM_BINARY)};
-  for (const std::string& s : args) argv.push_back(const_cast<char*>(s.c_str()));
-  argv.push_back(nullptr);
-  std::cout.flush();
-  std::fflush(stdout);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (std::freopen("/dev/null", "w", stdout) == nullptr) _exit(126);
-    if (std::freopen("/dev/null", "w", stderr) == nullptr) _exit(126);
-    execv(TPUSIM_BINARY, argv.data());
-    _exit(127);
-  }
-  if (pid > 0) setpgid(pid, pid);
-  return pid;
-}
-
 /// Waits until the journal holds at least one complete line (or 60 s pass).
 void WaitForFirstResult(const std::string& journal) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -204,7 +185,7 @@ TEST_F(Sweep, TwoJobsGiveTheSameFiles) {
 TEST_F(Sweep, SigtermStopsCleanlyAndResumeCompletesTheSameFiles) {
   ScratchDir scratch;
   const std::string study = WriteStudy(scratch);
-  const pid_t pid = Start({"sweep", study, "--out", scratch / "out"});
+  const pid_t pid = StartInOwnGroup(TPUSIM_BINARY, {"sweep", study, "--out", scratch / "out"});
   ASSERT_GT(pid, 0);
   WaitForFirstResult(scratch / "out/results.jsonl");
   kill(pid, SIGTERM);
@@ -228,7 +209,8 @@ TEST_F(Sweep, SigtermStopsCleanlyAndResumeCompletesTheSameFiles) {
 TEST_F(Sweep, SigkillAndATornLineResumeToTheSameFiles) {
   ScratchDir scratch;
   const std::string study = WriteStudy(scratch);
-  const pid_t pid = Start({"sweep", study, "--out", scratch / "out", "-j", "2"});
+  const pid_t pid =
+      StartInOwnGroup(TPUSIM_BINARY, {"sweep", study, "--out", scratch / "out", "-j", "2"});
   ASSERT_GT(pid, 0);
   WaitForFirstResult(scratch / "out/results.jsonl");
   kill(-pid, SIGKILL);  // the sweep and its children, as a preempted machine
