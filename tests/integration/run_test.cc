@@ -214,6 +214,16 @@ TEST(Run, UpdateThenPassThenFailWhenTheGoldenDiffers) {
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("::error file=" + (scratch / "suite/add.yaml") +
                                ",title=tpusim scenario add%3A FAIL::output: 32 of 32"));
+
+  // A failure that is no comparison with the golden (a forbidden op) does
+  // not send the reader to the chip, the topology or the inputs.
+  WriteScenario(scratch / "suite/add.yaml", kAddModule,
+                "mode: values\ninputs: {seed: 3}\nchecks:\n  outputs: {golden: true, exact: "
+                "true}\n  forbid_ops: [add]\n");
+  r = RunBinary(TPUSIM_BINARY, {"run", scratch / "suite", "--golden-dir", golden});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("forbidden op add found"));
+  EXPECT_THAT(r.out, Not(HasSubstr("the module is the golden's")));
 }
 
 TEST(Run, UpdateGoldenWritesEachGoldenBeforeTheScenariosThatReadIt) {
