@@ -231,6 +231,11 @@ void StateDefaultsInHelp(CLI::App& app);
 const CLI::Validator& PositiveNumber();
 const CLI::Validator& NonNegativeNumber();
 
+/// A transform for a duration option (--timeout): "30s", "500ms", "2min" or
+/// bare seconds, as a scenario's `timeout` reads them (ParseSeconds), into
+/// seconds; check PositiveNumber after it.
+const CLI::Validator& Duration();
+
 /// A check for options whose empty value would read as the option left out
 /// (--topology ""): "must not be empty".
 const CLI::Validator& NonEmpty();

@@ -11,6 +11,8 @@
 
 #include "harness/cli/cli.h"
 #include "harness/suite/process_pool.h"
+#include "harness/suite/scenario.h"
+#include "sim/base/units.h"
 #include "sim/ici/interconnect.h"
 
 namespace tpusim::harness {
@@ -110,6 +112,18 @@ const CLI::Validator& PositiveNumber() {
   static const CLI::Validator positive =
       NumberCheck([](double value) { return value > 0; }, "positive", "POSITIVE");
   return positive;
+}
+
+const CLI::Validator& Duration() {
+  static const CLI::Validator duration(
+      [](std::string& text) -> std::string {
+        const StatusOr<double> seconds = ParseSeconds(text);
+        if (!seconds.ok()) return "expected a duration like 30s, 500ms or 2min, got " + Quote(text);
+        text = FormatSignificant(*seconds, 17);
+        return "";
+      },
+      "DURATION");
+  return duration;
 }
 
 const CLI::Validator& NonNegativeNumber() {

@@ -47,9 +47,11 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
       ->option_text("DIR");
   AddModelsDirOption(*run, options.models_dir);
   run->add_option("--timeout", options.timeout,
-                  "Seconds a scenario may run (unless it sets `timeout`) before it is killed "
+                  "How long a scenario may run (30s, 500ms, 2min, or seconds), unless it sets "
+                  "`timeout`, before it is killed "
                   "and failed")
-      ->option_text("SECONDS")
+      ->option_text("DURATION")
+      ->transform(Duration())
       ->check(PositiveNumber())
       ->capture_default_str();
   run->footer(R"(Exit codes:

@@ -29,9 +29,11 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepOptions& options) {
   AddModelsDirOption(*sweep, options.models_dir);
   sweep
       ->add_option("--timeout", options.timeout,
-                   "Seconds a point may run (unless its scenario sets `timeout`) before it is "
+                   "How long a point may run (30s, 500ms, 2min, or seconds), unless its scenario "
+                   "sets `timeout`, before it is "
                    "killed and recorded as a timeout")
-      ->option_text("SECONDS")
+      ->option_text("DURATION")
+      ->transform(Duration())
       ->check(PositiveNumber())
       ->capture_default_str();
   sweep->footer(R"(Files in DIR:

@@ -788,6 +788,17 @@ TEST(Run, UsageErrors) {
   r = RunBinary(TPUSIM_BINARY, {"run", "-j", "0", TPUSIM_SOURCE_DIR "/scenarios/smoke"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("tpusim run: error: --jobs: must be positive, got '0'\n"));
+  // --timeout reads a duration as a scenario's `timeout` does.
+  r = RunBinary(TPUSIM_BINARY, {"run", "--timeout", "abc", TPUSIM_SOURCE_DIR "/scenarios/smoke"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--timeout: expected a duration like 30s, 500ms or 2min, got "
+                               "'abc'"));
+  r = RunBinary(TPUSIM_BINARY, {"run", "--timeout", "0s", TPUSIM_SOURCE_DIR "/scenarios/smoke"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--timeout: must be positive, got '0'"));
+  r = RunBinary(TPUSIM_BINARY, {"run", "--timeout", "2min", "--golden-dir",
+                                TPUSIM_SOURCE_DIR "/golden", TPUSIM_SOURCE_DIR "/scenarios/smoke"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
 }
 
 TEST(Run, AScenarioReachedTwiceRunsOnce) {
