@@ -552,15 +552,19 @@ class Matcher {
                 y.shape().ToString(true) + at,
             context);
       }
-      if (const std::string was = x.has_literal() ? ConstantValues(x) : "",
-          now = y.has_literal() ? ConstantValues(y) : "";
-          x.has_literal() && y.has_literal() && was != now) {
+      // Printed in their type only when the text differs: most constants are
+      // equal, and a large one's text is long.
+      if (x.has_literal() && y.has_literal() && !(x.literal() == y.literal())) {
+        const std::string was = ConstantValues(x);
+        const std::string now = ConstantValues(y);
         // Short values are shown; a large array's would drown the report.
         constexpr size_t kShown = 40;
         const std::string values =
             was.size() <= kShown && now.size() <= kShown ? " (" + was + " -> " + now + ")" : "";
-        Add(ChangeKind::kAttribute, &x, &y,
-            "attribute: " + head + "constant values changed" + values + at, context);
+        if (was != now) {
+          Add(ChangeKind::kAttribute, &x, &y,
+              "attribute: " + head + "constant values changed" + values + at, context);
+        }
       }
       CompareAttributes(x, y, collective, head, at, context);
     }
